@@ -1,0 +1,116 @@
+# posixtrace: the POSIX Trace option for Linux.
+# make            library (shared + static), examples, tools
+# make check      build and run every test (tests/run.sh prints the summary)
+# make demo       build and run the example that traces itself
+# make bench      benchmarks (release flags)
+# make install    PREFIX=/usr/local DESTDIR=
+# SAN=address,undefined | SAN=thread   build everything with sanitizers into build-SAN/
+
+VERSION   := 0.1.0
+SOVERSION := 0
+PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+
+CC        ?= cc
+OPT       ?= -O2 -g
+WARN      := -std=c11 -Wall -Wextra -Werror
+ifdef SAN
+BUILD     ?= build-$(subst $(comma),-,$(SAN))
+SANFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer
+else
+BUILD     ?= build
+SANFLAGS  :=
+endif
+comma := ,
+CPPFLAGS  += -D_GNU_SOURCE -Iinclude
+LIB_CFLAGS = $(WARN) $(OPT) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
+APP_CFLAGS = $(WARN) $(OPT) $(SANFLAGS) $(CFLAGS)
+LDLIBS    += -lpthread
+
+LIB_SRCS  := $(wildcard src/*.c)
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+SHLIB     := $(BUILD)/libposixtrace.so.$(VERSION)
+STLIB     := $(BUILD)/libposixtrace.a
+
+TEST_SRCS := $(wildcard tests/t_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+.PHONY: all lib check demo bench install uninstall clean deps tests examples
+all: lib examples
+
+lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
+
+$(BUILD)/obj/%.o: src/%.c src/internal.h include/trace.h | $(BUILD)/obj
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(SHLIB): $(LIB_OBJS) src/libposixtrace.map
+	$(CC) $(LIB_CFLAGS) -shared -Wl,-soname,libposixtrace.so.$(SOVERSION) \
+	  -Wl,--version-script=src/libposixtrace.map -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS) $(LDFLAGS)
+
+$(BUILD)/libposixtrace.so: $(SHLIB)
+	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVERSION)
+	ln -sf libposixtrace.so.$(VERSION) $@
+
+$(STLIB): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+$(BUILD)/obj $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/examples $(BUILD)/bench:
+	mkdir -p $@
+
+# Programs link the shared library (the way users do) with an rpath to it.
+APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
+
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libposixtrace.so | $(BUILD)/examples
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+
+$(BUILD)/bench/%: bench/%.c $(STLIB) | $(BUILD)/bench
+	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(STLIB) $(LDLIBS)
+
+examples: $(EXAMPLE_BINS)
+tests: $(TEST_BINS) $(TEST_HELPERS)
+
+deps:
+	@sh scripts/install-deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
+
+demo: lib examples
+	$(BUILD)/examples/demo
+
+bench: $(BENCH_BINS)
+	@sh bench/run.sh $(BUILD)
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 include/trace.h $(DESTDIR)$(INCLUDEDIR)/trace.h
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libposixtrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libposixtrace.so.$(SOVERSION)
+	ln -sf libposixtrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libposixtrace.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    posixtrace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/trace.h $(DESTDIR)$(LIBDIR)/libposixtrace.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
+
+clean:
+	rm -rf build build-*

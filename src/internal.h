@@ -1,0 +1,321 @@
+/*
+ * Internal interfaces of libposixtrace.  Nothing here is exported.
+ *
+ * A stream is one shared mapping laid out with offsets only (see
+ * docs/DESIGN.md): a header, a table of writer lanes, a table of event
+ * names, then an array of equal-sized chunks.  Each writer thread owns one
+ * lane per stream and fills chunks taken from a shared free pool; the reader
+ * follows each lane's chain of chunks and merges lanes by timestamp.
+ */
+#ifndef PT_INTERNAL_H
+#define PT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <sys/types.h>
+/* The public API is the only thing exported (see libposixtrace.map). */
+#pragma GCC visibility push(default)
+#include "../include/trace.h"
+#pragma GCC visibility pop
+
+#define PT_HIDDEN __attribute__((visibility("hidden")))
+#define PT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- event type identifiers ------------------------------------------ */
+
+#define PT_NEVENT_IDS 1024u         /* bits in trace_event_set_t */
+#define PT_SYS_FIRST 1u             /* POSIX_TRACE_START */
+#define PT_SYS_LAST 8u              /* POSIX_TRACE_ERROR */
+#define PT_USER_FIRST 32u           /* POSIX_TRACE_UNNAMED_USER_EVENT */
+#define PT_NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
+
+_Static_assert(PT_NEVENT_IDS - PT_USER_FIRST == TRACE_USER_EVENT_MAX, "user id range");
+_Static_assert(sizeof(trace_event_set_t) * 8 == PT_NEVENT_IDS, "event set size");
+
+PT_HIDDEN const char *pt_system_event_name(trace_event_id_t id);
+
+/* ---- attributes -------------------------------------------------------- */
+
+#define PT_ATTR_MAGIC 0x70744154u
+#define PT_DEFAULT_STREAM_SIZE (4u << 20)
+#define PT_DEFAULT_MAX_DATA 1024u
+#define PT_MAX_DATA_LIMIT (1u << 20)
+#define PT_DEFAULT_LOG_SIZE (64u << 20)
+#define PT_GENVERSION "posixtrace 0.1.0"
+
+struct pt_attr {
+	uint32_t magic;
+	int32_t stream_policy;
+	int32_t stream_policy_set; /* 0: default, chosen at create time */
+	int32_t log_policy;
+	int32_t inheritance;
+	uint32_t reserved;
+	uint64_t stream_size;
+	uint64_t max_data_size;
+	uint64_t log_size;
+	int64_t clockres_sec, clockres_nsec;
+	int64_t create_sec, create_nsec;
+	char name[TRACE_NAME_MAX];
+	char genversion[TRACE_NAME_MAX];
+};
+_Static_assert(sizeof(struct pt_attr) <= sizeof(trace_attr_t), "attr fits");
+
+PT_HIDDEN void pt_attr_defaults(struct pt_attr *a);
+PT_HIDDEN int pt_attr_valid(const trace_attr_t *attr);
+PT_HIDDEN size_t pt_record_size(size_t data_len);
+
+/* ---- stream memory ----------------------------------------------------- */
+
+#define PT_STREAM_MAGIC 0x315254534d525450ull /* "PTRMSTR1" */
+#define PT_LAYOUT_VERSION 1u
+#define PT_MAX_LANES 256u
+#define PT_GUARANTEED_WRITERS 16u
+#define PT_CHUNK_HDR 64u
+#define PT_NONE 0xffffffffu  /* chunk link: not sealed yet / empty */
+#define PT_END 0xfffffffeu   /* chunk link: lane closed after this chunk */
+
+/* stream states (hdr->state) */
+enum { PT_ST_SUSPENDED = 0, PT_ST_RUNNING = 1, PT_ST_FULL = 2, PT_ST_DEAD = 3 };
+/* lane states */
+enum { PT_LANE_FREE = 0, PT_LANE_ACTIVE = 1, PT_LANE_CLOSED = 2 };
+
+/* A lane's head: where its oldest unread event is.  Packed so that the
+ * reader's "consume one event" and a looping writer's "steal the oldest
+ * chunk" are each one compare-and-swap: chunk index (20 bits), offset in
+ * the chunk (24 bits), and a tag (20 bits) bumped whenever the chunk
+ * changes, against ABA. */
+#define PT_HEAD_EMPTY 0xfffffu
+static inline uint64_t pt_head_pack(uint32_t chunk, uint32_t off, uint32_t tag)
+{
+	return (uint64_t)(chunk & 0xfffffu) | ((uint64_t)(off & 0xffffffu) << 20) |
+	       ((uint64_t)(tag & 0xfffffu) << 44);
+}
+static inline uint32_t pt_head_chunk(uint64_t h) { return (uint32_t)(h & 0xfffffu); }
+static inline uint32_t pt_head_off(uint64_t h) { return (uint32_t)((h >> 20) & 0xffffffu); }
+static inline uint32_t pt_head_tag(uint64_t h) { return (uint32_t)(h >> 44); }
+
+/* One recorded event; data follows, padded to 8 bytes. */
+struct pt_record {
+	uint32_t data_len;
+	uint16_t id;
+	uint16_t flags; /* PT_REC_TRUNCATED */
+	uint64_t ts;    /* nanoseconds of the stream clock */
+	uint64_t pc;
+};
+#define PT_REC_TRUNCATED 1u
+_Static_assert(sizeof(struct pt_record) == 24, "record header");
+
+struct pt_chunk {
+	/* Written by the owning writer after each event, release order:
+	 * (event count << 32) | end offset of the last committed event. */
+	_Atomic uint64_t commit;
+	/* PT_NONE while the owner may still write; then the next chunk of
+	 * the lane, or PT_END.  Stored (release) after the final commit. */
+	_Atomic uint32_t next;
+	_Atomic uint32_t free_next; /* link in the free pool */
+	_Atomic uint64_t first_ts;  /* timestamp of the first event */
+	int32_t pid;
+	uint32_t lane;
+	uint64_t thread;
+	uint64_t reserved[3];
+};
+_Static_assert(sizeof(struct pt_chunk) == PT_CHUNK_HDR, "chunk header");
+
+struct pt_lane {
+	_Atomic uint32_t state;
+	uint32_t reserved;
+	_Atomic uint64_t head;
+	uint64_t pad[6];
+};
+_Static_assert(sizeof(struct pt_lane) == 64, "lane");
+
+struct pt_stream_hdr {
+	/* Immutable after creation; a reader validates them before use. */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;
+	uint64_t total_size;
+	uint64_t lanes_off;
+	uint64_t names_off;
+	uint64_t chunks_off;
+	uint32_t nlanes;
+	uint32_t nchunks;
+	uint32_t chunk_size;
+	int32_t target_pid;
+	uint64_t base_mono_ns; /* stream clock at creation ... */
+	uint64_t base_real_ns; /* ... and CLOCK_REALTIME at the same instant */
+	struct pt_attr attr;
+
+	/* Read by every writer on every event; written only by control
+	 * operations, so the lines stay shared in all caches. */
+	_Alignas(128) _Atomic uint32_t state;
+	_Atomic uint32_t lanes_hwm;
+	_Alignas(128) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
+
+	/* Reader wake-up: a reader that is about to sleep sets waiters; a
+	 * writer that sees it bumps futex_seq and wakes. */
+	_Alignas(128) _Atomic uint32_t futex_seq;
+	_Atomic uint32_t waiters;
+
+	/* Free chunk pool (Treiber stack, tagged top), touched once per chunk. */
+	_Alignas(128) _Atomic uint64_t free_top;
+	_Atomic uint32_t free_count;
+
+	/* Loss accounting, touched only when events are lost. */
+	_Alignas(128) _Atomic uint32_t overrun;   /* reset by get_status */
+	_Atomic uint32_t full;
+	_Atomic uint64_t lost_status;             /* reset by get_status */
+	_Atomic uint64_t lost_total;
+	_Atomic uint64_t ovf_count;               /* LOOP: pending OVERFLOW */
+	_Atomic uint64_t ovf_ts;
+	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time */
+
+	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
+};
+
+/* A mapping of a stream, with its geometry validated once and kept in
+ * private memory: what the mapping itself says later is not trusted. */
+struct pt_map {
+	unsigned char *base;
+	size_t size;
+	int fd;
+	uint64_t lanes_off, names_off, chunks_off;
+	uint32_t nlanes, nchunks, chunk_size;
+	uint32_t max_data;
+	uint64_t base_mono_ns, base_real_ns;
+};
+
+static inline struct pt_stream_hdr *pt_hdr(const struct pt_map *m)
+{
+	return (struct pt_stream_hdr *)m->base;
+}
+static inline struct pt_lane *pt_lane_at(const struct pt_map *m, uint32_t i)
+{
+	return (struct pt_lane *)(m->base + m->lanes_off) + i;
+}
+static inline struct pt_chunk *pt_chunk_at(const struct pt_map *m, uint32_t i)
+{
+	return (struct pt_chunk *)(m->base + m->chunks_off + (size_t)i * m->chunk_size);
+}
+static inline char *pt_name_at(const struct pt_map *m, uint32_t user_index)
+{
+	return (char *)(m->base + m->names_off) + (size_t)user_index * PT_NAME_SIZE;
+}
+
+PT_HIDDEN int pt_stream_map_create(const struct pt_attr *attr, pid_t target,
+                                   struct pt_map *out);
+PT_HIDDEN int pt_stream_map_check(const struct pt_map *m);
+PT_HIDDEN void pt_stream_unmap(struct pt_map *m);
+PT_HIDDEN uint32_t pt_pool_pop(const struct pt_map *m);
+PT_HIDDEN void pt_pool_push(const struct pt_map *m, uint32_t chunk);
+PT_HIDDEN void pt_wake_readers(struct pt_stream_hdr *h);
+PT_HIDDEN void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id,
+                                  const char *name);
+PT_HIDDEN int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id,
+                                 char *out);
+PT_HIDDEN uint64_t pt_now_ns(void);
+PT_HIDDEN void pt_ns_to_timespec(const struct pt_map *m, uint64_t ns,
+                                 struct timespec *ts);
+
+/* ---- the process: streams that trace it, its threads, its names ------- */
+
+/* A stream this process records into (process-local). */
+struct pt_attached {
+	_Atomic(struct pt_map *) map; /* NULL when the slot is free */
+	uint64_t gen;                 /* changes each time the slot is reused */
+};
+
+struct pt_wlane {              /* a thread's writing position in one stream */
+	uint64_t gen;          /* pt_attached.gen it belongs to; 0 = none */
+	unsigned char *chunk;  /* current chunk */
+	uint32_t chunk_idx;
+	uint32_t lane;
+	uint32_t off;          /* end of the last committed event */
+	uint32_t count;        /* events committed in the chunk */
+	uint32_t cap;          /* chunk size */
+};
+
+struct pt_thread {
+	/* Odd while the thread is inside posix_trace_event: a stream is not
+	 * unmapped until every thread has been seen outside (grace period). */
+	_Alignas(128) _Atomic uint64_t cs_seq;
+	int32_t tid_pid;
+	pthread_t self;
+	struct pt_thread *next;
+	struct pt_wlane lanes[TRACE_SYS_MAX];
+};
+
+struct pt_process {
+	/* Bit i: attached[i] may be running.  The only load on the fast
+	 * path when nothing is traced. */
+	_Alignas(128) _Atomic uint64_t armed;
+	_Alignas(128) struct pt_attached attached[TRACE_SYS_MAX];
+	pid_t pid;
+	uint64_t next_gen;
+	int use_membarrier;
+	pthread_mutex_t lock;          /* attached[], threads, names */
+	struct pt_thread *threads;
+	pthread_key_t thread_key;
+	uint32_t nnames;               /* user names registered (excl. unnamed) */
+	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
+};
+
+PT_HIDDEN extern struct pt_process pt_proc;
+
+PT_HIDDEN void pt_init(void);
+PT_HIDDEN int pt_attach(struct pt_map *m);
+PT_HIDDEN void pt_detach(int slot);
+PT_HIDDEN void pt_arm(int slot, int on);
+PT_HIDDEN void pt_barrier(void);
+PT_HIDDEN void pt_reader_fence(void);
+PT_HIDDEN int pt_register_name(const char *name, trace_event_id_t *id);
+PT_HIDDEN void pt_seed_names(const struct pt_map *m);
+
+/* Writes one event into a stream on behalf of the calling thread.
+ * force: record even when the stream is not running (START, STOP).
+ * Returns 0 if recorded, -1 if filtered, suspended or lost. */
+PT_HIDDEN int pt_write_event(int slot, trace_event_id_t id, const void *data,
+                             size_t len, uint64_t ts, uintptr_t pc, int force);
+PT_HIDDEN int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id);
+
+/* ---- controller handles (trace_id_t) ----------------------------------- */
+
+#define PT_PENDING_MAX 4
+
+struct pt_synth {               /* an event the reader reports itself */
+	trace_event_id_t id;
+	uint64_t ts;
+	uint32_t len;
+	unsigned char data[sizeof(trace_event_set_t)];
+};
+
+struct pt_handle {
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	int in_use;
+	int dying;
+	uint32_t gen;
+	int slot;                  /* index in pt_proc.attached */
+	struct pt_map map;
+	int readers;               /* threads inside a getnext call */
+	uint32_t typelist_pos;
+	int resume_pending;
+	int broken_reported;
+	uint32_t npending;
+	struct pt_synth pending[PT_PENDING_MAX];
+	unsigned char broken[PT_MAX_LANES];
+};
+
+PT_HIDDEN struct pt_handle *pt_handle_get(trace_id_t trid);
+PT_HIDDEN void pt_handle_put(struct pt_handle *h);
+PT_HIDDEN void pt_handles_after_fork(void);
+
+/* reader */
+PT_HIDDEN int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                           void *data, size_t num_bytes, size_t *data_len);
+PT_HIDDEN void pt_discard_all(struct pt_handle *h);
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs every test program (each test inside it is forked with a timeout by
+# Check) and ends with one summary line: "N passed, N failed".
+# Usage: BUILD=build sh tests/run.sh [NAME...]   (NAME: t_attr, ...)
+BUILD=${BUILD:-build}
+passed=0; failed=0; broken=""
+if [ $# -gt 0 ]; then progs=""; for n in "$@"; do progs="$progs $BUILD/tests/$n"; done
+else progs=$(ls "$BUILD"/tests/t_* 2>/dev/null); fi
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-20}
+export PT_TEST_HELPERS="$BUILD/tests/helpers"
+for p in $progs; do
+	name=$(basename "$p")
+	out=$("$p" 2>&1); rc=$?
+	printf '%s\n' "$out" | sed "s|^|[$name] |"
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+	if [ -z "$line" ]; then
+		failed=$((failed + 1)); broken="$broken $name"; continue
+	fi
+	n=$(printf '%s' "$line" | sed -E 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/')
+	set -- $n
+	passed=$((passed + $1 - $2 - $3)); failed=$((failed + $2 + $3))
+	[ $rc -ne 0 ] && [ $(($2 + $3)) -eq 0 ] && { failed=$((failed + 1)); broken="$broken $name"; }
+done
+[ -n "$broken" ] && echo "programs that did not finish cleanly:$broken"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
