@@ -221,6 +221,10 @@ int posix_trace_clear(trace_id_t trid)
 	atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_SUSPENDED,
 	                                        memory_order_acq_rel, memory_order_relaxed);
 	pt_discard_all(h);
+	/* "As if returning from posix_trace_create()": the filter is empty
+	 * again; names and running/suspended status are kept. */
+	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
+		atomic_store_explicit(&hdr->filter[i], 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->ovf_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	atomic_store_explicit(&hdr->overrun, 0, memory_order_relaxed);
