@@ -516,6 +516,27 @@ START_TEST(filter_functions_reject_shutdown_trid)
 }
 END_TEST
 
+/* ---- clear ----------------------------------------------------------------- */
+
+/* posix_trace_clear.txt: the stream is reinitialised "as if it were returning
+ * from posix_trace_create()", whose filter is empty; names are kept. */
+START_TEST(clear_empties_filter_and_records_filtered_ids_again)
+{
+	trace_event_id_t a = user_id("clear_a");
+	trace_id_t trid = create_default();
+	trace_event_set_t f = set_of(a, 0), e = empty_set();
+	ck_assert_ok(posix_trace_set_filter(trid, &f, POSIX_TRACE_SET_EVENTSET));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_ok(posix_trace_clear(trid));
+	trace_event_set_t after = filter_of(trid);
+	assert_set_eq(after, e);
+	posix_trace_event(a, NULL, 0);
+	int n = drain(trid);
+	ck_assert_int_eq(count_id(n, a), 1);
+	ck_assert_int_eq(count_id(n, POSIX_TRACE_FILTER), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("filter");
@@ -563,6 +584,7 @@ int main(void)
 	tcase_add_test(tc, get_filter_null_set_is_einval);
 	tcase_add_test(tc, filter_functions_reject_never_valid_trids);
 	tcase_add_test(tc, filter_functions_reject_shutdown_trid);
+	tcase_add_test(tc, clear_empties_filter_and_records_filtered_ids_again);
 
 	return pt_run(s);
 }
