@@ -89,6 +89,9 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory tests
+	@mkdir -p $(BUILD) && if sh tests/header/check.sh > $(BUILD)/header-check.log 2>&1; \
+	  then tail -n 1 $(BUILD)/header-check.log | sed 's/^/header: /'; \
+	  else cat $(BUILD)/header-check.log; exit 1; fi
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 demo: lib examples

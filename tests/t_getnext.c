@@ -1,0 +1,926 @@
+/*
+ * Retrieval: posix_trace_getnext_event, posix_trace_trygetnext_event and
+ * posix_trace_timedgetnext_event on an active stream without log
+ * (spec: posix_trace_getnext_event.txt; shutdown wake-up:
+ * posix_trace_create.txt; contract: "Retrieval").
+ *
+ * Checks: oldest event first, several threads merged by timestamp with each
+ * thread's order kept; trygetnext never blocks; getnext blocks until an
+ * event arrives or the stream is shut down (EINVAL); timedgetnext times out
+ * (ETIMEDOUT, at or after abstime), rejects an invalid abstime only when no
+ * event is available; EINTR; truncation on read; argument errors; an event
+ * is reported once; reading frees space in the stream.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rec {
+	struct posix_trace_event_info info;
+	unsigned char data[64];
+	size_t len;
+};
+
+static trace_id_t new_stream(int policy, size_t stream_size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
+	if (stream_size)
+		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
+	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	return trid;
+}
+
+/* Reads with trygetnext until the stream reports nothing; returns the count. */
+static size_t drain(trace_id_t trid, struct rec *out, size_t max)
+{
+	size_t n = 0;
+	for (;;) {
+		struct rec r;
+		int unavailable = -1;
+		ck_assert_ok(posix_trace_trygetnext_event(trid, &r.info, r.data, sizeof r.data,
+		                                          &r.len, &unavailable));
+		if (unavailable)
+			return n;
+		ck_assert_msg(n < max, "more than %zu events in the stream", max);
+		out[n++] = r;
+	}
+}
+
+/* A running stream whose START event has already been read. */
+static trace_id_t started_stream(int policy, size_t stream_size)
+{
+	trace_id_t trid = new_stream(policy, stream_size);
+	struct rec r[4];
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_uint_eq(drain(trid, r, 4), 1);
+	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
+	return trid;
+}
+
+static trace_event_id_t event_id(const char *name)
+{
+	trace_event_id_t id;
+	ck_assert_ok(posix_trace_eventid_open(name, &id));
+	return id;
+}
+
+static void post_u32(trace_event_id_t id, uint32_t v)
+{
+	posix_trace_event(id, &v, sizeof v);
+}
+
+static uint32_t rec_u32(const struct rec *r)
+{
+	uint32_t v;
+	ck_assert_uint_eq(r->len, sizeof v);
+	memcpy(&v, r->data, sizeof v);
+	return v;
+}
+
+static int ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
+}
+
+static struct timespec realtime_plus_ms(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	} else if (t.tv_nsec < 0) {
+		t.tv_sec--;
+		t.tv_nsec += 1000000000L;
+	}
+	return t;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+/* ---- order ------------------------------------------------------------- */
+
+START_TEST(trygetnext_reports_oldest_event_first)
+{
+	trace_id_t trid = new_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("order");
+	struct rec r[32];
+	ck_assert_ok(posix_trace_start(trid));
+	for (uint32_t i = 0; i < 20; i++)
+		post_u32(id, i);
+	ck_assert_uint_eq(drain(trid, r, 32), 21);
+	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
+	for (uint32_t i = 0; i < 20; i++) {
+		ck_assert_uint_eq(r[i + 1].info.posix_event_id, id);
+		ck_assert_uint_eq(rec_u32(&r[i + 1]), i);
+		ck_assert(ts_le(&r[i].info.posix_timestamp, &r[i + 1].info.posix_timestamp));
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(getnext_reports_available_events_oldest_first_without_blocking)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("order");
+	for (uint32_t i = 0; i < 10; i++)
+		post_u32(id, i);
+	for (uint32_t i = 0; i < 10; i++) {
+		struct rec r;
+		int unavailable = -1;
+		ck_assert_ok(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data,
+		                                       &r.len, &unavailable));
+		ck_assert_int_eq(unavailable, 0);
+		ck_assert_uint_eq(r.info.posix_event_id, id);
+		ck_assert_uint_eq(rec_u32(&r), i);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_reports_available_events_oldest_first)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("order");
+	for (uint32_t i = 0; i < 10; i++)
+		post_u32(id, i);
+	for (uint32_t i = 0; i < 10; i++) {
+		struct rec r;
+		int unavailable = -1;
+		struct timespec abstime = realtime_plus_ms(5000);
+		ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data,
+		                                            &r.len, &unavailable, &abstime));
+		ck_assert_int_eq(unavailable, 0);
+		ck_assert_uint_eq(r.info.posix_event_id, id);
+		ck_assert_uint_eq(rec_u32(&r), i);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+#define MT_THREADS 4
+#define MT_EVENTS 500
+
+struct mt_arg {
+	trace_event_id_t id;
+	uint32_t thread;
+	pthread_t self;
+	pthread_barrier_t *go;
+};
+
+static void *mt_writer(void *p)
+{
+	struct mt_arg *a = p;
+	a->self = pthread_self();
+	pthread_barrier_wait(a->go);
+	for (uint32_t i = 0; i < MT_EVENTS; i++) {
+		uint32_t d[2] = { a->thread, i };
+		posix_trace_event(a->id, d, sizeof d);
+	}
+	return NULL;
+}
+
+START_TEST(events_of_several_threads_come_out_merged_by_timestamp)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("threads");
+	pthread_t th[MT_THREADS];
+	struct mt_arg arg[MT_THREADS];
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, MT_THREADS);
+	for (uint32_t t = 0; t < MT_THREADS; t++) {
+		arg[t] = (struct mt_arg){ id, t, 0, &go };
+		ck_assert_int_eq(pthread_create(&th[t], NULL, mt_writer, &arg[t]), 0);
+	}
+	for (uint32_t t = 0; t < MT_THREADS; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&go);
+
+	static struct rec r[MT_THREADS * MT_EVENTS + 8];
+	ck_assert_uint_eq(drain(trid, r, MT_THREADS * MT_EVENTS + 8), MT_THREADS * MT_EVENTS);
+	uint32_t next[MT_THREADS] = { 0 };
+	for (size_t i = 0; i < MT_THREADS * MT_EVENTS; i++) {
+		uint32_t d[2];
+		ck_assert_uint_eq(r[i].info.posix_event_id, id);
+		ck_assert_uint_eq(r[i].len, sizeof d);
+		memcpy(d, r[i].data, sizeof d);
+		ck_assert_uint_lt(d[0], MT_THREADS);
+		ck_assert_uint_eq(d[1], next[d[0]]);
+		next[d[0]]++;
+		ck_assert(pthread_equal(r[i].info.posix_thread_id, arg[d[0]].self));
+		if (i > 0)
+			ck_assert_msg(ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
+			              "event %zu is older than the one before it", i);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+/* ---- trygetnext -------------------------------------------------------- */
+
+START_TEST(trygetnext_on_empty_running_stream_returns_unavailable)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct posix_trace_event_info ev;
+	char buf[16];
+	size_t len;
+	int unavailable = 0;
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_ne(unavailable, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(trygetnext_on_never_started_stream_returns_unavailable)
+{
+	trace_id_t trid = new_stream(POSIX_TRACE_LOOP, 0);
+	struct posix_trace_event_info ev;
+	char buf[16];
+	size_t len;
+	int unavailable = 0;
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_ne(unavailable, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+/* ---- blocking: a helper thread posts an event or shuts the stream down -- */
+
+struct later {
+	trace_id_t trid;
+	trace_event_id_t id;
+	long delay_ms;
+	int shutdown;      /* 1: shut the stream down instead of posting */
+	pthread_t self;
+};
+
+static void *later_thread(void *p)
+{
+	struct later *l = p;
+	l->self = pthread_self();
+	sleep_ms(l->delay_ms);
+	if (l->shutdown)
+		posix_trace_shutdown(l->trid);
+	else
+		post_u32(l->id, 0xfeedu);
+	return NULL;
+}
+
+static pthread_t start_later(struct later *l)
+{
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, later_thread, l), 0);
+	return th;
+}
+
+START_TEST(getnext_blocks_until_another_thread_records_an_event)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, event_id("later"), 100, 0, 0 };
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = -1;
+	ck_assert_ok(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                       &unavailable));
+	pthread_join(th, NULL);
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(r.info.posix_event_id, l.id);
+	ck_assert_uint_eq(rec_u32(&r), 0xfeedu);
+	ck_assert(pthread_equal(r.info.posix_thread_id, l.self));
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(getnext_woken_by_shutdown_returns_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, 0, 100, 1, 0 };
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                        &unavailable),
+	              EINVAL);
+	pthread_join(th, NULL);
+}
+END_TEST
+
+/* "When returning, if a recorded trace event was reported, [unavailable]
+ * shall be set to zero. Otherwise, ... different from zero." */
+START_TEST(getnext_woken_by_shutdown_sets_unavailable)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, 0, 100, 1, 0 };
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = 0;
+	(void)posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len, &unavailable);
+	pthread_join(th, NULL);
+	ck_assert_int_ne(unavailable, 0);
+}
+END_TEST
+
+START_TEST(getnext_on_stream_shut_down_before_returns_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct rec r;
+	int unavailable;
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_err(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                        &unavailable),
+	              EINVAL);
+}
+END_TEST
+
+/* ---- timedgetnext ------------------------------------------------------ */
+
+START_TEST(timedgetnext_with_past_abstime_and_no_event_returns_etimedout)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = realtime_plus_ms(-1000);
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              ETIMEDOUT);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_with_epoch_abstime_returns_etimedout)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = { 0, 0 };
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              ETIMEDOUT);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_waits_until_abstime_then_returns_etimedout)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = realtime_plus_ms(80), now;
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              ETIMEDOUT);
+	clock_gettime(CLOCK_REALTIME, &now);
+	ck_assert_msg(ts_le(&abstime, &now), "returned at %lld.%09ld, before abstime %lld.%09ld",
+	              (long long)now.tv_sec, now.tv_nsec, (long long)abstime.tv_sec,
+	              abstime.tv_nsec);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_timeout_sets_unavailable)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = realtime_plus_ms(20);
+	struct rec r;
+	int unavailable = 0;
+	(void)posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                     &unavailable, &abstime);
+	ck_assert_int_ne(unavailable, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_with_negative_nsec_and_no_event_returns_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = realtime_plus_ms(1000);
+	struct rec r;
+	int unavailable = 0;
+	abstime.tv_nsec = -1;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_with_nsec_one_billion_and_no_event_returns_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct timespec abstime = realtime_plus_ms(1000);
+	struct rec r;
+	int unavailable = 0;
+	abstime.tv_nsec = 1000000000L;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+static void check_timed_reports_available_event(struct timespec abstime)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("timed");
+	struct rec r;
+	int unavailable = -1;
+	post_u32(id, 77);
+	ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                            &unavailable, &abstime));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(r.info.posix_event_id, id);
+	ck_assert_uint_eq(rec_u32(&r), 77);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+START_TEST(timedgetnext_reports_available_event_despite_past_abstime)
+{
+	check_timed_reports_available_event(realtime_plus_ms(-1000));
+}
+END_TEST
+
+START_TEST(timedgetnext_reports_available_event_despite_negative_nsec)
+{
+	struct timespec abstime = realtime_plus_ms(1000);
+	abstime.tv_nsec = -1;
+	check_timed_reports_available_event(abstime);
+}
+END_TEST
+
+START_TEST(timedgetnext_reports_available_event_despite_nsec_one_billion)
+{
+	struct timespec abstime = realtime_plus_ms(1000);
+	abstime.tv_nsec = 1000000000L;
+	check_timed_reports_available_event(abstime);
+}
+END_TEST
+
+START_TEST(timedgetnext_woken_by_event_from_another_thread)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, event_id("later"), 100, 0, 0 };
+	struct timespec abstime = realtime_plus_ms(10000);
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = -1;
+	ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                            &unavailable, &abstime));
+	pthread_join(th, NULL);
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(r.info.posix_event_id, l.id);
+	ck_assert_uint_eq(rec_u32(&r), 0xfeedu);
+	ck_assert(pthread_equal(r.info.posix_thread_id, l.self));
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(timedgetnext_woken_by_shutdown_returns_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, 0, 100, 1, 0 };
+	struct timespec abstime = realtime_plus_ms(10000);
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              EINVAL);
+	pthread_join(th, NULL);
+}
+END_TEST
+
+/* ---- EINTR: "The operation was interrupted by a signal, and so the call had
+ * no effect."  A handler installed without SA_RESTART interrupts the wait. */
+
+static void on_usr1(int sig) { (void)sig; }
+
+struct intr_arg {
+	trace_id_t trid;
+	int timed;
+	int rc;
+	atomic_int done;
+};
+
+static void *intr_reader(void *p)
+{
+	struct intr_arg *a = p;
+	struct rec r;
+	int unavailable;
+	struct timespec abstime = realtime_plus_ms(10000);
+	if (a->timed)
+		a->rc = posix_trace_timedgetnext_event(a->trid, &r.info, r.data, sizeof r.data, &r.len,
+		                                       &unavailable, &abstime);
+	else
+		a->rc = posix_trace_getnext_event(a->trid, &r.info, r.data, sizeof r.data, &r.len,
+		                                  &unavailable);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+static void check_interrupted_by_signal(int timed)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART */
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("intr");
+	struct intr_arg a = { trid, timed, -1, 0 };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, intr_reader, &a), 0);
+	sleep_ms(100);
+	/* Signal until the call returns (the first signal may come before the
+	 * thread blocks); after 2 s post an event so that the test ends. */
+	for (int i = 0; i < 40 && !atomic_load(&a.done); i++) {
+		pthread_kill(th, SIGUSR1);
+		sleep_ms(50);
+	}
+	if (!atomic_load(&a.done))
+		post_u32(id, 1);
+	pthread_join(th, NULL);
+	ck_assert_err(a.rc, EINTR);
+
+	/* No effect: an event posted now is still reported. */
+	struct rec r[4];
+	post_u32(id, 2);
+	ck_assert_uint_eq(drain(trid, r, 4), 1);
+	ck_assert_uint_eq(rec_u32(&r[0]), 2);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+START_TEST(getnext_interrupted_by_signal_returns_eintr)
+{
+	check_interrupted_by_signal(0);
+}
+END_TEST
+
+START_TEST(timedgetnext_interrupted_by_signal_returns_eintr)
+{
+	check_interrupted_by_signal(1);
+}
+END_TEST
+
+/* ---- truncation on read ------------------------------------------------ */
+
+static void fill_pattern(unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(0x40 + i);
+}
+
+START_TEST(short_buffer_truncates_data_to_num_bytes)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("trunc");
+	unsigned char src[32], buf[32];
+	size_t len = 0;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	fill_pattern(src, sizeof src);
+	posix_trace_event(id, src, sizeof src);
+	memset(buf, 0xee, sizeof buf);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, 10, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(ev.posix_event_id, id);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_TRUNCATED_READ);
+	ck_assert_mem_eq(buf, src, 10);
+	for (size_t i = 10; i < sizeof buf; i++)
+		ck_assert_uint_eq(buf[i], 0xee); /* nothing written past num_bytes */
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(buffer_of_exact_size_is_not_truncated)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("trunc");
+	unsigned char src[32], buf[32];
+	size_t len = 0;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	fill_pattern(src, sizeof src);
+	posix_trace_event(id, src, sizeof src);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(len, sizeof src);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
+	ck_assert_mem_eq(buf, src, sizeof src);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+static trace_id_t started_stream_maxdata(size_t maxdata)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	struct rec r[4];
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, maxdata));
+	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_uint_eq(drain(trid, r, 4), 1);
+	return trid;
+}
+
+START_TEST(record_truncated_data_read_whole_reports_truncated_record)
+{
+	trace_id_t trid = started_stream_maxdata(16);
+	trace_event_id_t id = event_id("trunc");
+	unsigned char src[40], buf[64];
+	size_t len = 0;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	fill_pattern(src, sizeof src);
+	posix_trace_event(id, src, sizeof src);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(len, 16);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_TRUNCATED_RECORD);
+	ck_assert_mem_eq(buf, src, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(truncated_read_overrides_truncated_record)
+{
+	trace_id_t trid = started_stream_maxdata(16);
+	trace_event_id_t id = event_id("trunc");
+	unsigned char src[40], buf[64];
+	size_t len = 0;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	fill_pattern(src, sizeof src);
+	posix_trace_event(id, src, sizeof src);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, buf, 8, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(len, 8);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_TRUNCATED_READ);
+	ck_assert_mem_eq(buf, src, 8);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(zero_num_bytes_with_null_data_reports_event_without_data)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("trunc");
+	unsigned char src[16];
+	size_t len = 99;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	fill_pattern(src, sizeof src);
+	posix_trace_event(id, src, sizeof src);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, NULL, 0, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(ev.posix_event_id, id);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_TRUNCATED_READ);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(zero_num_bytes_on_event_without_data_is_not_truncated)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("trunc");
+	size_t len = 99;
+	int unavailable = -1;
+	struct posix_trace_event_info ev;
+	posix_trace_event(id, NULL, 0);
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, NULL, 0, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(ev.posix_event_id, id);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(ev.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+/* ---- argument errors (an event is available, so nothing would block) ---- */
+
+enum which { GETNEXT, TRYGETNEXT, TIMEDGETNEXT };
+
+static int call(enum which w, trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                size_t num_bytes, size_t *len, int *unavailable)
+{
+	struct timespec abstime = realtime_plus_ms(1000);
+	switch (w) {
+	case GETNEXT:
+		return posix_trace_getnext_event(trid, ev, data, num_bytes, len, unavailable);
+	case TRYGETNEXT:
+		return posix_trace_trygetnext_event(trid, ev, data, num_bytes, len, unavailable);
+	default:
+		return posix_trace_timedgetnext_event(trid, ev, data, num_bytes, len, unavailable,
+		                                      &abstime);
+	}
+}
+
+/* arg: 0 NULL event, 1 NULL data_len, 2 NULL unavailable, 3 NULL data with
+ * num_bytes > 0. */
+static void check_null_argument(enum which w, int arg)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct posix_trace_event_info ev;
+	char buf[16];
+	size_t len;
+	int unavailable;
+	post_u32(event_id("args"), 5);
+	ck_assert_err(call(w, trid, arg == 0 ? NULL : &ev, arg == 3 ? NULL : buf, sizeof buf,
+	                   arg == 1 ? NULL : &len, arg == 2 ? NULL : &unavailable),
+	              EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+START_TEST(null_event_is_einval)
+{
+	check_null_argument((enum which)_i, 0);
+}
+END_TEST
+
+START_TEST(null_data_len_is_einval)
+{
+	check_null_argument((enum which)_i, 1);
+}
+END_TEST
+
+START_TEST(null_unavailable_is_einval)
+{
+	check_null_argument((enum which)_i, 2);
+}
+END_TEST
+
+START_TEST(null_data_with_nonzero_num_bytes_is_einval)
+{
+	check_null_argument((enum which)_i, 3);
+}
+END_TEST
+
+START_TEST(invalid_trid_is_einval)
+{
+	struct posix_trace_event_info ev;
+	char buf[16];
+	size_t len;
+	int unavailable;
+	ck_assert_err(call((enum which)_i, 0, &ev, buf, sizeof buf, &len, &unavailable), EINVAL);
+	ck_assert_err(call((enum which)_i, 12345, &ev, buf, sizeof buf, &len, &unavailable), EINVAL);
+}
+END_TEST
+
+START_TEST(shut_down_trid_is_einval)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct posix_trace_event_info ev;
+	char buf[16];
+	size_t len;
+	int unavailable;
+	post_u32(event_id("args"), 5);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_err(call((enum which)_i, trid, &ev, buf, sizeof buf, &len, &unavailable), EINVAL);
+}
+END_TEST
+
+/* ---- each event once; reading frees space -------------------------------- */
+
+START_TEST(reported_event_is_never_reported_again)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	trace_event_id_t id = event_id("once");
+	struct rec r[8];
+	for (uint32_t i = 0; i < 3; i++)
+		post_u32(id, i);
+	ck_assert_uint_eq(drain(trid, r, 8), 3);
+	ck_assert_uint_eq(drain(trid, r, 8), 0);
+	post_u32(id, 3);
+	ck_assert_uint_eq(drain(trid, r, 8), 1);
+	ck_assert_uint_eq(rec_u32(&r[0]), 3);
+	ck_assert_uint_eq(drain(trid, r, 8), 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+/* UNTIL_FULL, 4096 bytes: fill up to the no-loss bound, drain, and do it
+ * again: the second and third rounds fit only if reading freed the space. */
+START_TEST(reading_events_frees_space_for_new_ones)
+{
+	const size_t stream_size = 4096;
+	trace_id_t trid = new_stream(POSIX_TRACE_UNTIL_FULL, stream_size);
+	trace_event_id_t id = event_id("space");
+	trace_attr_t attr;
+	size_t ev_size, sys_size;
+	ck_assert_ok(posix_trace_get_attr(trid, &attr));
+	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(uint32_t), &ev_size));
+	ck_assert_ok(posix_trace_attr_getmaxsystemeventsize(&attr, &sys_size));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_uint_gt(stream_size, sys_size + ev_size);
+	size_t per_round = (stream_size - sys_size) / ev_size;
+
+	static struct rec r[4096];
+	uint32_t seq = 0;
+	ck_assert_ok(posix_trace_start(trid));
+	for (int round = 0; round < 3; round++) {
+		uint32_t first = seq;
+		for (size_t i = 0; i < per_round; i++)
+			post_u32(id, seq++);
+		size_t n = drain(trid, r, 4096);
+		size_t k = 0;
+		if (round == 0) {
+			ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
+			k = 1;
+		}
+		ck_assert_uint_eq(n, k + per_round);
+		for (size_t i = 0; i < per_round; i++) {
+			ck_assert_uint_eq(r[k + i].info.posix_event_id, id);
+			ck_assert_uint_eq(rec_u32(&r[k + i]), first + i);
+		}
+		struct posix_trace_status_info st;
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
+		ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+		ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+		ck_assert_uint_eq(st.posixtrace_lost_events, 0);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("getnext");
+	TCase *tc;
+
+	tc = pt_tcase(s, "order");
+	tcase_add_test(tc, trygetnext_reports_oldest_event_first);
+	tcase_add_test(tc, getnext_reports_available_events_oldest_first_without_blocking);
+	tcase_add_test(tc, timedgetnext_reports_available_events_oldest_first);
+	tcase_add_test(tc, events_of_several_threads_come_out_merged_by_timestamp);
+
+	tc = pt_tcase(s, "trygetnext");
+	tcase_add_test(tc, trygetnext_on_empty_running_stream_returns_unavailable);
+	tcase_add_test(tc, trygetnext_on_never_started_stream_returns_unavailable);
+
+	tc = pt_tcase(s, "getnext");
+	tcase_add_test(tc, getnext_blocks_until_another_thread_records_an_event);
+	tcase_add_test(tc, getnext_woken_by_shutdown_returns_einval);
+	tcase_add_test(tc, getnext_woken_by_shutdown_sets_unavailable);
+	tcase_add_test(tc, getnext_on_stream_shut_down_before_returns_einval);
+	tcase_add_test(tc, getnext_interrupted_by_signal_returns_eintr);
+
+	tc = pt_tcase(s, "timedgetnext");
+	tcase_add_test(tc, timedgetnext_with_past_abstime_and_no_event_returns_etimedout);
+	tcase_add_test(tc, timedgetnext_with_epoch_abstime_returns_etimedout);
+	tcase_add_test(tc, timedgetnext_waits_until_abstime_then_returns_etimedout);
+	tcase_add_test(tc, timedgetnext_timeout_sets_unavailable);
+	tcase_add_test(tc, timedgetnext_with_negative_nsec_and_no_event_returns_einval);
+	tcase_add_test(tc, timedgetnext_with_nsec_one_billion_and_no_event_returns_einval);
+	tcase_add_test(tc, timedgetnext_reports_available_event_despite_past_abstime);
+	tcase_add_test(tc, timedgetnext_reports_available_event_despite_negative_nsec);
+	tcase_add_test(tc, timedgetnext_reports_available_event_despite_nsec_one_billion);
+	tcase_add_test(tc, timedgetnext_woken_by_event_from_another_thread);
+	tcase_add_test(tc, timedgetnext_woken_by_shutdown_returns_einval);
+	tcase_add_test(tc, timedgetnext_interrupted_by_signal_returns_eintr);
+
+	tc = pt_tcase(s, "truncation");
+	tcase_add_test(tc, short_buffer_truncates_data_to_num_bytes);
+	tcase_add_test(tc, buffer_of_exact_size_is_not_truncated);
+	tcase_add_test(tc, record_truncated_data_read_whole_reports_truncated_record);
+	tcase_add_test(tc, truncated_read_overrides_truncated_record);
+	tcase_add_test(tc, zero_num_bytes_with_null_data_reports_event_without_data);
+	tcase_add_test(tc, zero_num_bytes_on_event_without_data_is_not_truncated);
+
+	/* Looped over the three functions: _i is GETNEXT, TRYGETNEXT, TIMEDGETNEXT. */
+	tc = pt_tcase(s, "arguments");
+	tcase_add_loop_test(tc, null_event_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+	tcase_add_loop_test(tc, null_data_len_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+	tcase_add_loop_test(tc, null_unavailable_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+	tcase_add_loop_test(tc, null_data_with_nonzero_num_bytes_is_einval, GETNEXT,
+	                    TIMEDGETNEXT + 1);
+	tcase_add_loop_test(tc, invalid_trid_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+	tcase_add_loop_test(tc, shut_down_trid_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+
+	tc = pt_tcase(s, "consumption");
+	tcase_add_test(tc, reported_event_is_never_reported_again);
+	tcase_add_test(tc, reading_events_frees_space_for_new_ones);
+
+	return pt_run(s);
+}

@@ -1,0 +1,387 @@
+/*
+ * Stress: several writer threads record numbered events while one reader
+ * thread drains the stream (spec: posix_trace_getnext_event.txt, "reported
+ * sequentially", "cannot be reported again"; posix_trace_attr_getinherited.txt,
+ * stream full policies; posix_trace_attr_getlogsize.txt, the no-loss
+ * guarantee; contract: "Retrieval", "Full policies", posixtrace_lost_events).
+ *
+ * Each writer t posts PT_STRESS_SCALE * 200000 events of its own type whose
+ * 16-byte data is {t, sequence number, mix(t, seq)}.  The reader blocks in
+ * posix_trace_getnext_event until the main thread, after joining the
+ * writers, stops the stream (POSIX_TRACE_STOP with data 0 is the last event),
+ * then empties it with posix_trace_trygetnext_event.  Checks: every event is
+ * whole (type, length and data agree, thread id constant per writer), each
+ * writer's sequence strictly increases (no duplicate, no reordering),
+ * received + the sum of posixtrace_lost_events == posted, and nothing is lost
+ * when the stream is large enough for every event.
+ * PT_STRESS_VERBOSE=1 prints the counts of each run.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define MAX_WRITERS 8
+#define SMALL_STREAM (256u * 1024u)
+#define LARGE_STREAM (64u * 1024u * 1024u)
+
+struct payload {
+	uint32_t thread;
+	uint32_t seq;
+	uint64_t check;
+};
+
+struct rec {
+	struct posix_trace_event_info info;
+	unsigned char data[64];
+	size_t len;
+};
+
+static uint64_t mix(uint32_t t, uint32_t s)
+{
+	uint64_t x = ((uint64_t)t << 32 | s) + 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint32_t events_per_writer(void)
+{
+	const char *s = getenv("PT_STRESS_SCALE");
+	double scale = s ? strtod(s, NULL) : 1.0;
+	double n = 200000.0 * (scale > 0 ? scale : 1.0);
+	return n < 100 ? 100 : n > 4e9 ? 4000000000u : (uint32_t)n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static int ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
+}
+
+/* Reads with trygetnext until nothing is reported; returns the number of
+ * events read (at most max are stored), or -(error number). */
+static long drain(trace_id_t trid, struct rec *out, size_t max)
+{
+	long n = 0;
+	for (;;) {
+		struct rec r;
+		int unavailable = -1;
+		int rc = posix_trace_trygetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+		                                      &unavailable);
+		if (rc)
+			return -rc;
+		if (unavailable)
+			return n;
+		if ((size_t)n < max)
+			out[n] = r;
+		n++;
+	}
+}
+
+/* ---- writers ------------------------------------------------------------ */
+
+struct writer {
+	trace_event_id_t id;
+	uint32_t thread, count;
+	pthread_barrier_t *go;
+};
+
+static void *writer_main(void *p)
+{
+	struct writer *w = p;
+	pthread_barrier_wait(w->go);
+	for (uint32_t i = 0; i < w->count; i++) {
+		struct payload d = { w->thread, i, mix(w->thread, i) };
+		posix_trace_event(w->id, &d, sizeof d);
+	}
+	return NULL;
+}
+
+/* ---- reader: everything it learns stays here until the main thread checks -- */
+
+struct reader {
+	trace_id_t trid;
+	int nwriters;
+	trace_event_id_t ids[MAX_WRITERS];
+	/* results */
+	uint64_t received;                 /* user events */
+	uint64_t per_writer[MAX_WRITERS];
+	int64_t next_seq[MAX_WRITERS];     /* last seq + 1 */
+	struct timespec last_ts[MAX_WRITERS];
+	pthread_t thread_of[MAX_WRITERS];  /* posix_thread_id first seen */
+	int seen[MAX_WRITERS];
+	uint64_t overflows, resumes, auto_stops, restarts;
+	long after_stop;                   /* events after STOP(0) */
+	char error[256];                   /* first inconsistency, "" if none */
+	atomic_int done;
+};
+
+static void note_error(struct reader *r, const char *msg, const struct rec *e)
+{
+	if (r->error[0] == 0)
+		snprintf(r->error, sizeof r->error, "%s (event id %u, len %zu, event #%llu)", msg,
+		         e ? e->info.posix_event_id : 0u, e ? e->len : (size_t)0,
+		         (unsigned long long)r->received);
+}
+
+static void check_user_event(struct reader *r, const struct rec *e)
+{
+	struct payload d;
+	if (e->len != sizeof d || e->info.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED)
+		{
+		note_error(r, "torn event: wrong length or truncated", e);
+		return;
+	}
+	memcpy(&d, e->data, sizeof d);
+	if (d.thread >= (uint32_t)r->nwriters || e->info.posix_event_id != r->ids[d.thread] ||
+	    d.check != mix(d.thread, d.seq))
+		{
+		note_error(r, "torn event: type and data disagree", e);
+		return;
+	}
+	if ((int64_t)d.seq < r->next_seq[d.thread])
+		{
+		note_error(r, "duplicated or reordered event (sequence not increasing)", e);
+		return;
+	}
+	if (r->seen[d.thread] && !pthread_equal(r->thread_of[d.thread], e->info.posix_thread_id))
+		{
+		note_error(r, "torn event: thread id changed", e);
+		return;
+	}
+	if (r->seen[d.thread] && !ts_le(&r->last_ts[d.thread], &e->info.posix_timestamp))
+		{
+		note_error(r, "timestamp of a thread's events decreased", e);
+		return;
+	}
+	r->seen[d.thread] = 1;
+	r->thread_of[d.thread] = e->info.posix_thread_id;
+	r->last_ts[d.thread] = e->info.posix_timestamp;
+	r->next_seq[d.thread] = (int64_t)d.seq + 1;
+	r->per_writer[d.thread]++;
+	r->received++;
+}
+
+static void *reader_main(void *p)
+{
+	struct reader *r = p;
+	for (;;) {
+		struct rec e;
+		int unavailable = -1;
+		int rc = posix_trace_getnext_event(r->trid, &e.info, e.data, sizeof e.data, &e.len,
+		                                   &unavailable);
+		if (rc != 0 || unavailable) {
+			note_error(r, rc ? strerror(rc) : "getnext returned without an event", NULL);
+			break;
+		}
+		trace_event_id_t id = e.info.posix_event_id;
+		if (id >= POSIX_TRACE_UNNAMED_USER_EVENT) {
+			check_user_event(r, &e);
+		} else if (id == POSIX_TRACE_OVERFLOW) {
+			r->overflows++;
+		} else if (id == POSIX_TRACE_RESUME) {
+			r->resumes++;
+		} else if (id == POSIX_TRACE_START) {
+			r->restarts++;
+		} else if (id == POSIX_TRACE_STOP) {
+			int v = -1;
+			if (e.len == sizeof v)
+				memcpy(&v, e.data, sizeof v);
+			if (v == 0) {
+				struct rec rest[4];
+				r->after_stop = drain(r->trid, rest, 4);
+				break;
+			}
+			r->auto_stops++;
+		} else {
+			note_error(r, "unexpected system event", &e);
+		}
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/* ---- one run ---------------------------------------------------------------- */
+
+struct result {
+	uint64_t posted, lost;
+	struct reader rd;
+};
+
+static void run(int policy, size_t stream_size, int nwriters, struct result *res)
+{
+	uint32_t count = events_per_writer();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_le(nwriters, MAX_WRITERS);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
+	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+
+	memset(res, 0, sizeof *res);
+	struct reader *rd = &res->rd;
+	rd->trid = trid;
+	rd->nwriters = nwriters;
+	for (int t = 0; t < nwriters; t++) {
+		char name[32];
+		snprintf(name, sizeof name, "stress_writer_%d", t);
+		ck_assert_ok(posix_trace_eventid_open(name, &rd->ids[t]));
+	}
+
+	/* Read START here so that it cannot be lost later. */
+	struct rec first[4];
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(drain(trid, first, 4), 1);
+	ck_assert_uint_eq(first[0].info.posix_event_id, POSIX_TRACE_START);
+
+	pthread_t rth, wth[MAX_WRITERS];
+	struct writer w[MAX_WRITERS];
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, (unsigned)nwriters);
+	ck_assert_int_eq(pthread_create(&rth, NULL, reader_main, rd), 0);
+	for (int t = 0; t < nwriters; t++) {
+		w[t] = (struct writer){ rd->ids[t], (uint32_t)t, count, &go };
+		ck_assert_int_eq(pthread_create(&wth[t], NULL, writer_main, &w[t]), 0);
+	}
+	for (int t = 0; t < nwriters; t++)
+		pthread_join(wth[t], NULL);
+	pthread_barrier_destroy(&go);
+	res->posted = (uint64_t)count * (uint64_t)nwriters;
+
+	/* Stop until it takes (a full UNTIL_FULL stream ignores stop until the
+	 * reader has emptied it and it restarted); STOP(0) ends the reader. */
+	struct posix_trace_status_info st;
+	while (!atomic_load(&rd->done)) {
+		ck_assert_ok(posix_trace_stop(trid));
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		res->lost += st.posixtrace_lost_events;
+		if (!atomic_load(&rd->done))
+			sleep_ms(1);
+	}
+	pthread_join(rth, NULL);
+	ck_assert_ok(posix_trace_get_status(trid, &st));
+	res->lost += st.posixtrace_lost_events;
+
+	if (getenv("PT_STRESS_VERBOSE"))
+		fprintf(stderr,
+		        "policy %d, %zu bytes, %d writers: posted %llu received %llu lost %llu, "
+		        "%llu OVERFLOW %llu RESUME %llu auto stops\n",
+		        policy, stream_size, nwriters, (unsigned long long)res->posted,
+		        (unsigned long long)rd->received, (unsigned long long)res->lost,
+		        (unsigned long long)rd->overflows, (unsigned long long)rd->resumes,
+		        (unsigned long long)rd->auto_stops);
+	ck_assert_msg(rd->error[0] == 0, "%s", rd->error);
+	ck_assert_int_eq(rd->after_stop, 0);
+	for (int t = 0; t < nwriters; t++)
+		if (rd->seen[t])
+			ck_assert_msg(pthread_equal(rd->thread_of[t], wth[t]),
+			              "events of writer %d carry another thread id", t);
+	ck_assert_msg(res->rd.received + res->lost == res->posted,
+	              "received %llu + lost %llu != posted %llu",
+	              (unsigned long long)res->rd.received, (unsigned long long)res->lost,
+	              (unsigned long long)res->posted);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+static size_t large_stream_size(int nwriters)
+{
+	trace_attr_t attr;
+	size_t ev, sys;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(struct payload), &ev));
+	ck_assert_ok(posix_trace_attr_getmaxsystemeventsize(&attr, &sys));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	/* START, every user event, and STOP(0) if the reader is slow */
+	size_t need = 2 * sys + (size_t)events_per_writer() * (size_t)nwriters * ev;
+	return need > LARGE_STREAM ? need : LARGE_STREAM;
+}
+
+static void check_no_loss(int policy, int nwriters)
+{
+	static struct result res;
+	run(policy, large_stream_size(nwriters), nwriters, &res);
+	ck_assert_uint_eq(res.lost, 0);
+	ck_assert_uint_eq(res.rd.received, res.posted);
+	ck_assert_uint_eq(res.rd.overflows, 0);
+	ck_assert_uint_eq(res.rd.resumes, 0);
+	ck_assert_uint_eq(res.rd.auto_stops, 0);
+	for (int t = 0; t < nwriters; t++)
+		ck_assert_int_eq(res.rd.next_seq[t], (int64_t)events_per_writer());
+}
+
+START_TEST(loop_256k_4_writers_received_plus_lost_is_posted)
+{
+	static struct result res;
+	run(POSIX_TRACE_LOOP, SMALL_STREAM, 4, &res);
+	ck_assert_uint_eq(res.rd.auto_stops, 0);
+	ck_assert_uint_eq(res.rd.restarts, 0);
+}
+END_TEST
+
+START_TEST(loop_256k_8_writers_received_plus_lost_is_posted)
+{
+	static struct result res;
+	run(POSIX_TRACE_LOOP, SMALL_STREAM, 8, &res);
+	ck_assert_uint_eq(res.rd.auto_stops, 0);
+	ck_assert_uint_eq(res.rd.restarts, 0);
+}
+END_TEST
+
+START_TEST(until_full_256k_4_writers_received_plus_lost_is_posted)
+{
+	static struct result res;
+	run(POSIX_TRACE_UNTIL_FULL, SMALL_STREAM, 4, &res);
+	/* every auto stop is followed by a restart (START) */
+	ck_assert_uint_eq(res.rd.restarts, res.rd.auto_stops);
+}
+END_TEST
+
+START_TEST(until_full_256k_8_writers_received_plus_lost_is_posted)
+{
+	static struct result res;
+	run(POSIX_TRACE_UNTIL_FULL, SMALL_STREAM, 8, &res);
+	ck_assert_uint_eq(res.rd.restarts, res.rd.auto_stops);
+}
+END_TEST
+
+START_TEST(large_loop_stream_4_writers_loses_nothing)
+{
+	check_no_loss(POSIX_TRACE_LOOP, 4);
+}
+END_TEST
+
+START_TEST(large_until_full_stream_8_writers_loses_nothing)
+{
+	check_no_loss(POSIX_TRACE_UNTIL_FULL, 8);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stress");
+	TCase *tc;
+
+	tc = pt_tcase(s, "small_stream");
+	tcase_add_test(tc, loop_256k_4_writers_received_plus_lost_is_posted);
+	tcase_add_test(tc, loop_256k_8_writers_received_plus_lost_is_posted);
+	tcase_add_test(tc, until_full_256k_4_writers_received_plus_lost_is_posted);
+	tcase_add_test(tc, until_full_256k_8_writers_received_plus_lost_is_posted);
+
+	tc = pt_tcase(s, "large_stream");
+	tcase_add_test(tc, large_loop_stream_4_writers_loses_nothing);
+	tcase_add_test(tc, large_until_full_stream_8_writers_loses_nothing);
+
+	return pt_run(s);
+}
