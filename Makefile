@@ -49,7 +49,7 @@ all: lib examples
 
 lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
 
-$(BUILD)/obj/%.o: src/%.c src/internal.h include/trace.h | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h | $(BUILD)/obj
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(SHLIB): $(LIB_OBJS) src/libposixtrace.map

@@ -173,6 +173,19 @@ struct pt_stream_hdr {
 	_Atomic uint64_t ovf_ts;
 	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time */
 
+	/* Trace Log: shared by the controller and the stream's keeper
+	 * process (src/keeper.c). */
+	_Alignas(128) uint32_t has_log;
+	_Atomic uint32_t flush_req;     /* bumped by each flush request */
+	_Atomic uint32_t flush_done;    /* the last request the keeper finished */
+	_Atomic uint32_t flush_error;   /* first error, reset by get_status */
+	_Atomic uint32_t log_full;
+	_Atomic uint32_t log_overrun;   /* reset by get_status */
+	_Atomic uint32_t keeper_ack;    /* futex: bumped after each command */
+	_Atomic uint32_t keeper_error;  /* first error of the keeper, kept */
+	_Atomic uint32_t keeper_wake;   /* futex the keeper sleeps on */
+	_Atomic uint32_t keeper_kicked; /* a writer asked for a flush */
+
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };
 
@@ -256,6 +269,7 @@ struct pt_process {
 	pid_t pid;
 	uint64_t next_gen;
 	int use_membarrier;
+	int system_writer;             /* keeper: events carry pid 0, thread 0 */
 	pthread_mutex_t lock;          /* attached[], threads, names */
 	struct pt_thread *threads;
 	pthread_key_t thread_key;
@@ -292,8 +306,15 @@ struct pt_synth {               /* an event the reader reports itself */
 	unsigned char data[sizeof(trace_event_set_t)];
 };
 
+enum { PT_H_ACTIVE = 1, PT_H_LOG = 2 };
+struct pt_logreader;
+
 struct pt_handle {
 	pthread_mutex_t lock;
+	int kind;                  /* PT_H_ACTIVE or PT_H_LOG */
+	struct pt_logreader *log;  /* PT_H_LOG: the pre-recorded stream */
+	pid_t keeper;              /* active stream with log: its keeper */
+	int keeper_ctl;            /* write end of the keeper's command pipe */
 	pthread_cond_t idle;
 	int in_use;
 	int dying;
@@ -309,7 +330,10 @@ struct pt_handle {
 	unsigned char broken[PT_MAX_LANES];
 };
 
-PT_HIDDEN struct pt_handle *pt_handle_get(trace_id_t trid);
+PT_HIDDEN struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
+PT_HIDDEN struct pt_handle *pt_handle_alloc(void);
+PT_HIDDEN trace_id_t pt_handle_publish(struct pt_handle *h);
+PT_HIDDEN void pt_handle_release(struct pt_handle *h);
 PT_HIDDEN void pt_handle_put(struct pt_handle *h);
 PT_HIDDEN void pt_handles_after_fork(void);
 
@@ -317,5 +341,22 @@ PT_HIDDEN void pt_handles_after_fork(void);
 PT_HIDDEN int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
                            void *data, size_t num_bytes, size_t *data_len);
 PT_HIDDEN void pt_discard_all(struct pt_handle *h);
+
+/* Trace Log: the keeper process of an active stream with log */
+PT_HIDDEN int pt_log_check_fd(int fd, int log_policy, int *seekable);
+PT_HIDDEN int pt_keeper_start(struct pt_handle *h, int fd, int seekable);
+PT_HIDDEN int pt_keeper_command(struct pt_handle *h, char cmd);
+PT_HIDDEN int pt_keeper_finish(struct pt_handle *h);
+PT_HIDDEN int pt_forking_keeper(void);
+PT_HIDDEN void pt_keeper_kick(struct pt_stream_hdr *h);
+/* Trace Log: pre-recorded streams */
+PT_HIDDEN int pt_logreader_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                                void *data, size_t num_bytes, size_t *data_len);
+PT_HIDDEN int pt_logreader_name(struct pt_handle *h, trace_event_id_t id, char *out);
+PT_HIDDEN int pt_logreader_typelist(struct pt_handle *h, trace_event_id_t *id);
+PT_HIDDEN void pt_logreader_attr(struct pt_handle *h, trace_attr_t *attr);
+PT_HIDDEN void pt_logreader_status(struct pt_handle *h, struct posix_trace_status_info *st);
+PT_HIDDEN void pt_logreader_free(struct pt_handle *h);
+PT_HIDDEN trace_event_id_t pt_typelist_id(uint32_t pos);
 
 #endif

@@ -104,6 +104,8 @@ void pt_detach(int slot)
  * valid in it.  Only the forking thread exists in the child. */
 static void after_fork_child(void)
 {
+	if (pt_forking_keeper())
+		return; /* the keeper sets itself up (keeper.c) */
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_proc.pid = getpid();
 	atomic_store_explicit(&pt_proc.armed, 0, memory_order_relaxed);

@@ -324,9 +324,21 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 {
 	if (!ev || !data_len || !unavailable || (!data && num_bytes))
 		return EINVAL;
-	struct pt_handle *h = pt_handle_get(trid);
+	struct pt_handle *h = pt_handle_get(trid, mode == GET_BLOCK ? PT_H_ACTIVE | PT_H_LOG : PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
+	if (h->kind == PT_H_LOG) {
+		/* A pre-recorded stream never blocks; its end is "unavailable". */
+		*unavailable = !pt_logreader_next(h, ev, data, num_bytes, data_len);
+		pt_handle_put(h);
+		return 0;
+	}
+	if (h->keeper) {
+		/* The keeper consumes an active stream with a log; reading it
+		 * as well is left unspecified by the standard. */
+		pt_handle_put(h);
+		return EINVAL;
+	}
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	int rc = 0;
 	h->readers++;

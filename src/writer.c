@@ -213,15 +213,22 @@ static int next_chunk(struct pt_wlane *w, uint64_t gen, const struct pt_map *m, 
 			note_overflow(h, ts, 1);
 		else
 			stream_full(h, ts);
+		if (h->attr.stream_policy == POSIX_TRACE_FLUSH)
+			pt_keeper_kick(h);
 		return 0;
 	}
+	/* POSIX_TRACE_FLUSH: ask the keeper to flush once half the stream is
+	 * used, so that it rarely fills up. */
+	if (h->attr.stream_policy == POSIX_TRACE_FLUSH &&
+	    atomic_load_explicit(&h->free_count, memory_order_relaxed) < m->nchunks / 2)
+		pt_keeper_kick(h);
 	struct pt_chunk *ch = pt_chunk_at(m, c);
 	atomic_store_explicit(&ch->commit, PT_CHUNK_HDR, memory_order_relaxed);
 	atomic_store_explicit(&ch->next, PT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&ch->first_ts, UINT64_MAX, memory_order_relaxed);
-	ch->pid = pt_proc.pid;
+	ch->pid = pt_proc.system_writer ? 0 : pt_proc.pid;
 	ch->lane = w->lane;
-	ch->thread = (uint64_t)pthread_self();
+	ch->thread = pt_proc.system_writer ? 0 : (uint64_t)pthread_self();
 	if (w->chunk) {
 		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->next, c, memory_order_release);
 	} else {
@@ -385,4 +392,17 @@ void pt_forget_other_threads(void)
 		me->next = NULL;
 		me->self = pthread_self();
 	}
+}
+
+/* The keeper starts with no thread of its own and no lane anywhere. */
+void pt_thread_reset_for_keeper(void)
+{
+	struct pt_thread *t = pt_proc.threads;
+	while (t) {
+		struct pt_thread *next = t->next;
+		free(t);
+		t = next;
+	}
+	pt_proc.threads = NULL;
+	pt_self = NULL;
 }

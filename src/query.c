@@ -1,0 +1,145 @@
+/*
+ * What both an active and a pre-recorded stream answer: attributes, status,
+ * event names and the event type list.
+ */
+#include <errno.h>
+#include <string.h>
+#include "internal.h"
+
+int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
+{
+	if (!st)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	memset(st, 0, sizeof *st);
+	if (h->kind == PT_H_LOG) {
+		pt_logreader_status(h, st);
+		pt_handle_put(h);
+		return 0;
+	}
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
+	st->posix_stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
+	st->posix_stream_full_status =
+	    (state == PT_ST_FULL || atomic_load_explicit(&hdr->full, memory_order_relaxed))
+	        ? POSIX_TRACE_FULL
+	        : POSIX_TRACE_NOT_FULL;
+	st->posix_stream_overrun_status =
+	    atomic_exchange_explicit(&hdr->overrun, 0, memory_order_relaxed) ? POSIX_TRACE_OVERRUN
+	                                                                      : POSIX_TRACE_NO_OVERRUN;
+	st->posixtrace_lost_events = atomic_exchange_explicit(&hdr->lost_status, 0,
+	                                                      memory_order_relaxed);
+	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
+	st->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
+	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;
+	if (h->keeper) {
+		uint32_t req = atomic_load_explicit(&hdr->flush_req, memory_order_acquire);
+		uint32_t done = atomic_load_explicit(&hdr->flush_done, memory_order_acquire);
+		st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING
+		                                            : POSIX_TRACE_NOT_FLUSHING;
+		st->posix_stream_flush_error = (int)atomic_exchange_explicit(&hdr->flush_error, 0,
+		                                                             memory_order_relaxed);
+		st->posix_log_overrun_status =
+		    atomic_exchange_explicit(&hdr->log_overrun, 0, memory_order_relaxed)
+		        ? POSIX_TRACE_OVERRUN
+		        : POSIX_TRACE_NO_OVERRUN;
+		st->posix_log_full_status = atomic_load_explicit(&hdr->log_full, memory_order_relaxed)
+		                                ? POSIX_TRACE_FULL
+		                                : POSIX_TRACE_NOT_FULL;
+	}
+	pt_handle_put(h);
+	return 0;
+}
+
+int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
+{
+	if (!attr)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	if (h->kind == PT_H_LOG) {
+		pt_logreader_attr(h, attr);
+		pt_handle_put(h);
+		return 0;
+	}
+	struct pt_attr a;
+	memcpy(&a, &pt_hdr(&h->map)->attr, sizeof a);
+	pt_handle_put(h);
+	a.magic = PT_ATTR_MAGIC;
+	a.name[TRACE_NAME_MAX - 1] = '\0';
+	a.genversion[TRACE_NAME_MAX - 1] = '\0';
+	memset(attr, 0, sizeof *attr);
+	memcpy(attr, &a, sizeof a);
+	return 0;
+}
+
+int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *name)
+{
+	if (!name)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	int err = h->kind == PT_H_LOG ? pt_logreader_name(h, id, name)
+	                              : pt_stream_get_name(&h->map, id, name);
+	pt_handle_put(h);
+	return err;
+}
+
+int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_event_id_t b)
+{
+	(void)trid;
+	return a == b;
+}
+
+/* The list: system events, the unnamed user event, then the names the
+ * stream knows, in id order. */
+trace_event_id_t pt_typelist_id(uint32_t pos)
+{
+	if (pos < PT_SYS_LAST)
+		return PT_SYS_FIRST + pos;
+	if (pos == PT_SYS_LAST)
+		return POSIX_TRACE_UNNAMED_USEREVENT;
+	return PT_USER_FIRST + 1 + (pos - PT_SYS_LAST - 1);
+}
+
+int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *restrict id,
+                                         int *restrict unavailable)
+{
+	if (!id || !unavailable)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	*unavailable = 1;
+	if (h->kind == PT_H_LOG) {
+		*unavailable = !pt_logreader_typelist(h, id);
+	} else {
+		trace_event_id_t cand = pt_typelist_id(h->typelist_pos);
+		struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+		/* Names are registered in id order: the first unknown id ends
+		 * the list for now, and a name registered later comes next. */
+		if (cand < PT_NEVENT_IDS &&
+		    (cand <= PT_USER_FIRST ||
+		     atomic_load_explicit(&hdr->name_valid[cand - PT_USER_FIRST], memory_order_acquire))) {
+			h->typelist_pos++;
+			*id = cand;
+			*unavailable = 0;
+		}
+	}
+	pt_handle_put(h);
+	return 0;
+}
+
+int posix_trace_eventtypelist_rewind(trace_id_t trid)
+{
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	h->typelist_pos = 0;
+	pt_handle_put(h);
+	return 0;
+}
