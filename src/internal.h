@@ -21,6 +21,19 @@
 #pragma GCC visibility pop
 
 #define PT_HIDDEN __attribute__((visibility("hidden")))
+
+/* A full fence.  ThreadSanitizer does not model fences (gcc refuses them);
+ * a sequentially consistent read-modify-write is a full barrier on x86 and
+ * is understood by the sanitizer. */
+#if defined(__SANITIZE_THREAD__)
+#define pt_full_fence()                                                              \
+	do {                                                                         \
+		static _Atomic int pt_fence_word_;                                   \
+		atomic_fetch_add_explicit(&pt_fence_word_, 0, memory_order_seq_cst); \
+	} while (0)
+#else
+#define pt_full_fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
 #define PT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -43,7 +43,7 @@ static void process_fence(void)
 {
 	if (!pt_proc.use_membarrier ||
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-		atomic_thread_fence(memory_order_seq_cst);
+		pt_full_fence();
 }
 
 PT_HIDDEN void pt_reader_fence(void) { process_fence(); }

@@ -229,11 +229,14 @@ static void restart_full_stream(struct pt_handle *h)
 	uint32_t full = PT_ST_FULL;
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_RUNNING,
 	                                            memory_order_acq_rel, memory_order_relaxed)) {
+		/* The restart's START is the first valid event after the
+		 * overflow: RESUME comes right before it. */
 		trace_event_set_t filter;
+		uint64_t now = pt_now_ns();
 		for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
 			filter.__bits[i] = atomic_load_explicit(&hdr->filter[i], memory_order_relaxed);
-		push_synth(h, POSIX_TRACE_START, pt_now_ns(), &filter, sizeof filter);
-		h->resume_pending = 1;
+		push_synth(h, POSIX_TRACE_RESUME, now, NULL, 0);
+		push_synth(h, POSIX_TRACE_START, now, &filter, sizeof filter);
 	}
 }
 

@@ -39,7 +39,7 @@ static int enter(struct pt_thread *t, uint64_t *seq)
 	if (pt_proc.use_membarrier)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
-		atomic_thread_fence(memory_order_seq_cst);
+		pt_full_fence();
 	return 1;
 }
 
@@ -293,7 +293,7 @@ static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const 
 	if (pt_proc.use_membarrier)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
-		atomic_thread_fence(memory_order_seq_cst);
+		pt_full_fence();
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)))
 		pt_wake_readers(h);
 	return 0;

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
-#include <unistd.h>
 
 struct rec {
 	struct posix_trace_event_info info;

@@ -323,17 +323,19 @@ START_TEST(until_full_overrun_status_is_reset_by_get_status)
 }
 END_TEST
 
-/* Expects the readout START, 0..k-1, OVERFLOW, STOP(1), START and returns k. */
+/* Expects the readout START, 0..k-1, OVERFLOW, STOP(1), RESUME, START and
+ * returns k.  The restart's START is the first valid event after the
+ * overflow, so RESUME comes right before it, with its timestamp. */
 static uint32_t check_until_full_readout(struct fill *f, const struct rec *r, size_t n)
 {
 	uint32_t k = f->posted - (uint32_t)f->lost;
-	ck_assert_uint_eq(n, (size_t)k + 4);
+	ck_assert_uint_eq(n, (size_t)k + 5);
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
 	for (uint32_t i = 0; i < k; i++) {
 		ck_assert_uint_eq(r[1 + i].info.posix_event_id, f->id);
 		ck_assert_uint_eq(rec_seq(&r[1 + i]), i);
 	}
-	const struct rec *ovf = &r[k + 1], *stop = &r[k + 2], *start = &r[k + 3];
+	const struct rec *ovf = &r[k + 1], *stop = &r[k + 2], *resume = &r[k + 3], *start = &r[k + 4];
 	ck_assert_uint_eq(ovf->info.posix_event_id, POSIX_TRACE_OVERFLOW);
 	ck_assert_uint_eq(ovf->len, 0);
 	ck_assert_uint_eq(stop->info.posix_event_id, POSIX_TRACE_STOP);
@@ -341,7 +343,11 @@ static uint32_t check_until_full_readout(struct fill *f, const struct rec *r, si
 	int autostop;
 	memcpy(&autostop, stop->data, sizeof autostop);
 	ck_assert_int_eq(autostop, 1);
+	ck_assert_uint_eq(resume->info.posix_event_id, POSIX_TRACE_RESUME);
+	ck_assert_uint_eq(resume->len, 0);
 	ck_assert_uint_eq(start->info.posix_event_id, POSIX_TRACE_START);
+	ck_assert_msg(ts_eq(&resume->info.posix_timestamp, &start->info.posix_timestamp),
+	              "RESUME timestamp differs from the restart's START");
 	for (size_t i = 1; i < n; i++)
 		ck_assert_msg(ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
 		              "event %zu (id %u) is older than the one before it", i,
@@ -375,7 +381,7 @@ START_TEST(until_full_stream_restarts_once_drained)
 }
 END_TEST
 
-START_TEST(until_full_resume_comes_right_before_next_event_after_restart)
+START_TEST(until_full_events_after_restart_follow_without_gap_marks)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	size_t n;
@@ -384,14 +390,10 @@ START_TEST(until_full_resume_comes_right_before_next_event_after_restart)
 	post(&f);
 	post(&f);
 	struct rec *r = drain(f.trid, &n);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_RESUME);
-	ck_assert_uint_eq(r[0].len, 0);
-	ck_assert_uint_eq(r[1].info.posix_event_id, f.id);
-	ck_assert_uint_eq(rec_seq(&r[1]), seq);
-	ck_assert_msg(ts_eq(&r[0].info.posix_timestamp, &r[1].info.posix_timestamp),
-	              "RESUME timestamp differs from the next event's");
-	ck_assert_uint_eq(rec_seq(&r[2]), seq + 1);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(r[0].info.posix_event_id, f.id);
+	ck_assert_uint_eq(rec_seq(&r[0]), seq);
+	ck_assert_uint_eq(rec_seq(&r[1]), seq + 1);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
 }
@@ -580,7 +582,7 @@ int main(void)
 	tcase_add_test(tc, until_full_overrun_status_is_reset_by_get_status);
 	tcase_add_test(tc, until_full_reader_gets_recorded_events_then_overflow_stop_start);
 	tcase_add_test(tc, until_full_stream_restarts_once_drained);
-	tcase_add_test(tc, until_full_resume_comes_right_before_next_event_after_restart);
+	tcase_add_test(tc, until_full_events_after_restart_follow_without_gap_marks);
 	tcase_add_test(tc, until_full_lost_count_is_posted_minus_received);
 	tcase_add_test(tc, until_full_start_on_full_stream_changes_nothing);
 	tcase_add_test(tc, until_full_stop_on_full_stream_changes_nothing);
