@@ -4,18 +4,59 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "internal.h"
 
-static int check_target(pid_t pid)
+/* Reaches another process: its identity (pid and start time, so that pid
+ * reuse is noticed), the permission to trace it, and its control block if
+ * it has loaded the library. */
+static int reach_target(pid_t pid, struct pt_handle *h)
 {
-	if (pid == 0 || pid == pt_proc.pid)
-		return 0;
-	if (pid < 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+	if (pid < 0)
 		return ESRCH;
-	/* Tracing another process needs the cross-process attachment, which
-	 * this version does not have yet. */
-	return ENOTSUP;
+	int err = pt_may_trace(pid);
+	if (err)
+		return err;
+	h->target_start = pt_proc_starttime(pid);
+	if (!h->target_start)
+		return ESRCH;
+	h->target_pid = pid;
+	h->target.slot = -1;
+	err = pt_pcb_attach(pid, h->target_start, &h->target);
+	return err == ENOENT ? 0 : err; /* not instrumented (yet): stays empty */
+}
+
+/* The shared memory object of a stream for another process, owned by the
+ * target's user when root creates it so that the target can map it. */
+static int open_named_stream(struct pt_handle *h)
+{
+	static _Atomic uint32_t seq;
+	struct stat st;
+	char proc[64];
+	pt_reclaim_stale_streams();
+	for (int tries = 0; tries < 16; tries++) {
+		pt_stream_shm_name(h->shm_name, sizeof h->shm_name, h->target_pid, h->target_start,
+		                   atomic_fetch_add(&seq, 1));
+		int fd = shm_open(h->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -1;
+		snprintf(proc, sizeof proc, "/proc/%d", (int)h->target_pid);
+		if (geteuid() == 0 && stat(proc, &st) == 0 && st.st_uid != 0 &&
+		    fchown(fd, st.st_uid, (gid_t)-1) != 0) {
+			close(fd);
+			shm_unlink(h->shm_name);
+			return -1;
+		}
+		return fd;
+	}
+	return -1;
 }
 
 static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
@@ -30,24 +71,75 @@ static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 	return 0;
 }
 
+/* The target stops recording into the stream, and its name goes: at
+ * shutdown, or done by the keeper when the controller dies. */
+void pt_remote_abandon(struct pt_handle *h)
+{
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	uint64_t token = hdr ? atomic_load_explicit(&hdr->pcb_token, memory_order_acquire) : 0;
+	if (token && h->target.pcb && token != h->target.token) {
+		struct pt_pcbref ref = {.slot = -1};
+		if (pt_pcb_attach(h->target_pid, h->target_start, &ref) == 0 && ref.token == token) {
+			ref.slot = atomic_load_explicit(&hdr->pcb_slot, memory_order_relaxed);
+			if (ref.slot >= 0 && ref.slot < TRACE_SYS_MAX) {
+				ref.gen = atomic_load_explicit(&ref.pcb->slots[ref.slot].gen,
+				                               memory_order_relaxed);
+				pt_pcb_withdraw(&ref);
+			}
+		}
+		pt_pcb_detach(&ref);
+	}
+	pt_pcb_withdraw(&h->target);
+	if (h->shm_name[0])
+		shm_unlink(h->shm_name);
+	h->shm_name[0] = '\0';
+}
+
+static void remote_cleanup(struct pt_handle *h)
+{
+	pt_remote_abandon(h);
+	pt_pcb_detach(&h->target);
+	h->remote = 0;
+}
+
 static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, int seekable,
                          trace_id_t *trid)
 {
-	int err = check_target(pid);
-	if (err)
-		return err;
 	struct pt_handle *h = pt_handle_alloc();
 	if (!h)
 		return EAGAIN;
+	int err = 0, fd = -1;
 	h->kind = PT_H_ACTIVE;
-	err = pt_stream_map_create(a, pt_proc.pid, &h->map);
-	if (!err && (h->slot = pt_attach(&h->map)) < 0)
-		err = EAGAIN;
-	if (!err && logfd >= 0)
+	h->shm_name[0] = '\0';
+	h->target.pcb = NULL;
+	h->target.slot = -1;
+	h->remote = !(pid == 0 || pid == pt_proc.pid);
+	if (h->remote && !(err = reach_target(pid, h)) && (fd = open_named_stream(h)) < 0)
+		err = errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
+	if (!err)
+		err = pt_stream_map_create(a, h->remote ? pid : pt_proc.pid, fd, &h->map);
+	else if (fd >= 0)
+		close(fd);
+	if (!err) {
+		struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+		hdr->target_start = h->remote ? h->target_start : pt_proc.pcb->starttime;
+		hdr->controller_pid = pt_proc.pid;
+		hdr->controller_start = pt_proc.pcb->starttime;
+		if ((h->slot = pt_attach(&h->map, !h->remote)) < 0)
+			err = EAGAIN;
+	}
+	if (!err && h->remote && h->target.pcb) {
+		pt_pcb_names_to_stream(h->target.pcb, &h->map, 1);
+		err = pt_pcb_offer(&h->target, h->shm_name);
+	}
+	h->has_log = logfd >= 0;
+	if (!err && (logfd >= 0 || h->remote))
 		err = pt_keeper_start(h, logfd, seekable);
 	if (err) {
 		if (h->slot >= 0)
 			pt_detach(h->slot);
+		if (h->remote)
+			remote_cleanup(h);
 		pt_stream_unmap(&h->map);
 		pthread_mutex_lock(&h->lock);
 		pt_handle_release(h);
@@ -56,6 +148,38 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, int seek
 	}
 	*trid = pt_handle_publish(h);
 	return 0;
+}
+
+/* Arms or disarms the target's fast path.  A target that exec'd (or loaded
+ * the library only now) joined the stream from a new control block, which
+ * the stream's header names. */
+static void target_arm(struct pt_handle *h, int on)
+{
+	if (!h->remote) {
+		pt_arm(h->slot, on);
+		return;
+	}
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	uint64_t token = atomic_load_explicit(&hdr->pcb_token, memory_order_acquire);
+	if (!h->target.pcb || (token && token != h->target.token)) {
+		struct pt_pcbref ref = {.slot = -1};
+		if (pt_pcb_attach(h->target_pid, h->target_start, &ref) == 0) {
+			pt_pcb_detach(&h->target);
+			h->target = ref;
+			if (token == ref.token) {
+				h->target.slot = atomic_load_explicit(&hdr->pcb_slot, memory_order_relaxed);
+				if (h->target.slot < 0 || h->target.slot >= TRACE_SYS_MAX)
+					h->target.slot = -1;
+				else
+					h->target.gen = atomic_load_explicit(
+					    &ref.pcb->slots[h->target.slot].gen, memory_order_relaxed);
+			} else {
+				pt_pcb_names_to_stream(ref.pcb, &h->map, 1);
+				pt_pcb_offer(&h->target, h->shm_name);
+			}
+		}
+	}
+	pt_pcb_arm(&h->target, on);
 }
 
 int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr, trace_id_t *restrict trid)
@@ -104,7 +228,7 @@ int posix_trace_start(trace_id_t trid)
 		filter_snapshot(hdr, &filter);
 		pt_write_event(h->slot, POSIX_TRACE_START, &filter, sizeof filter, pt_now_ns(), pc, 1);
 		atomic_store_explicit(&hdr->state, PT_ST_RUNNING, memory_order_release);
-		pt_arm(h->slot, 1);
+		target_arm(h, 1);
 	}
 	pt_handle_put(h);
 	return 0;
@@ -121,7 +245,7 @@ int posix_trace_stop(trace_id_t trid)
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_acquire)) {
 		int manual = 0;
-		pt_arm(h->slot, 0);
+		target_arm(h, 0);
 		pt_write_event(h->slot, POSIX_TRACE_STOP, &manual, sizeof manual, pt_now_ns(), pc, 1);
 	}
 	pt_handle_put(h);
@@ -133,7 +257,7 @@ int posix_trace_flush(trace_id_t trid)
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	int err = h->keeper ? pt_keeper_command(h, 'F') : EINVAL;
+	int err = h->has_log ? pt_keeper_command(h, 'F') : EINVAL;
 	pt_handle_put(h);
 	return err;
 }
@@ -146,13 +270,15 @@ int posix_trace_shutdown(trace_id_t trid)
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	h->dying = 1;
-	pt_arm(h->slot, 0);
 	atomic_store_explicit(&hdr->state, PT_ST_DEAD, memory_order_release);
+	target_arm(h, 0);
 	pt_wake_readers(hdr);
 	while (h->readers > 0)
 		pthread_cond_wait(&h->idle, &h->lock);
-	pt_detach(h->slot); /* no writer is inside the stream after this */
+	pt_detach(h->slot); /* no writer of this process is inside after this */
 	int err = h->keeper ? pt_keeper_finish(h) : 0;
+	if (h->remote)
+		remote_cleanup(h);
 	pt_stream_unmap(&h->map);
 	pt_handle_release(h);
 	pthread_mutex_unlock(&h->lock);
@@ -180,7 +306,7 @@ int posix_trace_clear(trace_id_t trid)
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
 	h->npending = 0;
 	h->resume_pending = 0;
-	int err = h->keeper ? pt_keeper_command(h, 'C') : 0;
+	int err = h->has_log ? pt_keeper_command(h, 'C') : 0;
 	pt_handle_put(h);
 	return err;
 }
@@ -221,14 +347,48 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
 	return 0;
 }
 
+/* A target that has not loaded the library has no registry yet: names go
+ * into the stream, which the target adopts when it joins it. */
+static int register_in_stream(const struct pt_map *m, const char *name, trace_event_id_t *id)
+{
+	char cur[PT_NAME_SIZE];
+	if (!name || !id)
+		return EINVAL;
+	if (strnlen(name, TRACE_EVENT_NAME_MAX + 1) > TRACE_EVENT_NAME_MAX)
+		return ENAMETOOLONG;
+	for (trace_event_id_t cand = PT_USER_FIRST + 1; cand < PT_NEVENT_IDS; cand++) {
+		if (pt_stream_get_name(m, cand, cur) != 0) {
+			pt_stream_set_name(m, cand, name);
+			*id = cand;
+			return 0;
+		}
+		if (strcmp(cur, name) == 0) {
+			*id = cand;
+			return 0;
+		}
+	}
+	*id = POSIX_TRACE_UNNAMED_USEREVENT;
+	return 0;
+}
+
 int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
                                   trace_event_id_t *restrict id)
 {
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	pt_handle_put(h);
 	/* One registry per traced process: the ids agree with the target's
 	 * own posix_trace_eventid_open(). */
-	return pt_register_name(name, id);
+	int err;
+	if (!h->remote) {
+		err = pt_register_name(name, id);
+	} else if (h->target.pcb) {
+		err = pt_register_name_in(h->target.pcb, name, id);
+		if (!err)
+			pt_pcb_names_to_stream(h->target.pcb, &h->map, 1);
+	} else {
+		err = register_in_stream(&h->map, name, id);
+	}
+	pt_handle_put(h);
+	return err;
 }

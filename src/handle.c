@@ -66,6 +66,8 @@ struct pt_handle *pt_handle_alloc(void)
 			h->log = NULL;
 			h->keeper = 0;
 			h->keeper_ctl = -1;
+			h->has_log = 0;
+			h->remote = 0;
 			h->slot = -1;
 			memset(h->broken, 0, sizeof h->broken);
 		}

@@ -37,6 +37,17 @@
 #define PT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Copies a string, truncated to fit, always terminated. */
+static inline void pt_copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = 0;
+	while (n + 1 < size && src[n])
+		n++;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+	dst[n] = '\0';
+}
+
 /* ---- event type identifiers ------------------------------------------ */
 
 #define PT_NEVENT_IDS 1024u         /* bits in trace_event_set_t */
@@ -158,6 +169,11 @@ struct pt_stream_hdr {
 	uint32_t nchunks;
 	uint32_t chunk_size;
 	int32_t target_pid;
+	uint64_t target_start;     /* /proc start time: pid reuse is noticed */
+	int32_t controller_pid;
+	int32_t keeper_pid;
+	uint64_t controller_start;
+	uint64_t keeper_start;
 	uint64_t base_mono_ns; /* stream clock at creation ... */
 	uint64_t base_real_ns; /* ... and CLOCK_REALTIME at the same instant */
 	struct pt_attr attr;
@@ -166,6 +182,10 @@ struct pt_stream_hdr {
 	 * operations, so the lines stay shared in all caches. */
 	_Alignas(128) _Atomic uint32_t state;
 	_Atomic uint32_t lanes_hwm;
+	/* Where the target attached the stream last (it may exec and attach
+	 * again from a new block): its block's token and slot. */
+	_Atomic uint64_t pcb_token;
+	_Atomic int32_t pcb_slot;
 	_Alignas(128) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
 
 	/* Reader wake-up: a reader that is about to sleep sets waiters; a
@@ -231,8 +251,9 @@ static inline char *pt_name_at(const struct pt_map *m, uint32_t user_index)
 	return (char *)(m->base + m->names_off) + (size_t)user_index * PT_NAME_SIZE;
 }
 
-PT_HIDDEN int pt_stream_map_create(const struct pt_attr *attr, pid_t target,
+PT_HIDDEN int pt_stream_map_create(const struct pt_attr *attr, pid_t target, int fd,
                                    struct pt_map *out);
+PT_HIDDEN int pt_stream_map_open(int fd, struct pt_map *out);
 PT_HIDDEN int pt_stream_map_check(const struct pt_map *m);
 PT_HIDDEN void pt_stream_unmap(struct pt_map *m);
 PT_HIDDEN uint32_t pt_pool_pop(const struct pt_map *m);
@@ -246,12 +267,72 @@ PT_HIDDEN uint64_t pt_now_ns(void);
 PT_HIDDEN void pt_ns_to_timespec(const struct pt_map *m, uint64_t ns,
                                  struct timespec *ts);
 
+/* ---- the process control block (src/pcb.c) ------------------------------ */
+
+#define PT_PCB_MAGIC 0x3142435054505450ull /* "PTPTPCB1" */
+enum { PT_SLOT_FREE = 0, PT_SLOT_CLAIMED = 1, PT_SLOT_OFFERED = 2, PT_SLOT_ATTACHED = 3 };
+
+struct pt_pcb_slot {
+	_Atomic uint32_t state;
+	_Atomic uint32_t gen;     /* bumped by each offer */
+	uint32_t reserved[2];
+	char name[48];            /* shm name of a stream offered by a controller */
+};
+
+struct pt_pcb {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;
+	int32_t pid;
+	uint32_t reserved;
+	uint64_t starttime;
+	uint64_t token;
+	/* Bit i: slot i holds a stream that may be running.  The only load
+	 * of posix_trace_event when nothing is traced. */
+	_Alignas(128) _Atomic uint64_t armed;
+	_Alignas(128) struct pt_pcb_slot slots[TRACE_SYS_MAX];
+	/* Name registry: entry i is user event id 32 + i (entry 0 unused). */
+	_Alignas(128) _Atomic uint32_t next_name;
+	_Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
+	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
+};
+
+/* A controller's view of a target's block. */
+struct pt_pcbref {
+	struct pt_pcb *pcb;
+	uint64_t token;
+	int slot;
+	uint32_t gen;
+};
+
+PT_HIDDEN uint64_t pt_proc_starttime(pid_t pid);
+PT_HIDDEN void pt_pcb_create(void);
+PT_HIDDEN void pt_pcb_recreate_after_fork(void);
+PT_HIDDEN trace_event_id_t pt_pcb_register(struct pt_pcb *pcb, const char *name);
+PT_HIDDEN int pt_pcb_name(struct pt_pcb *pcb, trace_event_id_t id, char *out);
+PT_HIDDEN uint32_t pt_pcb_name_count(struct pt_pcb *pcb);
+PT_HIDDEN void pt_pcb_names_to_stream(struct pt_pcb *pcb, const struct pt_map *m, uint32_t from);
+PT_HIDDEN void pt_pcb_adopt_stream_names(struct pt_pcb *pcb, const struct pt_map *m);
+PT_HIDDEN int pt_may_trace(pid_t pid);
+PT_HIDDEN int pt_pcb_attach(pid_t pid, uint64_t starttime, struct pt_pcbref *out);
+PT_HIDDEN void pt_pcb_detach(struct pt_pcbref *ref);
+PT_HIDDEN int pt_pcb_offer(struct pt_pcbref *ref, const char *shm_name);
+PT_HIDDEN void pt_pcb_arm(struct pt_pcbref *ref, int on);
+PT_HIDDEN void pt_pcb_withdraw(struct pt_pcbref *ref);
+PT_HIDDEN void pt_stream_shm_name(char *out, size_t len, pid_t target, uint64_t tstart,
+                                  uint32_t seq);
+PT_HIDDEN int pt_controller_alive(const struct pt_stream_hdr *h);
+PT_HIDDEN void pt_reclaim_stale_streams(void);
+
 /* ---- the process: streams that trace it, its threads, its names ------- */
 
 /* A stream this process records into (process-local). */
 struct pt_attached {
 	_Atomic(struct pt_map *) map; /* NULL when the slot is free */
 	uint64_t gen;                 /* changes each time the slot is reused */
+	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
+	int traced;                   /* this process records into it */
+	struct pt_map own;            /* storage for a stream attached as target */
 };
 
 struct pt_wlane {              /* a thread's writing position in one stream */
@@ -275,9 +356,10 @@ struct pt_thread {
 };
 
 struct pt_process {
-	/* Bit i: attached[i] may be running.  The only load on the fast
-	 * path when nothing is traced. */
-	_Alignas(128) _Atomic uint64_t armed;
+	/* This process's control block (pcb_fallback until it exists); its
+	 * armed word is what posix_trace_event() tests. */
+	_Alignas(128) struct pt_pcb *pcb;
+	int pcb_fd;
 	_Alignas(128) struct pt_attached attached[TRACE_SYS_MAX];
 	pid_t pid;
 	uint64_t next_gen;
@@ -286,19 +368,25 @@ struct pt_process {
 	pthread_mutex_t lock;          /* attached[], threads, names */
 	struct pt_thread *threads;
 	pthread_key_t thread_key;
-	uint32_t nnames;               /* user names registered (excl. unnamed) */
-	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
+	pthread_mutex_t attach_lock;   /* a writer attaching an offered stream */
+	uint32_t names_synced;         /* registry entries copied into streams */
+	struct pt_pcb pcb_fallback;
 };
 
 PT_HIDDEN extern struct pt_process pt_proc;
 
 PT_HIDDEN void pt_init(void);
-PT_HIDDEN int pt_attach(struct pt_map *m);
+PT_HIDDEN int pt_attach(struct pt_map *m, int traced);
 PT_HIDDEN void pt_detach(int slot);
 PT_HIDDEN void pt_arm(int slot, int on);
+PT_HIDDEN void pt_attach_offered(int slot);
+PT_HIDDEN void pt_sync_names(void);
+PT_HIDDEN void pt_join_named_streams(void);
 PT_HIDDEN void pt_barrier(void);
-PT_HIDDEN void pt_reader_fence(void);
+PT_HIDDEN void pt_barrier_locked(void);
+PT_HIDDEN int pt_fence_all(int global);
 PT_HIDDEN int pt_register_name(const char *name, trace_event_id_t *id);
+PT_HIDDEN int pt_register_name_in(struct pt_pcb *pcb, const char *name, trace_event_id_t *id);
 PT_HIDDEN void pt_seed_names(const struct pt_map *m);
 
 /* Writes one event into a stream on behalf of the calling thread.
@@ -328,6 +416,12 @@ struct pt_handle {
 	struct pt_logreader *log;  /* PT_H_LOG: the pre-recorded stream */
 	pid_t keeper;              /* active stream with log: its keeper */
 	int keeper_ctl;            /* write end of the keeper's command pipe */
+	int has_log;               /* active stream with a log */
+	int remote;                /* the stream traces another process */
+	pid_t target_pid;
+	uint64_t target_start;
+	struct pt_pcbref target;   /* the target's control block, if reached */
+	char shm_name[48];         /* remote: the stream's shared memory name */
 	pthread_cond_t idle;
 	int in_use;
 	int dying;
@@ -361,6 +455,7 @@ PT_HIDDEN int pt_keeper_start(struct pt_handle *h, int fd, int seekable);
 PT_HIDDEN int pt_keeper_command(struct pt_handle *h, char cmd);
 PT_HIDDEN int pt_keeper_finish(struct pt_handle *h);
 PT_HIDDEN int pt_forking_keeper(void);
+PT_HIDDEN void pt_remote_abandon(struct pt_handle *h);
 PT_HIDDEN void pt_keeper_kick(struct pt_stream_hdr *h);
 /* Trace Log: pre-recorded streams */
 PT_HIDDEN int pt_logreader_next(struct pt_handle *h, struct posix_trace_event_info *ev,

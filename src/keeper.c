@@ -368,17 +368,21 @@ static void snapshot_status(struct keeper *k)
 	st->flush_error = k->error;
 }
 
-/* Copies every event now in the stream into the log. */
+/* Copies every event now in the stream into the log.  FLUSH_START and
+ * FLUSH_STOP are recorded once the drain has made room (a full stream could
+ * not take them before), with the times the flush began and ended; they
+ * reach the log with the next flush. */
 static void flush_stream(struct keeper *k, uint32_t request)
 {
 	struct posix_trace_event_info ev;
 	size_t len;
-	pt_write_event(k->slot, POSIX_TRACE_FLUSH_START, NULL, 0, pt_now_ns(), 0, 1);
+	uint64_t began = pt_now_ns();
 	log_new_names(k);
 	while (pt_read_next(k->h, &ev, k->data, k->h->map.max_data, &len))
 		log_event(k, &ev, k->data, len);
 	emit_block(k, PT_BLK_EVENTS);
 	keep_error(k, out_flush(k));
+	pt_write_event(k->slot, POSIX_TRACE_FLUSH_START, NULL, 0, began, 0, 1);
 	pt_write_event(k->slot, POSIX_TRACE_FLUSH_STOP, NULL, 0, pt_now_ns(), 0, 1);
 	if (k->seekable) {
 		snapshot_status(k);
@@ -410,9 +414,11 @@ static void clear_log(struct keeper *k)
 /* The last flush: everything recorded, the final status, then to disk. */
 __attribute__((noreturn)) static void finish_log(struct keeper *k)
 {
+	if (k->fd < 0)
+		_exit(0);
 	uint32_t req = atomic_load_explicit(&k->shdr->flush_req, memory_order_acquire);
 	flush_stream(k, req);
-	/* FLUSH_STOP of the last flush is still in the stream. */
+	/* FLUSH_START and FLUSH_STOP of the last flush are still in the stream. */
 	struct posix_trace_event_info ev;
 	size_t len;
 	while (pt_read_next(k->h, &ev, k->data, k->h->map.max_data, &len))
@@ -440,7 +446,7 @@ __attribute__((noreturn)) static void finish_log(struct keeper *k)
 static int stream_needs_flush(const struct keeper *k)
 {
 	const struct pt_stream_hdr *s = k->shdr;
-	if (s->attr.stream_policy != POSIX_TRACE_FLUSH)
+	if (k->fd < 0 || s->attr.stream_policy != POSIX_TRACE_FLUSH)
 		return 0;
 	return atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
 	       atomic_load_explicit(&s->free_count, memory_order_relaxed) < k->h->map.nchunks / 2;
@@ -488,6 +494,9 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 			/* The controller is gone: the stream is shut down as if
 			 * it had called posix_trace_shutdown(). */
 			atomic_store_explicit(&k->shdr->state, PT_ST_DEAD, memory_order_release);
+			pt_wake_readers(k->shdr);
+			if (k->h->remote)
+				pt_remote_abandon(k->h);
 			finish_log(k);
 		}
 		if (stream_needs_flush(k)) {
@@ -528,78 +537,91 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	signal(SIGPIPE, SIG_IGN);
 	setsid();
 	prctl(PR_SET_NAME, "posixtrace-keep");
-	close_other_fds(k->fd, k->ctl);
+	close_other_fds(k->fd >= 0 ? k->fd : k->ctl, k->ctl);
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_thread_reset_for_keeper();
 	pt_proc.system_writer = 1;
 	pt_proc.pid = getpid();
-	atomic_store_explicit(&pt_proc.armed, 0, memory_order_relaxed);
+	pt_proc.pcb = &pt_proc.pcb_fallback; /* the controller's block is not ours */
 	for (int i = 0; i < TRACE_SYS_MAX; i++)
 		if (i != k->slot)
 			atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
 	k->h->npending = 0;
 	k->h->resume_pending = 0;
-	k->block = malloc(k->block_size);
-	k->out_cap = OUT_BUFFER > 2 * k->block_size ? OUT_BUFFER : 2 * k->block_size;
-	k->out = malloc(k->out_cap);
-	k->data = malloc(k->h->map.max_data ? k->h->map.max_data : 1);
-	if (!k->block || !k->out || !k->data)
-		_exit(2);
+	if (k->fd >= 0) {
+		k->block = malloc(k->block_size);
+		k->out_cap = OUT_BUFFER > 2 * k->block_size ? OUT_BUFFER : 2 * k->block_size;
+		k->out = malloc(k->out_cap);
+		k->data = malloc(k->h->map.max_data ? k->h->map.max_data : 1);
+		if (!k->block || !k->out || !k->data)
+			_exit(2);
+	}
 	keeper_loop(k);
 }
 
-int pt_keeper_start(struct pt_handle *h, int fd, int seekable)
+/* Writes the header and name table of a new log; the keeper goes on. */
+static int log_begin(struct keeper *k, struct pt_handle *h, int fd, int seekable)
 {
-	struct pt_stream_hdr *s = pt_hdr(&h->map);
-	const struct pt_attr *a = &s->attr;
+	const struct pt_attr *a = &pt_hdr(&h->map)->attr;
 	int layout = seekable && a->log_policy == POSIX_TRACE_LOOP ? PT_LAYOUT_RING : PT_LAYOUT_LINEAR;
 	uint32_t block_size = block_size_for(a);
 	uint64_t slots = a->log_size / block_size;
 	if (slots < 2)
 		slots = 2;
-
-	struct pt_log_header lh;
-	header_init(&lh, &h->map, seekable, layout, block_size, layout == PT_LAYOUT_RING ? slots : 0);
-	lh.nnames = names_known(&h->map);
+	header_init(&k->hdr, &h->map, seekable, layout, block_size,
+	            layout == PT_LAYOUT_RING ? slots : 0);
+	k->hdr.nnames = names_known(&h->map);
 	unsigned char *names = calloc(1, PT_LOG_DATA_OFF - PT_LOG_NAMES_OFF);
 	if (!names)
 		return ENOMEM;
-	names_image(&h->map, names + PT_NAME_SIZE, 1, lh.nnames + 1);
+	names_image(&h->map, names + PT_NAME_SIZE, 1, k->hdr.nnames + 1);
 	int err = 0;
 	if (seekable && ftruncate(fd, 0) != 0)
 		err = errno;
 	if (!err)
-		err = header_write(fd, seekable, &lh);
+		err = header_write(fd, seekable, &k->hdr);
 	if (!err)
 		err = write_all_at(fd, seekable, names, PT_LOG_DATA_OFF - PT_LOG_NAMES_OFF,
 		                   PT_LOG_NAMES_OFF);
 	free(names);
 	if (err)
 		return err == EFBIG || err == ENOSPC || err == EBADF ? err : ENOSPC;
-
-	int ctl[2];
-	struct keeper *k = calloc(1, sizeof *k);
-	if (!k)
-		return ENOMEM;
-	if (pipe2(ctl, O_CLOEXEC) != 0) {
-		free(k);
-		return EAGAIN;
-	}
-	s->has_log = 1;
-	k->h = h;
-	k->shdr = s;
 	k->fd = fd;
-	k->ctl = ctl[0];
 	k->seekable = seekable;
-	k->slot = h->slot;
 	k->layout = layout;
 	k->policy = a->log_policy;
 	k->block_size = block_size;
 	k->ring_slots = slots;
 	k->write_off = PT_LOG_DATA_OFF;
 	k->limit = a->log_size;
-	k->names_in_log = lh.nnames;
-	k->hdr = lh;
+	k->names_in_log = k->hdr.nnames;
+	pt_hdr(&h->map)->has_log = 1;
+	return 0;
+}
+
+/* Starts the keeper of a stream: with a log (fd >= 0), and for a stream
+ * that traces another process (to shut it down if the controller dies). */
+int pt_keeper_start(struct pt_handle *h, int fd, int seekable)
+{
+	struct pt_stream_hdr *s = pt_hdr(&h->map);
+	int ctl[2];
+	struct keeper *k = calloc(1, sizeof *k);
+	if (!k)
+		return ENOMEM;
+	k->fd = -1;
+	int err = fd >= 0 ? log_begin(k, h, fd, seekable) : 0;
+	if (err) {
+		free(k);
+		return err;
+	}
+	if (pipe2(ctl, O_CLOEXEC) != 0) {
+		free(k);
+		return EAGAIN;
+	}
+	k->h = h;
+	k->shdr = s;
+	k->ctl = ctl[0];
+	k->slot = h->slot;
 
 	forking_keeper = 1;
 	pid_t pid = fork();
@@ -614,6 +636,8 @@ int pt_keeper_start(struct pt_handle *h, int fd, int seekable)
 	}
 	h->keeper = pid;
 	h->keeper_ctl = ctl[1];
+	s->keeper_pid = pid;
+	s->keeper_start = pt_proc_starttime(pid);
 	return 0;
 }
 

@@ -34,7 +34,7 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
 	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
 	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;
-	if (h->keeper) {
+	if (h->has_log) {
 		uint32_t req = atomic_load_explicit(&hdr->flush_req, memory_order_acquire);
 		uint32_t done = atomic_load_explicit(&hdr->flush_done, memory_order_acquire);
 		st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING

@@ -301,6 +301,16 @@ void pt_discard_all(struct pt_handle *h)
 
 enum { GET_BLOCK, GET_TRY, GET_TIMED };
 
+/* Whether abstime is less than `rel` away. */
+static int deadline_within(const struct timespec *abstime, const struct timespec *rel)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t left = ((int64_t)abstime->tv_sec - now.tv_sec) * 1000000000 +
+	               (abstime->tv_nsec - now.tv_nsec);
+	return left < (int64_t)rel->tv_sec * 1000000000 + rel->tv_nsec;
+}
+
 static int deadline_passed(const struct timespec *abstime)
 {
 	struct timespec now;
@@ -309,11 +319,16 @@ static int deadline_passed(const struct timespec *abstime)
 	       (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec);
 }
 
-/* Sleeps until a writer bumps futex_seq past `seq`, a signal, or abstime. */
-static int wait_for_writer(struct pt_stream_hdr *hdr, uint32_t seq, const struct timespec *abstime)
+/* Sleeps until a writer bumps futex_seq past `seq`, a signal, or abstime;
+ * at most a tick when the writers could not be fenced (no membarrier). */
+static int wait_for_writer(struct pt_stream_hdr *hdr, uint32_t seq, const struct timespec *abstime,
+                           int bounded)
 {
 	long r;
-	if (abstime)
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	if (bounded && (!abstime || !deadline_within(abstime, &tick)))
+		r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT, seq, &tick, NULL, 0);
+	else if (abstime)
 		r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, seq,
 		            abstime, NULL, FUTEX_BITSET_MATCH_ANY);
 	else
@@ -336,7 +351,7 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 		pt_handle_put(h);
 		return 0;
 	}
-	if (h->keeper) {
+	if (h->has_log) {
 		/* The keeper consumes an active stream with a log; reading it
 		 * as well is left unspecified by the standard. */
 		pt_handle_put(h);
@@ -372,13 +387,13 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 		 * waiters, so either it sees us or we see its event. */
 		uint32_t seq = atomic_load_explicit(&hdr->futex_seq, memory_order_acquire);
 		atomic_store_explicit(&hdr->waiters, 1, memory_order_seq_cst);
-		pt_reader_fence();
+		int bounded = pt_fence_all(h->remote) != 0;
 		if (pt_read_next(h, ev, data, num_bytes, data_len)) {
 			*unavailable = 0;
 			break;
 		}
 		pthread_mutex_unlock(&h->lock);
-		int err = wait_for_writer(hdr, seq, mode == GET_TIMED ? abstime : NULL);
+		int err = wait_for_writer(hdr, seq, mode == GET_TIMED ? abstime : NULL, bounded);
 		pthread_mutex_lock(&h->lock);
 		if (err == EINTR) {
 			rc = EINTR;

@@ -1,7 +1,7 @@
 /*
- * The name registry of the traced process: user event names and the ids
- * they map to.  One mapping per process, so every stream that traces the
- * process (and posix_trace_trid_eventid_open on any of them) agrees on ids.
+ * Event names: the system events' fixed names and the user names of the
+ * process, kept in its control block (pcb.c) so that every stream tracing
+ * the process, in any controller, agrees on ids.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,26 +28,8 @@ const char *pt_system_event_name(trace_event_id_t id)
 	return NULL;
 }
 
-/* Caller holds pt_proc.lock. */
-static trace_event_id_t lookup_or_add(const char *name)
-{
-	for (uint32_t i = 0; i < pt_proc.nnames; i++)
-		if (strcmp(pt_proc.names[i], name) == 0)
-			return PT_USER_FIRST + 1 + i;
-	if (pt_proc.nnames + 1 >= TRACE_USER_EVENT_MAX)
-		return POSIX_TRACE_UNNAMED_USEREVENT;
-	uint32_t i = pt_proc.nnames++;
-	strcpy(pt_proc.names[i], name);
-	trace_event_id_t id = PT_USER_FIRST + 1 + i;
-	for (int s = 0; s < TRACE_SYS_MAX; s++) {
-		struct pt_map *m = atomic_load_explicit(&pt_proc.attached[s].map, memory_order_relaxed);
-		if (m)
-			pt_stream_set_name(m, id, name);
-	}
-	return id;
-}
-
-int pt_register_name(const char *name, trace_event_id_t *id)
+/* Registers `name` in a registry; pcb NULL: this process's. */
+int pt_register_name_in(struct pt_pcb *pcb, const char *name, trace_event_id_t *id)
 {
 	if (!name || !id)
 		return EINVAL;
@@ -58,18 +40,21 @@ int pt_register_name(const char *name, trace_event_id_t *id)
 		return 0;
 	}
 	pt_init();
-	pthread_mutex_lock(&pt_proc.lock);
-	*id = lookup_or_add(name);
-	pthread_mutex_unlock(&pt_proc.lock);
+	*id = pt_pcb_register(pcb ? pcb : pt_proc.pcb, name);
+	if (!pcb)
+		pt_sync_names();
 	return 0;
 }
 
-/* Copies every name registered so far into a new stream.  Caller holds
- * pt_proc.lock. */
+int pt_register_name(const char *name, trace_event_id_t *id)
+{
+	return pt_register_name_in(NULL, name, id);
+}
+
+/* Copies every name registered so far into a stream. */
 void pt_seed_names(const struct pt_map *m)
 {
-	for (uint32_t i = 0; i < pt_proc.nnames; i++)
-		pt_stream_set_name(m, PT_USER_FIRST + 1 + i, pt_proc.names[i]);
+	pt_pcb_names_to_stream(pt_proc.pcb, m, 1);
 }
 
 int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)

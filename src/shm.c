@@ -8,6 +8,7 @@
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,7 +101,9 @@ static void fill_geometry(struct pt_map *m, const struct pt_stream_hdr *h)
 	m->base_real_ns = h->base_real_ns;
 }
 
-int pt_stream_map_create(const struct pt_attr *attr, pid_t target, struct pt_map *out)
+/* Creates a stream in `fd` (a named shared memory object), or in a new
+ * memfd when fd is -1. */
+int pt_stream_map_create(const struct pt_attr *attr, pid_t target, int fd, struct pt_map *out)
 {
 	uint32_t chunk_size, nchunks;
 	int err = geometry(attr, &chunk_size, &nchunks);
@@ -113,7 +116,8 @@ int pt_stream_map_create(const struct pt_attr *attr, pid_t target, struct pt_map
 	if (total > (uint64_t)SIZE_MAX / 2)
 		return ENOMEM;
 
-	int fd = (int)syscall(SYS_memfd_create, "posixtrace-stream", MFD_CLOEXEC);
+	if (fd < 0)
+		fd = (int)syscall(SYS_memfd_create, "posixtrace-stream", MFD_CLOEXEC);
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	/* Reserve every page now: a stream that cannot be backed fails here
@@ -156,6 +160,28 @@ int pt_stream_map_create(const struct pt_attr *attr, pid_t target, struct pt_map
 	fill_geometry(out, h);
 	lanes_init(out);
 	pool_init(out);
+	return 0;
+}
+
+/* Maps a stream another process created and validates it. */
+int pt_stream_map_open(int fd, struct pt_map *out)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct pt_stream_hdr) ||
+	    (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+		return EINVAL;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return ENOMEM;
+	out->base = p;
+	out->size = (size_t)st.st_size;
+	out->fd = -1;
+	if (pt_stream_map_check(out) != 0) {
+		munmap(p, out->size);
+		out->base = NULL;
+		return EINVAL;
+	}
+	fill_geometry(out, pt_hdr(out));
 	return 0;
 }
 

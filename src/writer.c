@@ -257,6 +257,8 @@ static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const 
 	if (PT_UNLIKELY(state != PT_ST_RUNNING) && !force) {
 		if (state == PT_ST_FULL)
 			count_lost(h, 1);
+		else if (state == PT_ST_DEAD && a->traced)
+			pt_arm(slot, 0); /* shut down by its controller */
 		return -1;
 	}
 	if (pt_filtered(h, id))
@@ -310,18 +312,27 @@ __attribute__((noinline)) static void record_user_event(trace_event_id_t id, con
 		return;
 	if (!enter(t, &seq))
 		return;
-	uint64_t armed = atomic_load_explicit(&pt_proc.armed, memory_order_acquire);
+	struct pt_pcb *pcb = pt_proc.pcb;
+	uint64_t armed = atomic_load_explicit(&pcb->armed, memory_order_acquire);
 	while (armed) {
 		int slot = __builtin_ctzll(armed);
 		armed &= armed - 1;
-		write_into(t, slot, id, data, len, &ts, pc, 0);
+		struct pt_attached *a = &pt_proc.attached[slot];
+		/* A slot armed by a controller for a stream not mapped yet: a
+		 * new offer (another process's stream for this one). */
+		if (PT_UNLIKELY(!atomic_load_explicit(&a->map, memory_order_acquire) ||
+		                a->offer_gen != atomic_load_explicit(&pcb->slots[slot].gen,
+		                                                     memory_order_relaxed)))
+			pt_attach_offered(slot);
+		if (a->traced)
+			write_into(t, slot, id, data, len, &ts, pc, 0);
 	}
 	leave(t, seq);
 }
 
 void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	if (PT_LIKELY(atomic_load_explicit(&pt_proc.armed, memory_order_relaxed) == 0))
+	if (PT_LIKELY(atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed) == 0))
 		return;
 	record_user_event(id, data, len, (uintptr_t)__builtin_return_address(0));
 }
