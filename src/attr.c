@@ -18,10 +18,6 @@ static const struct pt_attr *attr_ro(const trace_attr_t *attr)
 
 int pt_attr_valid(const trace_attr_t *attr) { return attr_ro(attr) != NULL; }
 
-size_t pt_record_size(size_t data_len)
-{
-	return sizeof(struct pt_record) + ((data_len + 7) & ~(size_t)7);
-}
 
 static void copy_name(char *dst, const char *src)
 {

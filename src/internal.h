@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 /* The public API is the only thing exported (see libposixtrace.map). */
 #pragma GCC visibility push(default)
 #include "../include/trace.h"
@@ -89,7 +90,10 @@ _Static_assert(sizeof(struct pt_attr) <= sizeof(trace_attr_t), "attr fits");
 
 PT_HIDDEN void pt_attr_defaults(struct pt_attr *a);
 PT_HIDDEN int pt_attr_valid(const trace_attr_t *attr);
-PT_HIDDEN size_t pt_record_size(size_t data_len);
+static inline size_t pt_record_size(size_t data_len)
+{
+	return 24 + ((data_len + 7) & ~(size_t)7);
+}
 
 /* ---- stream memory ----------------------------------------------------- */
 
@@ -263,7 +267,12 @@ PT_HIDDEN void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id,
                                   const char *name);
 PT_HIDDEN int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id,
                                  char *out);
-PT_HIDDEN uint64_t pt_now_ns(void);
+static inline uint64_t pt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 PT_HIDDEN void pt_ns_to_timespec(const struct pt_map *m, uint64_t ns,
                                  struct timespec *ts);
 
@@ -394,7 +403,11 @@ PT_HIDDEN void pt_seed_names(const struct pt_map *m);
  * Returns 0 if recorded, -1 if filtered, suspended or lost. */
 PT_HIDDEN int pt_write_event(int slot, trace_event_id_t id, const void *data,
                              size_t len, uint64_t ts, uintptr_t pc, int force);
-PT_HIDDEN int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id);
+static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id)
+{
+	uint64_t w = atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
 
 /* ---- controller handles (trace_id_t) ----------------------------------- */
 

@@ -213,6 +213,15 @@ static int index_ring(struct pt_logreader *lr)
 		}
 	}
 	qsort(found, used, sizeof *found, by_seq);
+	/* A hole in the sequence is a damaged slot: what follows it is not
+	 * delivered, as in a linear log. */
+	for (uint64_t i = 1; i < used; i++) {
+		if (found[i][0] != found[i - 1][0] + 1) {
+			used = i;
+			lr->damaged = 1;
+			break;
+		}
+	}
 	int err = 0;
 	for (uint64_t i = 0; i < used && !err; i++) {
 		struct pt_log_block b;
@@ -253,6 +262,8 @@ static int open_log(int fd, struct pt_logreader *lr)
 	for (uint32_t i = 0; i < TRACE_USER_EVENT_MAX; i++)
 		lr->names[i][PT_NAME_SIZE - 1] = '\0';
 	lr->names[0][0] = '\0';
+	if (lr->size < PT_LOG_DATA_OFF)
+		lr->damaged = 1; /* cut inside the name table */
 	if (lr->size <= PT_LOG_DATA_OFF)
 		return 0;
 	return lr->hdr.layout == PT_LAYOUT_RING ? index_ring(lr) : index_linear(lr);

@@ -21,12 +21,6 @@
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-uint64_t pt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void pt_ns_to_timespec(const struct pt_map *m, uint64_t ns, struct timespec *ts)
 {
@@ -126,7 +120,7 @@ int pt_stream_map_create(const struct pt_attr *attr, pid_t target, int fd, struc
 		close(fd);
 		return ENOMEM;
 	}
-	void *p = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED) {
 		close(fd);
 		return ENOMEM;

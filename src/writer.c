@@ -30,7 +30,7 @@ static struct pt_thread *thread_register(void)
 /* Entering: mark this thread inside (odd), then read the stream table.
  * The compiler barrier suffices because pt_barrier() issues membarrier(2);
  * without it, writers pay a full fence. */
-static int enter(struct pt_thread *t, uint64_t *seq)
+static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint64_t *seq)
 {
 	*seq = atomic_load_explicit(&t->cs_seq, memory_order_relaxed);
 	if (*seq & 1)
@@ -43,16 +43,11 @@ static int enter(struct pt_thread *t, uint64_t *seq)
 	return 1;
 }
 
-static void leave(struct pt_thread *t, uint64_t seq)
+static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uint64_t seq)
 {
 	atomic_store_explicit(&t->cs_seq, seq + 2, memory_order_release);
 }
 
-int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id)
-{
-	uint64_t w = atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed);
-	return (int)((w >> (id % 64)) & 1);
-}
 
 static void count_lost(struct pt_stream_hdr *h, uint64_t n)
 {
@@ -245,6 +240,49 @@ static int next_chunk(struct pt_wlane *w, uint64_t gen, const struct pt_map *m, 
 	return 1;
 }
 
+/* Copies event data; short payloads with a few overlapping word moves
+ * instead of a call (the record's data area is padded to 8 bytes). */
+static inline void copy_data(unsigned char *dst, const unsigned char *src, size_t len)
+{
+	if (len > 32) {
+		memcpy(dst, src, len);
+	} else if (len > 16) {
+		memcpy(dst, src, 16);
+		memcpy(dst + len - 16, src + len - 16, 16);
+	} else if (len >= 8) {
+		uint64_t a, b;
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+	} else if (len >= 4) {
+		uint32_t a, b;
+		memcpy(&a, src, 4);
+		memcpy(&b, src + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &b, 4);
+	} else if (len) {
+		dst[0] = src[0];
+		dst[len / 2] = src[len / 2];
+		dst[len - 1] = src[len - 1];
+	}
+}
+
+/* The record header as three word stores (struct pt_record's layout). */
+static inline void put_header(unsigned char *p, uint32_t len, trace_event_id_t id,
+                              uint16_t flags, uint64_t ts, uintptr_t pc)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w0 = (uint64_t)len | ((uint64_t)(uint16_t)id << 32) | ((uint64_t)flags << 48);
+#else
+	uint64_t w0 = ((uint64_t)len << 32) | ((uint64_t)(uint16_t)id << 16) | flags;
+#endif
+	uint64_t w2 = (uint64_t)pc;
+	memcpy(p, &w0, 8);
+	memcpy(p + 8, &ts, 8);
+	memcpy(p + 16, &w2, 8);
+}
+
 static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const void *data,
                       size_t len, uint64_t *ts, uintptr_t pc, int force)
 {
@@ -278,21 +316,18 @@ static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const 
 	    !next_chunk(w, a->gen, m, *ts))
 		return -1;
 
-	struct pt_record r = {.data_len = (uint32_t)len, .id = (uint16_t)id, .flags = flags,
-	                      .ts = *ts, .pc = pc};
 	unsigned char *p = w->chunk + w->off;
-	memcpy(p, &r, sizeof r);
-	if (len)
-		memcpy(p + sizeof r, data, len);
+	put_header(p, (uint32_t)len, id, flags, *ts, pc);
+	copy_data(p + sizeof(struct pt_record), data, len);
 	struct pt_chunk *ch = (struct pt_chunk *)w->chunk;
-	if (w->count == 0)
+	if (PT_UNLIKELY(w->count == 0))
 		atomic_store_explicit(&ch->first_ts, *ts, memory_order_relaxed);
 	w->off += size;
 	w->count++;
 	/* Publishes the record: the reader acquires commit before reading it. */
 	atomic_store_explicit(&ch->commit, ((uint64_t)w->count << 32) | w->off,
 	                      memory_order_release);
-	if (pt_proc.use_membarrier)
+	if (PT_LIKELY(pt_proc.use_membarrier))
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		pt_full_fence();
