@@ -100,6 +100,7 @@ static void remote_cleanup(struct pt_handle *h)
 	pt_remote_abandon(h);
 	pt_pcb_detach(&h->target);
 	h->remote = 0;
+	h->named = 0;
 }
 
 static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, int seekable,
@@ -114,31 +115,44 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, int seek
 	h->target.pcb = NULL;
 	h->target.slot = -1;
 	h->remote = !(pid == 0 || pid == pt_proc.pid);
-	if (h->remote && !(err = reach_target(pid, h)) && (fd = open_named_stream(h)) < 0)
+	/* Streams for another process, and streams whose children are traced
+	 * too, are named: processes that are not forks of the controller
+	 * find them by name. */
+	h->named = h->remote || a->inheritance == POSIX_TRACE_INHERITED;
+	if (h->remote) {
+		err = reach_target(pid, h);
+	} else {
+		h->target_pid = pt_proc.pid;
+		h->target_start = pt_proc.pcb->starttime;
+	}
+	if (!err && h->named && (fd = open_named_stream(h)) < 0)
 		err = errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	if (!err)
-		err = pt_stream_map_create(a, h->remote ? pid : pt_proc.pid, fd, &h->map);
+		err = pt_stream_map_create(a, h->target_pid, fd, &h->map);
 	else if (fd >= 0)
 		close(fd);
 	if (!err) {
 		struct pt_stream_hdr *hdr = pt_hdr(&h->map);
-		hdr->target_start = h->remote ? h->target_start : pt_proc.pcb->starttime;
+		hdr->target_start = h->target_start;
 		hdr->controller_pid = pt_proc.pid;
 		hdr->controller_start = pt_proc.pcb->starttime;
-		if ((h->slot = pt_attach(&h->map, !h->remote)) < 0)
+		hdr->offered_token = h->remote ? (h->target.pcb ? h->target.token : 0)
+		                               : pt_proc.pcb->token;
+		if ((h->slot = pt_attach(&h->map, !h->remote, h->named ? h->shm_name : NULL)) < 0)
 			err = EAGAIN;
 	}
 	if (!err && h->remote && h->target.pcb) {
-		pt_pcb_names_to_stream(h->target.pcb, &h->map, 1);
+		if (h->target.reg)
+			pt_reg_to_stream(h->target.reg, &h->map, 1);
 		err = pt_pcb_offer(&h->target, h->shm_name);
 	}
 	h->has_log = logfd >= 0;
-	if (!err && (logfd >= 0 || h->remote))
+	if (!err && (logfd >= 0 || h->named))
 		err = pt_keeper_start(h, logfd, seekable);
 	if (err) {
 		if (h->slot >= 0)
 			pt_detach(h->slot);
-		if (h->remote)
+		if (h->named)
 			remote_cleanup(h);
 		pt_stream_unmap(&h->map);
 		pthread_mutex_lock(&h->lock);
@@ -174,7 +188,8 @@ static void target_arm(struct pt_handle *h, int on)
 					h->target.gen = atomic_load_explicit(
 					    &ref.pcb->slots[h->target.slot].gen, memory_order_relaxed);
 			} else {
-				pt_pcb_names_to_stream(ref.pcb, &h->map, 1);
+				if (ref.reg)
+					pt_reg_to_stream(ref.reg, &h->map, 1);
 				pt_pcb_offer(&h->target, h->shm_name);
 			}
 		}
@@ -277,7 +292,7 @@ int posix_trace_shutdown(trace_id_t trid)
 		pthread_cond_wait(&h->idle, &h->lock);
 	pt_detach(h->slot); /* no writer of this process is inside after this */
 	int err = h->keeper ? pt_keeper_finish(h) : 0;
-	if (h->remote)
+	if (h->named)
 		remote_cleanup(h);
 	pt_stream_unmap(&h->map);
 	pt_handle_release(h);
@@ -382,10 +397,10 @@ int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
 	int err;
 	if (!h->remote) {
 		err = pt_register_name(name, id);
-	} else if (h->target.pcb) {
-		err = pt_register_name_in(h->target.pcb, name, id);
+	} else if (h->target.reg) {
+		err = pt_register_name_in(h->target.reg, name, id);
 		if (!err)
-			pt_pcb_names_to_stream(h->target.pcb, &h->map, 1);
+			pt_reg_to_stream(h->target.reg, &h->map, 1);
 	} else {
 		err = register_in_stream(&h->map, name, id);
 	}

@@ -68,6 +68,7 @@ struct pt_handle *pt_handle_alloc(void)
 			h->keeper_ctl = -1;
 			h->has_log = 0;
 			h->remote = 0;
+			h->named = 0;
 			h->slot = -1;
 			memset(h->broken, 0, sizeof h->broken);
 		}
@@ -92,6 +93,16 @@ void pt_handle_release(struct pt_handle *h)
 	h->in_use = 0;
 	h->dying = 0;
 	h->gen++;
+}
+
+/* A fork child keeps recording into a stream traced with inheritance whose
+ * controller is its parent: the mapping now belongs to the child's process
+ * side, not to the (invalid) trace stream id. */
+void pt_handle_forget_map(const struct pt_map *m)
+{
+	for (int i = 0; i < TRACE_SYS_MAX; i++)
+		if (&handles[i].map == m)
+			handles[i].map.base = NULL;
 }
 
 void pt_handles_after_fork(void)

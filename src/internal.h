@@ -101,6 +101,7 @@ static inline size_t pt_record_size(size_t data_len)
 #define PT_LAYOUT_VERSION 1u
 #define PT_MAX_LANES 256u
 #define PT_GUARANTEED_WRITERS 16u
+#define PT_MAX_MEMBERS 1024u
 #define PT_CHUNK_HDR 64u
 #define PT_NONE 0xffffffffu  /* chunk link: not sealed yet / empty */
 #define PT_END 0xfffffffeu   /* chunk link: lane closed after this chunk */
@@ -186,10 +187,12 @@ struct pt_stream_hdr {
 	 * operations, so the lines stay shared in all caches. */
 	_Alignas(128) _Atomic uint32_t state;
 	_Atomic uint32_t lanes_hwm;
-	/* Where the target attached the stream last (it may exec and attach
-	 * again from a new block): its block's token and slot. */
+	/* Where the target attached the stream last: its block's token and
+	 * slot.  offered_token: the block it was offered to at creation (0:
+	 * the target had not loaded the library; it joins by name at load). */
 	_Atomic uint64_t pcb_token;
 	_Atomic int32_t pcb_slot;
+	uint64_t offered_token;
 	_Alignas(128) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
 
 	/* Reader wake-up: a reader that is about to sleep sets waiters; a
@@ -224,6 +227,16 @@ struct pt_stream_hdr {
 	_Atomic uint32_t keeper_kicked; /* a writer asked for a flush */
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
+
+	/* POSIX_TRACE_INHERITED: the processes traced in the stream.  An
+	 * exec'd or spawned process joins at load when it, or its parent, is
+	 * a member. */
+	_Alignas(64) _Atomic uint32_t nmembers;
+	struct pt_member {
+		_Atomic int32_t pid;
+		uint32_t reserved;
+		_Atomic uint64_t start;
+	} members[PT_MAX_MEMBERS];
 };
 
 /* A mapping of a stream, with its geometry validated once and kept in
@@ -300,15 +313,26 @@ struct pt_pcb {
 	 * of posix_trace_event when nothing is traced. */
 	_Alignas(128) _Atomic uint64_t armed;
 	_Alignas(128) struct pt_pcb_slot slots[TRACE_SYS_MAX];
-	/* Name registry: entry i is user event id 32 + i (entry 0 unused). */
-	_Alignas(128) _Atomic uint32_t next_name;
+	int32_t registry_fd;      /* the process's fd of its name registry */
+};
+
+/* The name registry of a process tree: a memfd shared by a process and its
+ * fork children (and, through an inherited fd, by exec'd children traced
+ * with inheritance), so that all of them map a name to one id.  Entry i is
+ * user event id 32 + i (entry 0 unused). */
+#define PT_REGISTRY_MAGIC 0x3147455254505450ull /* "PTPTREG1" */
+struct pt_registry {
+	uint64_t magic;
+	uint32_t size;
+	_Atomic uint32_t next_name;
 	_Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
 };
 
-/* A controller's view of a target's block. */
+/* A controller's view of a target's block and registry. */
 struct pt_pcbref {
 	struct pt_pcb *pcb;
+	struct pt_registry *reg;
 	uint64_t token;
 	int slot;
 	uint32_t gen;
@@ -316,12 +340,18 @@ struct pt_pcbref {
 
 PT_HIDDEN uint64_t pt_proc_starttime(pid_t pid);
 PT_HIDDEN void pt_pcb_create(void);
+PT_HIDDEN int pt_stream_add_member(const struct pt_map *m, pid_t pid, uint64_t start);
+PT_HIDDEN int pt_stream_is_member(const struct pt_stream_hdr *h, pid_t pid, uint64_t start);
 PT_HIDDEN void pt_pcb_recreate_after_fork(void);
-PT_HIDDEN trace_event_id_t pt_pcb_register(struct pt_pcb *pcb, const char *name);
-PT_HIDDEN int pt_pcb_name(struct pt_pcb *pcb, trace_event_id_t id, char *out);
-PT_HIDDEN uint32_t pt_pcb_name_count(struct pt_pcb *pcb);
-PT_HIDDEN void pt_pcb_names_to_stream(struct pt_pcb *pcb, const struct pt_map *m, uint32_t from);
-PT_HIDDEN void pt_pcb_adopt_stream_names(struct pt_pcb *pcb, const struct pt_map *m);
+PT_HIDDEN void pt_registry_open(void);
+PT_HIDDEN void pt_registry_use_inherited(void);
+PT_HIDDEN void pt_registry_drop_inherited(void);
+PT_HIDDEN void pt_registry_copy_after_fork(void);
+PT_HIDDEN trace_event_id_t pt_reg_register(struct pt_registry *reg, const char *name);
+PT_HIDDEN int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out);
+PT_HIDDEN uint32_t pt_reg_count(struct pt_registry *reg);
+PT_HIDDEN void pt_reg_to_stream(struct pt_registry *reg, const struct pt_map *m, uint32_t from);
+PT_HIDDEN void pt_reg_adopt_stream_names(struct pt_registry *reg, const struct pt_map *m);
 PT_HIDDEN int pt_may_trace(pid_t pid);
 PT_HIDDEN int pt_pcb_attach(pid_t pid, uint64_t starttime, struct pt_pcbref *out);
 PT_HIDDEN void pt_pcb_detach(struct pt_pcbref *ref);
@@ -341,6 +371,7 @@ struct pt_attached {
 	uint64_t gen;                 /* changes each time the slot is reused */
 	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
 	int traced;                   /* this process records into it */
+	int inherited;                /* POSIX_TRACE_INHERITED: fork children too */
 	struct pt_map own;            /* storage for a stream attached as target */
 };
 
@@ -369,6 +400,9 @@ struct pt_process {
 	 * armed word is what posix_trace_event() tests. */
 	_Alignas(128) struct pt_pcb *pcb;
 	int pcb_fd;
+	struct pt_registry *reg;       /* names (reg_fallback until it exists) */
+	int reg_fd;
+	int inherited_reg_fd;          /* a parent's registry passed down by exec */
 	_Alignas(128) struct pt_attached attached[TRACE_SYS_MAX];
 	pid_t pid;
 	uint64_t next_gen;
@@ -380,12 +414,13 @@ struct pt_process {
 	pthread_mutex_t attach_lock;   /* a writer attaching an offered stream */
 	uint32_t names_synced;         /* registry entries copied into streams */
 	struct pt_pcb pcb_fallback;
+	struct pt_registry reg_fallback;
 };
 
 PT_HIDDEN extern struct pt_process pt_proc;
 
 PT_HIDDEN void pt_init(void);
-PT_HIDDEN int pt_attach(struct pt_map *m, int traced);
+PT_HIDDEN int pt_attach(struct pt_map *m, int traced, const char *name);
 PT_HIDDEN void pt_detach(int slot);
 PT_HIDDEN void pt_arm(int slot, int on);
 PT_HIDDEN void pt_attach_offered(int slot);
@@ -395,7 +430,7 @@ PT_HIDDEN void pt_barrier(void);
 PT_HIDDEN void pt_barrier_locked(void);
 PT_HIDDEN int pt_fence_all(int global);
 PT_HIDDEN int pt_register_name(const char *name, trace_event_id_t *id);
-PT_HIDDEN int pt_register_name_in(struct pt_pcb *pcb, const char *name, trace_event_id_t *id);
+PT_HIDDEN int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_id_t *id);
 PT_HIDDEN void pt_seed_names(const struct pt_map *m);
 
 /* Writes one event into a stream on behalf of the calling thread.
@@ -434,7 +469,8 @@ struct pt_handle {
 	pid_t target_pid;
 	uint64_t target_start;
 	struct pt_pcbref target;   /* the target's control block, if reached */
-	char shm_name[48];         /* remote: the stream's shared memory name */
+	char shm_name[48];         /* named stream: its shared memory name */
+	int named;                 /* remote, or traced with inheritance */
 	pthread_cond_t idle;
 	int in_use;
 	int dying;
@@ -469,6 +505,7 @@ PT_HIDDEN int pt_keeper_command(struct pt_handle *h, char cmd);
 PT_HIDDEN int pt_keeper_finish(struct pt_handle *h);
 PT_HIDDEN int pt_forking_keeper(void);
 PT_HIDDEN void pt_remote_abandon(struct pt_handle *h);
+PT_HIDDEN void pt_handle_forget_map(const struct pt_map *m);
 PT_HIDDEN void pt_keeper_kick(struct pt_stream_hdr *h);
 /* Trace Log: pre-recorded streams */
 PT_HIDDEN int pt_logreader_next(struct pt_handle *h, struct posix_trace_event_info *ev,

@@ -495,7 +495,7 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 			 * it had called posix_trace_shutdown(). */
 			atomic_store_explicit(&k->shdr->state, PT_ST_DEAD, memory_order_release);
 			pt_wake_readers(k->shdr);
-			if (k->h->remote)
+			if (k->h->named)
 				pt_remote_abandon(k->h);
 			finish_log(k);
 		}

@@ -20,6 +20,7 @@
 #include "internal.h"
 
 #define PCB_MEMFD_NAME "posixtrace-pcb"
+#define REG_MEMFD_NAME "posixtrace-names"
 
 /* Start time of a process in clock ticks since boot (/proc/PID/stat field
  * 22): with the pid, it names a process for good, across pid reuse. */
@@ -52,51 +53,122 @@ static void pcb_init(struct pt_pcb *pcb, pid_t pid)
 	pcb->pid = pid;
 	pcb->starttime = pt_proc_starttime(pid);
 	pcb->token = ((uint64_t)pid << 32) ^ pt_now_ns() ^ (uint64_t)(uintptr_t)pcb;
-	atomic_init(&pcb->next_name, 1);
+	pcb->registry_fd = pt_proc.reg_fd;
 }
 
-/* Creates this process's block; without memfd it is private, and the
- * process simply cannot be traced by others. */
-void pt_pcb_create(void)
+/* A shared mapping in a new memfd (or private memory when that fails).  The
+ * fd is kept across exec: the same process after exec finds its block and
+ * registry again (and so do children traced with inheritance). */
+static void *shared_object(const char *name, size_t size, int *fd_out)
 {
-	struct pt_pcb *pcb = MAP_FAILED;
-	int fd = (int)syscall(SYS_memfd_create, PCB_MEMFD_NAME, MFD_CLOEXEC);
-	if (fd >= 0 && ftruncate(fd, sizeof *pcb) == 0)
-		pcb = mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pcb == MAP_FAILED) {
+	void *p = MAP_FAILED;
+	int fd = (int)syscall(SYS_memfd_create, name, 0u);
+	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
-		pcb = mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	}
-	if (pcb == MAP_FAILED)
+	*fd_out = fd;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Calls fn(fd, arg) for each fd of this process that is a memfd of `name`. */
+static void each_inherited(const char *name, void (*fn)(int fd, void *arg), void *arg)
+{
+	char link[128], path[64], want[64];
+	snprintf(want, sizeof want, "/memfd:%s", name);
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int dfd = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dfd)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, want, strlen(want)) == 0)
+			fn(fd, arg);
+	}
+	closedir(d);
+}
+
+/* After exec: this very process's block, kept through its fd.  Other
+ * processes' blocks (a parent's, passed down by posix_spawn) are closed. */
+static void adopt_own_block(int fd, void *arg)
+{
+	struct pt_pcb **found = arg;
+	struct stat st;
+	struct pt_pcb *pcb = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *pcb)
+		pcb = mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pcb != MAP_FAILED && !*found && pcb->magic == PT_PCB_MAGIC &&
+	    pcb->version == PT_LAYOUT_VERSION && pcb->size == sizeof *pcb &&
+	    pcb->pid == getpid() && pcb->starttime == pt_proc_starttime(getpid())) {
+		*found = pcb;
+		pt_proc.pcb_fd = fd;
+		return;
+	}
+	if (pcb != MAP_FAILED)
+		munmap(pcb, sizeof *pcb);
+	close(fd);
+}
+
+/* The streams the old image recorded into as their controller (pid 0) died
+ * with it; offers stay, and are joined again on the next event. */
+static void forget_old_image(struct pt_pcb *pcb)
+{
+	for (int i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_pcb_slot *s = &pcb->slots[i];
+		if (atomic_load_explicit(&s->state, memory_order_acquire) != PT_SLOT_FREE &&
+		    s->name[0] == '\0') {
+			atomic_fetch_and_explicit(&pcb->armed, ~(1ull << i), memory_order_relaxed);
+			atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
+		} else if (atomic_load_explicit(&s->state, memory_order_acquire) == PT_SLOT_ATTACHED) {
+			atomic_store_explicit(&s->state, PT_SLOT_OFFERED, memory_order_release);
+		}
+	}
+}
+
+/* Creates this process's block, or takes back its own after exec; without
+ * memfd it is private, and the process cannot be traced by others. */
+void pt_pcb_create(void)
+{
+	int fd;
+	struct pt_pcb *own = NULL;
+	each_inherited(PCB_MEMFD_NAME, adopt_own_block, &own);
+	if (own) {
+		forget_old_image(own);
+		pt_proc.pcb = own;
+		return;
+	}
+	struct pt_pcb *pcb = shared_object(PCB_MEMFD_NAME, sizeof *pcb, &fd);
+	if (!pcb)
 		return; /* pt_proc.pcb stays the static fallback */
 	pcb_init(pcb, getpid());
 	pt_proc.pcb = pcb;
 	pt_proc.pcb_fd = fd;
 }
 
-/* In a fork child: a block of its own (the parent's is shared memory). */
+/* In a fork child: a block of its own (the parent's is shared memory); the
+ * registry stays shared with the parent. */
 void pt_pcb_recreate_after_fork(void)
 {
-	struct pt_pcb *old = pt_proc.pcb;
-	int oldfd = pt_proc.pcb_fd;
+	if (pt_proc.pcb != &pt_proc.pcb_fallback)
+		munmap(pt_proc.pcb, sizeof *pt_proc.pcb);
+	if (pt_proc.pcb_fd >= 0)
+		close(pt_proc.pcb_fd);
+	pt_proc.pcb = &pt_proc.pcb_fallback;
+	pt_proc.pcb_fd = -1;
+	memset(&pt_proc.pcb_fallback, 0, sizeof pt_proc.pcb_fallback);
 	pt_pcb_create();
-	if (old != pt_proc.pcb && old != &pt_proc.pcb_fallback) {
-		/* Names are inherited: the child's registry starts as a copy. */
-		uint32_t n = atomic_load_explicit(&old->next_name, memory_order_acquire);
-		if (n > TRACE_USER_EVENT_MAX)
-			n = TRACE_USER_EVENT_MAX;
-		memcpy(pt_proc.pcb->names, old->names, sizeof old->names);
-		for (uint32_t i = 0; i < TRACE_USER_EVENT_MAX; i++)
-			atomic_store_explicit(&pt_proc.pcb->name_valid[i],
-			                      atomic_load_explicit(&old->name_valid[i], memory_order_relaxed),
-			                      memory_order_relaxed);
-		atomic_store_explicit(&pt_proc.pcb->next_name, n, memory_order_release);
-		munmap(old, sizeof *old);
-	}
-	if (oldfd >= 0)
-		close(oldfd);
 }
 
 /* ---- name registry -------------------------------------------------------
@@ -105,74 +177,180 @@ void pt_pcb_recreate_after_fork(void)
  * processes registering one name at the same time may both claim entries;
  * both then return the lower id, and the other entry stays as an alias. */
 
-static trace_event_id_t find_name(struct pt_pcb *pcb, const char *name, uint32_t below)
+static int registry_valid(const struct pt_registry *reg)
+{
+	return reg->magic == PT_REGISTRY_MAGIC && reg->size == sizeof *reg;
+}
+
+static struct pt_registry *map_registry(int fd)
+{
+	struct stat st;
+	struct pt_registry *reg = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *reg)
+		reg = mmap(NULL, sizeof *reg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (reg == MAP_FAILED)
+		return NULL;
+	if (!registry_valid(reg)) {
+		munmap(reg, sizeof *reg);
+		return NULL;
+	}
+	return reg;
+}
+
+/* Registry fds passed down by an exec: the own block's one is kept; one
+ * other is remembered for joining a parent's inherited stream. */
+static void sort_inherited_registry(int fd, void *arg)
+{
+	(void)arg;
+	if (pt_proc.pcb != &pt_proc.pcb_fallback && fd == pt_proc.pcb->registry_fd &&
+	    pt_proc.reg_fd < 0) {
+		struct pt_registry *reg = map_registry(fd);
+		if (reg) {
+			pt_proc.reg = reg;
+			pt_proc.reg_fd = fd;
+			return;
+		}
+	}
+	if (pt_proc.inherited_reg_fd < 0)
+		pt_proc.inherited_reg_fd = fd;
+	else
+		close(fd);
+}
+
+/* This process's registry: its own after exec, else a new one. */
+void pt_registry_open(void)
+{
+	pt_proc.inherited_reg_fd = -1;
+	each_inherited(REG_MEMFD_NAME, sort_inherited_registry, NULL);
+	if (pt_proc.reg_fd < 0) {
+		int fd;
+		struct pt_registry *reg = shared_object(REG_MEMFD_NAME, sizeof *reg, &fd);
+		if (reg) {
+			reg->magic = PT_REGISTRY_MAGIC;
+			reg->size = sizeof *reg;
+			atomic_init(&reg->next_name, 1);
+			pt_proc.reg = reg;
+			pt_proc.reg_fd = fd;
+		}
+	}
+	pt_proc.pcb->registry_fd = pt_proc.reg_fd;
+}
+
+/* Joining a stream inherited from the parent: use the parent's registry,
+ * passed down through exec, while this process has no names of its own. */
+void pt_registry_use_inherited(void)
+{
+	int fd = pt_proc.inherited_reg_fd;
+	if (fd < 0 || pt_reg_count(pt_proc.reg) > 1)
+		return;
+	struct pt_registry *reg = map_registry(fd);
+	if (!reg)
+		return;
+	if (pt_proc.reg != &pt_proc.reg_fallback)
+		munmap(pt_proc.reg, sizeof *pt_proc.reg);
+	if (pt_proc.reg_fd >= 0)
+		close(pt_proc.reg_fd);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+	pt_proc.inherited_reg_fd = -1;
+	pt_proc.pcb->registry_fd = fd;
+}
+
+/* Closes a passed-down registry nobody joined through. */
+void pt_registry_drop_inherited(void)
+{
+	if (pt_proc.inherited_reg_fd >= 0)
+		close(pt_proc.inherited_reg_fd);
+	pt_proc.inherited_reg_fd = -1;
+}
+
+/* A fork child that is not traced with inheritance gets its own registry,
+ * a copy of its parent's: the two processes' names are independent. */
+void pt_registry_copy_after_fork(void)
+{
+	int fd;
+	struct pt_registry *old = pt_proc.reg, *reg = shared_object(REG_MEMFD_NAME, sizeof *reg, &fd);
+	if (!reg)
+		return;
+	memcpy(reg, old, sizeof *reg);
+	if (old != &pt_proc.reg_fallback)
+		munmap(old, sizeof *old);
+	if (pt_proc.reg_fd >= 0)
+		close(pt_proc.reg_fd);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+	pt_proc.pcb->registry_fd = fd;
+}
+
+
+static trace_event_id_t find_name(struct pt_registry *reg, const char *name, uint32_t below)
 {
 	for (uint32_t i = 1; i < below && i < TRACE_USER_EVENT_MAX; i++)
-		if (atomic_load_explicit(&pcb->name_valid[i], memory_order_acquire) &&
-		    strncmp(pcb->names[i], name, PT_NAME_SIZE) == 0)
+		if (atomic_load_explicit(&reg->name_valid[i], memory_order_acquire) &&
+		    strncmp(reg->names[i], name, PT_NAME_SIZE) == 0)
 			return PT_USER_FIRST + i;
 	return 0;
 }
 
-trace_event_id_t pt_pcb_register(struct pt_pcb *pcb, const char *name)
+trace_event_id_t pt_reg_register(struct pt_registry *reg, const char *name)
 {
-	uint32_t n = atomic_load_explicit(&pcb->next_name, memory_order_acquire);
-	trace_event_id_t id = find_name(pcb, name, n);
+	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
+	trace_event_id_t id = find_name(reg, name, n);
 	if (id)
 		return id;
-	uint32_t i = atomic_fetch_add_explicit(&pcb->next_name, 1, memory_order_acq_rel);
+	uint32_t i = atomic_fetch_add_explicit(&reg->next_name, 1, memory_order_acq_rel);
 	if (i == 0 || i >= TRACE_USER_EVENT_MAX) {
-		atomic_store_explicit(&pcb->next_name, TRACE_USER_EVENT_MAX, memory_order_relaxed);
+		atomic_store_explicit(&reg->next_name, TRACE_USER_EVENT_MAX, memory_order_relaxed);
 		return POSIX_TRACE_UNNAMED_USEREVENT;
 	}
 	size_t len = strnlen(name, TRACE_EVENT_NAME_MAX);
-	memcpy(pcb->names[i], name, len);
-	pcb->names[i][len] = '\0';
-	atomic_store_explicit(&pcb->name_valid[i], 1, memory_order_release);
-	id = find_name(pcb, name, i);
+	memcpy(reg->names[i], name, len);
+	reg->names[i][len] = '\0';
+	atomic_store_explicit(&reg->name_valid[i], 1, memory_order_release);
+	id = find_name(reg, name, i);
 	return id ? id : PT_USER_FIRST + i;
 }
 
-/* The name of a user id in a block written by another process (untrusted). */
-int pt_pcb_name(struct pt_pcb *pcb, trace_event_id_t id, char *out)
+/* The name of a user id in a registry written by other processes (untrusted). */
+int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)
 {
 	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
 		return EINVAL;
 	uint32_t i = id - PT_USER_FIRST;
-	if (!atomic_load_explicit(&pcb->name_valid[i], memory_order_acquire))
+	if (!atomic_load_explicit(&reg->name_valid[i], memory_order_acquire))
 		return EINVAL;
-	memcpy(out, pcb->names[i], PT_NAME_SIZE);
+	memcpy(out, reg->names[i], PT_NAME_SIZE);
 	out[TRACE_EVENT_NAME_MAX] = '\0';
 	return 0;
 }
 
-uint32_t pt_pcb_name_count(struct pt_pcb *pcb)
+uint32_t pt_reg_count(struct pt_registry *reg)
 {
-	uint32_t n = atomic_load_explicit(&pcb->next_name, memory_order_acquire);
+	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
 	return n > TRACE_USER_EVENT_MAX ? TRACE_USER_EVENT_MAX : n;
 }
 
-/* Copies the names of a block into a stream's table. */
-void pt_pcb_names_to_stream(struct pt_pcb *pcb, const struct pt_map *m, uint32_t from)
+/* Copies the names of a registry into a stream's table. */
+void pt_reg_to_stream(struct pt_registry *reg, const struct pt_map *m, uint32_t from)
 {
-	uint32_t n = pt_pcb_name_count(pcb);
+	uint32_t n = pt_reg_count(reg);
 	char name[PT_NAME_SIZE];
 	for (uint32_t i = from ? from : 1; i < n; i++)
-		if (pt_pcb_name(pcb, PT_USER_FIRST + i, name) == 0)
+		if (pt_reg_name(reg, PT_USER_FIRST + i, name) == 0)
 			pt_stream_set_name(m, PT_USER_FIRST + i, name);
 }
 
 /* A process whose registry is still empty (it has just started, or just
  * exec'd) takes the names of a stream it joins, so ids keep their meaning. */
-void pt_pcb_adopt_stream_names(struct pt_pcb *pcb, const struct pt_map *m)
+void pt_reg_adopt_stream_names(struct pt_registry *reg, const struct pt_map *m)
 {
-	if (pt_pcb_name_count(pcb) > 1)
+	if (pt_reg_count(reg) > 1)
 		return;
 	char name[PT_NAME_SIZE];
 	for (uint32_t i = 1; i < TRACE_USER_EVENT_MAX; i++) {
 		if (pt_stream_get_name(m, PT_USER_FIRST + i, name) != 0)
 			break;
-		if (pt_pcb_register(pcb, name) != PT_USER_FIRST + i)
+		if (pt_reg_register(reg, name) != PT_USER_FIRST + i)
 			break;
 	}
 }
@@ -241,7 +419,18 @@ int pt_pcb_attach(pid_t pid, uint64_t starttime, struct pt_pcbref *out)
 			munmap(pcb, sizeof *pcb);
 			continue;
 		}
+		struct pt_registry *reg = MAP_FAILED;
+		int rfd = (int)syscall(SYS_pidfd_getfd, pidfd, pcb->registry_fd, 0);
+		if (rfd >= 0 && fstat(rfd, &st) == 0 && (size_t)st.st_size == sizeof *reg)
+			reg = mmap(NULL, sizeof *reg, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+		if (rfd >= 0)
+			close(rfd);
+		if (reg != MAP_FAILED && !registry_valid(reg)) {
+			munmap(reg, sizeof *reg);
+			reg = MAP_FAILED;
+		}
 		out->pcb = pcb;
+		out->reg = reg == MAP_FAILED ? NULL : reg;
 		out->token = pcb->token;
 		err = 0;
 		break;
@@ -255,7 +444,10 @@ void pt_pcb_detach(struct pt_pcbref *ref)
 {
 	if (ref->pcb)
 		munmap(ref->pcb, sizeof *ref->pcb);
+	if (ref->reg)
+		munmap(ref->reg, sizeof *ref->reg);
 	ref->pcb = NULL;
+	ref->reg = NULL;
 }
 
 /* Offers a stream to another process: a free slot of its block gets the
@@ -360,4 +552,35 @@ void pt_reclaim_stale_streams(void)
 		shm_unlink(name);
 	}
 	closedir(d);
+}
+
+/* ---- members of a stream traced with inheritance -------------------------- */
+
+int pt_stream_is_member(const struct pt_stream_hdr *h, pid_t pid, uint64_t start)
+{
+	uint32_t n = atomic_load_explicit(&((struct pt_stream_hdr *)h)->nmembers, memory_order_acquire);
+	if (n > PT_MAX_MEMBERS)
+		n = PT_MAX_MEMBERS;
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load_explicit(&((struct pt_stream_hdr *)h)->members[i].pid,
+		                         memory_order_acquire) == pid &&
+		    atomic_load_explicit(&((struct pt_stream_hdr *)h)->members[i].start,
+		                         memory_order_relaxed) == start)
+			return 1;
+	return 0;
+}
+
+int pt_stream_add_member(const struct pt_map *m, pid_t pid, uint64_t start)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	if (pt_stream_is_member(h, pid, start))
+		return 0;
+	uint32_t i = atomic_fetch_add_explicit(&h->nmembers, 1, memory_order_acq_rel);
+	if (i >= PT_MAX_MEMBERS) {
+		atomic_store_explicit(&h->nmembers, PT_MAX_MEMBERS, memory_order_relaxed);
+		return EAGAIN;
+	}
+	atomic_store_explicit(&h->members[i].start, start, memory_order_relaxed);
+	atomic_store_explicit(&h->members[i].pid, pid, memory_order_release);
+	return 0;
 }

@@ -20,6 +20,8 @@
 struct pt_process pt_proc = {
     .pcb = &pt_proc.pcb_fallback,
     .pcb_fd = -1,
+    .reg = &pt_proc.reg_fallback,
+    .reg_fd = -1,
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -33,7 +35,9 @@ static void do_init(void)
 {
 	pt_proc.pid = getpid();
 	pt_proc.pcb_fallback.magic = PT_PCB_MAGIC;
-	atomic_init(&pt_proc.pcb_fallback.next_name, 1);
+	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
+	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;
+	atomic_init(&pt_proc.reg_fallback.next_name, 1);
 	pthread_key_create(&pt_proc.thread_key, pt_thread_exit);
 	/* Writers order their "inside" mark and their reads of the stream
 	 * table with a compiler barrier only; the rare side (a reader going
@@ -49,6 +53,7 @@ static void do_init(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	pt_pcb_create();
+	pt_registry_open();
 	pt_join_named_streams();
 }
 
@@ -136,19 +141,28 @@ static void publish_locked(int slot, struct pt_map *m, int traced)
 	a->gen = ++pt_proc.next_gen;
 	a->offer_gen = atomic_load_explicit(&pt_proc.pcb->slots[slot].gen, memory_order_acquire);
 	a->traced = traced;
+	a->inherited = pt_hdr(m)->attr.inheritance == POSIX_TRACE_INHERITED;
 	if (traced)
 		pt_seed_names(m);
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
 
 /* A stream this process maps: `traced` if it records into it (pid 0),
- * else as the controller of another process's stream.  Returns the slot. */
-int pt_attach(struct pt_map *m, int traced)
+ * else as the controller of another process's stream; `name` if it is a
+ * named stream.  Returns the slot. */
+int pt_attach(struct pt_map *m, int traced, const char *name)
 {
 	pthread_mutex_lock(&pt_proc.lock);
 	int slot = claim_slot_locked(PT_SLOT_FREE);
-	if (slot >= 0)
+	if (slot >= 0) {
+		struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
+		memset(s->name, 0, sizeof s->name);
+		if (name)
+			pt_copy_str(s->name, sizeof s->name, name);
+		if (traced && pt_hdr(m)->attr.inheritance == POSIX_TRACE_INHERITED)
+			pt_stream_add_member(m, pt_proc.pid, pt_proc.pcb->starttime);
 		publish_locked(slot, m, traced);
+	}
 	pthread_mutex_unlock(&pt_proc.lock);
 	return slot;
 }
@@ -175,14 +189,23 @@ static int join_locked(int slot, const char *name)
 	if (err)
 		return err;
 	struct pt_stream_hdr *h = pt_hdr(&a->own);
-	if (h->target_pid != pt_proc.pid || h->target_start != pt_proc.pcb->starttime ||
-	    atomic_load_explicit(&h->state, memory_order_acquire) == PT_ST_DEAD) {
+	int mine = h->target_pid == pt_proc.pid && h->target_start == pt_proc.pcb->starttime;
+	int child = !mine && h->attr.inheritance == POSIX_TRACE_INHERITED &&
+	            (pt_stream_is_member(h, pt_proc.pid, pt_proc.pcb->starttime) ||
+	             pt_stream_is_member(h, getppid(), pt_proc_starttime(getppid())));
+	if ((!mine && !child) || atomic_load_explicit(&h->state, memory_order_acquire) == PT_ST_DEAD) {
 		pt_stream_unmap(&a->own);
 		return ESRCH;
 	}
-	pt_pcb_adopt_stream_names(pt_proc.pcb, &a->own);
-	atomic_store_explicit(&h->pcb_slot, slot, memory_order_relaxed);
-	atomic_store_explicit(&h->pcb_token, pt_proc.pcb->token, memory_order_release);
+	if (h->attr.inheritance == POSIX_TRACE_INHERITED) {
+		pt_registry_use_inherited();
+		pt_stream_add_member(&a->own, pt_proc.pid, pt_proc.pcb->starttime);
+	}
+	pt_reg_adopt_stream_names(pt_proc.reg, &a->own);
+	if (mine) {
+		atomic_store_explicit(&h->pcb_slot, slot, memory_order_relaxed);
+		atomic_store_explicit(&h->pcb_token, pt_proc.pcb->token, memory_order_release);
+	}
 	publish_locked(slot, &a->own, 1);
 	if (atomic_load_explicit(&h->state, memory_order_acquire) != PT_ST_SUSPENDED)
 		pt_arm(slot, 1);
@@ -217,34 +240,68 @@ void pt_attach_offered(int slot)
 	pthread_mutex_unlock(&pt_proc.lock);
 }
 
-/* At load (a new program, or after exec): streams created for this process
- * before it could be reached, found by their names. */
+/* Whether a named stream is one this process joins at load: created for it
+ * before it had loaded the library, or traced with inheritance by it (before
+ * an exec) or by its parent (posix_spawn, vfork and exec). */
+static int joins_at_load(const char *name)
+{
+	struct pt_stream_hdr h;
+	int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	ssize_t n = pread(fd, &h, sizeof h, 0);
+	close(fd);
+	if (n != (ssize_t)sizeof h || h.magic != PT_STREAM_MAGIC ||
+	    atomic_load_explicit(&h.state, memory_order_relaxed) == PT_ST_DEAD || !pt_controller_alive(&h))
+		return 0;
+	if (h.target_pid == pt_proc.pid && h.target_start == pt_proc.pcb->starttime)
+		return h.offered_token == 0;
+	if (h.attr.inheritance != POSIX_TRACE_INHERITED)
+		return 0;
+	pid_t parent = getppid();
+	return pt_stream_is_member(&h, pt_proc.pid, pt_proc.pcb->starttime) ||
+	       pt_stream_is_member(&h, parent, pt_proc_starttime(parent));
+}
+
+static int already_offered(const char *name)
+{
+	for (int i = 0; i < TRACE_SYS_MAX; i++)
+		if (atomic_load_explicit(&pt_proc.pcb->slots[i].state, memory_order_acquire) !=
+		        PT_SLOT_FREE &&
+		    strncmp(pt_proc.pcb->slots[i].name, name, sizeof pt_proc.pcb->slots[i].name) == 0)
+			return 1;
+	return 0;
+}
+
+/* At load (a new program, or after exec): streams this process was meant to
+ * be traced in before it could be reached, found by their names. */
 void pt_join_named_streams(void)
 {
-	char prefix[64], name[300];
+	char name[300];
 	DIR *d = opendir("/dev/shm");
-	if (!d)
-		return;
-	snprintf(prefix, sizeof prefix, "posixtrace.%d.%llu.", (int)pt_proc.pid,
-	         (unsigned long long)pt_proc.pcb->starttime);
-	pthread_mutex_lock(&pt_proc.lock);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strlen(e->d_name) >= 47)
-			continue;
-		snprintf(name, sizeof name, "/%s", e->d_name);
-		int slot = claim_slot_locked(PT_SLOT_FREE);
-		if (slot < 0)
-			break;
-		struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
-		memset(s->name, 0, sizeof s->name);
-		pt_copy_str(s->name, sizeof s->name, name);
-		atomic_fetch_add_explicit(&s->gen, 1, memory_order_acq_rel);
-		if (join_locked(slot, name) != 0)
-			atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
+	if (d) {
+		pthread_mutex_lock(&pt_proc.lock);
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strncmp(e->d_name, "posixtrace.", 11) != 0 || strlen(e->d_name) >= 47)
+				continue;
+			snprintf(name, sizeof name, "/%s", e->d_name);
+			if (already_offered(name) || !joins_at_load(name))
+				continue;
+			int slot = claim_slot_locked(PT_SLOT_FREE);
+			if (slot < 0)
+				break;
+			struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
+			memset(s->name, 0, sizeof s->name);
+			pt_copy_str(s->name, sizeof s->name, name);
+			atomic_fetch_add_explicit(&s->gen, 1, memory_order_acq_rel);
+			if (join_locked(slot, name) != 0)
+				atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
+		}
+		pthread_mutex_unlock(&pt_proc.lock);
+		closedir(d);
 	}
-	pthread_mutex_unlock(&pt_proc.lock);
-	closedir(d);
+	pt_registry_drop_inherited();
 }
 
 /* Copies names registered since the last call into the streams this process
@@ -252,13 +309,13 @@ void pt_join_named_streams(void)
 void pt_sync_names(void)
 {
 	pthread_mutex_lock(&pt_proc.lock);
-	uint32_t n = pt_pcb_name_count(pt_proc.pcb);
+	uint32_t n = pt_reg_count(pt_proc.reg);
 	if (n != pt_proc.names_synced) {
 		for (int i = 0; i < TRACE_SYS_MAX; i++) {
 			struct pt_map *m = atomic_load_explicit(&pt_proc.attached[i].map,
 			                                        memory_order_relaxed);
 			if (m && pt_proc.attached[i].traced)
-				pt_pcb_names_to_stream(pt_proc.pcb, m, pt_proc.names_synced);
+				pt_reg_to_stream(pt_proc.reg, m, pt_proc.names_synced);
 		}
 		pt_proc.names_synced = n;
 	}
@@ -274,13 +331,48 @@ static void after_fork_child(void)
 		return; /* the keeper sets itself up (keeper.c) */
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_proc.pid = getpid();
+	char names[TRACE_SYS_MAX][48];
+	int kept = 0;
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_attached *a = &pt_proc.attached[i];
-		if (atomic_load_explicit(&a->map, memory_order_relaxed) == &a->own)
+		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+		memcpy(names[i], pt_proc.pcb->slots[i].name, sizeof names[i]);
+		names[i][sizeof names[i] - 1] = '\0';
+		if (m && a->traced && a->inherited && names[i][0] &&
+		    atomic_load_explicit(&pt_hdr(m)->state, memory_order_relaxed) != PT_ST_DEAD) {
+			/* POSIX_TRACE_INHERITED: the child records into it too,
+			 * from lanes of its own (a new gen). */
+			if (m != &a->own) {
+				a->own = *m;
+				a->own.fd = -1;
+				pt_handle_forget_map(m);
+				atomic_store_explicit(&a->map, &a->own, memory_order_relaxed);
+			}
+			a->gen = ++pt_proc.next_gen;
+			kept |= 1;
+			continue;
+		}
+		if (m == &a->own)
 			pt_stream_unmap(&a->own);
 		atomic_store_explicit(&a->map, NULL, memory_order_relaxed);
+		names[i][0] = '\0';
 	}
+	if (!kept)
+		pt_registry_copy_after_fork();
 	pt_pcb_recreate_after_fork();
+	uint64_t start = pt_proc.pcb->starttime;
+	for (int i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_attached *a = &pt_proc.attached[i];
+		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+		if (!m)
+			continue;
+		struct pt_pcb_slot *s = &pt_proc.pcb->slots[i];
+		pt_copy_str(s->name, sizeof s->name, names[i]);
+		atomic_store_explicit(&s->state, PT_SLOT_ATTACHED, memory_order_relaxed);
+		a->offer_gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
+		pt_stream_add_member(m, pt_proc.pid, start);
+		pt_arm(i, 1);
+	}
 	pt_proc.names_synced = 0;
 	pt_forget_other_threads();
 	pt_handles_after_fork();

@@ -85,6 +85,12 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *nam
 		return EINVAL;
 	int err = h->kind == PT_H_LOG ? pt_logreader_name(h, id, name)
 	                              : pt_stream_get_name(&h->map, id, name);
+	/* A name the target registered that has not reached the stream yet. */
+	if (err && h->kind == PT_H_ACTIVE && h->remote && h->target.reg &&
+	    pt_reg_name(h->target.reg, id, name) == 0) {
+		pt_stream_set_name(&h->map, id, name);
+		err = 0;
+	}
 	pt_handle_put(h);
 	return err;
 }

@@ -28,8 +28,8 @@ const char *pt_system_event_name(trace_event_id_t id)
 	return NULL;
 }
 
-/* Registers `name` in a registry; pcb NULL: this process's. */
-int pt_register_name_in(struct pt_pcb *pcb, const char *name, trace_event_id_t *id)
+/* Registers `name` in a registry; reg NULL: this process's. */
+int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_id_t *id)
 {
 	if (!name || !id)
 		return EINVAL;
@@ -40,8 +40,8 @@ int pt_register_name_in(struct pt_pcb *pcb, const char *name, trace_event_id_t *
 		return 0;
 	}
 	pt_init();
-	*id = pt_pcb_register(pcb ? pcb : pt_proc.pcb, name);
-	if (!pcb)
+	*id = pt_reg_register(reg ? reg : pt_proc.reg, name);
+	if (!reg)
 		pt_sync_names();
 	return 0;
 }
@@ -54,7 +54,7 @@ int pt_register_name(const char *name, trace_event_id_t *id)
 /* Copies every name registered so far into a stream. */
 void pt_seed_names(const struct pt_map *m)
 {
-	pt_pcb_names_to_stream(pt_proc.pcb, m, 1);
+	pt_reg_to_stream(pt_proc.reg, m, 1);
 }
 
 int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)

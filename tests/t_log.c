@@ -1,0 +1,1942 @@
+/*
+ * t_log: the Trace Log option - active streams with a log and pre-recorded
+ * streams read back from it.
+ *
+ * Checks posix_trace_create_withlog / posix_trace_flush / posix_trace_shutdown
+ * (posix_trace_create.txt), posix_trace_open / posix_trace_rewind /
+ * posix_trace_close (posix_trace_close.txt), the log-full-policy and
+ * log-max-size attributes (posix_trace_attr_getinherited.txt,
+ * posix_trace_attr_getlogsize.txt), get_attr / get_status on streams with log
+ * and on pre-recorded streams (posix_trace_get_attr.txt), getnext on streams
+ * with log (posix_trace_getnext_event.txt), clear with a log
+ * (posix_trace_clear.txt) and the log members of the status structure and
+ * POSIX_TRACE_FLUSH_START / FLUSH_STOP (xsh_2_11_tracing.txt), with the
+ * implementation choices of the behaviour contract ("Trace Log option").
+ * The log format constants come from src/log.h (docs/LOG-FORMAT.md).
+ */
+#include "harness.h"
+
+#include "../src/log.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+#define DATA_BUF 2048
+#define MAX_READ 4000000u
+
+/* Every user event written by the tests starts with this tag. */
+struct tag {
+	uint32_t thread, seq;
+};
+
+struct rec {
+	struct posix_trace_event_info info;
+	size_t len;
+	unsigned char *data;
+};
+
+struct evlist {
+	struct rec *ev;
+	size_t n, cap;
+};
+
+/* Test memory lives until the test process exits; keeping it reachable
+ * keeps LeakSanitizer quiet. */
+static void *held[4096];
+static size_t nheld;
+
+static void *hold(void *p)
+{
+	ck_assert_uint_lt(nheld, sizeof held / sizeof held[0]);
+	held[nheld++] = p;
+	return p;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* A new empty regular file under /tmp, already unlinked; open read-write. */
+static int new_log_file(void)
+{
+	char path[] = "/tmp/pt_t_log_XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unlink(path), 0);
+	return fd;
+}
+
+/* A second, read-only open file description of the file behind fd. */
+static int reopen_ro(int fd)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int ro = open(path, O_RDONLY);
+	ck_assert_int_ge(ro, 0);
+	return ro;
+}
+
+static trace_id_t create_log(int fd, int log_policy, size_t log_size, int stream_policy,
+                             size_t stream_size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	if (log_policy)
+		ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, log_policy));
+	if (log_size)
+		ck_assert_ok(posix_trace_attr_setlogsize(&attr, log_size));
+	if (stream_policy)
+		ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, stream_policy));
+	if (stream_size)
+		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	return trid;
+}
+
+static trace_id_t open_log(int fd)
+{
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(reopen_ro(fd), &trid));
+	return trid;
+}
+
+static trace_event_id_t user_id(const char *name)
+{
+	trace_event_id_t id = 0;
+	ck_assert_ok(posix_trace_eventid_open(name, &id));
+	ck_assert_uint_ge(id, 33);
+	return id;
+}
+
+/* Records one tagged event of len bytes (len >= sizeof(struct tag)). */
+static void record_tagged(trace_event_id_t id, uint32_t thread, uint32_t seq, size_t len)
+{
+	unsigned char buf[DATA_BUF];
+	struct tag t = {thread, seq};
+	ck_assert_uint_ge(len, sizeof t);
+	ck_assert_uint_le(len, sizeof buf);
+	memcpy(buf, &t, sizeof t);
+	for (size_t i = sizeof t; i < len; i++)
+		buf[i] = (unsigned char)(seq * 31u + i + thread * 7u);
+	posix_trace_event(id, buf, len);
+}
+
+static void record_n(trace_event_id_t id, uint32_t first, uint32_t n, size_t len)
+{
+	for (uint32_t i = 0; i < n; i++)
+		record_tagged(id, 0, first + i, len);
+}
+
+/* Appends an event to l; the data go to l's blob, pointers fixed at the end. */
+struct evbuild {
+	struct evlist l;
+	unsigned char *blob;
+	size_t blob_len, blob_cap;
+};
+
+static void add_event(struct evbuild *b, const struct posix_trace_event_info *info,
+                      const void *data, size_t len)
+{
+	ck_assert_uint_lt(b->l.n, MAX_READ);
+	if (b->l.n == b->l.cap) {
+		b->l.cap = b->l.cap ? b->l.cap * 2 : 256;
+		b->l.ev = realloc(b->l.ev, b->l.cap * sizeof *b->l.ev);
+		ck_assert_ptr_nonnull(b->l.ev);
+	}
+	if (b->blob_len + len > b->blob_cap) {
+		b->blob_cap = (b->blob_cap + len) * 2;
+		b->blob = realloc(b->blob, b->blob_cap);
+		ck_assert_ptr_nonnull(b->blob);
+	}
+	struct rec *r = &b->l.ev[b->l.n++];
+	r->info = *info;
+	r->len = len;
+	r->data = (unsigned char *)(uintptr_t)b->blob_len; /* an offset until done */
+	if (len)
+		memcpy(b->blob + b->blob_len, data, len);
+	b->blob_len += len;
+}
+
+static struct evlist build_done(struct evbuild *b)
+{
+	for (size_t i = 0; i < b->l.n; i++)
+		b->l.ev[i].data = b->blob + (uintptr_t)b->l.ev[i].data;
+	hold(b->l.ev);
+	hold(b->blob);
+	return b->l;
+}
+
+/* Reads every event of trid with posix_trace_getnext_event. */
+static struct evlist read_all_buf(trace_id_t trid, size_t bufsize)
+{
+	struct evbuild b = {0};
+	unsigned char *buf = malloc(bufsize ? bufsize : 1);
+	ck_assert_ptr_nonnull(buf);
+	for (;;) {
+		struct posix_trace_event_info info;
+		size_t len = 0;
+		int unavailable = -1;
+		ck_assert_ok(posix_trace_getnext_event(trid, &info, bufsize ? buf : NULL, bufsize,
+		                                       &len, &unavailable));
+		if (unavailable)
+			break;
+		add_event(&b, &info, buf, len);
+	}
+	free(buf);
+	return build_done(&b);
+}
+
+static struct evlist read_all(trace_id_t trid) { return read_all_buf(trid, DATA_BUF); }
+
+/* Same, with trygetnext (active streams without log). */
+static struct evlist drain_active(trace_id_t trid)
+{
+	struct evbuild b = {0};
+	unsigned char buf[DATA_BUF];
+	for (;;) {
+		struct posix_trace_event_info info;
+		size_t len = 0;
+		int unavailable = -1;
+		ck_assert_ok(posix_trace_trygetnext_event(trid, &info, buf, sizeof buf, &len,
+		                                          &unavailable));
+		if (unavailable)
+			break;
+		add_event(&b, &info, buf, len);
+	}
+	return build_done(&b);
+}
+
+static int is_tagged(const struct rec *r)
+{
+	return r->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT && r->len >= sizeof(struct tag);
+}
+
+static struct tag tag_of(const struct rec *r)
+{
+	struct tag t;
+	memcpy(&t, r->data, sizeof t);
+	return t;
+}
+
+/* The tagged user events of l, in read order, as a list of tags. */
+static size_t user_tags(const struct evlist *l, struct tag **out)
+{
+	struct tag *t = hold(malloc((l->n ? l->n : 1) * sizeof *t));
+	size_t n = 0;
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < l->n; i++)
+		if (is_tagged(&l->ev[i]))
+			t[n++] = tag_of(&l->ev[i]);
+	*out = t;
+	return n;
+}
+
+static size_t count_id(const struct evlist *l, trace_event_id_t id)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < l->n; i++)
+		c += l->ev[i].info.posix_event_id == id;
+	return c;
+}
+
+/* The user events of thread 0 are exactly seq first, first+1, ..., last. */
+static void assert_seqs_contiguous(const struct evlist *l, uint32_t first, uint32_t last)
+{
+	struct tag *t;
+	size_t n = user_tags(l, &t);
+	ck_assert_uint_eq(n, (size_t)(last - first) + 1);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(t[i].seq, first + i);
+}
+
+static struct posix_trace_status_info status_of(trace_id_t trid)
+{
+	struct posix_trace_status_info st;
+	memset(&st, 0xa5, sizeof st);
+	ck_assert_ok(posix_trace_get_status(trid, &st));
+	return st;
+}
+
+/* Log overrun statuses seen by wait_flushed (get_status resets them). */
+static int seen_log_overrun;
+
+/* Polls get_status until no flush is in progress; returns the first
+ * non-zero flush error seen on the way (get_status resets it). */
+static int wait_flushed(trace_id_t trid)
+{
+	int err = 0;
+	for (int i = 0; i < 5000; i++) {
+		struct posix_trace_status_info st = status_of(trid);
+		if (!err)
+			err = st.posix_stream_flush_error;
+		seen_log_overrun |= st.posix_log_overrun_status == POSIX_TRACE_OVERRUN;
+		if (st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			return err;
+		ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+		sleep_ms(1);
+	}
+	ck_abort_msg("flush did not finish within 5 s");
+	return err;
+}
+
+static void flush_and_wait(trace_id_t trid)
+{
+	ck_assert_ok(posix_trace_flush(trid));
+	ck_assert_int_eq(wait_flushed(trid), 0);
+}
+
+/* A small complete log: START, n tagged events of 40 bytes (seq 0..n-1). */
+static int make_log(uint32_t n)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	trace_event_id_t id = user_id("small_log_event");
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(id, 0, n, 40);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	return fd;
+}
+
+/* /proc/PID/stat: comm, state, parent. */
+static int proc_stat(pid_t pid, char *comm, size_t commlen, char *state, pid_t *ppid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -1;
+	size_t len = (size_t)(close_paren - open_paren - 1);
+	if (len >= commlen)
+		len = commlen - 1;
+	memcpy(comm, open_paren + 1, len);
+	comm[len] = '\0';
+	int pp = 0;
+	if (sscanf(close_paren + 1, " %c %d", state, &pp) != 2)
+		return -1;
+	*ppid = pp;
+	return 0;
+}
+
+/* The keeper process of the (only) log stream this process created; it
+ * names itself soon after the fork. */
+static pid_t find_keeper(void)
+{
+	pid_t found = 0;
+	for (int tries = 0; tries < 5000 && !found; tries++) {
+		DIR *d = opendir("/proc");
+		ck_assert_ptr_nonnull(d);
+		for (struct dirent *e; (e = readdir(d));) {
+			char comm[64], state;
+			pid_t ppid, pid = (pid_t)atoi(e->d_name);
+			if (pid <= 0 || proc_stat(pid, comm, sizeof comm, &state, &ppid) != 0)
+				continue;
+			if (ppid == getpid() && strcmp(comm, "posixtrace-keep") == 0 && pid > found)
+				found = pid;
+		}
+		closedir(d);
+		if (!found)
+			sleep_ms(1);
+	}
+	ck_assert_int_gt(found, 0);
+	return found;
+}
+
+static char proc_state(pid_t pid)
+{
+	char comm[64], state = 0;
+	pid_t ppid;
+	if (proc_stat(pid, comm, sizeof comm, &state, &ppid) != 0)
+		return 0;
+	return state;
+}
+
+static uint32_t crc32c(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint32_t c = 0xffffffffu;
+	while (len--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+/* The whole content of the file behind fd. */
+static unsigned char *file_bytes(int fd, size_t *len)
+{
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	unsigned char *buf = hold(malloc((size_t)st.st_size + 1));
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* posix_trace_open on a new file holding these bytes. */
+static int open_bytes(const void *buf, size_t len, trace_id_t *trid)
+{
+	int fd = new_log_file();
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	return posix_trace_open(reopen_ro(fd), trid);
+}
+
+static void header_set_crc(unsigned char *buf)
+{
+	uint32_t crc = crc32c(buf, offsetof(struct pt_log_header, crc));
+	memcpy(buf + offsetof(struct pt_log_header, crc), &crc, sizeof crc);
+}
+
+/* Copies everything from one fd to another until EOF (a thread). */
+struct pump {
+	int in, out, close_out;
+	size_t copied;
+};
+
+static void *pump_main(void *arg)
+{
+	struct pump *p = arg;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(p->in, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(p->out, buf + off, (size_t)(n - off));
+			if (w <= 0)
+				return NULL;
+			off += w;
+		}
+		p->copied += (size_t)n;
+	}
+	if (p->close_out)
+		close(p->out);
+	return NULL;
+}
+
+/* ---- posix_trace_create_withlog -------------------------------------------- */
+
+START_TEST(withlog_closed_fd_is_ebadf)
+{
+	int fd = new_log_file();
+	trace_id_t trid;
+	close(fd);
+	ck_assert_err(posix_trace_create_withlog(0, NULL, fd, &trid), EBADF);
+}
+END_TEST
+
+START_TEST(withlog_read_only_fd_is_ebadf)
+{
+	int fd = new_log_file();
+	trace_id_t trid;
+	ck_assert_err(posix_trace_create_withlog(0, NULL, reopen_ro(fd), &trid), EBADF);
+}
+END_TEST
+
+START_TEST(withlog_directory_is_ebadf)
+{
+	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	trace_id_t trid;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_err(posix_trace_create_withlog(0, NULL, fd, &trid), EBADF);
+}
+END_TEST
+
+static int withlog_on_pipe(int policy)
+{
+	int p[2];
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, policy));
+	return posix_trace_create_withlog(0, &attr, p[1], &trid);
+}
+
+START_TEST(withlog_pipe_with_loop_policy_is_einval)
+{
+	ck_assert_err(withlog_on_pipe(POSIX_TRACE_LOOP), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_pipe_with_until_full_policy_is_einval)
+{
+	ck_assert_err(withlog_on_pipe(POSIX_TRACE_UNTIL_FULL), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_pipe_with_default_log_policy_is_einval)
+{
+	int p[2];
+	trace_id_t trid;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_err(posix_trace_create_withlog(0, NULL, p[1], &trid), EINVAL); /* LOOP */
+}
+END_TEST
+
+START_TEST(withlog_socket_with_loop_policy_is_einval)
+{
+	int sv[2];
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_LOOP));
+	ck_assert_err(posix_trace_create_withlog(0, &attr, sv[0], &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_pipe_with_append_policy_succeeds)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	/* The header and name table do not fit in a pipe: drain it. */
+	struct pump pump = {.in = p[0], .out = open("/dev/null", O_WRONLY)};
+	pthread_t th;
+	ck_assert_int_ge(pump.out, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0);
+	close(p[1]);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_uint_ge(pump.copied, PT_LOG_DATA_OFF);
+}
+END_TEST
+
+START_TEST(withlog_char_device_with_loop_policy_is_einval)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_LOOP));
+	ck_assert_err(posix_trace_create_withlog(0, &attr, fd, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_char_device_with_append_policy_succeeds)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 100, 64);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(withlog_regular_file_accepts_every_log_policy)
+{
+	const int policies[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND};
+	for (int i = 0; i < 3; i++) {
+		trace_id_t trid = create_log(new_log_file(), policies[i], 0, 0, 0);
+		ck_assert_ok(posix_trace_shutdown(trid));
+	}
+}
+END_TEST
+
+START_TEST(withlog_default_stream_policy_becomes_flush)
+{
+	trace_attr_t attr;
+	int policy = -1;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create_withlog(0, NULL, new_log_file(), &trid));
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_get_attr(trid, &attr));
+	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
+	ck_assert_int_eq(policy, POSIX_TRACE_FLUSH);
+}
+END_TEST
+
+START_TEST(withlog_initialised_attr_without_policy_becomes_flush)
+{
+	trace_attr_t attr;
+	int policy = -1;
+	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_get_attr(trid, &attr));
+	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
+	ck_assert_int_eq(policy, POSIX_TRACE_FLUSH);
+}
+END_TEST
+
+START_TEST(withlog_explicit_loop_stream_policy_is_kept)
+{
+	trace_attr_t attr;
+	int policy = -1;
+	trace_id_t trid = create_log(new_log_file(), 0, 0, POSIX_TRACE_LOOP, 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_get_attr(trid, &attr));
+	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
+	ck_assert_int_eq(policy, POSIX_TRACE_LOOP);
+}
+END_TEST
+
+START_TEST(withlog_uninitialised_attr_is_einval)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	memset(&attr, 0, sizeof attr);
+	ck_assert_err(posix_trace_create_withlog(0, &attr, new_log_file(), &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_null_trid_is_einval)
+{
+	ck_assert_err(posix_trace_create_withlog(0, NULL, new_log_file(), NULL), EINVAL);
+}
+END_TEST
+
+START_TEST(withlog_negative_pid_is_esrch)
+{
+	trace_id_t trid;
+	ck_assert_err(posix_trace_create_withlog(-5, NULL, new_log_file(), &trid), ESRCH);
+}
+END_TEST
+
+START_TEST(withlog_reaped_child_pid_is_esrch)
+{
+	trace_id_t trid;
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	ck_assert_err(posix_trace_create_withlog(child, NULL, new_log_file(), &trid), ESRCH);
+}
+END_TEST
+
+START_TEST(withlog_beyond_trace_sys_max_is_eagain)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 16384));
+	for (int i = 0; i < TRACE_SYS_MAX; i++)
+		ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	ck_assert_err(posix_trace_create_withlog(0, &attr, new_log_file(), &trid), EAGAIN);
+}
+END_TEST
+
+START_TEST(withlog_new_stream_log_status)
+{
+	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	struct posix_trace_status_info st = status_of(trid);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+	ck_assert_int_eq(st.posix_stream_flush_error, 0);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+}
+END_TEST
+
+START_TEST(withlog_truncates_existing_file)
+{
+	int fd = new_log_file();
+	static unsigned char junk[300000];
+	memset(junk, 0x5a, sizeof junk);
+	ck_assert_int_eq(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("after_junk"), 0, 5, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct evlist l = read_all(open_log(fd));
+	assert_seqs_contiguous(&l, 0, 4);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+}
+END_TEST
+
+START_TEST(withlog_dev_full_is_enospc)
+{
+	int fd = open("/dev/full", O_WRONLY);
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND));
+	ck_assert_err(posix_trace_create_withlog(0, &attr, fd, &trid), ENOSPC);
+}
+END_TEST
+
+START_TEST(shutdown_waits_for_the_keeper)
+{
+	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	pid_t keeper = find_keeper();
+	ck_assert_ok(posix_trace_shutdown(trid));
+	/* shutdown reaped it: the pid no longer exists. */
+	ck_assert_int_eq(proc_state(keeper), 0);
+}
+END_TEST
+
+/* ---- posix_trace_flush ------------------------------------------------------ */
+
+START_TEST(flush_stream_without_log_is_einval)
+{
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(0, NULL, &trid));
+	ck_assert_err(posix_trace_flush(trid), EINVAL);
+}
+END_TEST
+
+START_TEST(flush_invalid_trid_is_einval)
+{
+	ck_assert_err(posix_trace_flush(0), EINVAL);
+	ck_assert_err(posix_trace_flush(12345), EINVAL);
+}
+END_TEST
+
+START_TEST(flush_after_shutdown_is_einval)
+{
+	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_err(posix_trace_flush(trid), EINVAL);
+}
+END_TEST
+
+START_TEST(flush_status_is_flushing_then_not_flushing)
+{
+	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 10, 16);
+	/* Hold the keeper so that the flush cannot finish before we look. */
+	pid_t keeper = find_keeper();
+	ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
+	for (int i = 0; i < 5000 && proc_state(keeper) != 'T'; i++)
+		sleep_ms(1);
+	ck_assert_int_eq(proc_state(keeper), 'T');
+	ck_assert_ok(posix_trace_flush(trid));
+	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
+	ck_assert_int_eq(wait_flushed(trid), 0);
+	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(flush_writes_events_to_log_before_shutdown)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("flushed_early"), 0, 10, 24);
+	flush_and_wait(trid);
+	struct evlist l = read_all(open_log(fd));
+	assert_seqs_contiguous(&l, 0, 9);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_START), 1);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(flush_records_flush_start_and_flush_stop)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	trace_event_id_t id = user_id("around_flush");
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(id, 0, 5, 16);
+	flush_and_wait(trid);
+	record_n(id, 5, 5, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+
+	struct evlist l = read_all(open_log(fd));
+	size_t start = l.n, stop = l.n;
+	for (size_t i = 0; i < l.n && start == l.n; i++)
+		if (l.ev[i].info.posix_event_id == POSIX_TRACE_FLUSH_START)
+			start = i;
+	for (size_t i = start; i < l.n && stop == l.n; i++)
+		if (l.ev[i].info.posix_event_id == POSIX_TRACE_FLUSH_STOP)
+			stop = i;
+	ck_assert_uint_lt(start, l.n);
+	ck_assert_uint_lt(stop, l.n);
+	/* the first five events before the flush, the others after it */
+	for (size_t i = 0; i < l.n; i++) {
+		if (!is_tagged(&l.ev[i]))
+			continue;
+		if (tag_of(&l.ev[i]).seq < 5)
+			ck_assert_uint_lt(i, start);
+		else
+			ck_assert_uint_gt(i, stop);
+	}
+	/* system events of the flush: no process, no thread, no data */
+	ck_assert_int_eq(l.ev[start].info.posix_pid, 0);
+	ck_assert_int_eq(l.ev[stop].info.posix_pid, 0);
+	ck_assert(pthread_equal(l.ev[start].info.posix_thread_id, (pthread_t)0));
+	ck_assert(pthread_equal(l.ev[stop].info.posix_thread_id, (pthread_t)0));
+	ck_assert_uint_eq(l.ev[start].len, 0);
+	ck_assert_uint_eq(l.ev[stop].len, 0);
+	ck_assert_uint_ge(count_id(&l, POSIX_TRACE_FLUSH_START), 1);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_FLUSH_START), count_id(&l, POSIX_TRACE_FLUSH_STOP));
+}
+END_TEST
+
+START_TEST(flush_twice_in_a_row_succeeds)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("double_flush"), 0, 3, 16);
+	ck_assert_ok(posix_trace_flush(trid));
+	ck_assert_ok(posix_trace_flush(trid));
+	ck_assert_int_eq(wait_flushed(trid), 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct evlist l = read_all(open_log(fd));
+	assert_seqs_contiguous(&l, 0, 2);
+}
+END_TEST
+
+/* ---- round trip ------------------------------------------------------------- */
+
+#define RT_THREADS 4
+#define RT_EVENTS 300
+
+struct rt {
+	int fd;
+	trace_id_t plain;               /* the same events, without log */
+	trace_attr_t attr;              /* get_attr of the stream with log */
+	struct evlist from_plain;       /* read from the stream without log */
+	pthread_t thread[RT_THREADS];
+	trace_event_id_t id[RT_THREADS];
+};
+
+static struct rt rt;
+
+static size_t rt_len(uint32_t thread, uint32_t seq)
+{
+	return sizeof(struct tag) + (seq * 37u + thread * 101u) % 1100u; /* > 1024: truncated */
+}
+
+static void *rt_writer(void *arg)
+{
+	uint32_t t = (uint32_t)(uintptr_t)arg;
+	rt.thread[t] = pthread_self();
+	for (uint32_t s = 0; s < RT_EVENTS; s++)
+		record_tagged(s % 5 == 4 ? POSIX_TRACE_UNNAMED_USEREVENT : rt.id[t], t, s, rt_len(t, s));
+	return NULL;
+}
+
+/* Records RT_THREADS x RT_EVENTS events into a stream with log and one
+ * without, shuts the first down and reads the second. */
+static void rt_build(void)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	memset(&rt, 0, sizeof rt);
+	rt.fd = new_log_file();
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setname(&attr, "roundtrip"));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 8u << 20));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	ck_assert_ok(posix_trace_attr_setlogsize(&attr, 1u << 20));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, rt.fd, &trid));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_LOOP));
+	ck_assert_ok(posix_trace_create(0, &attr, &rt.plain));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	for (uint32_t t = 0; t < RT_THREADS; t++) {
+		char name[32];
+		snprintf(name, sizeof name, "rt_thread_%u", t);
+		rt.id[t] = user_id(name);
+	}
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_ok(posix_trace_start(rt.plain));
+	pthread_t th[RT_THREADS];
+	for (uint32_t t = 0; t < RT_THREADS; t++)
+		ck_assert_int_eq(pthread_create(&th[t], NULL, rt_writer, (void *)(uintptr_t)t), 0);
+	for (uint32_t t = 0; t < RT_THREADS; t++)
+		ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+	ck_assert_ok(posix_trace_stop(rt.plain));
+	ck_assert_ok(posix_trace_attr_init(&rt.attr));
+	ck_assert_ok(posix_trace_get_attr(trid, &rt.attr));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	rt.from_plain = drain_active(rt.plain);
+}
+
+/* The event tagged (thread, seq) in l; fails unless there is exactly one. */
+static const struct rec *rt_find(const struct evlist *l, uint32_t thread, uint32_t seq)
+{
+	const struct rec *found = NULL;
+	for (size_t i = 0; i < l->n; i++) {
+		if (!is_tagged(&l->ev[i]))
+			continue;
+		struct tag t = tag_of(&l->ev[i]);
+		if (t.thread == thread && t.seq == seq) {
+			ck_assert_msg(!found, "event %u/%u read twice", thread, seq);
+			found = &l->ev[i];
+		}
+	}
+	ck_assert_msg(found != NULL, "event %u/%u missing", thread, seq);
+	return found;
+}
+
+static int64_t ns_of(struct timespec ts) { return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; }
+
+START_TEST(roundtrip_every_event_read_once_in_thread_order)
+{
+	rt_build();
+	struct evlist l = read_all(open_log(rt.fd));
+	uint32_t next[RT_THREADS] = {0};
+	size_t users = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (!is_tagged(&l.ev[i]))
+			continue;
+		struct tag t = tag_of(&l.ev[i]);
+		ck_assert_uint_lt(t.thread, RT_THREADS);
+		ck_assert_uint_eq(t.seq, next[t.thread]);
+		next[t.thread]++;
+		users++;
+	}
+	ck_assert_uint_eq(users, RT_THREADS * RT_EVENTS);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_START), 1);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+}
+END_TEST
+
+START_TEST(roundtrip_every_field_equals_active_stream)
+{
+	rt_build();
+	struct evlist l = read_all(open_log(rt.fd));
+	int have_offset = 0;
+	int64_t offset = 0; /* the two streams map the clock at their own creation */
+	for (uint32_t t = 0; t < RT_THREADS; t++) {
+		for (uint32_t s = 0; s < RT_EVENTS; s++) {
+			const struct rec *a = rt_find(&rt.from_plain, t, s), *b = rt_find(&l, t, s);
+			ck_assert_uint_eq(b->info.posix_event_id, a->info.posix_event_id);
+			ck_assert_uint_eq(b->info.posix_event_id,
+			                  s % 5 == 4 ? POSIX_TRACE_UNNAMED_USEREVENT : rt.id[t]);
+			ck_assert_int_eq(b->info.posix_pid, a->info.posix_pid);
+			ck_assert_int_eq(b->info.posix_pid, getpid());
+			ck_assert(pthread_equal(b->info.posix_thread_id, a->info.posix_thread_id));
+			ck_assert(pthread_equal(b->info.posix_thread_id, rt.thread[t]));
+			ck_assert_ptr_eq(b->info.posix_prog_address, a->info.posix_prog_address);
+			ck_assert_int_eq(b->info.posix_truncation_status, a->info.posix_truncation_status);
+			ck_assert_int_eq(b->info.posix_truncation_status,
+			                 rt_len(t, s) > 1024 ? POSIX_TRACE_TRUNCATED_RECORD
+			                                     : POSIX_TRACE_NOT_TRUNCATED);
+			ck_assert_uint_eq(b->len, a->len);
+			ck_assert_uint_eq(b->len, rt_len(t, s) > 1024 ? 1024 : rt_len(t, s));
+			ck_assert_mem_eq(b->data, a->data, a->len);
+			ck_assert_int_ge(b->info.posix_timestamp.tv_nsec, 0);
+			ck_assert_int_lt(b->info.posix_timestamp.tv_nsec, 1000000000);
+			int64_t d = ns_of(b->info.posix_timestamp) - ns_of(a->info.posix_timestamp);
+			if (!have_offset) {
+				offset = d;
+				have_offset = 1;
+			}
+			ck_assert_int_eq(d, offset);
+		}
+	}
+}
+END_TEST
+
+START_TEST(roundtrip_event_names_come_from_the_log)
+{
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	rt_build();
+	trace_id_t log = open_log(rt.fd);
+	for (uint32_t t = 0; t < RT_THREADS; t++) {
+		char want[32];
+		snprintf(want, sizeof want, "rt_thread_%u", t);
+		ck_assert_ok(posix_trace_eventid_get_name(log, rt.id[t], name));
+		ck_assert_str_eq(name, want);
+	}
+	ck_assert_ok(posix_trace_eventid_get_name(log, POSIX_TRACE_FLUSH_START, name));
+	ck_assert_str_eq(name, "posix_trace_flush_start");
+	ck_assert_ok(posix_trace_eventid_get_name(log, POSIX_TRACE_ERROR, name));
+	ck_assert_str_eq(name, "posix_trace_error");
+	ck_assert_ok(posix_trace_eventid_get_name(log, POSIX_TRACE_UNNAMED_USEREVENT, name));
+	ck_assert_str_eq(name, "posix_trace_unnamed_userevent");
+	ck_assert_err(posix_trace_eventid_get_name(log, rt.id[RT_THREADS - 1] + 1, name), EINVAL);
+	ck_assert_err(posix_trace_eventid_get_name(log, 0, name), EINVAL);
+}
+END_TEST
+
+START_TEST(roundtrip_eventtypelist_lists_the_logs_names)
+{
+	trace_event_id_t want[8 + 1 + RT_THREADS], id;
+	int n = 0, unavailable;
+	rt_build();
+	trace_id_t log = open_log(rt.fd);
+	for (trace_event_id_t i = 1; i <= 8; i++)
+		want[n++] = i;
+	want[n++] = POSIX_TRACE_UNNAMED_USEREVENT;
+	for (int t = 0; t < RT_THREADS; t++)
+		want[n++] = rt.id[t];
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			ck_assert_ok(posix_trace_eventtypelist_getnext_id(log, &id, &unavailable));
+			ck_assert_int_eq(unavailable, 0);
+			ck_assert_uint_eq(id, want[i]);
+		}
+		ck_assert_ok(posix_trace_eventtypelist_getnext_id(log, &id, &unavailable));
+		ck_assert_int_ne(unavailable, 0);
+		ck_assert_ok(posix_trace_eventtypelist_rewind(log));
+	}
+}
+END_TEST
+
+START_TEST(roundtrip_get_attr_equals_stream_attr)
+{
+	trace_attr_t got;
+	char a[TRACE_NAME_MAX], b[TRACE_NAME_MAX];
+	struct timespec ta, tb;
+	size_t sa, sb;
+	int ia, ib;
+	rt_build();
+	trace_id_t log = open_log(rt.fd);
+	ck_assert_ok(posix_trace_attr_init(&got));
+	ck_assert_ok(posix_trace_get_attr(log, &got));
+	ck_assert_ok(posix_trace_attr_getname(&rt.attr, a));
+	ck_assert_ok(posix_trace_attr_getname(&got, b));
+	ck_assert_str_eq(b, a);
+	ck_assert_str_eq(b, "roundtrip");
+	ck_assert_ok(posix_trace_attr_getgenversion(&rt.attr, a));
+	ck_assert_ok(posix_trace_attr_getgenversion(&got, b));
+	ck_assert_str_eq(b, a);
+	ck_assert_ok(posix_trace_attr_getcreatetime(&rt.attr, &ta));
+	ck_assert_ok(posix_trace_attr_getcreatetime(&got, &tb));
+	ck_assert_int_eq(tb.tv_sec, ta.tv_sec);
+	ck_assert_int_eq(tb.tv_nsec, ta.tv_nsec);
+	ck_assert_int_ne(ta.tv_sec, 0);
+	ck_assert_ok(posix_trace_attr_getclockres(&rt.attr, &ta));
+	ck_assert_ok(posix_trace_attr_getclockres(&got, &tb));
+	ck_assert_int_eq(tb.tv_sec, ta.tv_sec);
+	ck_assert_int_eq(tb.tv_nsec, ta.tv_nsec);
+	ck_assert_ok(posix_trace_attr_getstreamsize(&rt.attr, &sa));
+	ck_assert_ok(posix_trace_attr_getstreamsize(&got, &sb));
+	ck_assert_uint_eq(sb, sa);
+	ck_assert_uint_eq(sb, 8u << 20);
+	ck_assert_ok(posix_trace_attr_getmaxdatasize(&rt.attr, &sa));
+	ck_assert_ok(posix_trace_attr_getmaxdatasize(&got, &sb));
+	ck_assert_uint_eq(sb, sa);
+	ck_assert_ok(posix_trace_attr_getlogsize(&rt.attr, &sa));
+	ck_assert_ok(posix_trace_attr_getlogsize(&got, &sb));
+	ck_assert_uint_eq(sb, sa);
+	ck_assert_uint_eq(sb, 1u << 20);
+	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&rt.attr, &ia));
+	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&got, &ib));
+	ck_assert_int_eq(ib, ia);
+	ck_assert_int_eq(ib, POSIX_TRACE_FLUSH);
+	ck_assert_ok(posix_trace_attr_getlogfullpolicy(&rt.attr, &ia));
+	ck_assert_ok(posix_trace_attr_getlogfullpolicy(&got, &ib));
+	ck_assert_int_eq(ib, ia);
+	ck_assert_int_eq(ib, POSIX_TRACE_APPEND);
+	ck_assert_ok(posix_trace_attr_getinherited(&rt.attr, &ia));
+	ck_assert_ok(posix_trace_attr_getinherited(&got, &ib));
+	ck_assert_int_eq(ib, ia);
+	ck_assert_int_eq(ib, POSIX_TRACE_INHERITED);
+}
+END_TEST
+
+START_TEST(roundtrip_get_status_is_not_reset_by_reading)
+{
+	rt_build();
+	trace_id_t log = open_log(rt.fd);
+	struct posix_trace_status_info a = status_of(log), b = status_of(log);
+	ck_assert_int_eq(b.posix_stream_status, a.posix_stream_status);
+	ck_assert_int_eq(b.posix_stream_full_status, a.posix_stream_full_status);
+	ck_assert_int_eq(b.posix_stream_overrun_status, a.posix_stream_overrun_status);
+	ck_assert_int_eq(b.posix_stream_flush_status, a.posix_stream_flush_status);
+	ck_assert_int_eq(b.posix_stream_flush_error, a.posix_stream_flush_error);
+	ck_assert_int_eq(b.posix_log_overrun_status, a.posix_log_overrun_status);
+	ck_assert_int_eq(b.posix_log_full_status, a.posix_log_full_status);
+	ck_assert_uint_eq(b.posixtrace_lost_events, a.posixtrace_lost_events);
+	/* a complete, lossless stream */
+	ck_assert_int_eq(a.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_int_eq(a.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(a.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+	ck_assert_int_eq(a.posix_stream_flush_error, 0);
+	ck_assert_int_eq(a.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(a.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_uint_eq(a.posixtrace_lost_events, 0);
+}
+END_TEST
+
+START_TEST(roundtrip_small_buffer_gives_truncated_read)
+{
+	rt_build();
+	struct evlist l = read_all_buf(open_log(rt.fd), 8);
+	size_t users = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (!is_tagged(&l.ev[i]))
+			continue;
+		struct tag t = tag_of(&l.ev[i]);
+		users++;
+		ck_assert_uint_eq(l.ev[i].len, 8);
+		ck_assert_int_eq(l.ev[i].info.posix_truncation_status,
+		                 rt_len(t.thread, t.seq) > 8 ? POSIX_TRACE_TRUNCATED_READ
+		                                             : POSIX_TRACE_NOT_TRUNCATED);
+	}
+	ck_assert_uint_eq(users, RT_THREADS * RT_EVENTS);
+}
+END_TEST
+
+START_TEST(roundtrip_zero_buffer_with_null_data_reads_every_event)
+{
+	rt_build();
+	struct evlist full = read_all(open_log(rt.fd));
+	struct evlist l = read_all_buf(open_log(rt.fd), 0);
+	ck_assert_uint_eq(l.n, full.n);
+	for (size_t i = 0; i < l.n; i++) {
+		ck_assert_uint_eq(l.ev[i].len, 0);
+		ck_assert_uint_eq(l.ev[i].info.posix_event_id, full.ev[i].info.posix_event_id);
+		ck_assert_int_eq(l.ev[i].info.posix_truncation_status,
+		                 full.ev[i].len ? POSIX_TRACE_TRUNCATED_READ
+		                                : full.ev[i].info.posix_truncation_status);
+	}
+}
+END_TEST
+
+/* ---- pre-recorded streams: rewind, close, forbidden functions --------------- */
+
+START_TEST(open_reads_events_oldest_first_then_unavailable)
+{
+	int fd = make_log(20);
+	trace_id_t log = open_log(fd);
+	struct evlist l = read_all(log);
+	ck_assert_uint_eq(l.ev[0].info.posix_event_id, POSIX_TRACE_START);
+	assert_seqs_contiguous(&l, 0, 19);
+	for (size_t i = 1; i < l.n; i++)
+		ck_assert_int_ge(ns_of(l.ev[i].info.posix_timestamp),
+		                 ns_of(l.ev[i - 1].info.posix_timestamp));
+	/* the end stays the end */
+	struct posix_trace_event_info info;
+	char buf[64];
+	size_t len;
+	int unavailable = 0;
+	ck_assert_ok(posix_trace_getnext_event(log, &info, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_ne(unavailable, 0);
+}
+END_TEST
+
+START_TEST(rewind_reads_the_same_sequence_again)
+{
+	int fd = make_log(50);
+	trace_id_t log = open_log(fd);
+	struct evlist a = read_all(log);
+	ck_assert_ok(posix_trace_rewind(log));
+	struct evlist b = read_all(log);
+	ck_assert_uint_eq(b.n, a.n);
+	ck_assert_uint_gt(a.n, 50);
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert_uint_eq(b.ev[i].info.posix_event_id, a.ev[i].info.posix_event_id);
+		ck_assert_int_eq(ns_of(b.ev[i].info.posix_timestamp), ns_of(a.ev[i].info.posix_timestamp));
+		ck_assert_uint_eq(b.ev[i].len, a.ev[i].len);
+		ck_assert_mem_eq(b.ev[i].data, a.ev[i].data, a.ev[i].len);
+	}
+}
+END_TEST
+
+START_TEST(rewind_in_the_middle_restarts_from_the_oldest)
+{
+	int fd = make_log(10);
+	trace_id_t log = open_log(fd);
+	struct posix_trace_event_info first, info;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	ck_assert_ok(posix_trace_getnext_event(log, &first, buf, sizeof buf, &len, &unavailable));
+	for (int i = 0; i < 4; i++)
+		ck_assert_ok(posix_trace_getnext_event(log, &info, buf, sizeof buf, &len, &unavailable));
+	ck_assert_ok(posix_trace_rewind(log));
+	ck_assert_ok(posix_trace_getnext_event(log, &info, buf, sizeof buf, &len, &unavailable));
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_eq(info.posix_event_id, first.posix_event_id);
+	ck_assert_int_eq(ns_of(info.posix_timestamp), ns_of(first.posix_timestamp));
+}
+END_TEST
+
+START_TEST(two_opens_of_one_log_read_independently)
+{
+	int fd = make_log(10);
+	trace_id_t a = open_log(fd), b = open_log(fd);
+	ck_assert_uint_ne(a, b);
+	struct evlist la = read_all(a), lb = read_all(b);
+	ck_assert_uint_eq(la.n, lb.n);
+	assert_seqs_contiguous(&lb, 0, 9);
+}
+END_TEST
+
+START_TEST(close_makes_trid_invalid)
+{
+	int fd = make_log(3);
+	trace_id_t log = open_log(fd);
+	struct posix_trace_event_info info;
+	struct posix_trace_status_info st;
+	trace_attr_t attr;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	ck_assert_ok(posix_trace_close(log));
+	ck_assert_err(posix_trace_getnext_event(log, &info, buf, sizeof buf, &len, &unavailable),
+	              EINVAL);
+	ck_assert_err(posix_trace_rewind(log), EINVAL);
+	ck_assert_err(posix_trace_get_status(log, &st), EINVAL);
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_err(posix_trace_get_attr(log, &attr), EINVAL);
+	ck_assert_err(posix_trace_close(log), EINVAL);
+}
+END_TEST
+
+START_TEST(close_and_rewind_invalid_trid_are_einval)
+{
+	ck_assert_err(posix_trace_close(0), EINVAL);
+	ck_assert_err(posix_trace_rewind(0), EINVAL);
+	ck_assert_err(posix_trace_close(12345), EINVAL);
+	ck_assert_err(posix_trace_rewind(12345), EINVAL);
+}
+END_TEST
+
+START_TEST(analyzer_try_and_timed_getnext_on_prerecorded_are_einval)
+{
+	int fd = make_log(3);
+	trace_id_t log = open_log(fd);
+	struct posix_trace_event_info info;
+	struct timespec abstime;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	clock_gettime(CLOCK_REALTIME, &abstime);
+	abstime.tv_sec += 1;
+	ck_assert_err(posix_trace_trygetnext_event(log, &info, buf, sizeof buf, &len, &unavailable),
+	              EINVAL);
+	ck_assert_err(posix_trace_timedgetnext_event(log, &info, buf, sizeof buf, &len, &unavailable,
+	                                             &abstime),
+	              EINVAL);
+}
+END_TEST
+
+START_TEST(controller_functions_on_prerecorded_are_einval)
+{
+	int fd = make_log(3);
+	trace_id_t log = open_log(fd);
+	trace_event_set_t set;
+	trace_event_id_t id;
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_err(posix_trace_start(log), EINVAL);
+	ck_assert_err(posix_trace_stop(log), EINVAL);
+	ck_assert_err(posix_trace_clear(log), EINVAL);
+	ck_assert_err(posix_trace_flush(log), EINVAL);
+	ck_assert_err(posix_trace_set_filter(log, &set, POSIX_TRACE_SET_EVENTSET), EINVAL);
+	ck_assert_err(posix_trace_get_filter(log, &set), EINVAL);
+	ck_assert_err(posix_trace_trid_eventid_open(log, "not_on_a_log", &id), EINVAL);
+	ck_assert_err(posix_trace_shutdown(log), EINVAL);
+	/* still a valid pre-recorded trid */
+	ck_assert_ok(posix_trace_rewind(log));
+	ck_assert_ok(posix_trace_close(log));
+}
+END_TEST
+
+START_TEST(rewind_and_close_on_active_stream_with_log_are_einval)
+{
+	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	ck_assert_err(posix_trace_rewind(trid), EINVAL);
+	ck_assert_err(posix_trace_close(trid), EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(rewind_and_close_on_active_stream_without_log_are_einval)
+{
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(0, NULL, &trid));
+	ck_assert_err(posix_trace_rewind(trid), EINVAL);
+	ck_assert_err(posix_trace_close(trid), EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+static trace_id_t active_log_with_events(void)
+{
+	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 5, 16);
+	return trid;
+}
+
+START_TEST(getnext_on_active_stream_with_log_is_einval)
+{
+	trace_id_t trid = active_log_with_events();
+	struct posix_trace_event_info info;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	ck_assert_err(posix_trace_getnext_event(trid, &info, buf, sizeof buf, &len, &unavailable),
+	              EINVAL);
+}
+END_TEST
+
+START_TEST(trygetnext_on_active_stream_with_log_is_einval)
+{
+	trace_id_t trid = active_log_with_events();
+	struct posix_trace_event_info info;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	ck_assert_err(posix_trace_trygetnext_event(trid, &info, buf, sizeof buf, &len, &unavailable),
+	              EINVAL);
+}
+END_TEST
+
+START_TEST(timedgetnext_on_active_stream_with_log_is_einval)
+{
+	trace_id_t trid = active_log_with_events();
+	struct posix_trace_event_info info;
+	struct timespec abstime;
+	char buf[64];
+	size_t len;
+	int unavailable;
+	clock_gettime(CLOCK_REALTIME, &abstime);
+	abstime.tv_sec += 1;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &info, buf, sizeof buf, &len, &unavailable,
+	                                             &abstime),
+	              EINVAL);
+}
+END_TEST
+
+/* ---- log-full-policy ------------------------------------------------------- */
+
+#define POLICY_EVENTS 5000u
+#define POLICY_LEN 100u
+
+START_TEST(until_full_log_ends_with_automatic_stop)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct evlist l = read_all(open_log(fd));
+	ck_assert_uint_ge(l.n, 2);
+	const struct rec *last = &l.ev[l.n - 1];
+	int automatic = -1;
+	ck_assert_uint_eq(last->info.posix_event_id, POSIX_TRACE_STOP);
+	ck_assert_uint_eq(last->len, sizeof(int));
+	memcpy(&automatic, last->data, sizeof automatic);
+	ck_assert_int_eq(automatic, 1);
+	/* everything before it, in order, from the first event on */
+	struct tag *t;
+	size_t n = user_tags(&l, &t);
+	ck_assert_uint_gt(n, 100);
+	ck_assert_uint_lt(n, POLICY_EVENTS);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(t[i].seq, i);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_STOP), 1);
+}
+END_TEST
+
+START_TEST(until_full_log_status_is_full_and_overrun)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct posix_trace_status_info st = status_of(open_log(fd));
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+}
+END_TEST
+
+START_TEST(until_full_log_data_stays_within_log_size)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
+	struct stat st;
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	/* the header and name table do not count */
+	ck_assert_int_le(st.st_size - (off_t)PT_LOG_DATA_OFF, (off_t)(200u << 10));
+}
+END_TEST
+
+START_TEST(until_full_log_stops_the_active_stream)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
+	flush_and_wait(trid);
+	struct posix_trace_status_info st = status_of(trid);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert(seen_log_overrun || st.posix_log_overrun_status == POSIX_TRACE_OVERRUN);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	/* the log overrun status is reset once read */
+	ck_assert_int_eq(status_of(trid).posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(loop_log_keeps_the_newest_events)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 256u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("loop"), 0, POLICY_EVENTS * 4, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct evlist l = read_all(open_log(fd));
+	struct tag *t;
+	size_t n = user_tags(&l, &t);
+	ck_assert_uint_gt(n, 100);
+	ck_assert_uint_lt(n, POLICY_EVENTS * 4);
+	/* a contiguous run that ends with the last event written */
+	ck_assert_uint_eq(t[n - 1].seq, POLICY_EVENTS * 4 - 1);
+	ck_assert_uint_gt(t[0].seq, 0);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_uint_eq(t[i].seq, t[i - 1].seq + 1);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+}
+END_TEST
+
+START_TEST(loop_log_status_is_full_and_overrun)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 256u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("loop"), 0, POLICY_EVENTS * 4, POLICY_LEN);
+	flush_and_wait(trid);
+	struct posix_trace_status_info st = status_of(trid);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert(seen_log_overrun || st.posix_log_overrun_status == POSIX_TRACE_OVERRUN);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING); /* loops on */
+	ck_assert_ok(posix_trace_shutdown(trid));
+	st = status_of(open_log(fd));
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+}
+END_TEST
+
+START_TEST(loop_log_that_did_not_wrap_keeps_everything)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 1u << 20, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("loop_small"), 0, 500, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	struct evlist l = read_all(log);
+	assert_seqs_contiguous(&l, 0, 499);
+	struct posix_trace_status_info st = status_of(log);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+}
+END_TEST
+
+START_TEST(append_log_keeps_everything_beyond_log_size)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 64u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("append"), 0, POLICY_EVENTS * 4, POLICY_LEN);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	struct evlist l = read_all(log);
+	assert_seqs_contiguous(&l, 0, POLICY_EVENTS * 4 - 1);
+	struct posix_trace_status_info st = status_of(log);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+}
+END_TEST
+
+/* ---- posix_trace_clear with a log ------------------------------------------ */
+
+static void clear_between(int log_policy)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, log_policy, 0, 0, 0);
+	trace_event_id_t id = user_id("clear_log");
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(id, 0, 20, 32);
+	flush_and_wait(trid);
+	record_n(id, 20, 20, 32); /* still in the stream */
+	ck_assert_ok(posix_trace_clear(trid));
+	record_n(id, 1000, 10, 32);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct evlist l = read_all(open_log(fd));
+	/* the first event in the log is the first one recorded after clear */
+	ck_assert_uint_gt(l.n, 0);
+	ck_assert(is_tagged(&l.ev[0]));
+	ck_assert_uint_eq(tag_of(&l.ev[0]).seq, 1000);
+	assert_seqs_contiguous(&l, 1000, 1009);
+}
+
+START_TEST(clear_on_until_full_log_drops_earlier_events)
+{
+	clear_between(POSIX_TRACE_UNTIL_FULL);
+}
+END_TEST
+
+START_TEST(clear_on_loop_log_drops_earlier_events)
+{
+	clear_between(POSIX_TRACE_LOOP);
+}
+END_TEST
+
+START_TEST(clear_makes_full_log_not_full)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(user_id("clear_full"), 0, POLICY_EVENTS, POLICY_LEN);
+	flush_and_wait(trid);
+	ck_assert_int_eq(status_of(trid).posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert_ok(posix_trace_clear(trid));
+	ck_assert_int_eq(status_of(trid).posix_log_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(clear_keeps_names_in_the_log)
+{
+	int fd = new_log_file();
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 0, 0, 0);
+	trace_event_id_t id = user_id("named_before_clear");
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(id, 0, 5, 16);
+	flush_and_wait(trid);
+	ck_assert_ok(posix_trace_clear(trid));
+	record_n(id, 5, 5, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	ck_assert_ok(posix_trace_eventid_get_name(log, id, name));
+	ck_assert_str_eq(name, "named_before_clear");
+}
+END_TEST
+
+/* ---- stream-full-policy POSIX_TRACE_FLUSH ---------------------------------- */
+
+START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
+{
+	const uint32_t total = 200000;
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 64u << 10);
+	trace_event_id_t id = user_id("flush_policy");
+	ck_assert_ok(posix_trace_start(trid));
+	for (uint32_t i = 0; i < total; i++) {
+		record_tagged(id, 0, i, 16);
+		if (i % 1000 == 999)
+			sleep_ms(1);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	struct evlist l = read_all(log);
+	struct posix_trace_status_info st = status_of(log);
+	struct tag *t;
+	size_t n = user_tags(&l, &t);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_uint_gt(t[i].seq, t[i - 1].seq);
+	ck_assert_uint_eq(n + st.posixtrace_lost_events, total);
+	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
+	ck_assert_uint_eq(n, total);
+	ck_assert_uint_ge(count_id(&l, POSIX_TRACE_FLUSH_START), 2); /* flushed on its own */
+}
+END_TEST
+
+START_TEST(flush_policy_losses_are_counted_when_writer_outruns)
+{
+	const uint32_t total = 200000;
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 16u << 10);
+	trace_event_id_t id = user_id("flush_outrun");
+	ck_assert_ok(posix_trace_start(trid));
+	for (uint32_t i = 0; i < total; i++)
+		record_tagged(id, 0, i, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	struct evlist l = read_all(log);
+	struct posix_trace_status_info st = status_of(log);
+	struct tag *t;
+	size_t n = user_tags(&l, &t);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_uint_gt(t[i].seq, t[i - 1].seq);
+	/* lost events also count system events (FLUSH_START, FLUSH_STOP) that
+	 * found the stream full */
+	ck_assert_uint_le(n, total);
+	ck_assert_uint_ge(n + st.posixtrace_lost_events, total);
+	if (st.posixtrace_lost_events) {
+		ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
+		ck_assert_uint_ge(count_id(&l, POSIX_TRACE_OVERFLOW), 1);
+	}
+}
+END_TEST
+
+/* ---- logs through pipes ------------------------------------------------------ */
+
+START_TEST(log_written_to_pipe_reads_back_from_copy)
+{
+	int p[2], copy = new_log_file();
+	ck_assert_int_eq(pipe(p), 0);
+	struct pump pump = {.in = p[0], .out = copy};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0);
+	close(p[1]); /* the keeper holds its own */
+	trace_event_id_t id = user_id("through_pipe");
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(id, 0, 3000, 100);
+	trace_event_id_t late = user_id("named_late"); /* names reach an unseekable log too */
+	record_tagged(late, 0, 3000, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+
+	trace_id_t log = open_log(copy);
+	struct evlist l = read_all(log);
+	assert_seqs_contiguous(&l, 0, 3000);
+	ck_assert_uint_eq(count_id(&l, late), 1);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	ck_assert_ok(posix_trace_eventid_get_name(log, late, name));
+	ck_assert_str_eq(name, "named_late");
+	ck_assert_ok(posix_trace_eventid_get_name(log, id, name));
+	ck_assert_str_eq(name, "through_pipe");
+}
+END_TEST
+
+START_TEST(open_reads_a_log_from_a_pipe)
+{
+	int fd = make_log(500), p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	struct pump pump = {.in = reopen_ro(fd), .out = p[1], .close_out = 1};
+	pthread_t th;
+	trace_id_t log;
+	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	ck_assert_ok(posix_trace_open(p[0], &log));
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	struct evlist l = read_all(log);
+	assert_seqs_contiguous(&l, 0, 499);
+	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	/* read whole: rewind works on a pipe too */
+	ck_assert_ok(posix_trace_rewind(log));
+	struct evlist again = read_all(log);
+	ck_assert_uint_eq(again.n, l.n);
+}
+END_TEST
+
+/* ---- posix_trace_open: not a log ------------------------------------------ */
+
+START_TEST(open_null_trid_is_einval)
+{
+	int fd = make_log(1);
+	ck_assert_err(posix_trace_open(reopen_ro(fd), NULL), EINVAL);
+}
+END_TEST
+
+START_TEST(open_empty_file_is_einval)
+{
+	trace_id_t trid;
+	ck_assert_err(posix_trace_open(reopen_ro(new_log_file()), &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_random_bytes_is_einval)
+{
+	static unsigned char junk[200000];
+	trace_id_t trid;
+	unsigned seed = 12345;
+	for (size_t i = 0; i < sizeof junk; i++)
+		junk[i] = (unsigned char)(rand_r(&seed) >> 7);
+	ck_assert_err(open_bytes(junk, sizeof junk, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_closed_fd_is_einval)
+{
+	trace_id_t trid;
+	int fd = new_log_file();
+	close(fd);
+	ck_assert_err(posix_trace_open(fd, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_unchanged_copy_of_a_log_succeeds)
+{
+	size_t len;
+	unsigned char *buf = file_bytes(make_log(5), &len);
+	trace_id_t trid;
+	uint32_t crc;
+	/* the CRC recomputed by the tests matches the writer's */
+	memcpy(&crc, buf + offsetof(struct pt_log_header, crc), sizeof crc);
+	ck_assert_uint_eq(crc, crc32c(buf, offsetof(struct pt_log_header, crc)));
+	header_set_crc(buf);
+	ck_assert_ok(open_bytes(buf, len, &trid));
+	struct evlist l = read_all(trid);
+	assert_seqs_contiguous(&l, 0, 4);
+}
+END_TEST
+
+START_TEST(open_wrong_magic_is_einval)
+{
+	size_t len;
+	unsigned char *buf = file_bytes(make_log(5), &len);
+	trace_id_t trid;
+	buf[offsetof(struct pt_log_header, magic) + 7] ^= 0x20;
+	header_set_crc(buf);
+	ck_assert_err(open_bytes(buf, len, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_wrong_version_is_einval)
+{
+	size_t len;
+	unsigned char *buf = file_bytes(make_log(5), &len);
+	trace_id_t trid;
+	uint32_t v = PT_LOG_VERSION + 1;
+	memcpy(buf + offsetof(struct pt_log_header, version), &v, sizeof v);
+	header_set_crc(buf);
+	ck_assert_err(open_bytes(buf, len, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_other_byte_order_is_einval)
+{
+	size_t len;
+	unsigned char *buf = file_bytes(make_log(5), &len);
+	trace_id_t trid;
+	uint32_t bom;
+	memcpy(&bom, buf + offsetof(struct pt_log_header, byte_order), sizeof bom);
+	ck_assert_uint_eq(bom, PT_LOG_BOM);
+	bom = __builtin_bswap32(bom);
+	memcpy(buf + offsetof(struct pt_log_header, byte_order), &bom, sizeof bom);
+	header_set_crc(buf);
+	ck_assert_err(open_bytes(buf, len, &trid), EINVAL);
+}
+END_TEST
+
+START_TEST(open_bad_header_crc_is_einval)
+{
+	size_t len;
+	unsigned char *buf = file_bytes(make_log(5), &len);
+	trace_id_t trid;
+	buf[offsetof(struct pt_log_header, trace_name)] ^= 0x01;
+	ck_assert_err(open_bytes(buf, len, &trid), EINVAL);
+}
+END_TEST
+
+/* ---- write errors ------------------------------------------------------------ */
+
+/* Fills the log through a device that refuses writes past some size;
+ * checks the error is reported by get_status, by shutdown and in the log. */
+static void fill_and_expect_error(int fd, int expected, size_t stream_size, uint32_t nevents)
+{
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, stream_size);
+	trace_event_id_t id = user_id("disk_full");
+	ck_assert_ok(posix_trace_start(trid));
+	for (uint32_t i = 0; i < nevents; i++) {
+		record_tagged(id, 0, i, 1000);
+		if (i % 20 == 19)
+			sleep_ms(1);
+	}
+	ck_assert_ok(posix_trace_flush(trid));
+	ck_assert_int_eq(wait_flushed(trid), expected);
+	/* reset when read */
+	ck_assert_int_eq(status_of(trid).posix_stream_flush_error, 0);
+	record_n(id, nevents, 10, 16);
+	ck_assert_err(posix_trace_shutdown(trid), expected);
+
+	trace_id_t log = open_log(fd);
+	ck_assert_int_eq(status_of(log).posix_stream_flush_error, expected);
+	/* What was written ends with POSIX_TRACE_ERROR: the write error itself,
+	 * or EBADMSG for the block the failed write cut short. */
+	struct evlist l = read_all(log);
+	int data = 0;
+	ck_assert_uint_gt(l.n, 0);
+	ck_assert_uint_eq(l.ev[l.n - 1].info.posix_event_id, POSIX_TRACE_ERROR);
+	ck_assert_uint_eq(l.ev[l.n - 1].len, sizeof data);
+	memcpy(&data, l.ev[l.n - 1].data, sizeof data);
+	ck_assert_msg(data == expected || data == EBADMSG, "ERROR data %d", data);
+}
+
+START_TEST(enospc_on_small_tmpfs_is_reported)
+{
+	char dir[] = "/tmp/pt_t_log_fs_XXXXXX", path[64];
+	if (geteuid() != 0) {
+		fprintf(stderr, "enospc_on_small_tmpfs_is_reported: SKIPPED (not root, cannot mount "
+		                "a small tmpfs)\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0) {
+		fprintf(stderr, "enospc_on_small_tmpfs_is_reported: SKIPPED (mount -t tmpfs "
+		                "failed: %s)\n", strerror(errno));
+		rmdir(dir);
+		return;
+	}
+	snprintf(path, sizeof path, "%s/log", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	/* Detached at once: the file system lives while fd is open, and
+	 * nothing is left mounted if the test fails. */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_ge(fd, 0);
+	fill_and_expect_error(fd, ENOSPC, 0, 400);
+}
+END_TEST
+
+START_TEST(efbig_over_file_size_limit_is_reported)
+{
+	/* the stream's own shared memory counts against the limit too */
+	struct rlimit rl = {1u << 20, 1u << 20};
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	fill_and_expect_error(new_log_file(), EFBIG, 64u << 10, 2000);
+}
+END_TEST
+
+START_TEST(pipe_reader_gone_reports_flush_error)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	/* room for the header and name table, then nobody reads the log */
+	ck_assert_int_ge(fcntl(p[1], F_SETPIPE_SZ, 1 << 20), (int)PT_LOG_DATA_OFF);
+	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0);
+	close(p[1]);
+	close(p[0]);
+	ck_assert_ok(posix_trace_start(trid));
+	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 2000, 500);
+	ck_assert_ok(posix_trace_flush(trid));
+	int err = wait_flushed(trid);
+	ck_assert_int_ne(err, 0);
+	ck_assert_err(posix_trace_shutdown(trid), err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc;
+
+	tc = pt_tcase(s, "create_withlog");
+	tcase_add_test(tc, withlog_closed_fd_is_ebadf);
+	tcase_add_test(tc, withlog_read_only_fd_is_ebadf);
+	tcase_add_test(tc, withlog_directory_is_ebadf);
+	tcase_add_test(tc, withlog_pipe_with_loop_policy_is_einval);
+	tcase_add_test(tc, withlog_pipe_with_until_full_policy_is_einval);
+	tcase_add_test(tc, withlog_pipe_with_default_log_policy_is_einval);
+	tcase_add_test(tc, withlog_socket_with_loop_policy_is_einval);
+	tcase_add_test(tc, withlog_pipe_with_append_policy_succeeds);
+	tcase_add_test(tc, withlog_char_device_with_loop_policy_is_einval);
+	tcase_add_test(tc, withlog_char_device_with_append_policy_succeeds);
+	tcase_add_test(tc, withlog_regular_file_accepts_every_log_policy);
+	tcase_add_test(tc, withlog_default_stream_policy_becomes_flush);
+	tcase_add_test(tc, withlog_initialised_attr_without_policy_becomes_flush);
+	tcase_add_test(tc, withlog_explicit_loop_stream_policy_is_kept);
+	tcase_add_test(tc, withlog_uninitialised_attr_is_einval);
+	tcase_add_test(tc, withlog_null_trid_is_einval);
+	tcase_add_test(tc, withlog_negative_pid_is_esrch);
+	tcase_add_test(tc, withlog_reaped_child_pid_is_esrch);
+	tcase_add_test(tc, withlog_beyond_trace_sys_max_is_eagain);
+	tcase_add_test(tc, withlog_new_stream_log_status);
+	tcase_add_test(tc, withlog_truncates_existing_file);
+	tcase_add_test(tc, withlog_dev_full_is_enospc);
+	tcase_add_test(tc, shutdown_waits_for_the_keeper);
+
+	tc = pt_tcase(s, "flush");
+	tcase_add_test(tc, flush_stream_without_log_is_einval);
+	tcase_add_test(tc, flush_invalid_trid_is_einval);
+	tcase_add_test(tc, flush_after_shutdown_is_einval);
+	tcase_add_test(tc, flush_status_is_flushing_then_not_flushing);
+	tcase_add_test(tc, flush_writes_events_to_log_before_shutdown);
+	tcase_add_test(tc, flush_records_flush_start_and_flush_stop);
+	tcase_add_test(tc, flush_twice_in_a_row_succeeds);
+
+	tc = pt_tcase(s, "roundtrip");
+	tcase_add_test(tc, roundtrip_every_event_read_once_in_thread_order);
+	tcase_add_test(tc, roundtrip_every_field_equals_active_stream);
+	tcase_add_test(tc, roundtrip_event_names_come_from_the_log);
+	tcase_add_test(tc, roundtrip_eventtypelist_lists_the_logs_names);
+	tcase_add_test(tc, roundtrip_get_attr_equals_stream_attr);
+	tcase_add_test(tc, roundtrip_get_status_is_not_reset_by_reading);
+	tcase_add_test(tc, roundtrip_small_buffer_gives_truncated_read);
+	tcase_add_test(tc, roundtrip_zero_buffer_with_null_data_reads_every_event);
+
+	tc = pt_tcase(s, "prerecorded");
+	tcase_add_test(tc, open_reads_events_oldest_first_then_unavailable);
+	tcase_add_test(tc, rewind_reads_the_same_sequence_again);
+	tcase_add_test(tc, rewind_in_the_middle_restarts_from_the_oldest);
+	tcase_add_test(tc, two_opens_of_one_log_read_independently);
+	tcase_add_test(tc, close_makes_trid_invalid);
+	tcase_add_test(tc, close_and_rewind_invalid_trid_are_einval);
+	tcase_add_test(tc, analyzer_try_and_timed_getnext_on_prerecorded_are_einval);
+	tcase_add_test(tc, controller_functions_on_prerecorded_are_einval);
+	tcase_add_test(tc, rewind_and_close_on_active_stream_with_log_are_einval);
+	tcase_add_test(tc, rewind_and_close_on_active_stream_without_log_are_einval);
+	tcase_add_test(tc, getnext_on_active_stream_with_log_is_einval);
+	tcase_add_test(tc, trygetnext_on_active_stream_with_log_is_einval);
+	tcase_add_test(tc, timedgetnext_on_active_stream_with_log_is_einval);
+
+	tc = pt_tcase(s, "log_policy");
+	tcase_add_test(tc, until_full_log_ends_with_automatic_stop);
+	tcase_add_test(tc, until_full_log_status_is_full_and_overrun);
+	tcase_add_test(tc, until_full_log_data_stays_within_log_size);
+	tcase_add_test(tc, until_full_log_stops_the_active_stream);
+	tcase_add_test(tc, loop_log_keeps_the_newest_events);
+	tcase_add_test(tc, loop_log_status_is_full_and_overrun);
+	tcase_add_test(tc, loop_log_that_did_not_wrap_keeps_everything);
+	tcase_add_test(tc, append_log_keeps_everything_beyond_log_size);
+
+	tc = pt_tcase(s, "clear");
+	tcase_add_test(tc, clear_on_until_full_log_drops_earlier_events);
+	tcase_add_test(tc, clear_on_loop_log_drops_earlier_events);
+	tcase_add_test(tc, clear_makes_full_log_not_full);
+	tcase_add_test(tc, clear_keeps_names_in_the_log);
+
+	tc = pt_tcase(s, "flush_policy");
+	tcase_add_test(tc, flush_policy_small_stream_loses_nothing_at_moderate_rate);
+	tcase_add_test(tc, flush_policy_losses_are_counted_when_writer_outruns);
+
+	tc = pt_tcase(s, "pipe");
+	tcase_add_test(tc, log_written_to_pipe_reads_back_from_copy);
+	tcase_add_test(tc, open_reads_a_log_from_a_pipe);
+
+	tc = pt_tcase(s, "open_invalid");
+	tcase_add_test(tc, open_null_trid_is_einval);
+	tcase_add_test(tc, open_empty_file_is_einval);
+	tcase_add_test(tc, open_random_bytes_is_einval);
+	tcase_add_test(tc, open_closed_fd_is_einval);
+	tcase_add_test(tc, open_unchanged_copy_of_a_log_succeeds);
+	tcase_add_test(tc, open_wrong_magic_is_einval);
+	tcase_add_test(tc, open_wrong_version_is_einval);
+	tcase_add_test(tc, open_other_byte_order_is_einval);
+	tcase_add_test(tc, open_bad_header_crc_is_einval);
+
+	tc = pt_tcase(s, "write_errors");
+	tcase_add_test(tc, enospc_on_small_tmpfs_is_reported);
+	tcase_add_test(tc, efbig_over_file_size_limit_is_reported);
+	tcase_add_test(tc, pipe_reader_gone_reports_flush_error);
+
+	return pt_run(s);
+}
