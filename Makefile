@@ -44,7 +44,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all lib check demo bench install uninstall clean deps tests examples
+.PHONY: all lib check demo bench install uninstall clean deps tests examples fuzz
 all: lib examples
 
 lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
@@ -115,5 +115,44 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/trace.h $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
+# libFuzzer over trace logs (clang): builds the library into the fuzzer with
+# ASan+UBSan, writes a seed corpus of real logs, runs FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build-fuzz
+fuzz:
+	@mkdir -p $(FUZZ_DIR)/corpus
+	clang $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
+	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
+	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/fuzz_log -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
+	  -timeout=10 -print_final_stats=1 $(FUZZ_DIR)/corpus
+
 clean:
 	rm -rf build build-*
+
+# --- posixtrace(1), the command-line tool (tools/) --------------------------
+# A client of the public API: built from tools/*.c against the shared library
+# with an rpath, part of `all`; installed with its man pages by `install`.
+TOOL      := $(BUILD)/posixtrace
+TOOL_SRCS := $(wildcard tools/*.c)
+
+all: $(TOOL)
+
+$(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtrace.so
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $@ $(APP_LINK)
+
+.PHONY: install-tool uninstall-tool
+install: install-tool
+install-tool: lib $(TOOL)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $(BUILD)/posixtrace.install \
+	  -L$(BUILD) -Wl,-rpath,$(LIBDIR) -lposixtrace $(LDLIBS)
+	install -m 755 $(BUILD)/posixtrace.install $(DESTDIR)$(BINDIR)/posixtrace
+	install -m 644 docs/posixtrace.1 $(DESTDIR)$(MANDIR)/man1/posixtrace.1
+	install -m 644 docs/posixtrace.3 $(DESTDIR)$(MANDIR)/man3/posixtrace.3
+
+uninstall: uninstall-tool
+uninstall-tool:
+	rm -f $(DESTDIR)$(BINDIR)/posixtrace $(DESTDIR)$(MANDIR)/man1/posixtrace.1 \
+	      $(DESTDIR)$(MANDIR)/man3/posixtrace.3
