@@ -71,6 +71,8 @@ struct pt_handle *pt_handle_alloc(void)
 			h->named = 0;
 			h->slot = -1;
 			memset(h->broken, 0, sizeof h->broken);
+			for (uint32_t l = 0; l < PT_MAX_LANES; l++)
+				h->commit_cache[l].key = UINT64_MAX;
 		}
 		pthread_mutex_unlock(&h->lock);
 	}

@@ -222,7 +222,6 @@ struct pt_stream_hdr {
 	_Atomic uint32_t log_full;
 	_Atomic uint32_t log_overrun;   /* reset by get_status */
 	_Atomic uint32_t keeper_ack;    /* futex: bumped after each command */
-	_Atomic uint32_t keeper_error;  /* first error of the keeper, kept */
 	_Atomic uint32_t keeper_wake;   /* futex the keeper sleeps on */
 	_Atomic uint32_t keeper_kicked; /* a writer asked for a flush */
 
@@ -458,6 +457,11 @@ struct pt_synth {               /* an event the reader reports itself */
 enum { PT_H_ACTIVE = 1, PT_H_LOG = 2 };
 struct pt_logreader;
 
+struct pt_commit_cache {         /* the reader's last view of a lane's chunk */
+	uint64_t key;             /* head without its offset; UINT64_MAX: none */
+	uint32_t end;
+};
+
 struct pt_handle {
 	pthread_mutex_t lock;
 	int kind;                  /* PT_H_ACTIVE or PT_H_LOG */
@@ -484,6 +488,7 @@ struct pt_handle {
 	uint32_t npending;
 	struct pt_synth pending[PT_PENDING_MAX];
 	unsigned char broken[PT_MAX_LANES];
+	struct pt_commit_cache commit_cache[PT_MAX_LANES];
 };
 
 PT_HIDDEN struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);

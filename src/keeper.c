@@ -171,10 +171,8 @@ static void keep_error(struct keeper *k, int err)
 {
 	if (!err)
 		return;
-	if (!k->error) {
+	if (!k->error)
 		k->error = err;
-		atomic_store_explicit(&k->shdr->keeper_error, (uint32_t)err, memory_order_relaxed);
-	}
 	uint32_t none = 0;
 	atomic_compare_exchange_strong_explicit(&k->shdr->flush_error, &none, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
@@ -440,7 +438,7 @@ __attribute__((noreturn)) static void finish_log(struct keeper *k)
 		if (fdatasync(k->fd) != 0)
 			keep_error(k, errno);
 	}
-	_exit(k->error ? 1 : 0);
+	_exit(k->error > 0 && k->error < 256 ? k->error : k->error ? EIO : 0);
 }
 
 static int stream_needs_flush(const struct keeper *k)
@@ -548,6 +546,8 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 			atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
 	k->h->npending = 0;
 	k->h->resume_pending = 0;
+	for (uint32_t l = 0; l < PT_MAX_LANES; l++)
+		k->h->commit_cache[l].key = UINT64_MAX;
 	if (k->fd >= 0) {
 		k->block = malloc(k->block_size);
 		k->out_cap = OUT_BUFFER > 2 * k->block_size ? OUT_BUFFER : 2 * k->block_size;
@@ -684,10 +684,11 @@ int pt_keeper_finish(struct pt_handle *h)
 	while (waitpid(h->keeper, &status, 0) < 0 && errno == EINTR)
 		;
 	h->keeper = 0;
-	uint32_t kerr = atomic_load_explicit(&s->keeper_error, memory_order_relaxed);
-	if (kerr)
-		return (int)kerr;
-	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+	/* The exit status, not the shared mapping (which the target can
+	 * write), says how the log ended. */
+	if (!err && WIFEXITED(status))
+		err = WEXITSTATUS(status);
+	else if (!err)
 		err = EIO;
 	return err;
 }

@@ -39,8 +39,8 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
 		uint32_t done = atomic_load_explicit(&hdr->flush_done, memory_order_acquire);
 		st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING
 		                                            : POSIX_TRACE_NOT_FLUSHING;
-		st->posix_stream_flush_error = (int)atomic_exchange_explicit(&hdr->flush_error, 0,
-		                                                             memory_order_relaxed);
+		uint32_t ferr = atomic_exchange_explicit(&hdr->flush_error, 0, memory_order_relaxed);
+		st->posix_stream_flush_error = ferr < 4096 ? (int)ferr : EIO; /* shared memory */
 		st->posix_log_overrun_status =
 		    atomic_exchange_explicit(&hdr->log_overrun, 0, memory_order_relaxed)
 		        ? POSIX_TRACE_OVERRUN

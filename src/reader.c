@@ -65,7 +65,8 @@ static void retire_chunk(const struct pt_map *m, struct pt_lane *l, uint32_t c, 
 
 /* Finds the oldest unread event of a lane, moving the lane's head past
  * chunks that are sealed and fully read. */
-static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out)
+static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out,
+                     struct pt_commit_cache *cache)
 {
 	struct pt_lane *l = pt_lane_at(m, li);
 	for (uint32_t steps = 0; steps <= m->nchunks + 1; steps++) {
@@ -76,11 +77,21 @@ static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out)
 		if (c >= m->nchunks || off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
 			return PEEK_BROKEN;
 		struct pt_chunk *ch = pt_chunk_at(m, c);
-		uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
-		uint32_t end = (uint32_t)commit;
-		int moved = atomic_load_explicit(&l->head, memory_order_acquire) != hd;
-		if (moved)
-			continue;
+		/* The commit word is on the writer's hot line: it is loaded
+		 * again only once the reader has caught up with what it said
+		 * last time about this chunk (in this place of the lane). */
+		uint64_t key = hd & ~((uint64_t)0xffffff << 20);
+		uint32_t end;
+		if (cache->key == key && off < cache->end) {
+			end = cache->end;
+		} else {
+			end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+			int moved = atomic_load_explicit(&l->head, memory_order_acquire) != hd;
+			if (moved)
+				continue;
+			cache->key = key;
+			cache->end = end;
+		}
 		if (end > m->chunk_size || off > end)
 			return PEEK_BROKEN;
 		if (off < end) {
@@ -104,8 +115,10 @@ static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out)
 			return PEEK_EMPTY;
 		/* Sealed: the commit word is final now; look again for events
 		 * committed between the two loads. */
-		if ((uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire) != end)
+		if ((uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire) != end) {
+			cache->key = UINT64_MAX;
 			continue;
+		}
 		if (next != PT_END && next >= m->nchunks)
 			return PEEK_BROKEN;
 		uint32_t tag = pt_head_tag(hd) + 1;
@@ -203,7 +216,7 @@ static int oldest(struct pt_handle *h, struct candidate *best)
 		struct candidate c;
 		if (h->broken[i])
 			continue;
-		int r = lane_peek(m, i, &c);
+		int r = lane_peek(m, i, &c, &h->commit_cache[i]);
 		if (r == PEEK_BROKEN) {
 			int err = EINVAL;
 			h->broken[i] = 1;
@@ -287,7 +300,8 @@ void pt_discard_all(struct pt_handle *h)
 	uint32_t n = lanes_in_use(m);
 	for (uint32_t i = 0; i < n; i++) {
 		struct candidate c;
-		while (lane_peek(m, i, &c) == PEEK_EVENT) {
+		h->commit_cache[i].key = UINT64_MAX;
+		while (lane_peek(m, i, &c, &h->commit_cache[i]) == PEEK_EVENT) {
 			struct pt_chunk *ch = pt_chunk_at(m, pt_head_chunk(c.head));
 			uint32_t end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
 			uint64_t hd = c.head;
