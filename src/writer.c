@@ -283,24 +283,23 @@ static inline void put_header(unsigned char *p, uint32_t len, trace_event_id_t i
 	memcpy(p + 16, &w2, 8);
 }
 
-static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const void *data,
-                      size_t len, uint64_t *ts, uintptr_t pc, int force)
+/* A stream that is not running: events attempted while it is full are lost
+ * (UNTIL_FULL); a dead one is disarmed so that the fast path is fast again. */
+__attribute__((cold, noinline)) static void not_running(struct pt_attached *a, int slot,
+                                                       struct pt_stream_hdr *h, uint32_t state)
 {
-	struct pt_attached *a = &pt_proc.attached[slot];
-	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
-	if (!m)
-		return -1;
+	if (state == PT_ST_FULL)
+		count_lost(h, 1);
+	else if (state == PT_ST_DEAD && a->traced)
+		pt_arm(slot, 0);
+}
+
+/* Reserve, write, commit: the event goes into the thread's lane. */
+__attribute__((noinline)) static int append_record(
+    struct pt_thread *t, int slot, struct pt_attached *a, struct pt_map *m, trace_event_id_t id,
+    const void *data, size_t len, uint64_t *ts, uintptr_t pc)
+{
 	struct pt_stream_hdr *h = pt_hdr(m);
-	uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
-	if (PT_UNLIKELY(state != PT_ST_RUNNING) && !force) {
-		if (state == PT_ST_FULL)
-			count_lost(h, 1);
-		else if (state == PT_ST_DEAD && a->traced)
-			pt_arm(slot, 0); /* shut down by its controller */
-		return -1;
-	}
-	if (pt_filtered(h, id))
-		return -1;
 	if (!*ts)
 		*ts = pt_now_ns();
 	uint16_t flags = 0;
@@ -336,6 +335,26 @@ static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const 
 	return 0;
 }
 
+/* One event into one stream, with every check (system events: `force`
+ * records into a stream that is not running). */
+static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const void *data,
+                      size_t len, uint64_t *ts, uintptr_t pc, int force)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
+	if (!m)
+		return -1;
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
+	if (PT_UNLIKELY(state != PT_ST_RUNNING) && !force) {
+		not_running(a, slot, h, state);
+		return -1;
+	}
+	if (pt_filtered(h, id))
+		return -1;
+	return append_record(t, slot, a, m, id, data, len, ts, pc);
+}
+
 __attribute__((noinline)) static void record_user_event(trace_event_id_t id, const void *data,
                                                         size_t len, uintptr_t pc)
 {
@@ -355,12 +374,23 @@ __attribute__((noinline)) static void record_user_event(trace_event_id_t id, con
 		struct pt_attached *a = &pt_proc.attached[slot];
 		/* A slot armed by a controller for a stream not mapped yet: a
 		 * new offer (another process's stream for this one). */
-		if (PT_UNLIKELY(!atomic_load_explicit(&a->map, memory_order_acquire) ||
-		                a->offer_gen != atomic_load_explicit(&pcb->slots[slot].gen,
-		                                                     memory_order_relaxed)))
+		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
+		if (PT_UNLIKELY(!m || a->offer_gen != atomic_load_explicit(&pcb->slots[slot].gen,
+		                                                           memory_order_relaxed))) {
 			pt_attach_offered(slot);
-		if (a->traced)
-			write_into(t, slot, id, data, len, &ts, pc, 0);
+			m = atomic_load_explicit(&a->map, memory_order_acquire);
+			if (!m)
+				continue;
+		}
+		struct pt_stream_hdr *h = pt_hdr(m);
+		uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
+		if (PT_UNLIKELY(state != PT_ST_RUNNING)) {
+			not_running(a, slot, h, state);
+			continue;
+		}
+		if (pt_filtered(h, id) || !a->traced)
+			continue;
+		append_record(t, slot, a, m, id, data, len, &ts, pc);
 	}
 	leave(t, seq);
 }
