@@ -95,7 +95,11 @@ check: deps
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 demo: lib examples
-	$(BUILD)/examples/demo
+	@echo "== one process: controller, traced threads and analyzer (examples/demo.c)"
+	@$(BUILD)/examples/demo
+	@echo
+	@echo "== two processes: a controller traces a program by its pid (examples/controller.c)"
+	@$(BUILD)/examples/controller $(BUILD)/examples/worker
 
 bench: $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)
