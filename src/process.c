@@ -322,6 +322,41 @@ void pt_sync_names(void)
 	pthread_mutex_unlock(&pt_proc.lock);
 }
 
+/* A stream offered to the parent that the parent has not mapped yet (it
+ * had recorded no event since) is one the fork child must follow too when it
+ * is traced with inheritance: the child maps it now, as its parent would. */
+static void join_parents_offers(void)
+{
+	struct pt_pcb *pcb = pt_proc.pcb;
+	pid_t parent = getppid();
+	for (int i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_attached *a = &pt_proc.attached[i];
+		struct pt_pcb_slot *s = &pcb->slots[i];
+		if (atomic_load_explicit(&a->map, memory_order_relaxed) ||
+		    atomic_load_explicit(&s->state, memory_order_acquire) != PT_SLOT_OFFERED)
+			continue;
+		char name[sizeof s->name];
+		memcpy(name, s->name, sizeof name);
+		name[sizeof name - 1] = '\0';
+		int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		int err = pt_stream_map_open(fd, &a->own);
+		close(fd);
+		if (err)
+			continue;
+		struct pt_stream_hdr *h = pt_hdr(&a->own);
+		if (h->target_pid != parent || h->attr.inheritance != POSIX_TRACE_INHERITED ||
+		    atomic_load_explicit(&h->state, memory_order_acquire) == PT_ST_DEAD) {
+			pt_stream_unmap(&a->own);
+			continue;
+		}
+		a->traced = 1;
+		a->inherited = 1;
+		atomic_store_explicit(&a->map, &a->own, memory_order_relaxed);
+	}
+}
+
 /* The child of fork() is not traced by its parent's streams (inheritance
  * is POSIX_TRACE_CLOSE_FOR_CHILD) and the parent's trace stream ids are not
  * valid in it.  Only the forking thread exists in the child. */
@@ -331,6 +366,7 @@ static void after_fork_child(void)
 		return; /* the keeper sets itself up (keeper.c) */
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_proc.pid = getpid();
+	join_parents_offers();
 	char names[TRACE_SYS_MAX][48];
 	int kept = 0;
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {

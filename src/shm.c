@@ -24,11 +24,12 @@ static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 void pt_ns_to_timespec(const struct pt_map *m, uint64_t ns, struct timespec *ts)
 {
-	int64_t real = (int64_t)m->base_real_ns + (int64_t)(ns - m->base_mono_ns);
-	if (real < 0)
+	/* Unsigned: a timestamp from another process may be anything. */
+	uint64_t real = m->base_real_ns + (ns - m->base_mono_ns);
+	if (real > (uint64_t)INT64_MAX)
 		real = 0;
-	ts->tv_sec = (time_t)(real / 1000000000);
-	ts->tv_nsec = (long)(real % 1000000000);
+	ts->tv_sec = (time_t)(real / 1000000000u);
+	ts->tv_nsec = (long)(real % 1000000000u);
 }
 
 /* Largest record any event of this stream can need. */
