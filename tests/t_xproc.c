@@ -1,0 +1,1365 @@
+/*
+ * t_xproc: tracing another process, with real processes.
+ *
+ * Checks posix_trace_create for another pid (posix_trace_create.txt: the
+ * stream traces process pid; ESRCH, EPERM), posix_trace_event in the traced
+ * process (posix_trace_event.txt), names shared between the traced process
+ * and the controller (posix_trace_eventid_equal.txt: eventid_get_name,
+ * trid_eventid_open, eventtypelist), retrieval across processes
+ * (posix_trace_getnext_event.txt: blocking, timeout, shutdown), and XSH 2.11
+ * (xsh_2_11_tracing.txt: trace stream for a traced process, filters per
+ * stream), with the behaviour contract's section "Cross-process tracing":
+ * a target that has not loaded the library, exec, exit and SIGKILL of the
+ * target or of the controller, pid reuse, /dev/shm objects (mode 0600,
+ * nothing left behind), and a target scribbling over its streams.
+ *
+ * The traced processes are tests/helpers/traced (see its first comment) and
+ * tests/helpers/plain, found in $PT_TEST_HELPERS.  Every child is killed with
+ * the test: at its end (finish), and by PR_SET_PDEATHSIG when a failed check
+ * ends the test process.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOBODY 65534
+#define SEQ_AFTER_EXEC 1000000ull
+
+/* ---- child processes ------------------------------------------------------ */
+
+static pid_t kids[32];
+static int nkids;
+static pid_t used_pids[64]; /* every pid a test used: checked for leftovers */
+static int nused;
+static pid_t test_pid;
+
+static void use_pid(pid_t pid)
+{
+	if (nused < (int)(sizeof used_pids / sizeof used_pids[0]))
+		used_pids[nused++] = pid;
+}
+
+static void track(pid_t pid)
+{
+	ck_assert_int_lt(nkids, (int)(sizeof kids / sizeof kids[0]));
+	kids[nkids++] = pid;
+	use_pid(pid);
+}
+
+/* Kills and reaps one child (no-op if already reaped). */
+static void reap(pid_t pid)
+{
+	for (int i = 0; i < nkids; i++) {
+		if (kids[i] != pid)
+			continue;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		kids[i] = kids[--nkids];
+		return;
+	}
+}
+
+/* Waits for a child to end by itself (bounded); returns its wait status. */
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	int status = 0;
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		ck_assert_msg(r == 0, "waitpid(%d) failed", (int)pid);
+		ck_assert_msg(waited < timeout_ms, "child %d did not exit", (int)pid);
+		usleep(10000);
+	}
+	for (int i = 0; i < nkids; i++)
+		if (kids[i] == pid)
+			kids[i] = kids[--nkids];
+	return status;
+}
+
+static void kill_all_kids(void)
+{
+	while (nkids > 0)
+		reap(kids[nkids - 1]);
+}
+
+static void setup(void)
+{
+	test_pid = getpid();
+	nkids = 0;
+	nused = 0;
+	use_pid(test_pid);
+	setvbuf(stdout, NULL, _IOLBF, 0); /* notes survive a failed check's _exit */
+}
+
+/* Forks a child that dies with the test; the child runs fn(arg) if fn, else
+ * execs argv.  stdin_fd >= 0 becomes its stdin; uid >= 0: it becomes uid. */
+static pid_t spawn(char *const argv[], int stdin_fd, int uid)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (stdin_fd >= 0)
+			dup2(stdin_fd, 0);
+		if (uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 ||
+		                 setuid((uid_t)uid) != 0))
+			_exit(126);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != test_pid)
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	track(pid);
+	return pid;
+}
+
+static const char *helper_path(const char *name)
+{
+	static char path[4][PATH_MAX];
+	static int next;
+	const char *dir = getenv("PT_TEST_HELPERS");
+	char *p = path[next++ % 4];
+	snprintf(p, PATH_MAX, "%s/%s", dir ? dir : "build/tests/helpers", name);
+	ck_assert_msg(access(p, X_OK) == 0, "%s not found: set PT_TEST_HELPERS", p);
+	return p;
+}
+
+/* A running tests/helpers/traced. */
+struct helper {
+	pid_t pid;
+	unsigned long thread; /* pthread_self() of its main thread */
+	int go;               /* write a byte to let a gated helper post; -1 */
+	int ready;            /* read end of its ready pipe */
+};
+
+/* Reads "ready <thread>\n" from fd; 0 on timeout. */
+static unsigned long read_ready(int fd, int timeout_ms)
+{
+	char line[64];
+	size_t n = 0;
+	while (n < sizeof line - 1) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, timeout_ms) != 1)
+			return 0;
+		if (read(fd, &line[n], 1) != 1)
+			return 0;
+		if (line[n++] == '\n')
+			break;
+	}
+	line[n] = '\0';
+	unsigned long thread = 0;
+	return sscanf(line, "ready %lu", &thread) == 1 ? thread : 0;
+}
+
+/* Starts traced with the given options (NULL-terminated); gated: it waits
+ * for h.go before posting.  Returns once it has registered its names. */
+static struct helper start_traced_as(int uid, int gated, const char *opt, ...)
+{
+	struct helper h = {.go = -1};
+	int rp[2], gp[2] = {-1, -1};
+	char rfd[16], gfd[16];
+	char *argv[40];
+	int argc = 0;
+	ck_assert_int_eq(pipe(rp), 0);
+	snprintf(rfd, sizeof rfd, "%d", rp[1]);
+	argv[argc++] = (char *)helper_path("traced");
+	argv[argc++] = "-r";
+	argv[argc++] = rfd;
+	if (gated) {
+		ck_assert_int_eq(pipe(gp), 0);
+		snprintf(gfd, sizeof gfd, "%d", gp[0]);
+		argv[argc++] = "-g";
+		argv[argc++] = gfd;
+	}
+	va_list ap;
+	va_start(ap, opt);
+	for (const char *a = opt; a && argc < 39; a = va_arg(ap, const char *))
+		argv[argc++] = strcmp(a, "@rfd") == 0 ? rfd : (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	h.pid = spawn(argv, -1, uid);
+	close(rp[1]);
+	if (gated) {
+		close(gp[0]);
+		h.go = gp[1];
+	}
+	h.ready = rp[0];
+	h.thread = read_ready(rp[0], 5000);
+	ck_assert_msg(h.thread != 0, "helper %d did not report ready", (int)h.pid);
+	return h;
+}
+
+#define start_traced(gated, ...) start_traced_as(-1, gated, __VA_ARGS__)
+
+static void go(struct helper *h)
+{
+	ck_assert_int_eq(write(h->go, "g", 1), 1);
+}
+
+/* Waits until pid runs a program other than this test binary (it exec'd). */
+static void wait_exec(pid_t pid)
+{
+	char self[PATH_MAX], exe[PATH_MAX], path[64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		n = readlink(path, exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, self) != 0)
+				return;
+		}
+		usleep(10000);
+	}
+	ck_abort_msg("process %d did not exec", (int)pid);
+}
+
+static int alive(pid_t pid)
+{
+	return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+/* ---- /dev/shm objects ------------------------------------------------------ */
+
+/* Counts /dev/shm/posixtrace.* objects whose target or controller is pid;
+ * the name of one of them goes to found. */
+static int shm_objects_of(pid_t pid, int as_target_only, char *found, size_t len)
+{
+	DIR *d = opendir("/dev/shm");
+	int n = 0;
+	ck_assert_ptr_nonnull(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int target, ctl;
+		unsigned long long start;
+		unsigned seq;
+		if (sscanf(e->d_name, "posixtrace.%d.%llu.%d.%u", &target, &start, &ctl, &seq) != 4)
+			continue;
+		if (target == pid || (!as_target_only && ctl == pid)) {
+			if (found)
+				snprintf(found, len, "/dev/shm/%s", e->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Within timeout_ms, no stream object of pid (as target) remains. */
+static int target_objects_gone(pid_t pid, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		if (shm_objects_of(pid, 1, NULL, 0) == 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* The end of every test: children killed, and within ~2 s (the keeper's
+ * time) no /dev/shm/posixtrace.* object names a pid the test used. */
+static void finish(void)
+{
+	char name[320] = "";
+	kill_all_kids();
+	for (int waited = 0;; waited += 20) {
+		int left = 0;
+		for (int i = 0; i < nused && !left; i++)
+			left = shm_objects_of(used_pids[i], 0, name, sizeof name);
+		if (!left)
+			return;
+		ck_assert_msg(waited < 2500, "left behind: %s", name);
+		usleep(20000);
+	}
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+struct ev {
+	struct posix_trace_event_info info;
+	unsigned char data[512];
+	size_t len;
+};
+
+static uint64_t seq_of(const struct ev *e)
+{
+	uint64_t seq = UINT64_MAX;
+	if (e->len >= 8)
+		memcpy(&seq, e->data, 8);
+	return seq;
+}
+
+static int is_user(const struct ev *e)
+{
+	return e->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT;
+}
+
+/* traced's padding: every byte after the sequence number is (uint8_t)k. */
+static int data_intact(const struct ev *e, size_t pad)
+{
+	if (e->len != 8 + pad)
+		return 0;
+	uint64_t seq = seq_of(e);
+	for (size_t i = 8; i < e->len; i++)
+		if (e->data[i] != (unsigned char)(seq & 0xff))
+			return 0;
+	return 1;
+}
+
+static struct timespec in_ms(int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* The next event within timeout_ms: 1, or 0 on timeout. */
+static int next_ev(trace_id_t trid, struct ev *e, int timeout_ms)
+{
+	int unavailable = -1;
+	struct timespec abstime = in_ms(timeout_ms);
+	int rc = posix_trace_timedgetnext_event(trid, &e->info, e->data, sizeof e->data, &e->len,
+	                                        &unavailable, &abstime);
+	if (rc == ETIMEDOUT)
+		return 0;
+	ck_assert_msg(rc == 0, "timedgetnext returned %d (%s)", rc, strerror(rc));
+	ck_assert_int_eq(unavailable, 0);
+	return 1;
+}
+
+/* The next user event within timeout_ms (system events skipped). */
+static int next_user(trace_id_t trid, struct ev *e, int timeout_ms)
+{
+	struct timespec end = in_ms(timeout_ms), now;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		long left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0 || !next_ev(trid, e, (int)left))
+			return 0;
+		if (is_user(e))
+			return 1;
+	}
+}
+
+/* The next event if one is there now: 1, or 0 when unavailable. */
+static int try_ev(trace_id_t trid, struct ev *e)
+{
+	int unavailable = -1;
+	ck_assert_ok(posix_trace_trygetnext_event(trid, &e->info, e->data, sizeof e->data,
+	                                          &e->len, &unavailable));
+	return !unavailable;
+}
+
+/* Reads all that is there now; returns how many, the user ones kept in out. */
+static int drain_user(trace_id_t trid, struct ev *out, int max, int *total)
+{
+	struct ev e;
+	int n = 0, all = 0;
+	while (try_ev(trid, &e)) {
+		ck_assert_int_lt(all++, 1000000);
+		if (is_user(&e)) {
+			ck_assert_int_lt(n, max);
+			out[n++] = e;
+		}
+	}
+	if (total)
+		*total = all;
+	return n;
+}
+
+static trace_id_t create_for(pid_t pid)
+{
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(pid, NULL, &trid));
+	return trid;
+}
+
+static trace_id_t create_started_for(pid_t pid)
+{
+	trace_id_t trid = create_for(pid);
+	ck_assert_ok(posix_trace_start(trid));
+	return trid;
+}
+
+/* The id the stream's event type list gives `name`, or 0. */
+static trace_event_id_t listed_id(trace_id_t trid, const char *name)
+{
+	char buf[TRACE_EVENT_NAME_MAX + 1];
+	trace_event_id_t id, found = 0;
+	int unavailable = 0;
+	ck_assert_ok(posix_trace_eventtypelist_rewind(trid));
+	for (int i = 0; i < 2048; i++) {
+		ck_assert_ok(posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable));
+		if (unavailable)
+			return found;
+		ck_assert_ok(posix_trace_eventid_get_name(trid, id, buf));
+		if (!found && strcmp(buf, name) == 0)
+			found = id;
+	}
+	ck_abort_msg("event type list does not end");
+	return 0;
+}
+
+static int name_is(trace_id_t trid, trace_event_id_t id, const char *name)
+{
+	char buf[TRACE_EVENT_NAME_MAX + 1];
+	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
+}
+
+/* ---- reading a helper's events ------------------------------------------------ */
+
+START_TEST(events_of_traced_helper_carry_its_pid_and_thread)
+{
+	struct helper h = start_traced(0, "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	struct ev e;
+	uint64_t prev = 0;
+	for (int i = 0; i < 10; i++) {
+		ck_assert_msg(next_user(trid, &e, 5000), "no event from the helper");
+		ck_assert_int_eq(e.info.posix_pid, h.pid);
+		ck_assert_uint_eq((unsigned long)e.info.posix_thread_id, h.thread);
+		ck_assert(data_intact(&e, 0));
+		if (i > 0)
+			ck_assert_uint_eq(seq_of(&e), prev + 1);
+		prev = seq_of(&e);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(start_event_of_remote_stream_is_the_controllers)
+{
+	struct helper h = start_traced(1, NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	struct ev e;
+	ck_assert(next_ev(trid, &e, 2000));
+	ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
+	ck_assert_int_eq(e.info.posix_pid, getpid());
+	ck_assert(pthread_equal(e.info.posix_thread_id, pthread_self()));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(helper_events_have_the_ids_of_their_names)
+{
+	struct helper h = start_traced(0, "-d", "500", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	struct ev e;
+	for (int i = 0; i < 10; i++) {
+		ck_assert(next_user(trid, &e, 5000));
+		ck_assert(name_is(trid, e.info.posix_event_id, seq_of(&e) % 2 ? "xp.tock" : "xp.tick"));
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(events_from_several_helper_threads_keep_per_thread_order)
+{
+	enum { THREADS = 4, COUNT = 50 };
+	struct helper h = start_traced(1, "-t", "4", "-c", "50", "-d", "100", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	go(&h);
+	int status = wait_exit(h.pid, 5000);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	static struct ev got[THREADS * COUNT + 8];
+	int n = drain_user(trid, got, THREADS * COUNT + 8, NULL);
+	ck_assert_int_eq(n, THREADS * COUNT);
+	pthread_t threads[THREADS];
+	uint64_t next[THREADS] = {0};
+	int nthreads = 0;
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(got[i].info.posix_pid, h.pid);
+		int t = 0;
+		while (t < nthreads && !pthread_equal(threads[t], got[i].info.posix_thread_id))
+			t++;
+		if (t == nthreads) {
+			ck_assert_int_lt(nthreads, THREADS);
+			threads[nthreads++] = got[i].info.posix_thread_id;
+		}
+		ck_assert_uint_eq(seq_of(&got[i]), next[t]);
+		next[t]++;
+	}
+	ck_assert_int_eq(nthreads, THREADS);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- names ---------------------------------------------------------------------- */
+
+START_TEST(name_registered_before_create_is_listed)
+{
+	struct helper h = start_traced(1, "-n", "xp.early", NULL);
+	trace_id_t trid = create_for(h.pid);
+	trace_event_id_t id = listed_id(trid, "xp.early");
+	ck_assert_uint_ge(id, 33);
+	ck_assert(name_is(trid, id, "xp.early"));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(name_registered_after_create_is_named_and_listed)
+{
+	struct helper h = start_traced(1, "-n", "xp.early", "-l", "xp.late", "-L", "5",
+	                               "-d", "500", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	ck_assert_uint_eq(listed_id(trid, "xp.late"), 0);
+	go(&h);
+	struct ev e;
+	trace_event_id_t late = 0;
+	for (int i = 0; i < 100 && !late; i++) {
+		ck_assert(next_user(trid, &e, 5000));
+		if (seq_of(&e) >= 5 && seq_of(&e) % 2 == 1)
+			late = e.info.posix_event_id;
+	}
+	ck_assert_uint_ge(late, 33);
+	ck_assert(name_is(trid, late, "xp.late"));
+	ck_assert_uint_eq(listed_id(trid, "xp.late"), late);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(trid_eventid_open_before_target_registers_gives_its_id)
+{
+	struct helper h = start_traced(1, "-n", "xp.tick", "-l", "xp.late", "-L", "10",
+	                               "-d", "200", NULL);
+	trace_id_t trid = create_for(h.pid);
+	trace_event_id_t late, tick;
+	ck_assert_ok(posix_trace_trid_eventid_open(trid, "xp.late", &late));
+	ck_assert_ok(posix_trace_trid_eventid_open(trid, "xp.tick", &tick));
+	ck_assert_uint_ne(late, tick);
+	ck_assert_ok(posix_trace_start(trid));
+	go(&h);
+	struct ev e;
+	int seen_late = 0;
+	for (int i = 0; i < 30; i++) {
+		ck_assert(next_user(trid, &e, 5000));
+		uint64_t k = seq_of(&e);
+		/* the helper posts names[k % nnames]: tick only, then tick, late */
+		trace_event_id_t want = k >= 10 && k % 2 ? late : tick;
+		ck_assert_uint_eq(e.info.posix_event_id, want);
+		seen_late += e.info.posix_event_id == late;
+	}
+	ck_assert_int_gt(seen_late, 0);
+	ck_assert(name_is(trid, late, "xp.late"));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- permissions and pids ---------------------------------------------------------- */
+
+/* In a child that became nobody: the result of creating a stream for pid. */
+static int create_as_nobody(pid_t pid)
+{
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		trace_id_t trid;
+		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+			_exit(255);
+		_exit(posix_trace_create(pid, NULL, &trid));
+	}
+	track(c);
+	int status = wait_exit(c, 5000);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(create_for_process_of_another_user_is_eperm)
+{
+	if (geteuid() != 0) {
+		printf("t_xproc: not root: EPERM checked against pid 1 only\n");
+		trace_id_t trid;
+		ck_assert_err(posix_trace_create(1, NULL, &trid), EPERM);
+		return;
+	}
+	struct helper h = start_traced(1, NULL);
+	ck_assert_int_eq(create_as_nobody(getpid()), EPERM);
+	ck_assert_int_eq(create_as_nobody(h.pid), EPERM);
+	finish();
+}
+END_TEST
+
+START_TEST(root_traces_helper_running_as_nobody)
+{
+	if (geteuid() != 0) {
+		printf("t_xproc: skipped root_traces_helper_running_as_nobody (not root)\n");
+		return;
+	}
+	struct helper h = start_traced_as(NOBODY, 0, "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	struct stat st;
+	char name[320];
+	ck_assert_int_eq(shm_objects_of(h.pid, 1, name, sizeof name), 1);
+	ck_assert_int_eq(stat(name, &st), 0);
+	ck_assert_uint_eq(st.st_uid, NOBODY);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	struct ev e;
+	for (int i = 0; i < 5; i++) {
+		ck_assert_msg(next_user(trid, &e, 5000), "no event from the helper run as nobody");
+		ck_assert_int_eq(e.info.posix_pid, h.pid);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(unprivileged_controller_traces_helper_of_same_user)
+{
+	if (geteuid() != 0) {
+		printf("t_xproc: skipped unprivileged_controller_traces_helper_of_same_user "
+		       "(not root: the other tests run unprivileged)\n");
+		return;
+	}
+	struct helper h = start_traced_as(NOBODY, 0, "-d", "1000", NULL);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		trace_id_t trid;
+		struct posix_trace_event_info info;
+		unsigned char data[64];
+		size_t len;
+		int unavailable, n = 0;
+		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+			_exit(1);
+		if (posix_trace_create(h.pid, NULL, &trid) || posix_trace_start(trid))
+			_exit(2);
+		while (n < 5) {
+			struct timespec abstime = in_ms(5000);
+			if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
+			                                   &unavailable, &abstime))
+				_exit(3);
+			if (info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT)
+				continue;
+			if (info.posix_pid != h.pid)
+				_exit(4);
+			n++;
+		}
+		_exit(posix_trace_shutdown(trid) ? 5 : 0);
+	}
+	track(c);
+	int status = wait_exit(c, 8000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "the controller run as nobody failed at step %d", WEXITSTATUS(status));
+	finish();
+}
+END_TEST
+
+START_TEST(stream_object_is_mode_0600_and_closed_to_others)
+{
+	struct helper h = start_traced(1, NULL);
+	trace_id_t trid = create_for(h.pid);
+	char name[320];
+	struct stat st;
+	ck_assert_int_eq(shm_objects_of(h.pid, 1, name, sizeof name), 1);
+	ck_assert_int_eq(stat(name, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	if (geteuid() == 0) {
+		pid_t c = fork();
+		ck_assert_int_ge(c, 0);
+		if (c == 0) {
+			if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+				_exit(255);
+			int fd = open(name, O_RDONLY);
+			_exit(fd < 0 ? errno : 0);
+		}
+		track(c);
+		int status = wait_exit(c, 5000);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), EACCES);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(shm_objects_of(h.pid, 1, NULL, 0), 0);
+	finish();
+}
+END_TEST
+
+START_TEST(create_for_reaped_or_negative_pid_is_esrch)
+{
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0)
+		_exit(0);
+	track(c);
+	wait_exit(c, 5000);
+	trace_id_t trid;
+	ck_assert_err(posix_trace_create(c, NULL, &trid), ESRCH);
+	ck_assert_err(posix_trace_create(-c, NULL, &trid), ESRCH);
+	finish();
+}
+END_TEST
+
+/* Events read from trid: none from a process other than `pid` (and the
+ * controller), none with a sequence number of the replacement image. */
+static void assert_only_from(trace_id_t trid, pid_t pid)
+{
+	static struct ev got[4096];
+	int n = drain_user(trid, got, 4096, NULL);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(got[i].info.posix_pid, pid);
+		ck_assert_uint_lt(seq_of(&got[i]), SEQ_AFTER_EXEC);
+	}
+}
+
+START_TEST(stream_of_dead_target_is_not_joined_by_new_process)
+{
+	struct helper a = start_traced(0, "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(a.pid);
+	struct ev e;
+	ck_assert(next_user(trid, &e, 5000));
+	reap(a.pid);
+	struct helper b = start_traced(0, "-d", "200", "-b", "1000000", NULL);
+	usleep(300000);
+	ck_assert(alive(b.pid));
+	assert_only_from(trid, a.pid);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* Forks until a child gets pid `want` (through ns_last_pid, root only);
+ * that child execs argv.  Returns the pid, or 0 if it could not be had. */
+static pid_t spawn_with_pid(pid_t want, char *const argv[])
+{
+	for (int tries = 0; tries < 50; tries++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!f)
+			return 0;
+		int ok = fprintf(f, "%d", (int)want - 1) > 0;
+		ok = fclose(f) == 0 && ok;
+		if (!ok)
+			return 0;
+		pid_t c = fork();
+		ck_assert_int_ge(c, 0);
+		if (c == 0) {
+			if (getpid() != want)
+				_exit(0);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			execv(argv[0], argv);
+			_exit(127);
+		}
+		if (c == want) {
+			track(c);
+			return c;
+		}
+		waitpid(c, NULL, 0);
+	}
+	return 0;
+}
+
+START_TEST(process_reusing_target_pid_never_joins)
+{
+	struct helper a = start_traced(0, "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(a.pid);
+	struct ev e;
+	ck_assert(next_user(trid, &e, 5000));
+	reap(a.pid); /* b may even start in the same clock tick as a did */
+	int rp[2];
+	char rfd[16];
+	ck_assert_int_eq(pipe(rp), 0);
+	snprintf(rfd, sizeof rfd, "%d", rp[1]);
+	char *argv[] = {(char *)helper_path("traced"), "-d", "200", "-b", "1000000", "-r", rfd,
+	                NULL};
+	pid_t b = spawn_with_pid(a.pid, argv);
+	close(rp[1]);
+	if (!b) {
+		printf("t_xproc: could not reuse pid %d (ns_last_pid): checked a new pid only\n",
+		       (int)a.pid);
+		struct helper nb = start_traced(0, "-d", "200", "-b", "1000000", NULL);
+		b = nb.pid;
+	} else {
+		ck_assert_uint_ne(read_ready(rp[0], 5000), 0); /* it runs, and has loaded */
+	}
+	usleep(300000);
+	ck_assert(alive(b));
+	assert_only_from(trid, a.pid);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- targets that do not post, or load the library later ------------------------------ */
+
+/* Only the controller's START is in the stream of a target that posts nothing. */
+static void assert_stays_empty(pid_t pid)
+{
+	trace_id_t trid = create_started_for(pid);
+	usleep(200000);
+	struct ev e;
+	int n = 0;
+	while (try_ev(trid, &e)) {
+		ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
+		ck_assert_int_eq(e.info.posix_pid, getpid());
+		n++;
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert_ok(posix_trace_stop(trid));
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+START_TEST(uninstrumented_target_stream_stays_empty)
+{
+	char *argv[] = {"/bin/sleep", "30", NULL};
+	pid_t pid = spawn(argv, -1, -1);
+	wait_exec(pid);
+	assert_stays_empty(pid);
+	ck_assert(alive(pid));
+	finish();
+}
+END_TEST
+
+START_TEST(target_with_library_that_never_posts_stays_empty)
+{
+	char *argv[] = {(char *)helper_path("plain"), "30", NULL};
+	pid_t pid = spawn(argv, -1, -1);
+	wait_exec(pid);
+	usleep(50000); /* let it load the library (either way the stream is empty) */
+	assert_stays_empty(pid);
+	ck_assert(alive(pid));
+	finish();
+}
+END_TEST
+
+/* A shell (no libposixtrace) that waits for a line on stdin, then execs
+ * traced; *go is the write end of its stdin. */
+static pid_t start_shell_then_traced(int *go_fd, int *ready_fd)
+{
+	int in[2], rp[2];
+	char rfd[16];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(rp), 0);
+	snprintf(rfd, sizeof rfd, "%d", rp[1]);
+	char *argv[] = {"/bin/sh", "-c", "read x && exec \"$0\" \"$@\"",
+	                (char *)helper_path("traced"), "-r", rfd, "-d", "500", NULL};
+	pid_t pid = spawn(argv, in[0], -1);
+	close(in[0]);
+	close(rp[1]);
+	wait_exec(pid);
+	*go_fd = in[1];
+	*ready_fd = rp[0];
+	return pid;
+}
+
+START_TEST(target_loading_library_after_create_joins_at_load)
+{
+	int go_fd, ready_fd;
+	pid_t pid = start_shell_then_traced(&go_fd, &ready_fd);
+	trace_id_t trid = create_started_for(pid);
+	ck_assert_int_eq(write(go_fd, "go\n", 3), 3);
+	ck_assert_uint_ne(read_ready(ready_fd, 5000), 0);
+	struct ev e;
+	for (int i = 0; i < 5; i++) {
+		ck_assert_msg(next_user(trid, &e, 5000), "the exec'd helper did not join");
+		ck_assert_int_eq(e.info.posix_pid, pid);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(names_opened_before_target_loads_library_are_adopted)
+{
+	int go_fd, ready_fd;
+	pid_t pid = start_shell_then_traced(&go_fd, &ready_fd);
+	trace_id_t trid = create_for(pid);
+	trace_event_id_t tock;
+	/* the helper registers xp.tick then xp.tock: give tock the first id */
+	ck_assert_ok(posix_trace_trid_eventid_open(trid, "xp.tock", &tock));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(write(go_fd, "go\n", 3), 3);
+	ck_assert_uint_ne(read_ready(ready_fd, 5000), 0);
+	struct ev e;
+	for (int i = 0; i < 6; i++) {
+		ck_assert(next_user(trid, &e, 5000));
+		const char *want = seq_of(&e) % 2 ? "xp.tock" : "xp.tick";
+		ck_assert(name_is(trid, e.info.posix_event_id, want));
+		if (seq_of(&e) % 2)
+			ck_assert_uint_eq(e.info.posix_event_id, tock);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- several streams, filters ----------------------------------------------------------- */
+
+/* Reads `n` user events of trid: each must be from pid and not `filtered`;
+ * returns the number read. */
+static int read_unfiltered(trace_id_t trid, pid_t pid, trace_event_id_t filtered, int n)
+{
+	struct ev e;
+	int got = 0;
+	while (got < n && next_user(trid, &e, 5000)) {
+		if (e.info.posix_pid != pid || e.info.posix_event_id == filtered)
+			return -1;
+		got++;
+	}
+	return got;
+}
+
+static trace_id_t create_filtering(pid_t pid, const char *filtered_name, trace_event_id_t *id)
+{
+	trace_id_t trid = create_for(pid);
+	trace_event_set_t set;
+	ck_assert_ok(posix_trace_trid_eventid_open(trid, filtered_name, id));
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_ok(posix_trace_eventset_add(*id, &set));
+	ck_assert_ok(posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET));
+	return trid;
+}
+
+START_TEST(two_streams_of_one_controller_filter_independently)
+{
+	struct helper h = start_traced(0, "-d", "500", NULL);
+	trace_event_id_t tick, tock;
+	trace_id_t t1 = create_filtering(h.pid, "xp.tick", &tick);
+	trace_id_t t2 = create_filtering(h.pid, "xp.tock", &tock);
+	ck_assert_ok(posix_trace_start(t1));
+	ck_assert_ok(posix_trace_start(t2));
+	ck_assert_int_eq(read_unfiltered(t1, h.pid, tick, 20), 20);
+	ck_assert_int_eq(read_unfiltered(t2, h.pid, tock, 20), 20);
+	ck_assert_ok(posix_trace_shutdown(t1));
+	ck_assert_ok(posix_trace_shutdown(t2));
+	finish();
+}
+END_TEST
+
+START_TEST(streams_of_two_controller_processes_filter_independently)
+{
+	struct helper h = start_traced(0, "-d", "500", NULL);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		trace_id_t trid;
+		trace_event_id_t tick;
+		trace_event_set_t set;
+		if (posix_trace_create(h.pid, NULL, &trid) ||
+		    posix_trace_trid_eventid_open(trid, "xp.tick", &tick) ||
+		    posix_trace_eventset_empty(&set) || posix_trace_eventset_add(tick, &set) ||
+		    posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET) ||
+		    posix_trace_start(trid))
+			_exit(1);
+		int n = 0;
+		struct posix_trace_event_info info;
+		unsigned char data[64];
+		size_t len;
+		int unavailable;
+		while (n < 20) {
+			struct timespec abstime = in_ms(5000);
+			if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
+			                                   &unavailable, &abstime))
+				_exit(2);
+			if (info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT)
+				continue;
+			if (info.posix_event_id == tick || info.posix_pid != h.pid)
+				_exit(3);
+			n++;
+		}
+		_exit(posix_trace_shutdown(trid) ? 4 : 0);
+	}
+	track(c);
+	trace_event_id_t tock;
+	trace_id_t trid = create_filtering(h.pid, "xp.tock", &tock);
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(read_unfiltered(trid, h.pid, tock, 20), 20);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	int status = wait_exit(c, 8000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "the other controller failed at step %d", WEXITSTATUS(status));
+	finish();
+}
+END_TEST
+
+/* ---- blocking retrieval across processes ------------------------------------------------- */
+
+/* A started stream for a gated helper, START already read. */
+static trace_id_t quiet_stream(struct helper *h)
+{
+	*h = start_traced(1, "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(h->pid);
+	struct ev e;
+	ck_assert(try_ev(trid, &e));
+	ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
+	ck_assert(!try_ev(trid, &e));
+	return trid;
+}
+
+static void *let_go_later(void *arg)
+{
+	usleep(100000);
+	ck_assert_int_eq(write(*(int *)arg, "g", 1), 1);
+	return NULL;
+}
+
+START_TEST(getnext_is_woken_by_target_event)
+{
+	struct helper h;
+	trace_id_t trid = quiet_stream(&h);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, let_go_later, &h.go), 0);
+	alarm(8);
+	struct ev e;
+	int unavailable = -1;
+	ck_assert_ok(posix_trace_getnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
+	                                       &unavailable));
+	alarm(0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(unavailable, 0);
+	ck_assert_uint_ge(e.info.posix_event_id, 33);
+	ck_assert_int_eq(e.info.posix_pid, h.pid);
+	ck_assert_uint_eq(seq_of(&e), 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(timedgetnext_on_quiet_remote_stream_times_out)
+{
+	struct helper h;
+	trace_id_t trid = quiet_stream(&h);
+	struct ev e;
+	int unavailable = 0;
+	struct timespec abstime = in_ms(200);
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
+	                                             &unavailable, &abstime),
+	              ETIMEDOUT);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+struct blocked {
+	trace_id_t trid;
+	int rc;
+};
+
+static void *getnext_thread(void *arg)
+{
+	struct blocked *b = arg;
+	struct ev e;
+	int unavailable;
+	b->rc = posix_trace_getnext_event(b->trid, &e.info, e.data, sizeof e.data, &e.len,
+	                                  &unavailable);
+	return NULL;
+}
+
+START_TEST(shutdown_wakes_getnext_blocked_on_remote_stream)
+{
+	struct helper h;
+	struct blocked b = {.rc = -1};
+	b.trid = quiet_stream(&h);
+	pthread_t t;
+	alarm(8);
+	ck_assert_int_eq(pthread_create(&t, NULL, getnext_thread, &b), 0);
+	usleep(200000);
+	ck_assert_ok(posix_trace_shutdown(b.trid));
+	pthread_join(t, NULL);
+	alarm(0);
+	ck_assert_err(b.rc, EINVAL);
+	finish();
+}
+END_TEST
+
+/* ---- the controller goes away ----------------------------------------------------------- */
+
+enum { CTL_EXITS, CTL_EXECS, CTL_KILLED };
+
+/* Forked controller: traces target, reads one of its events, says so on
+ * okfd, then exits, execs /bin/sleep or is killed (mode). */
+static void run_controller(pid_t target, int mode, int okfd)
+{
+	trace_id_t trid;
+	struct posix_trace_event_info info;
+	unsigned char data[64];
+	size_t len;
+	int unavailable;
+	if (posix_trace_create(target, NULL, &trid) || posix_trace_start(trid))
+		_exit(1);
+	do {
+		struct timespec abstime = in_ms(5000);
+		if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
+		                                   &unavailable, &abstime))
+			_exit(2);
+	} while (info.posix_pid != target);
+	if (write(okfd, "k", 1) != 1)
+		_exit(3);
+	if (mode == CTL_EXITS)
+		exit(0);
+	if (mode == CTL_EXECS)
+		execl("/bin/sleep", "sleep", "10", (char *)NULL);
+	raise(SIGKILL);
+	_exit(4);
+}
+
+START_TEST(controller_death_removes_stream_and_target_runs_on)
+{
+	static const char *how[] = {"exits", "execs", "is killed"};
+	struct helper h = start_traced(0, "-d", "500", NULL);
+	int ok[2];
+	ck_assert_int_eq(pipe(ok), 0);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		run_controller(h.pid, _i, ok[1]);
+	}
+	track(c);
+	close(ok[1]);
+	char k = 0;
+	struct pollfd p = {.fd = ok[0], .events = POLLIN};
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	ck_assert_msg(read(ok[0], &k, 1) == 1 && k == 'k', "controller failed");
+	if (_i != CTL_EXECS) {
+		int status = wait_exit(c, 5000);
+		ck_assert(_i == CTL_EXITS ? WIFEXITED(status) : WIFSIGNALED(status));
+	} else {
+		wait_exec(c);
+	}
+	ck_assert_msg(target_objects_gone(h.pid, 2000),
+	              "stream object still there after the controller %s", how[_i]);
+	if (_i == CTL_EXECS)
+		ck_assert(alive(c));
+	ck_assert(alive(h.pid));
+	/* still posting, and traceable again */
+	trace_id_t trid = create_started_for(h.pid);
+	struct ev e;
+	ck_assert(next_user(trid, &e, 5000));
+	ck_assert_int_eq(e.info.posix_pid, h.pid);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- the target goes away or execs ------------------------------------------------------- */
+
+START_TEST(controller_reads_every_event_of_target_that_exited)
+{
+	enum { COUNT = 300 };
+	struct helper h = start_traced(1, "-c", "300", "-d", "0", "-P", "32", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	go(&h);
+	int status = wait_exit(h.pid, 5000);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	static struct ev got[COUNT + 1];
+	int n = drain_user(trid, got, COUNT + 1, NULL);
+	ck_assert_int_eq(n, COUNT);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(got[i].info.posix_pid, h.pid);
+		ck_assert_uint_eq(seq_of(&got[i]), (uint64_t)i);
+		ck_assert(data_intact(&got[i], 32));
+	}
+	struct ev e;
+	ck_assert(!try_ev(trid, &e));
+	ck_assert(!next_ev(trid, &e, 100));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(controller_reads_whole_events_of_target_killed_mid_run)
+{
+	struct helper h = start_traced(1, "-d", "0", "-P", "32", NULL);
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 16u << 20));
+	ck_assert_ok(posix_trace_create(h.pid, &attr, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posix_trace_start(trid));
+	go(&h);
+	struct ev e;
+	ck_assert(next_user(trid, &e, 5000));
+	reap(h.pid); /* SIGKILL while it posts as fast as it can */
+	uint64_t prev = seq_of(&e);
+	int n = 1, overflow = 0;
+	ck_assert(data_intact(&e, 32));
+	while (try_ev(trid, &e)) {
+		ck_assert_int_lt(n, 10000000);
+		if (e.info.posix_event_id == POSIX_TRACE_OVERFLOW) {
+			overflow = 1;
+			continue;
+		}
+		if (!is_user(&e))
+			continue;
+		ck_assert_int_eq(e.info.posix_pid, h.pid);
+		ck_assert_msg(data_intact(&e, 32), "torn event after seq %llu",
+		              (unsigned long long)prev);
+		if (overflow)
+			ck_assert_uint_gt(seq_of(&e), prev);
+		else
+			ck_assert_uint_eq(seq_of(&e), prev + 1);
+		prev = seq_of(&e);
+		overflow = 0;
+		n++;
+	}
+	ck_assert(!try_ev(trid, &e));
+	ck_assert(!next_ev(trid, &e, 100));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(events_after_target_exec_arrive_with_same_pid_and_ids)
+{
+	struct helper h = start_traced(1, "-n", "xp.tick", "-c", "20", "-d", "0", "-x", "--",
+	                               helper_path("traced"), "-n", "xp.tick", "-r", "@rfd",
+	                               "-b", "1000000", "-d", "1000", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	go(&h);
+	struct ev e;
+	trace_event_id_t before = 0;
+	uint64_t next = 0;
+	int after = 0;
+	for (int i = 0; i < 200 && after < 5; i++) {
+		ck_assert_msg(next_user(trid, &e, 5000), "no event after seq %llu",
+		              (unsigned long long)next);
+		ck_assert_int_eq(e.info.posix_pid, h.pid);
+		if (seq_of(&e) < SEQ_AFTER_EXEC) {
+			ck_assert_uint_eq(seq_of(&e), next);
+			next++;
+			before = e.info.posix_event_id;
+		} else {
+			ck_assert_uint_eq(next, 20); /* every event of the first image came */
+			ck_assert_uint_eq(seq_of(&e), SEQ_AFTER_EXEC + (uint64_t)after);
+			ck_assert_uint_eq(e.info.posix_event_id, before);
+			after++;
+		}
+	}
+	ck_assert_int_eq(after, 5);
+	ck_assert(name_is(trid, before, "xp.tick"));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+/* ---- untrusted memory --------------------------------------------------------------------- */
+
+START_TEST(target_scribbling_over_stream_does_not_break_controller)
+{
+	char seed[16];
+	snprintf(seed, sizeof seed, "%d", 1 + _i * 7919);
+	struct helper h = start_traced(0, "-s", seed, "-d", "200", "-P", "16", NULL);
+	trace_id_t trid = create_started_for(h.pid);
+	alarm(9);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long events = 0, errors = 0;
+	for (long i = 0; i < 2000000; i++) {
+		struct ev e;
+		int got;
+		if (i % 8 == 7)
+			got = next_ev(trid, &e, 5);
+		else
+			got = try_ev(trid, &e);
+		if (got) {
+			events++;
+			errors += e.info.posix_event_id == POSIX_TRACE_ERROR;
+		} else {
+			usleep(1000);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1500)
+			break;
+	}
+	int rc = posix_trace_shutdown(trid);
+	alarm(0);
+	printf("t_xproc: scribble seed %s: %ld events, %ld POSIX_TRACE_ERROR, helper %s\n", seed,
+	       events, errors, alive(h.pid) ? "alive" : "dead");
+	finish();
+	ck_assert_msg(rc == 0 || rc == EINVAL, "shutdown returned %d", rc);
+	ck_assert_int_gt(events, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("xproc");
+	TCase *tc;
+
+	tc = pt_tcase(s, "events");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, events_of_traced_helper_carry_its_pid_and_thread);
+	tcase_add_test(tc, start_event_of_remote_stream_is_the_controllers);
+	tcase_add_test(tc, helper_events_have_the_ids_of_their_names);
+	tcase_add_test(tc, events_from_several_helper_threads_keep_per_thread_order);
+
+	tc = pt_tcase(s, "names");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, name_registered_before_create_is_listed);
+	tcase_add_test(tc, name_registered_after_create_is_named_and_listed);
+	tcase_add_test(tc, trid_eventid_open_before_target_registers_gives_its_id);
+
+	tc = pt_tcase(s, "permissions_and_pids");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, create_for_process_of_another_user_is_eperm);
+	tcase_add_test(tc, root_traces_helper_running_as_nobody);
+	tcase_add_test(tc, unprivileged_controller_traces_helper_of_same_user);
+	tcase_add_test(tc, stream_object_is_mode_0600_and_closed_to_others);
+	tcase_add_test(tc, create_for_reaped_or_negative_pid_is_esrch);
+	tcase_add_test(tc, stream_of_dead_target_is_not_joined_by_new_process);
+	tcase_add_test(tc, process_reusing_target_pid_never_joins);
+
+	tc = pt_tcase(s, "uninstrumented");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, uninstrumented_target_stream_stays_empty);
+	tcase_add_test(tc, target_with_library_that_never_posts_stays_empty);
+	tcase_add_test(tc, target_loading_library_after_create_joins_at_load);
+	tcase_add_test(tc, names_opened_before_target_loads_library_are_adopted);
+
+	tc = pt_tcase(s, "several_streams");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, two_streams_of_one_controller_filter_independently);
+	tcase_add_test(tc, streams_of_two_controller_processes_filter_independently);
+
+	tc = pt_tcase(s, "blocking");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, getnext_is_woken_by_target_event);
+	tcase_add_test(tc, timedgetnext_on_quiet_remote_stream_times_out);
+	tcase_add_test(tc, shutdown_wakes_getnext_blocked_on_remote_stream);
+
+	tc = pt_tcase(s, "lifecycle");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_loop_test(tc, controller_death_removes_stream_and_target_runs_on, CTL_EXITS,
+	                    CTL_KILLED + 1);
+	tcase_add_test(tc, controller_reads_every_event_of_target_that_exited);
+	tcase_add_test(tc, controller_reads_whole_events_of_target_killed_mid_run);
+	tcase_add_test(tc, events_after_target_exec_arrive_with_same_pid_and_ids);
+
+	tc = pt_tcase(s, "untrusted_memory");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_loop_test(tc, target_scribbling_over_stream_does_not_break_controller, 0, 4);
+
+	return pt_run(s);
+}
