@@ -350,6 +350,29 @@ static int wait_for_writer(struct pt_stream_hdr *hdr, uint32_t seq, const struct
 	return r == 0 || errno == EAGAIN || errno == ETIMEDOUT ? 0 : errno;
 }
 
+#define SPIN_LOOKS 64
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+static int spin_for_event(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
+                          size_t num_bytes, size_t *data_len)
+{
+	for (int look = 0; look < SPIN_LOOKS; look++) {
+		for (int i = 0; i < 32; i++)
+			cpu_relax();
+		if (pt_read_next(h, ev, data, num_bytes, data_len))
+			return 1;
+	}
+	return 0;
+}
+
 static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
                      size_t num_bytes, size_t *data_len, int *unavailable, int mode,
                      const struct timespec *abstime)
@@ -395,6 +418,13 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 				rc = ETIMEDOUT;
 				break;
 			}
+		}
+		/* A writer that is busy will commit again within microseconds:
+		 * looking a little longer before sleeping saves it a wake-up
+		 * system call per event. */
+		if (spin_for_event(h, ev, data, num_bytes, data_len)) {
+			*unavailable = 0;
+			break;
 		}
 		/* Announce the sleep, then look once more: the fence pairs with
 		 * the writer's compiler barrier between commit and its load of
