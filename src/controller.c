@@ -138,6 +138,10 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, int seek
 		hdr->controller_start = pt_proc.pcb->starttime;
 		hdr->offered_token = h->remote ? (h->target.pcb ? h->target.token : 0)
 		                               : pt_proc.pcb->token;
+		/* The target is the first member: its children are traced even
+		 * before it records its own first event. */
+		if (a->inheritance == POSIX_TRACE_INHERITED)
+			pt_stream_add_member(&h->map, h->target_pid, h->target_start);
 		if ((h->slot = pt_attach(&h->map, !h->remote, h->named ? h->shm_name : NULL)) < 0)
 			err = EAGAIN;
 	}

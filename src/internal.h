@@ -338,6 +338,8 @@ struct pt_pcbref {
 };
 
 PT_HIDDEN uint64_t pt_proc_starttime(pid_t pid);
+PT_HIDDEN uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);
+PT_HIDDEN int pt_stream_has_ancestor(const struct pt_stream_hdr *h);
 PT_HIDDEN void pt_pcb_create(void);
 PT_HIDDEN int pt_stream_add_member(const struct pt_map *m, pid_t pid, uint64_t start);
 PT_HIDDEN int pt_stream_is_member(const struct pt_stream_hdr *h, pid_t pid, uint64_t start);

@@ -26,6 +26,12 @@
  * 22): with the pid, it names a process for good, across pid reuse. */
 uint64_t pt_proc_starttime(pid_t pid)
 {
+	return pt_proc_stat(pid, NULL);
+}
+
+/* Start time and parent of a process (fields 22 and 4 of /proc/PID/stat). */
+uint64_t pt_proc_stat(pid_t pid, pid_t *ppid)
+{
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -39,9 +45,12 @@ uint64_t pt_proc_starttime(pid_t pid)
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
-	/* field 3 (state) follows ") "; starttime is field 22 */
-	for (int field = 3; field <= 22 && p; field++)
+	/* field 3 (state) follows ") "; ppid is field 4, starttime field 22 */
+	for (int field = 3; field <= 22 && p; field++) {
 		p = strchr(p + 1, ' ');
+		if (field == 4 && p && ppid)
+			*ppid = (pid_t)strtol(p + 1, NULL, 10);
+	}
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
@@ -567,6 +576,24 @@ int pt_stream_is_member(const struct pt_stream_hdr *h, pid_t pid, uint64_t start
 		    atomic_load_explicit(&((struct pt_stream_hdr *)h)->members[i].start,
 		                         memory_order_relaxed) == start)
 			return 1;
+	return 0;
+}
+
+/* Whether an ancestor of this process is traced in the stream: with
+ * inheritance every descendant is, even through processes that do not load
+ * the library (a shell run by system(), say). */
+int pt_stream_has_ancestor(const struct pt_stream_hdr *h)
+{
+	pid_t pid = getppid();
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		pid_t parent = 0;
+		uint64_t start = pt_proc_stat(pid, &parent);
+		if (!start)
+			return 0;
+		if (pt_stream_is_member(h, pid, start))
+			return 1;
+		pid = parent;
+	}
 	return 0;
 }
 

@@ -192,7 +192,7 @@ static int join_locked(int slot, const char *name)
 	int mine = h->target_pid == pt_proc.pid && h->target_start == pt_proc.pcb->starttime;
 	int child = !mine && h->attr.inheritance == POSIX_TRACE_INHERITED &&
 	            (pt_stream_is_member(h, pt_proc.pid, pt_proc.pcb->starttime) ||
-	             pt_stream_is_member(h, getppid(), pt_proc_starttime(getppid())));
+	             pt_stream_has_ancestor(h));
 	if ((!mine && !child) || atomic_load_explicit(&h->state, memory_order_acquire) == PT_ST_DEAD) {
 		pt_stream_unmap(&a->own);
 		return ESRCH;
@@ -242,7 +242,7 @@ void pt_attach_offered(int slot)
 
 /* Whether a named stream is one this process joins at load: created for it
  * before it had loaded the library, or traced with inheritance by it (before
- * an exec) or by its parent (posix_spawn, vfork and exec). */
+ * an exec) or by an ancestor (posix_spawn, vfork and exec, system()). */
 static int joins_at_load(const char *name)
 {
 	struct pt_stream_hdr h;
@@ -258,9 +258,8 @@ static int joins_at_load(const char *name)
 		return h.offered_token == 0;
 	if (h.attr.inheritance != POSIX_TRACE_INHERITED)
 		return 0;
-	pid_t parent = getppid();
 	return pt_stream_is_member(&h, pt_proc.pid, pt_proc.pcb->starttime) ||
-	       pt_stream_is_member(&h, parent, pt_proc_starttime(parent));
+	       pt_stream_has_ancestor(&h);
 }
 
 static int already_offered(const char *name)
