@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Comparisons for tests/cli/run.sh (posixtrace(1)).
+
+compare.py emitted EMITTED DUMP_JSONL GROUP
+    EMITTED: lines "emit PID NAME HEX" printed by examples/forker -v.
+    GROUP "parent": events of the process that posted forker:start,
+    GROUP "children": events of every other process.
+    Exit 0 when the dump holds exactly those user events (data cut to
+    MAXDATA bytes and marked truncated when longer).
+compare.py ctf DUMP_JSONL BABELTRACE_TEXT
+    Exit 0 when `babeltrace2 --clock-seconds` lists the same events as the
+    dump: time, name, pid, thread, program address, truncation, data.
+"""
+import collections
+import json
+import re
+import sys
+
+MAXDATA = 1024
+
+
+def dump_events(path):
+    events = []
+    with open(path) as f:
+        for line in f:
+            obj = json.loads(line)
+            if "summary" not in obj:
+                events.append(obj)
+    return events
+
+
+def compare_emitted(emitted_path, dump_path, group):
+    emitted = []
+    with open(emitted_path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ")
+            if parts[0] == "emit":
+                emitted.append((int(parts[1]), parts[2], parts[3] if len(parts) > 3 else ""))
+    parent = next((pid for pid, name, _ in emitted if name == "forker:start"), None)
+    expected = collections.Counter()
+    for pid, name, data in emitted:
+        if (pid == parent) != (group == "parent"):
+            continue
+        trunc = "none"
+        if len(data) > 2 * MAXDATA:
+            data, trunc = data[: 2 * MAXDATA], "record"
+        expected[(pid, name, data, trunc)] += 1
+    pids = {key[0] for key in expected}
+    got = collections.Counter()
+    for e in dump_events(dump_path):
+        if e["id"] >= 32 and e["pid"] in pids:
+            got[(e["pid"], e["name"], e["data_hex"], e["truncation"])] += 1
+    if not expected:
+        print("nothing emitted by the %s" % group)
+        return 1
+    if got != expected:
+        print("missing:", list((expected - got).items())[:5])
+        print("unexpected:", list((got - expected).items())[:5])
+        return 1
+    return 0
+
+
+BT_LINE = re.compile(
+    r"^\[(\d+)\.(\d+)\] \(\S+\) (.*?): \{ pid = (-?\d+), tid = (\S+), "
+    r"prog_address = (\S+), truncation = \( \"(\w+)\" : container = \d+ \), "
+    r"data_len = (\d+), data = \[ (.*?) ?\], text = ")
+
+
+def compare_ctf(dump_path, bt_path):
+    want = collections.Counter()
+    for e in dump_events(dump_path):
+        want[(e["ts_ns"], e["name"], e["pid"], int(e["thread"], 16),
+              int(e["prog_address"], 16), e["truncation"], e["data_hex"])] += 1
+    got = collections.Counter()
+    with open(bt_path) as f:
+        for line in f:
+            m = BT_LINE.match(line)
+            if not m:
+                print("unparsed babeltrace2 line:", line[:120])
+                return 1
+            sec, nsec, name, pid, tid, pc, trunc, n, data = m.groups()
+            data_bytes = bytes(int(b) for b in re.findall(r"\[\d+\] = (\d+)", data))
+            if len(data_bytes) != int(n):
+                print("data length mismatch:", line[:120])
+                return 1
+            got[(int(sec) * 1000000000 + int(nsec), name, int(pid), int(tid, 16),
+                 int(pc, 16), trunc, data_bytes.hex())] += 1
+    if got != want:
+        print("only in dump:", list((want - got).items())[:3])
+        print("only in babeltrace2:", list((got - want).items())[:3])
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "emitted":
+        sys.exit(compare_emitted(sys.argv[2], sys.argv[3], sys.argv[4]))
+    sys.exit(compare_ctf(sys.argv[2], sys.argv[3]))

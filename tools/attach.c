@@ -1,0 +1,216 @@
+/*
+ * posixtrace attach: trace a process that is already running, either live
+ * (a stream without log read with posix_trace_timedgetnext_event, one line
+ * per event) or into a log (posix_trace_create_withlog).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posixtrace.h"
+
+#define POLL_NS 100000000u /* how often waits look at the clock and signals */
+
+struct attach_options {
+	pid_t pid;
+	double duration; /* 0: until Ctrl-C */
+	const char *log;
+	bool json;
+};
+
+static void attach_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: %s attach PID [--duration S] [-o LOG] [--format text|json]\n"
+	        "Traces the running process PID (it must have loaded libposixtrace).\n"
+	        "Without -o, prints its events as they come; with -o, writes a log.\n"
+	        "Stops after --duration seconds, or on Ctrl-C.\n",
+	        PROG);
+}
+
+static int parse_attach_options(int argc, char **argv, struct attach_options *o)
+{
+	static const struct option longopts[] = {
+		{"duration", required_argument, 0, 'd'}, {"output", required_argument, 0, 'o'},
+		{"format", required_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:o:f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (!parse_seconds(optarg, &o->duration) || o->duration <= 0)
+				return usage_error("attach", "bad --duration '%s'", optarg);
+			break;
+		case 'o': o->log = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+				return usage_error("attach", "bad --format '%s' (text, json)", optarg);
+			o->json = !strcmp(optarg, "json");
+			break;
+		case 'h': attach_help(stdout); return 0;
+		case ':': return usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
+		default: return usage_error("attach", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("attach", optind >= argc ? "no PID given" : "too many arguments");
+	char *end;
+	long pid = strtol(argv[optind], &end, 10);
+	if (*end || end == argv[optind] || pid <= 0 || pid != (pid_t)pid)
+		return usage_error("attach", "bad PID '%s'", argv[optind]);
+	o->pid = (pid_t)pid;
+	return -1;
+}
+
+/* Explains why a pid cannot be traced, or NULL if it looks traceable.
+ * "Not instrumented": libposixtrace does not appear in its mappings. */
+const char *why_not_traceable(pid_t pid)
+{
+	char path[64], line[512];
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return "no such process";
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *maps = fopen(path, "r");
+	if (!maps)
+		return errno == ENOENT ? "no such process" : "not permitted (cannot read its memory map)";
+	bool instrumented = false;
+	while (!instrumented && fgets(line, sizeof line, maps))
+		instrumented = strstr(line, "libposixtrace") != NULL;
+	bool empty = ftell(maps) == 0;
+	fclose(maps);
+	if (empty)
+		return "not permitted (cannot read its memory map)";
+	return instrumented ? NULL : "not instrumented (libposixtrace is not loaded in it)";
+}
+
+static const char *create_error(int err)
+{
+	switch (err) {
+	case ESRCH: return "no such process";
+	case EPERM: return "not permitted";
+	default: return strerror(err);
+	}
+}
+
+static bool time_is_up(uint64_t deadline)
+{
+	return stop_requested || (deadline && now_realtime_ns() >= deadline);
+}
+
+static uint64_t deadline_of(double duration)
+{
+	return duration > 0 ? now_realtime_ns() + (uint64_t)(duration * 1e9) : 0;
+}
+
+static void print_status_line(trace_id_t trid, uint64_t events)
+{
+	struct posix_trace_status_info st;
+	unsigned long long lost = 0;
+	if (posix_trace_get_status(trid, &st) == 0)
+		lost = st.posixtrace_lost_events;
+	fprintf(stderr, "%s: %llu events, %llu lost\n", PROG, (unsigned long long)events, lost);
+}
+
+/* Reads events until the deadline, then stops the stream and drains what is
+ * left so nothing recorded before the stop is missed. */
+static int watch_live(trace_id_t trid, const struct attach_options *o)
+{
+	struct event_printer printer = {.json = o->json};
+	struct name_cache *names = xmalloc(sizeof *names);
+	size_t bufsize = 1 << 20;
+	unsigned char *buf = xmalloc(bufsize);
+	uint64_t deadline = deadline_of(o->duration), events = 0;
+	bool stopping = false;
+	name_cache_init(names, trid);
+	for (;;) {
+		struct trace_event ev;
+		size_t len;
+		int unavailable = 0, err;
+		if (!stopping && time_is_up(deadline)) {
+			posix_trace_stop(trid);
+			stopping = true;
+		}
+		if (stopping) {
+			err = posix_trace_trygetnext_event(trid, &ev.info, buf, bufsize, &len, &unavailable);
+		} else {
+			uint64_t at = now_realtime_ns() + POLL_NS;
+			struct timespec abstime = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+			err = posix_trace_timedgetnext_event(trid, &ev.info, buf, bufsize, &len,
+			                                     &unavailable, &abstime);
+		}
+		if (err == ETIMEDOUT || err == EINTR)
+			continue;
+		if (err || unavailable)
+			break;
+		ev.data = buf;
+		ev.len = len;
+		ev.name = name_cache_get(names, ev.info.posix_event_id);
+		print_event(&printer, stdout, &ev);
+		fflush(stdout);
+		events++;
+	}
+	print_status_line(trid, events);
+	free(buf);
+	free(names);
+	return 0;
+}
+
+static void wait_until(uint64_t deadline)
+{
+	while (!time_is_up(deadline)) {
+		struct timespec nap = {0, POLL_NS};
+		nanosleep(&nap, NULL);
+	}
+}
+
+static int attach(const struct attach_options *o)
+{
+	const char *why = why_not_traceable(o->pid);
+	if (why) {
+		error_msg("cannot trace process %d: %s", (int)o->pid, why);
+		return EXIT_FAIL;
+	}
+	int logfd = -1, err;
+	trace_id_t trid;
+	if (o->log && (logfd = open(o->log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		error_msg("%s: %s", o->log, strerror(errno));
+		return EXIT_FAIL;
+	}
+	err = logfd >= 0 ? posix_trace_create_withlog(o->pid, NULL, logfd, &trid)
+	                 : posix_trace_create(o->pid, NULL, &trid);
+	if (err) {
+		error_msg("cannot trace process %d: %s", (int)o->pid, create_error(err));
+		return EXIT_FAIL;
+	}
+	install_stop_handlers();
+	uint64_t t0 = now_realtime_ns();
+	if ((err = posix_trace_start(trid)) != 0) {
+		error_msg("cannot start tracing process %d: %s", (int)o->pid, strerror(err));
+		posix_trace_shutdown(trid);
+		return EXIT_FAIL;
+	}
+	if (logfd < 0) {
+		watch_live(trid, o);
+		posix_trace_shutdown(trid);
+		return 0;
+	}
+	wait_until(deadline_of(o->duration));
+	err = posix_trace_shutdown(trid);
+	close(logfd);
+	if (err)
+		error_msg("writing the log failed: %s", strerror(err));
+	print_log_summary(o->log, (double)(now_realtime_ns() - t0) / 1e9);
+	return err ? EXIT_FAIL : 0;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct attach_options o = {0};
+	int rc = parse_attach_options(argc, argv, &o);
+	return rc >= 0 ? rc : attach(&o);
+}

@@ -1,0 +1,393 @@
+/*
+ * CTF 1.8 output: DIR/metadata (TSDL text) and DIR/stream_N (binary packets).
+ *
+ * Every field is byte aligned and in the host's byte order, so events are
+ * written with memcpy and no padding.  The clock counts nanoseconds since
+ * the Epoch, the log's own time scale, so babeltrace2 --clock-seconds shows
+ * the absolute times `posixtrace dump` shows.  Trace event type ids are the
+ * CTF event class ids.  Lost events become the packet context's
+ * events_discarded: a packet is closed before every POSIX_TRACE_OVERFLOW
+ * event, and the next packet's counter includes the loss it reports.
+ * Files: DIR/metadata and DIR/stream_N, one stream per writer thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posixtrace.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define PACKET_HEADER_SIZE (4 + 4 + 8 + 6 * 8)
+#define PACKET_PAYLOAD_MAX (64u << 10) /* a new packet after this many bytes */
+#define STREAM_BUCKETS 4096
+
+/* One CTF stream per writer thread (pid, pthread_t): the log's per-thread
+ * order is exact, so times never go back inside a stream and babeltrace2
+ * shows every event at the time dump shows.  System events with no thread
+ * (pid 0) share a stream; when one of them is older than the last event of
+ * its stream (an OVERFLOW carries the time of the first lost event), it
+ * goes to another instance of that stream instead of being retimed. */
+struct ctf_stream {
+	pid_t pid;
+	unsigned long thread;
+	uint64_t instance_id;
+	int next_in_bucket;
+	unsigned char *payload;
+	size_t len, cap;
+	uint64_t ts_begin, ts_end, seq, discarded, packets_written;
+};
+
+struct ctf_writer {
+	const char *dir;
+	struct ctf_stream *streams;
+	size_t nstreams;
+	int buckets[STREAM_BUCKETS];
+	bool used[MAX_EVENT_IDS];
+	/* the log's total loss, shared out over its OVERFLOW events */
+	uint64_t lost_total, overflows, overflows_seen;
+};
+
+static void append(struct ctf_stream *s, const void *bytes, size_t n)
+{
+	if (s->len + n > s->cap) {
+		s->cap = (s->len + n) * 2;
+		s->payload = realloc(s->payload, s->cap);
+		if (!s->payload) {
+			error_msg("out of memory");
+			exit(EXIT_FAIL);
+		}
+	}
+	memcpy(s->payload + s->len, bytes, n);
+	s->len += n;
+}
+
+#define APPEND_VALUE(s, type, value)            \
+	do {                                    \
+		type v_ = (type)(value);        \
+		append((s), &v_, sizeof v_);    \
+	} while (0)
+
+static void stream_path(const struct ctf_writer *w, const struct ctf_stream *s, char *path,
+                        size_t size)
+{
+	snprintf(path, size, "%s/stream_%llu", w->dir, (unsigned long long)s->instance_id);
+}
+
+/* Packets are appended to the stream's file as they fill, so only one
+ * packet per stream is held in memory and no file stays open. */
+static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
+                        uint64_t discarded)
+{
+	char path[4096];
+	uint64_t bits = (uint64_t)(PACKET_HEADER_SIZE + s->len) * 8;
+	uint32_t header[2] = {CTF_MAGIC, 0};
+	uint64_t instance = s->instance_id;
+	uint64_t context[6] = {s->ts_begin, s->ts_end, bits, bits, s->seq++, discarded};
+	stream_path(w, s, path, sizeof path);
+	FILE *f = fopen(path, s->packets_written++ ? "a" : "w");
+	if (!f || fwrite(header, sizeof header, 1, f) != 1 ||
+	    fwrite(&instance, sizeof instance, 1, f) != 1 ||
+	    fwrite(context, sizeof context, 1, f) != 1 ||
+	    (s->len && fwrite(s->payload, s->len, 1, f) != 1) || fclose(f) != 0) {
+		error_msg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	s->len = 0;
+	s->ts_begin = s->ts_end;
+	return 0;
+}
+
+/* babeltrace2 reports the growth of events_discarded between packets; a
+ * stream whose first packet would already count losses starts with an
+ * empty packet counting none, so the count shows. */
+static int flush_packet(const struct ctf_writer *w, struct ctf_stream *s)
+{
+	if (s->seq == 0 && s->discarded) {
+		size_t len = s->len;
+		s->len = 0;
+		uint64_t end = s->ts_end;
+		s->ts_end = s->ts_begin;
+		if (write_packet(w, s, 0))
+			return -1;
+		s->len = len;
+		s->ts_end = end;
+	}
+	return write_packet(w, s, s->discarded);
+}
+
+static struct ctf_stream *new_stream(struct ctf_writer *w, pid_t pid, unsigned long thread,
+                                     unsigned bucket)
+{
+	struct ctf_stream *grown = realloc(w->streams, (w->nstreams + 1) * sizeof *grown);
+	if (!grown) {
+		error_msg("out of memory");
+		exit(EXIT_FAIL);
+	}
+	w->streams = grown;
+	struct ctf_stream *s = &w->streams[w->nstreams];
+	memset(s, 0, sizeof *s);
+	s->pid = pid;
+	s->thread = thread;
+	s->instance_id = w->nstreams;
+	s->next_in_bucket = w->buckets[bucket];
+	w->buckets[bucket] = (int)w->nstreams++;
+	return s;
+}
+
+static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_event *ev,
+                                     uint64_t ts)
+{
+	pid_t pid = ev->info.posix_pid;
+	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
+	unsigned bucket = (unsigned)((thread >> 4) ^ (thread >> 16) ^ (unsigned)pid) % STREAM_BUCKETS;
+	for (int i = w->buckets[bucket]; i >= 0; i = w->streams[i].next_in_bucket) {
+		struct ctf_stream *s = &w->streams[i];
+		if (s->pid == pid && s->thread == thread && (s->seq + s->len == 0 || s->ts_end <= ts))
+			return s;
+	}
+	return new_stream(w, pid, thread, bucket);
+}
+
+/* How many events one OVERFLOW stands for: the log knows only the total,
+ * so it is shared out (at least one each, the remainder to the first). */
+static uint64_t loss_of_next_overflow(struct ctf_writer *w)
+{
+	uint64_t n = w->overflows_seen++;
+	if (w->lost_total < w->overflows)
+		return 1;
+	uint64_t share = w->lost_total / w->overflows;
+	return share + (n < w->lost_total % w->overflows);
+}
+
+static size_t text_length(const struct trace_event *ev)
+{
+	if (!is_printable_text(ev->data, ev->len))
+		return 0;
+	return ev->data[ev->len - 1] == '\0' ? ev->len - 1 : ev->len;
+}
+
+static int write_event(struct ctf_writer *w, const struct trace_event *ev)
+{
+	uint64_t ts = ts_ns(&ev->info.posix_timestamp);
+	struct ctf_stream *s = stream_for(w, ev, ts);
+	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
+		/* the loss is counted in the packet that starts with it */
+		if (s->len && flush_packet(w, s))
+			return -1;
+		s->discarded += loss_of_next_overflow(w);
+	}
+	if (s->len == 0 && s->seq == 0)
+		s->ts_begin = ts;
+	s->ts_end = ts;
+	APPEND_VALUE(s, uint16_t, ev->info.posix_event_id);
+	APPEND_VALUE(s, uint64_t, ts);
+	APPEND_VALUE(s, int32_t, ev->info.posix_pid);
+	APPEND_VALUE(s, uint64_t, (unsigned long)ev->info.posix_thread_id);
+	APPEND_VALUE(s, uint64_t, (uintptr_t)ev->info.posix_prog_address);
+	APPEND_VALUE(s, uint8_t, ev->info.posix_truncation_status);
+	APPEND_VALUE(s, uint32_t, ev->len);
+	append(s, ev->data, ev->len);
+	append(s, ev->data, text_length(ev));
+	APPEND_VALUE(s, uint8_t, 0); /* the text's NUL */
+	if (ev->info.posix_event_id < MAX_EVENT_IDS)
+		w->used[ev->info.posix_event_id] = true;
+	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
+}
+
+static void write_tsdl_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else
+			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
+	fputc('"', out);
+}
+
+static const char metadata_types[] =
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64_hex_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false;\n"
+	"                    map = clock.posixtrace.value; } := uint64_clock_t;\n\n";
+
+static void write_metadata_head(FILE *out, struct trace_log *log)
+{
+	trace_attr_t a;
+	char name[TRACE_NAME_MAX] = "", version[TRACE_NAME_MAX] = "";
+	if (posix_trace_get_attr(log->trid, &a) == 0) {
+		posix_trace_attr_getname(&a, name);
+		posix_trace_attr_getgenversion(&a, version);
+		posix_trace_attr_destroy(&a);
+	}
+	uint32_t probe = 1;
+	bool little = *(unsigned char *)&probe == 1;
+	fprintf(out, "/* CTF 1.8 */\n\n%s", metadata_types);
+	fprintf(out,
+	        "trace {\n\tmajor = 1;\n\tminor = 8;\n\tbyte_order = %s;\n"
+	        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint32_t stream_id;\n"
+	        "\t\tuint64_t stream_instance_id;\n\t};\n"
+	        "};\n\n",
+	        little ? "le" : "be");
+	fputs("env {\n\tdomain = \"posixtrace\";\n\ttracer_name = \"posixtrace\";\n\ttrace_name = ",
+	      out);
+	write_tsdl_string(out, name);
+	fputs(";\n\tgenversion = ", out);
+	write_tsdl_string(out, version);
+	fputs(";\n};\n\n", out);
+	fputs("clock {\n\tname = posixtrace;\n"
+	      "\tdescription = \"CLOCK_MONOTONIC mapped onto CLOCK_REALTIME at stream creation\";\n"
+	      "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = 0;\n\toffset = 0;\n"
+	      "\tabsolute = true;\n};\n\n",
+	      out);
+	fputs("stream {\n\tid = 0;\n\tpacket.context := struct {\n"
+	      "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
+	      "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+	      "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
+	      "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_t timestamp;\n\t};\n"
+	      "};\n\n",
+	      out);
+}
+
+static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
+{
+	fputs("event {\n\tname = ", out);
+	write_tsdl_string(out, name);
+	fprintf(out,
+	        ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
+	        "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t prog_address;\n"
+	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
+	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n\t};\n"
+	        "};\n\n",
+	        id);
+}
+
+/* Event classes: every type the log names, and any other id it used. */
+static int write_metadata(const char *dir, struct ctf_writer *w, struct trace_log *log)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/metadata", dir);
+	FILE *out = fopen(path, "w");
+	if (!out) {
+		error_msg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	write_metadata_head(out, log);
+	bool listed[MAX_EVENT_IDS] = {false};
+	trace_event_id_t id;
+	int unavailable = 0;
+	posix_trace_eventtypelist_rewind(log->trid);
+	while (posix_trace_eventtypelist_getnext_id(log->trid, &id, &unavailable) == 0 &&
+	       !unavailable)
+		if (id < MAX_EVENT_IDS)
+			listed[id] = true;
+	for (id = 0; id < MAX_EVENT_IDS; id++)
+		if (listed[id] || w->used[id])
+			write_event_class(out, id, name_cache_get(&log->names, id));
+	if (fclose(out) != 0) {
+		error_msg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int make_output_dir(const char *dir)
+{
+	if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+		struct stat st;
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+		error_msg("%s: exists and is not a directory", dir);
+		return -1;
+	}
+	error_msg("%s: %s", dir, strerror(errno));
+	return -1;
+}
+
+/* First pass: the number of events (for the progress line) and of
+ * OVERFLOW events (to share out the loss). */
+static uint64_t count_events(struct trace_log *log, struct ctf_writer *w, uint64_t *first_ns,
+                             uint64_t *last_ns)
+{
+	struct trace_event ev;
+	uint64_t n = 0;
+	*first_ns = *last_ns = 0;
+	while (trace_log_next(log, &ev) > 0) {
+		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
+		if (n == 0 || ns < *first_ns)
+			*first_ns = ns;
+		if (ns > *last_ns)
+			*last_ns = ns;
+		n++;
+		w->overflows += ev.info.posix_event_id == POSIX_TRACE_OVERFLOW;
+	}
+	trace_log_rewind(log);
+	trace_log_lost(log, &w->lost_total);
+	return n;
+}
+
+static int write_streams(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
+{
+	struct trace_event ev;
+	int rc;
+	while ((rc = trace_log_next(log, &ev)) > 0) {
+		if (write_event(w, &ev))
+			return -1;
+		progress_step(pr);
+	}
+	if (rc < 0)
+		return -1;
+	for (size_t i = 0; i < w->nstreams; i++)
+		if (w->streams[i].len && flush_packet(w, &w->streams[i]))
+			return -1;
+	return 0;
+}
+
+/* Losses no OVERFLOW event reported (a log that wrapped, a stream that lost
+ * events without a reader to report them) still show: a stream of their
+ * own with two empty packets, the second counting them. */
+static int write_unreported_loss(struct ctf_writer *w, uint64_t first_ns, uint64_t last_ns)
+{
+	if (w->overflows || !w->lost_total)
+		return 0;
+	struct ctf_stream *s = new_stream(w, 0, 0, 0);
+	s->ts_begin = s->ts_end = first_ns;
+	if (write_packet(w, s, 0))
+		return -1;
+	s->ts_end = last_ns;
+	return write_packet(w, s, w->lost_total);
+}
+
+static void free_streams(struct ctf_writer *w)
+{
+	for (size_t i = 0; i < w->nstreams; i++)
+		free(w->streams[i].payload);
+	free(w->streams);
+}
+
+int convert_to_ctf(struct trace_log *log, const char *dir)
+{
+	struct ctf_writer w = {.dir = dir};
+	struct progress pr;
+	uint64_t first_ns, last_ns;
+	memset(w.buckets, -1, sizeof w.buckets);
+	if (make_output_dir(dir))
+		return EXIT_FAIL;
+	progress_init(&pr, "converting", count_events(log, &w, &first_ns, &last_ns));
+	int rc = write_streams(&w, log, &pr);
+	progress_end(&pr);
+	if (rc == 0)
+		rc = write_unreported_loss(&w, first_ns, last_ns);
+	if (rc == 0)
+		rc = write_metadata(dir, &w, log);
+	free_streams(&w);
+	return rc ? EXIT_FAIL : 0;
+}

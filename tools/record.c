@@ -1,0 +1,457 @@
+/*
+ * posixtrace record: run a command with a trace stream (and log) that exists
+ * before the command's main() runs.
+ *
+ * The child is forked and held on a pipe; the parent creates the stream for
+ * the child's pid with posix_trace_create_withlog, sets the filter, starts
+ * it, and only then lets the child execvp the command.  The library loaded
+ * by the command joins the offered stream at load, before main.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "posixtrace.h"
+
+struct record_options {
+	const char *log;
+	size_t stream_size, log_size;
+	int stream_policy, log_policy;
+	bool inherit;
+	struct name_list exclude, only;
+	char **command;
+};
+
+static void record_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: %s record [OPTIONS] -- CMD [ARGS...]\n"
+	        "Runs CMD traced from its first instruction (and its children unless\n"
+	        "--no-inherit) and writes the trace to a log.\n\n"
+	        "  -o, --output LOG        log file (default posixtrace-CMD-PID.ptlog)\n"
+	        "  --size BYTES            stream size (K, M, G suffixes)\n"
+	        "  --policy P              stream full policy: loop, until-full, flush (default)\n"
+	        "  --log-policy P          log full policy: loop, until-full, append (default)\n"
+	        "  --log-size BYTES        log size limit for loop and until-full\n"
+	        "  --filter NAME,...       do not record these event types\n"
+	        "  --only NAME,...         record only these event types (and system events)\n"
+	        "  --no-inherit            do not trace the children of CMD\n"
+	        "  -h, --help              this help\n"
+	        "Exit status: that of CMD (128+N if killed by signal N).\n",
+	        PROG);
+}
+
+static bool parse_policy(const char *s, bool for_log, int *out)
+{
+	if (!strcmp(s, "loop"))
+		*out = POSIX_TRACE_LOOP;
+	else if (!strcmp(s, "until-full"))
+		*out = POSIX_TRACE_UNTIL_FULL;
+	else if (!for_log && !strcmp(s, "flush"))
+		*out = POSIX_TRACE_FLUSH;
+	else if (for_log && !strcmp(s, "append"))
+		*out = POSIX_TRACE_APPEND;
+	else
+		return false;
+	return true;
+}
+
+enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
+       OPT_NO_INHERIT };
+
+/* Returns -1 when the options are good, else the exit status. */
+static int parse_record_options(int argc, char **argv, struct record_options *o)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, 0, 'o'},   {"size", required_argument, 0, OPT_SIZE},
+		{"policy", required_argument, 0, OPT_POLICY},
+		{"log-policy", required_argument, 0, OPT_LOG_POLICY},
+		{"log-size", required_argument, 0, OPT_LOG_SIZE},
+		{"filter", required_argument, 0, OPT_FILTER},
+		{"only", required_argument, 0, OPT_ONLY},
+		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
+		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+	int c;
+	opterr = 0;
+	/* '+': stop at the command, whose own options are not ours */
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->log = optarg; break;
+		case OPT_SIZE:
+			if (!parse_size(optarg, &o->stream_size))
+				return usage_error("record", "bad --size '%s'", optarg);
+			break;
+		case OPT_LOG_SIZE:
+			if (!parse_size(optarg, &o->log_size))
+				return usage_error("record", "bad --log-size '%s'", optarg);
+			break;
+		case OPT_POLICY:
+			if (!parse_policy(optarg, false, &o->stream_policy))
+				return usage_error("record", "bad --policy '%s' (loop, until-full, flush)", optarg);
+			break;
+		case OPT_LOG_POLICY:
+			if (!parse_policy(optarg, true, &o->log_policy))
+				return usage_error("record", "bad --log-policy '%s' (loop, until-full, append)",
+				                   optarg);
+			break;
+		case OPT_FILTER:
+			if (!name_list_parse(&o->exclude, optarg))
+				return usage_error("record", "bad --filter '%s'", optarg);
+			break;
+		case OPT_ONLY:
+			if (!name_list_parse(&o->only, optarg))
+				return usage_error("record", "bad --only '%s'", optarg);
+			break;
+		case OPT_NO_INHERIT: o->inherit = false; break;
+		case 'h': record_help(stdout); return 0;
+		case ':': return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+		default: return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->exclude.count && o->only.count)
+		return usage_error("record", "--filter and --only exclude each other");
+	if (optind >= argc)
+		return usage_error("record", "no command to run");
+	o->command = argv + optind;
+	return -1;
+}
+
+static int build_attr(const struct record_options *o, trace_attr_t *attr)
+{
+	char *copy = strdup(o->command[0]);
+	posix_trace_attr_init(attr);
+	/* The trace name tells readers which program the log is about. */
+	posix_trace_attr_setname(attr, copy ? basename(copy) : o->command[0]);
+	free(copy);
+	int err = posix_trace_attr_setstreamfullpolicy(attr, o->stream_policy);
+	if (!err)
+		err = posix_trace_attr_setlogfullpolicy(attr, o->log_policy);
+	if (!err && o->stream_size)
+		err = posix_trace_attr_setstreamsize(attr, o->stream_size);
+	if (!err && o->log_size)
+		err = posix_trace_attr_setlogsize(attr, o->log_size);
+	if (!err)
+		err = posix_trace_attr_setinherited(attr, o->inherit ? POSIX_TRACE_INHERITED
+		                                                     : POSIX_TRACE_CLOSE_FOR_CHILD);
+	if (err)
+		error_msg("record: trace attributes refused: %s", strerror(err));
+	return err;
+}
+
+/* The held child: tells the parent it is ready (so the library's fork
+ * handlers are done and its control block is its own), waits for the go,
+ * then becomes the command.  EOF instead of the go means the parent failed.
+ * If execvp fails, its errno goes back through exec_fd (close-on-exec, so
+ * a successful exec just closes it). */
+static void run_held_child(int ready_fd, int go_fd, int exec_fd, char **command)
+{
+	char go;
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(127);
+	close(ready_fd);
+	if (read(go_fd, &go, 1) != 1)
+		_exit(127);
+	close(go_fd);
+	execvp(command[0], command);
+	int err = errno;
+	if (write(exec_fd, &err, sizeof err) != (ssize_t)sizeof err)
+		_exit(127);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+struct held_child {
+	pid_t pid;
+	int go_fd;   /* write a byte: run the command; close: give up */
+	int exec_fd; /* EOF once the command runs, an errno if exec failed */
+};
+
+static bool spawn_held_child(char **command, struct held_child *c)
+{
+	int ready[2], go[2], exec_err[2];
+	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC) || pipe2(exec_err, O_CLOEXEC)) {
+		error_msg("record: pipe: %s", strerror(errno));
+		return false;
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		error_msg("record: fork: %s", strerror(errno));
+		return false;
+	}
+	if (c->pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		close(exec_err[0]);
+		run_held_child(ready[1], go[0], exec_err[1], command);
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(exec_err[1]);
+	char r;
+	while (read(ready[0], &r, 1) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	c->go_fd = go[1];
+	c->exec_fd = exec_err[0];
+	return true;
+}
+
+/* Lets the command run; returns 0 once it runs, or the errno of execvp. */
+static int release_child(struct held_child *c)
+{
+	int err = 0;
+	ssize_t n;
+	if (write(c->go_fd, "g", 1) != 1)
+		err = errno;
+	close(c->go_fd);
+	while ((n = read(c->exec_fd, &err, sizeof err)) < 0 && errno == EINTR)
+		;
+	close(c->exec_fd);
+	return n == (ssize_t)sizeof err ? err : 0;
+}
+
+/* System event names map to their fixed ids; other names are registered
+ * in the target's registry so they keep the same id when it opens them. */
+static int map_event_name(trace_id_t trid, const char *name, trace_event_id_t *id)
+{
+	char sysname[TRACE_EVENT_NAME_MAX + 1];
+	for (trace_event_id_t i = POSIX_TRACE_START; i <= POSIX_TRACE_UNNAMED_USEREVENT; i++)
+		if (posix_trace_eventid_get_name(trid, i, sysname) == 0 && !strcmp(sysname, name)) {
+			*id = i;
+			return 0;
+		}
+	return posix_trace_trid_eventid_open(trid, name, id);
+}
+
+int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
+                      const struct name_list *only)
+{
+	trace_event_set_t set;
+	const struct name_list *names = only->count ? only : exclude;
+	if (!names->count)
+		return 0;
+	if (only->count) {
+		/* everything but the listed names; system events stay recorded */
+		posix_trace_eventset_fill(&set, POSIX_TRACE_ALL_EVENTS);
+		for (trace_event_id_t i = POSIX_TRACE_START; i <= POSIX_TRACE_ERROR; i++)
+			posix_trace_eventset_del(i, &set);
+	} else {
+		posix_trace_eventset_empty(&set);
+	}
+	for (size_t i = 0; i < names->count; i++) {
+		trace_event_id_t id;
+		int err = map_event_name(trid, names->names[i], &id);
+		if (err) {
+			error_msg("event name '%s': %s", names->names[i], strerror(err));
+			return err;
+		}
+		if (only->count)
+			posix_trace_eventset_del(id, &set);
+		else
+			posix_trace_eventset_add(id, &set);
+	}
+	int err = posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET);
+	if (err)
+		error_msg("setting the filter: %s", strerror(err));
+	return err;
+}
+
+static char *default_log_name(const char *command, pid_t pid)
+{
+	char *copy = strdup(command);
+	const char *base = copy ? basename(copy) : "cmd";
+	size_t size = strlen(base) + 64;
+	char *name = xmalloc(size);
+	snprintf(name, size, "posixtrace-%s-%d.ptlog", base, (int)pid);
+	free(copy);
+	return name;
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAIL;
+}
+
+/* Waits for the command; a stop signal ends the recording at once (the
+ * caller shuts the stream down) and the command is waited for afterwards. */
+static bool wait_for_command(pid_t pid, int *status)
+{
+	while (!stop_requested) {
+		pid_t r = waitpid(pid, status, 0);
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR) {
+			*status = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* After the recording stopped, the command is waited for so its exit
+ * status becomes ours; one more stop signal gives up waiting, and the
+ * status is then that of a death by the first signal. */
+static void finish_command(pid_t pid, int *status)
+{
+	/* Ctrl-C already reached the command (same process group); a signal
+	 * sent to us alone is passed on so the command ends too. */
+	int sig = stop_requested;
+	if (stop_signal_sent_by_process)
+		kill(pid, sig);
+	stop_requested = 0;
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR || stop_requested) {
+			note_msg("%d still runs; not waiting for it", (int)pid);
+			*status = sig; /* as WIFSIGNALED with WTERMSIG == sig */
+			return;
+		}
+	}
+}
+
+struct log_counts {
+	uint64_t events, from_traced, lost;
+};
+
+static bool count_log(const char *path, pid_t controller, struct log_counts *c)
+{
+	struct trace_log *log = trace_log_open(path);
+	struct trace_event ev;
+	if (!log)
+		return false;
+	memset(c, 0, sizeof *c);
+	while (trace_log_next(log, &ev) > 0) {
+		c->events++;
+		if (ev.info.posix_pid != controller && ev.info.posix_pid != 0)
+			c->from_traced++;
+	}
+	trace_log_lost(log, &c->lost);
+	report_damage(log);
+	trace_log_close(log);
+	return true;
+}
+
+static void print_summary(const char *path, const struct log_counts *c, double seconds)
+{
+	struct stat st;
+	long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+	fprintf(stderr, "%s: %llu events, %llu lost, %.3f s, log %s (%lld bytes)\n", PROG,
+	        (unsigned long long)c->events, (unsigned long long)c->lost, seconds, path, size);
+}
+
+void print_log_summary(const char *path, double seconds)
+{
+	struct log_counts c;
+	if (count_log(path, getpid(), &c))
+		print_summary(path, &c, seconds);
+}
+
+static int open_log_for_writing(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		error_msg("%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Creates, filters and starts the stream for the held child. */
+static int start_stream(const struct record_options *o, pid_t child, int logfd,
+                        trace_id_t *trid)
+{
+	trace_attr_t attr;
+	int err = build_attr(o, &attr);
+	if (err)
+		return err;
+	err = posix_trace_create_withlog(child, &attr, logfd, trid);
+	posix_trace_attr_destroy(&attr);
+	if (err) {
+		error_msg("record: cannot create the trace stream: %s", strerror(err));
+		return err;
+	}
+	err = apply_name_filter(*trid, &o->exclude, &o->only);
+	if (!err && (err = posix_trace_start(*trid)))
+		error_msg("record: cannot start the trace stream: %s", strerror(err));
+	if (err)
+		posix_trace_shutdown(*trid);
+	return err;
+}
+
+/* The command could not be run: nothing to keep. */
+static int give_up_on_exec(const struct record_options *o, pid_t child, trace_id_t trid,
+                           const char *path, int err)
+{
+	error_msg("%s: %s", o->command[0], strerror(err));
+	posix_trace_shutdown(trid);
+	unlink(path);
+	waitpid(child, NULL, 0);
+	return err == ENOENT ? 127 : 126;
+}
+
+static void report_recording(const struct record_options *o, const char *path, double seconds)
+{
+	struct log_counts counts;
+	if (!count_log(path, getpid(), &counts))
+		return;
+	print_summary(path, &counts, seconds);
+	if (counts.from_traced == 0)
+		note_msg("no events from %s: it may not be linked with libposixtrace, or "
+		         "posted no event", o->command[0]);
+}
+
+static int record(struct record_options *o)
+{
+	struct held_child child;
+	int status = 0, rc;
+	trace_id_t trid;
+	if (!spawn_held_child(o->command, &child))
+		return EXIT_FAIL;
+	char *path = o->log ? strdup(o->log) : default_log_name(o->command[0], child.pid);
+	int logfd = open_log_for_writing(path);
+	if (logfd < 0 || start_stream(o, child.pid, logfd, &trid)) {
+		close(child.go_fd); /* the child exits without running the command */
+		waitpid(child.pid, NULL, 0);
+		free(path);
+		return EXIT_FAIL;
+	}
+	install_stop_handlers();
+	uint64_t t0 = now_realtime_ns();
+	int exec_err = release_child(&child);
+	if (exec_err) {
+		rc = give_up_on_exec(o, child.pid, trid, path, exec_err);
+		free(path);
+		return rc;
+	}
+	bool exited = wait_for_command(child.pid, &status);
+	int err = posix_trace_shutdown(trid);
+	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
+	if (err)
+		error_msg("record: writing the log failed: %s", strerror(err));
+	close(logfd);
+	report_recording(o, path, seconds);
+	if (!exited)
+		finish_command(child.pid, &status);
+	free(path);
+	return err ? EXIT_FAIL : exit_status_of(status);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_options o = {.stream_policy = POSIX_TRACE_FLUSH,
+	                           .log_policy = POSIX_TRACE_APPEND,
+	                           .inherit = true};
+	int rc = parse_record_options(argc, argv, &o);
+	if (rc < 0)
+		rc = record(&o);
+	name_list_free(&o.exclude);
+	name_list_free(&o.only);
+	return rc;
+}
