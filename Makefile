@@ -88,7 +88,7 @@ deps:
 	@sh scripts/install-deps.sh
 
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory all tests
 	@mkdir -p $(BUILD) && if sh tests/header/check.sh > $(BUILD)/header-check.log 2>&1; \
 	  then tail -n 1 $(BUILD)/header-check.log | sed 's/^/header: /'; \
 	  else cat $(BUILD)/header-check.log; exit 1; fi

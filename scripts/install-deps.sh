@@ -1,18 +1,26 @@
 #!/bin/sh
 # Installs what the tests need (Debian packages), when it is missing.
-# Check (the unit-test framework, with pkg-config) is required; it is
-# installed with apt-get when the caller is root, else the script says how.
+# Required: Check (the unit-test framework) and pkg-config.  Wanted: python3
+# and babeltrace2, for the posixtrace command's tests (which say SKIP for
+# the checks that need them).  apt-get is used when the caller is root;
+# otherwise the script says what to install, and fails only for what is
+# required.
 set -e
-need=""
-pkg-config --exists check 2>/dev/null || need="$need check"
+need="" want=""
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
-[ -z "$need" ] && exit 0
+pkg-config --exists check 2>/dev/null || need="$need check"
+command -v python3 >/dev/null 2>&1 || want="$want python3"
+command -v babeltrace2 >/dev/null 2>&1 || want="$want babeltrace2"
+[ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "install-deps: installing$need" >&2
+	echo "install-deps: installing$need$want" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null
-	apt-get install -y -qq $need >/dev/null
-else
+	apt-get install -y -qq $need $want >/dev/null
+	exit 0
+fi
+[ -n "$want" ] && echo "install-deps: for every test also install:$want" >&2
+if [ -n "$need" ]; then
 	echo "install-deps: missing:$need; run: sudo apt-get install$need" >&2
 	exit 1
 fi

@@ -18,11 +18,48 @@ static void make_table(void)
 			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <string.h>
+/* SSE4.2 has a CRC-32C instruction: several GB/s instead of one. */
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const unsigned char *p,
+                                                            size_t len)
+{
+	uint64_t c = crc;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	uint32_t c32 = (uint32_t)c;
+	while (len--)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return c32;
+}
+#define HAVE_CRC_SSE42 1
+#endif
+
+static int use_hw;
+
+static void init_crc(void)
+{
+	make_table();
+#ifdef HAVE_CRC_SSE42
+	__builtin_cpu_init();
+	use_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
 uint32_t pt_crc32c(uint32_t crc, const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	pthread_once(&table_once, make_table);
+	pthread_once(&table_once, init_crc);
 	crc = ~crc;
+#ifdef HAVE_CRC_SSE42
+	if (use_hw)
+		return ~crc_sse42(crc, p, len);
+#endif
 	while (len >= 8) {
 		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 		                     (uint32_t)p[3] << 24);

@@ -4,8 +4,15 @@
 # Usage: BUILD=build sh tests/run.sh [NAME...]   (NAME: t_attr, ...)
 BUILD=${BUILD:-build}
 passed=0; failed=0; broken=""
-if [ $# -gt 0 ]; then progs=""; for n in "$@"; do progs="$progs $BUILD/tests/$n"; done
-else progs=$(ls "$BUILD"/tests/t_* 2>/dev/null); fi
+only=""
+if [ $# -gt 0 ]; then
+	only=none; progs=""
+	for n in "$@"; do
+		if [ "$n" = cli ]; then only=cli; else progs="$progs $BUILD/tests/$n"; fi
+	done
+else
+	progs=$(ls "$BUILD"/tests/t_* 2>/dev/null)
+fi
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-20}
 export PT_TEST_HELPERS="$BUILD/tests/helpers"
 for p in $progs; do
@@ -21,6 +28,19 @@ for p in $progs; do
 	passed=$((passed + $1 - $2 - $3)); failed=$((failed + $2 + $3))
 	[ $rc -ne 0 ] && [ $(($2 + $3)) -eq 0 ] && { failed=$((failed + 1)); broken="$broken $name"; }
 done
+# The posixtrace command's tests (a shell script with its own count).
+if [ -z "$only" ] || [ "$only" = cli ]; then
+	out=$(sh tests/cli/run.sh "$BUILD" 2>&1); rc=$?
+	printf '%s\n' "$out" | sed "s|^|[cli] |"
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ -z "$line" ]; then
+		failed=$((failed + 1)); broken="$broken cli"
+	else
+		set -- $line
+		passed=$((passed + $1)); failed=$((failed + $3))
+		[ $rc -ne 0 ] && [ "$3" -eq 0 ] && { failed=$((failed + 1)); broken="$broken cli"; }
+	fi
+fi
 [ -n "$broken" ] && echo "programs that did not finish cleanly:$broken"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]
