@@ -94,12 +94,8 @@ check: deps
 	  else cat $(BUILD)/header-check.log; exit 1; fi
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
-demo: lib examples
-	@echo "== one process: controller, traced threads and analyzer (examples/demo.c)"
-	@$(BUILD)/examples/demo
-	@echo
-	@echo "== two processes: a controller traces a program by its pid (examples/controller.c)"
-	@$(BUILD)/examples/controller $(BUILD)/examples/worker
+demo: all
+	@sh examples/demo.sh $(BUILD)
 
 bench: $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)

@@ -1,0 +1,45 @@
+#!/bin/sh
+# make demo: what a new user would type.  Records an instrumented program
+# that forks a child and runs threads (examples/forker), looks at the log
+# with posixtrace dump and stats, converts it to CTF and reads it back with
+# babeltrace2 when that is installed, then shows the library used directly
+# from C: one process in all three roles, and a controller tracing another
+# process by its pid.
+set -e
+BUILD=${1:-build}
+PT=$BUILD/posixtrace
+OUT=$BUILD/demo
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+step() { printf '\n== %s\n$ %s\n' "$1" "$2"; }
+
+step "record a program and its children into a log" \
+     "posixtrace record -o $OUT/forker.ptlog -- $BUILD/examples/forker -r 2 -t 2"
+"$PT" record -o "$OUT/forker.ptlog" -- "$BUILD/examples/forker" -r 2 -t 2
+
+step "read the log back in another process" "posixtrace dump $OUT/forker.ptlog | cut -c1-150"
+"$PT" dump "$OUT/forker.ptlog" | cut -c1-150
+
+step "summarise it" "posixtrace stats $OUT/forker.ptlog"
+"$PT" stats "$OUT/forker.ptlog"
+
+step "convert it for the tools of the tracing world" \
+     "posixtrace convert $OUT/forker.ptlog --to ctf $OUT/ctf"
+"$PT" convert "$OUT/forker.ptlog" --to ctf "$OUT/ctf"
+"$PT" convert "$OUT/forker.ptlog" --to chrome "$OUT/forker.json"
+if command -v babeltrace2 >/dev/null 2>&1; then
+	printf '$ babeltrace2 %s | head -n 8 | cut -c1-150\n' "$OUT/ctf"
+	babeltrace2 "$OUT/ctf" | head -n 8 | cut -c1-150
+else
+	echo "(babeltrace2 is not installed: apt-get install babeltrace2 to read $OUT/ctf)"
+fi
+echo "(open $OUT/forker.json in Perfetto or chrome://tracing)"
+
+step "the library from C: controller, traced threads and analyzer in one process" \
+     "$BUILD/examples/demo"
+"$BUILD/examples/demo"
+
+step "the library from C: a controller traces another program by its pid" \
+     "$BUILD/examples/controller $BUILD/examples/worker"
+"$BUILD/examples/controller" "$BUILD/examples/worker"
