@@ -289,7 +289,7 @@ int posix_trace_shutdown(trace_id_t trid)
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	h->dying = 1;
-	atomic_store_explicit(&hdr->state, PT_ST_DEAD, memory_order_release);
+	pt_stream_end(hdr);
 	target_arm(h, 0);
 	pt_wake_readers(hdr);
 	while (h->readers > 0)

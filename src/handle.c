@@ -61,6 +61,7 @@ struct pt_handle *pt_handle_alloc(void)
 			h->readers = 0;
 			h->typelist_pos = 0;
 			h->resume_pending = 0;
+			h->end_reported = 0;
 			h->npending = 0;
 			h->broken_reported = 0;
 			h->log = NULL;

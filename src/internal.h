@@ -212,6 +212,7 @@ struct pt_stream_hdr {
 	_Atomic uint64_t ovf_count;               /* LOOP: pending OVERFLOW */
 	_Atomic uint64_t ovf_ts;
 	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time */
+	_Atomic uint32_t ended_full;              /* shut down while full */
 
 	/* Trace Log: shared by the controller and the stream's keeper
 	 * process (src/keeper.c). */
@@ -275,6 +276,7 @@ PT_HIDDEN void pt_stream_unmap(struct pt_map *m);
 PT_HIDDEN uint32_t pt_pool_pop(const struct pt_map *m);
 PT_HIDDEN void pt_pool_push(const struct pt_map *m, uint32_t chunk);
 PT_HIDDEN void pt_wake_readers(struct pt_stream_hdr *h);
+PT_HIDDEN void pt_stream_end(struct pt_stream_hdr *h);
 PT_HIDDEN void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id,
                                   const char *name);
 PT_HIDDEN int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id,
@@ -486,6 +488,7 @@ struct pt_handle {
 	int readers;               /* threads inside a getnext call */
 	uint32_t typelist_pos;
 	int resume_pending;
+	int end_reported;          /* OVERFLOW and STOP of a stream ended full */
 	int broken_reported;
 	uint32_t npending;
 	struct pt_synth pending[PT_PENDING_MAX];

@@ -491,7 +491,7 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 		if (n > 0 && (p.revents & (POLLHUP | POLLERR))) {
 			/* The controller is gone: the stream is shut down as if
 			 * it had called posix_trace_shutdown(). */
-			atomic_store_explicit(&k->shdr->state, PT_ST_DEAD, memory_order_release);
+			pt_stream_end(k->shdr);
 			pt_wake_readers(k->shdr);
 			if (k->h->named)
 				pt_remote_abandon(k->h);

@@ -284,8 +284,19 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *d
 		}
 		if (h->npending)
 			continue;
-		if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_FULL) {
+		uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
+		if (state == PT_ST_FULL) {
 			restart_full_stream(h);
+			if (h->npending)
+				continue;
+		} else if (state == PT_ST_DEAD && !h->end_reported &&
+		           atomic_load_explicit(&hdr->ended_full, memory_order_acquire)) {
+			/* Shut down while full: the end still tells why. */
+			uint64_t full_ts = atomic_load_explicit(&hdr->full_ts, memory_order_relaxed);
+			int automatic = 1;
+			h->end_reported = 1;
+			push_synth(h, POSIX_TRACE_OVERFLOW, full_ts, NULL, 0);
+			push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic);
 			if (h->npending)
 				continue;
 		}

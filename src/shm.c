@@ -289,3 +289,12 @@ int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out)
 	out[n] = '\0';
 	return 0;
 }
+
+/* Shutdown: writers stop.  A stream that had stopped itself because it was
+ * full keeps that fact, so that the end of what is read (or logged) still
+ * reports the overflow and the automatic stop. */
+void pt_stream_end(struct pt_stream_hdr *h)
+{
+	if (atomic_exchange_explicit(&h->state, PT_ST_DEAD, memory_order_acq_rel) == PT_ST_FULL)
+		atomic_store_explicit(&h->ended_full, 1, memory_order_release);
+}
