@@ -73,8 +73,3 @@ uint32_t pt_crc32c(uint32_t crc, const void *data, size_t len)
 		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
 	return ~crc;
 }
-
-size_t pt_log_record_size(size_t data_len)
-{
-	return sizeof(struct pt_log_record) + ((data_len + 7) & ~(size_t)7);
-}

@@ -26,10 +26,20 @@ static void handles_init(void)
 
 /* Returns the handle locked, or NULL for an identifier that is not (or no
  * longer, or not in this process) a trace stream of one of the kinds. */
-struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
+static _Atomic int handles_ready;
+
+static void handles_ensure(void)
 {
+	if (PT_LIKELY(atomic_load_explicit(&handles_ready, memory_order_acquire)))
+		return;
 	pt_init();
 	pthread_once(&handles_once, handles_init);
+	atomic_store_explicit(&handles_ready, 1, memory_order_release);
+}
+
+struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
+{
+	handles_ensure();
 	trace_id_t idx = (trid & 0xff) - 1;
 	if (idx >= TRACE_SYS_MAX || (trid >> 8) > UINT32_MAX)
 		return NULL;
@@ -47,8 +57,7 @@ void pt_handle_put(struct pt_handle *h) { pthread_mutex_unlock(&h->lock); }
 /* A free handle, reserved but invisible until pt_handle_publish(). */
 struct pt_handle *pt_handle_alloc(void)
 {
-	pt_init();
-	pthread_once(&handles_once, handles_init);
+	handles_ensure();
 	pthread_mutex_lock(&handles_lock);
 	struct pt_handle *found = NULL;
 	for (int i = 0; i < TRACE_SYS_MAX && !found; i++) {

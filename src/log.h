@@ -94,6 +94,9 @@ _Static_assert(sizeof(struct pt_log_record) == 40, "log record");
 /* A NAMES block payload is a sequence of entries: id (u32) + name (name_size). */
 
 PT_HIDDEN uint32_t pt_crc32c(uint32_t crc, const void *data, size_t len);
-PT_HIDDEN size_t pt_log_record_size(size_t data_len);
+static inline size_t pt_log_record_size(size_t data_len)
+{
+	return sizeof(struct pt_log_record) + ((data_len + 7) & ~(size_t)7);
+}
 
 #endif
