@@ -98,6 +98,10 @@ static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out,
 			unsigned char *p = (unsigned char *)ch + off;
 			if (end - off < sizeof(struct pt_record))
 				return PEEK_BROKEN;
+			/* The records after this one were written by another core:
+			 * ask for their lines now. */
+			__builtin_prefetch(p + 128);
+			__builtin_prefetch(p + 192);
 			racy_copy(&out->rec, p, sizeof out->rec);
 			racy_copy(&out->pid, &ch->pid, sizeof out->pid);
 			racy_copy(&out->thread, &ch->thread, sizeof out->thread);
