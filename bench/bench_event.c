@@ -377,9 +377,9 @@ static void *writer_endless(void *arg)
 
 static uint64_t last_idle;
 
-static double drain(int mode)
+static double drain_policy(int mode, int policy)
 {
-	trace_id_t t = stream_new(POSIX_TRACE_LOOP, AN_STREAM, 1);
+	trace_id_t t = stream_new(policy, AN_STREAM, 1);
 	_Atomic uint64_t written = 0;
 	_Atomic int stop = 0;
 	uint64_t backlog = scaled(BACKLOG);
@@ -406,8 +406,12 @@ static double drain(int mode)
 	stream_end(t);
 	return (double)backlog * 1e3 / (double)(t1 - t0);
 }
-static double c_drain_try(void) { return drain(RD_TRY); }
-static double c_drain_block(void) { return drain(RD_BLOCK); }
+static double c_drain_try(void) { return drain_policy(RD_TRY, POSIX_TRACE_LOOP); }
+static double c_drain_block(void) { return drain_policy(RD_BLOCK, POSIX_TRACE_LOOP); }
+/* The same with UNTIL_FULL: the writer's events past a full stream are
+ * lost instead of overwriting the oldest ones, which are those the reader
+ * is reading, so this measures the reader rather than the overwrite race. */
+static double c_drain_try_uf(void) { return drain_policy(RD_TRY, POSIX_TRACE_UNTIL_FULL); }
 
 /* ---- memory -------------------------------------------------------- */
 
@@ -476,6 +480,8 @@ static struct bcase cases[] = {
 	C("an_block", "  writer + live analyzer, getnext (blocks)", "ns/ev", c_an_block),
 	C("drain_try", "analyzer drain rate, trygetnext, writer running", "Mev/s", c_drain_try),
 	C("drain_block", "analyzer drain rate, getnext, writer running", "Mev/s", c_drain_block),
+	C("drain_try_uf", "analyzer drain rate, trygetnext, UNTIL_FULL stream, writer running",
+	  "Mev/s", c_drain_try_uf),
 	C("mem16", "memory per 16 B event (16 MiB UNTIL_FULL stream)", "B/ev", c_mem16),
 };
 #undef C

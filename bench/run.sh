@@ -357,6 +357,7 @@ target "stream running, event filtered (ns/call)" "$(get filtered)" "<=" 5
 target "2 threads: aggregate events/s / 1 thread (ratio)" "$(ratio "$EN16" "$EN16_2")" ">=" 1.8
 target "analyzer drain, trygetnext (M events/s)" "$(get drain_try)" ">=" 20
 target "analyzer drain, getnext (M events/s)" "$(get drain_block)" ">=" 20
+target "analyzer drain, trygetnext, UNTIL_FULL (M events/s)" "$(get drain_try_uf)" ">=" 20
 target "writer slowdown by a trygetnext analyzer (%)" \
 	"$(awk -v a="$(get an_try)" -v b="$(get an_alone)" 'BEGIN{ if (b > 0) printf "%.2f", 100 * (a / b - 1) }')" "<=" 15
 target "writer slowdown by a getnext analyzer (%)" \

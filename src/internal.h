@@ -209,10 +209,14 @@ struct pt_stream_hdr {
 	_Atomic uint32_t full;
 	_Atomic uint64_t lost_status;             /* reset by get_status */
 	_Atomic uint64_t lost_total;
-	_Atomic uint64_t ovf_count;               /* LOOP: pending OVERFLOW */
-	_Atomic uint64_t ovf_ts;
 	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time */
 	_Atomic uint32_t ended_full;              /* shut down while full */
+
+	/* LOOP: a pending POSIX_TRACE_OVERFLOW.  The reader looks at it for
+	 * every event, so it is kept away from the counters above, which
+	 * writers hit for every event lost while the stream is full. */
+	_Alignas(128) _Atomic uint64_t ovf_count;
+	_Atomic uint64_t ovf_ts;
 
 	/* Trace Log: shared by the controller and the stream's keeper
 	 * process (src/keeper.c). */
