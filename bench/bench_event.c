@@ -361,36 +361,48 @@ static double c_an_block(void)
 static void *writer_endless(void *arg)
 {
 	struct reader *r = arg;
+	/* Copied once: the reader's stack (its event, its counters) must not
+	 * share a line this loop reads per event. */
+	_Atomic int *stop = r->stop_writer;
+	_Atomic uint64_t *written = r->written;
 	_Alignas(64) unsigned char buf[16];
 	uint64_t w[2];
 	pin(1);
-	for (uint64_t i = 1; !atomic_load_explicit(r->stop_writer, memory_order_relaxed); i++) {
+	for (uint64_t i = 1; !atomic_load_explicit(stop, memory_order_relaxed); i++) {
 		w[0] = i;
 		w[1] = i * 0x9e3779b97f4a7c15ull;
 		memcpy(buf, w, sizeof w);
 		posix_trace_event(ev_id, buf, 16);
 		if ((i & 1023) == 0)
-			atomic_store_explicit(r->written, i, memory_order_relaxed);
+			atomic_store_explicit(written, i, memory_order_relaxed);
 	}
 	return NULL;
 }
+
+/* The writer's flags, each on lines of their own. */
+static struct {
+	_Alignas(128) _Atomic uint64_t written;
+	_Alignas(128) _Atomic int stop;
+	char pad[124];
+} endless;
 
 static uint64_t last_idle;
 
 static double drain_policy(int mode, int policy)
 {
 	trace_id_t t = stream_new(policy, AN_STREAM, 1);
-	_Atomic uint64_t written = 0;
-	_Atomic int stop = 0;
+	atomic_store(&endless.written, 0);
+	atomic_store(&endless.stop, 0);
 	uint64_t backlog = scaled(BACKLOG);
-	struct reader r = {.trid = t, .mode = mode, .written = &written, .stop_writer = &stop};
+	struct reader r = {.trid = t, .mode = mode, .written = &endless.written,
+	                   .stop_writer = &endless.stop};
 	struct posix_trace_event_info ev;
 	pthread_t wr;
 	pin(0);
 	int err = pthread_create(&wr, NULL, writer_endless, &r);
 	if (err)
 		die("pthread_create", err);
-	while (atomic_load_explicit(&written, memory_order_relaxed) < backlog)
+	while (atomic_load_explicit(&endless.written, memory_order_relaxed) < backlog)
 		sched_yield();
 	uint64_t got = 0, t0 = now_ns();
 	while (got < backlog) {
@@ -400,7 +412,7 @@ static double drain_policy(int mode, int policy)
 			r.idle++;
 	}
 	uint64_t t1 = now_ns();
-	atomic_store(&stop, 1);
+	atomic_store(&endless.stop, 1);
 	pthread_join(wr, NULL);
 	last_idle = r.idle;
 	stream_end(t);
