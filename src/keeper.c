@@ -447,7 +447,7 @@ static int stream_needs_flush(const struct keeper *k)
 	if (k->fd < 0 || s->attr.stream_policy != POSIX_TRACE_FLUSH)
 		return 0;
 	return atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
-	       atomic_load_explicit(&s->free_count, memory_order_relaxed) < k->h->map.nchunks / 2;
+	       atomic_load_explicit(&s->free_count, memory_order_relaxed) < k->h->map.nchunks * 3 / 4;
 }
 
 /* Wakes the keeper; once until it has flushed, whoever asks. */

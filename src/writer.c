@@ -215,7 +215,7 @@ static int next_chunk(struct pt_wlane *w, uint64_t gen, const struct pt_map *m, 
 	/* POSIX_TRACE_FLUSH: ask the keeper to flush once half the stream is
 	 * used, so that it rarely fills up. */
 	if (h->attr.stream_policy == POSIX_TRACE_FLUSH &&
-	    atomic_load_explicit(&h->free_count, memory_order_relaxed) < m->nchunks / 2)
+	    atomic_load_explicit(&h->free_count, memory_order_relaxed) < m->nchunks * 3 / 4)
 		pt_keeper_kick(h);
 	struct pt_chunk *ch = pt_chunk_at(m, c);
 	atomic_store_explicit(&ch->commit, PT_CHUNK_HDR, memory_order_relaxed);
