@@ -212,7 +212,7 @@ static int next_chunk(struct pt_wlane *w, uint64_t gen, const struct pt_map *m, 
 			pt_keeper_kick(h);
 		return 0;
 	}
-	/* POSIX_TRACE_FLUSH: ask the keeper to flush once half the stream is
+	/* POSIX_TRACE_FLUSH: ask the keeper to flush once a quarter of the stream is
 	 * used, so that it rarely fills up. */
 	if (h->attr.stream_policy == POSIX_TRACE_FLUSH &&
 	    atomic_load_explicit(&h->free_count, memory_order_relaxed) < m->nchunks * 3 / 4)
