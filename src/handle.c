@@ -72,7 +72,6 @@ struct pt_handle *pt_handle_alloc(void)
 			h->resume_pending = 0;
 			h->end_reported = 0;
 			h->npending = 0;
-			h->broken_reported = 0;
 			h->log = NULL;
 			h->keeper = 0;
 			h->keeper_ctl = -1;

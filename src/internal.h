@@ -220,8 +220,7 @@ struct pt_stream_hdr {
 
 	/* Trace Log: shared by the controller and the stream's keeper
 	 * process (src/keeper.c). */
-	_Alignas(128) uint32_t has_log;
-	_Atomic uint32_t flush_req;     /* bumped by each flush request */
+	_Alignas(128) _Atomic uint32_t flush_req;     /* bumped by each flush request */
 	_Atomic uint32_t flush_done;    /* the last request the keeper finished */
 	_Atomic uint32_t flush_error;   /* first error, reset by get_status */
 	_Atomic uint32_t log_full;
@@ -385,7 +384,6 @@ struct pt_attached {
 struct pt_wlane {              /* a thread's writing position in one stream */
 	uint64_t gen;          /* pt_attached.gen it belongs to; 0 = none */
 	unsigned char *chunk;  /* current chunk */
-	uint32_t chunk_idx;
 	uint32_t lane;
 	uint32_t off;          /* end of the last committed event */
 	uint32_t count;        /* events committed in the chunk */
@@ -396,7 +394,6 @@ struct pt_thread {
 	/* Odd while the thread is inside posix_trace_event: a stream is not
 	 * unmapped until every thread has been seen outside (grace period). */
 	_Alignas(128) _Atomic uint64_t cs_seq;
-	int32_t tid_pid;
 	pthread_t self;
 	struct pt_thread *next;
 	struct pt_wlane lanes[TRACE_SYS_MAX];
@@ -493,7 +490,6 @@ struct pt_handle {
 	uint32_t typelist_pos;
 	int resume_pending;
 	int end_reported;          /* OVERFLOW and STOP of a stream ended full */
-	int broken_reported;
 	uint32_t npending;
 	struct pt_synth pending[PT_PENDING_MAX];
 	unsigned char broken[PT_MAX_LANES];

@@ -595,7 +595,6 @@ static int log_begin(struct keeper *k, struct pt_handle *h, int fd, int seekable
 	k->write_off = PT_LOG_DATA_OFF;
 	k->limit = a->log_size;
 	k->names_in_log = k->hdr.nnames;
-	pt_hdr(&h->map)->has_log = 1;
 	return 0;
 }
 

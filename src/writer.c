@@ -233,7 +233,6 @@ static int next_chunk(struct pt_wlane *w, uint64_t gen, const struct pt_map *m, 
 		                      memory_order_release);
 	}
 	w->chunk = (unsigned char *)ch;
-	w->chunk_idx = c;
 	w->off = PT_CHUNK_HDR;
 	w->count = 0;
 	w->cap = m->chunk_size;
