@@ -450,7 +450,7 @@ static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id
 
 /* ---- controller handles (trace_id_t) ----------------------------------- */
 
-#define PT_PENDING_MAX 4
+#define PT_PENDING_MAX 8
 
 struct pt_synth {               /* an event the reader reports itself */
 	trace_event_id_t id;
