@@ -261,7 +261,10 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *d
                  size_t num_bytes, size_t *data_len)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
-	for (;;) {
+	/* Each turn either returns or lost a race with a writer taking a
+	 * chunk; a process scribbling on the stream could make that last, so
+	 * the call gives up (nothing available) after many turns. */
+	for (int turn = 0; turn < 4096; turn++) {
 		if (h->npending) {
 			emit_synth(h, ev, data, num_bytes, data_len);
 			return 1;
@@ -306,6 +309,7 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *d
 		}
 		return 0;
 	}
+	return 0;
 }
 
 /* posix_trace_clear: every event recorded so far is dropped. */
