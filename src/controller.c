@@ -321,7 +321,7 @@ int posix_trace_clear(trace_id_t trid)
 	atomic_store_explicit(&hdr->ovf_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	atomic_store_explicit(&hdr->overrun, 0, memory_order_relaxed);
-	atomic_store_explicit(&hdr->lost_status, 0, memory_order_relaxed);
+	h->lost_seen = pt_stream_lost(&h->map);
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
 	h->npending = 0;
 	h->resume_pending = 0;

@@ -71,6 +71,7 @@ struct pt_handle *pt_handle_alloc(void)
 			h->typelist_pos = 0;
 			h->resume_pending = 0;
 			h->end_reported = 0;
+			h->lost_seen = 0;
 			h->npending = 0;
 			h->log = NULL;
 			h->keeper = 0;

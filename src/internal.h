@@ -157,7 +157,11 @@ struct pt_lane {
 	_Atomic uint32_t state;
 	uint32_t reserved;
 	_Atomic uint64_t head;
-	uint64_t pad[6];
+	/* Events its writers attempted while the stream was full: counted
+	 * here, by the writing thread alone, rather than on a line all
+	 * writers would share.  Cumulative over the lane's life. */
+	_Atomic uint64_t lost;
+	uint64_t pad[5];
 };
 _Static_assert(sizeof(struct pt_lane) == 64, "lane");
 
@@ -207,8 +211,7 @@ struct pt_stream_hdr {
 	/* Loss accounting, touched only when events are lost. */
 	_Alignas(128) _Atomic uint32_t overrun;   /* reset by get_status */
 	_Atomic uint32_t full;
-	_Atomic uint64_t lost_status;             /* reset by get_status */
-	_Atomic uint64_t lost_total;
+	_Atomic uint64_t lost_total;              /* cumulative; plus the lanes' */
 	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time */
 	_Atomic uint32_t ended_full;              /* shut down while full */
 
@@ -279,6 +282,7 @@ PT_HIDDEN void pt_stream_unmap(struct pt_map *m);
 PT_HIDDEN uint32_t pt_pool_pop(const struct pt_map *m);
 PT_HIDDEN void pt_pool_push(const struct pt_map *m, uint32_t chunk);
 PT_HIDDEN void pt_wake_readers(struct pt_stream_hdr *h);
+PT_HIDDEN uint64_t pt_stream_lost(const struct pt_map *m);
 PT_HIDDEN void pt_stream_end(struct pt_stream_hdr *h);
 PT_HIDDEN void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id,
                                   const char *name);
@@ -490,6 +494,7 @@ struct pt_handle {
 	uint32_t typelist_pos;
 	int resume_pending;
 	int end_reported;          /* OVERFLOW and STOP of a stream ended full */
+	uint64_t lost_seen;        /* pt_stream_lost() at the last get_status */
 	uint32_t npending;
 	struct pt_synth pending[PT_PENDING_MAX];
 	unsigned char broken[PT_MAX_LANES];

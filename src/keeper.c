@@ -359,9 +359,9 @@ static void snapshot_status(struct keeper *k)
 	st->stream_full = (state == PT_ST_FULL || atomic_load_explicit(&s->full, memory_order_relaxed))
 	                      ? POSIX_TRACE_FULL
 	                      : POSIX_TRACE_NOT_FULL;
-	if (atomic_load_explicit(&s->lost_total, memory_order_relaxed))
+	st->lost_events = pt_stream_lost(&k->h->map);
+	if (st->lost_events)
 		st->stream_overrun = POSIX_TRACE_OVERRUN;
-	st->lost_events = atomic_load_explicit(&s->lost_total, memory_order_relaxed);
 	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->flush_error = k->error;
 }

@@ -29,8 +29,9 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
 	st->posix_stream_overrun_status =
 	    atomic_exchange_explicit(&hdr->overrun, 0, memory_order_relaxed) ? POSIX_TRACE_OVERRUN
 	                                                                      : POSIX_TRACE_NO_OVERRUN;
-	st->posixtrace_lost_events = atomic_exchange_explicit(&hdr->lost_status, 0,
-	                                                      memory_order_relaxed);
+	uint64_t lost = pt_stream_lost(&h->map);
+	st->posixtrace_lost_events = lost - h->lost_seen;
+	h->lost_seen = lost;
 	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
 	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;

@@ -290,6 +290,19 @@ int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out)
 	return 0;
 }
 
+/* Every event lost so far (cumulative): the header's count and the
+ * lanes'.  Read from a mapping others write: only a number. */
+uint64_t pt_stream_lost(const struct pt_map *m)
+{
+	uint64_t n = atomic_load_explicit(&pt_hdr(m)->lost_total, memory_order_relaxed);
+	uint32_t lanes = atomic_load_explicit(&pt_hdr(m)->lanes_hwm, memory_order_relaxed);
+	if (lanes > m->nlanes)
+		lanes = m->nlanes;
+	for (uint32_t i = 0; i < lanes; i++)
+		n += atomic_load_explicit(&pt_lane_at(m, i)->lost, memory_order_relaxed);
+	return n;
+}
+
 /* Shutdown: writers stop.  A stream that had stopped itself because it was
  * full keeps that fact, so that the end of what is read (or logged) still
  * reports the overflow and the automatic stop. */

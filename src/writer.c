@@ -49,11 +49,16 @@ static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uin
 }
 
 
-static void count_lost(struct pt_stream_hdr *h, uint64_t n)
+static void mark_overrun(struct pt_stream_hdr *h)
 {
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->lost_status, n, memory_order_relaxed);
+}
+
+/* Losses that happen once per chunk or per state change. */
+static void count_lost(struct pt_stream_hdr *h, uint64_t n)
+{
+	mark_overrun(h);
 	atomic_fetch_add_explicit(&h->lost_total, n, memory_order_relaxed);
 }
 
@@ -283,14 +288,37 @@ static inline void put_header(unsigned char *p, uint32_t len, trace_event_id_t i
 }
 
 /* A stream that is not running: events attempted while it is full are lost
- * (UNTIL_FULL); a dead one is disarmed so that the fast path is fast again. */
-__attribute__((cold, noinline)) static void not_running(struct pt_attached *a, int slot,
-                                                       struct pt_stream_hdr *h, uint32_t state)
+ * (UNTIL_FULL), counted in the thread's own lane when it has one; a dead one
+ * is disarmed so that the fast path is fast again. */
+__attribute__((cold, noinline)) static void not_running(struct pt_thread *t, int slot,
+                                                       struct pt_attached *a,
+                                                       const struct pt_map *m, uint32_t state)
 {
-	if (state == PT_ST_FULL)
+	struct pt_stream_hdr *h = pt_hdr(m);
+	struct pt_wlane *w = &t->lanes[slot];
+	if (state == PT_ST_FULL && w->gen == a->gen && w->lane < m->nlanes) {
+		_Atomic uint64_t *lost = &pt_lane_at(m, w->lane)->lost;
+		mark_overrun(h);
+		atomic_store_explicit(lost, atomic_load_explicit(lost, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
+	} else if (state == PT_ST_FULL) {
 		count_lost(h, 1);
-	else if (state == PT_ST_DEAD && a->traced)
+	} else if (state == PT_ST_DEAD && a->traced) {
 		pt_arm(slot, 0);
+	}
+}
+
+/* Whether a stream takes this event now; `force`: even when not running
+ * (START and STOP). */
+static inline int takes(struct pt_thread *t, int slot, struct pt_attached *a,
+                        const struct pt_map *m, trace_event_id_t id, int force)
+{
+	uint32_t state = atomic_load_explicit(&pt_hdr(m)->state, memory_order_relaxed);
+	if (PT_UNLIKELY(state != PT_ST_RUNNING) && !force) {
+		not_running(t, slot, a, m, state);
+		return 0;
+	}
+	return !pt_filtered(pt_hdr(m), id);
 }
 
 /* Reserve, write, commit: the event goes into the thread's lane. */
@@ -341,15 +369,7 @@ static int write_into(struct pt_thread *t, int slot, trace_event_id_t id, const 
 {
 	struct pt_attached *a = &pt_proc.attached[slot];
 	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
-	if (!m)
-		return -1;
-	struct pt_stream_hdr *h = pt_hdr(m);
-	uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
-	if (PT_UNLIKELY(state != PT_ST_RUNNING) && !force) {
-		not_running(a, slot, h, state);
-		return -1;
-	}
-	if (pt_filtered(h, id))
+	if (!m || !takes(t, slot, a, m, id, force))
 		return -1;
 	return append_record(t, slot, a, m, id, data, len, ts, pc);
 }
@@ -381,15 +401,8 @@ __attribute__((noinline)) static void record_user_event(trace_event_id_t id, con
 			if (!m)
 				continue;
 		}
-		struct pt_stream_hdr *h = pt_hdr(m);
-		uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
-		if (PT_UNLIKELY(state != PT_ST_RUNNING)) {
-			not_running(a, slot, h, state);
-			continue;
-		}
-		if (pt_filtered(h, id) || !a->traced)
-			continue;
-		append_record(t, slot, a, m, id, data, len, &ts, pc);
+		if (a->traced && takes(t, slot, a, m, id, 0))
+			append_record(t, slot, a, m, id, data, len, &ts, pc);
 	}
 	leave(t, seq);
 }
