@@ -401,7 +401,7 @@ __attribute__((noinline)) static void record_user_event(trace_event_id_t id, con
 			if (!m)
 				continue;
 		}
-		if (a->traced && takes(t, slot, a, m, id, 0))
+		if (takes(t, slot, a, m, id, 0) && a->traced)
 			append_record(t, slot, a, m, id, data, len, &ts, pc);
 	}
 	leave(t, seq);
