@@ -1834,6 +1834,34 @@ START_TEST(pipe_reader_gone_reports_flush_error)
 }
 END_TEST
 
+/* xsh 2.11: "The last data modification and file status change timestamps
+ * of a file associated with an active trace stream shall be marked for
+ * update every time any of the tracing operations modifies that file." */
+START_TEST(flush_marks_log_modification_and_change_times)
+{
+	int fd = new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_UNTIL_FULL, 0);
+	trace_event_id_t id = user_id("file_times");
+	struct stat before, after;
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(fstat(fd, &before), 0);
+	sleep_ms(20);
+	record_n(id, 0, 10, 16);
+	flush_and_wait(trid);
+	ck_assert_int_eq(fstat(fd, &after), 0);
+	ck_assert_int_gt(after.st_size, before.st_size);
+	ck_assert_msg(after.st_mtim.tv_sec > before.st_mtim.tv_sec ||
+	                  (after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+	                   after.st_mtim.tv_nsec > before.st_mtim.tv_nsec),
+	              "modification time not updated by the flush");
+	ck_assert_msg(after.st_ctim.tv_sec > before.st_ctim.tv_sec ||
+	                  (after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+	                   after.st_ctim.tv_nsec > before.st_ctim.tv_nsec),
+	              "status change time not updated by the flush");
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -1871,6 +1899,7 @@ int main(void)
 	tcase_add_test(tc, flush_status_is_flushing_then_not_flushing);
 	tcase_add_test(tc, flush_writes_events_to_log_before_shutdown);
 	tcase_add_test(tc, flush_records_flush_start_and_flush_stop);
+	tcase_add_test(tc, flush_marks_log_modification_and_change_times);
 	tcase_add_test(tc, flush_twice_in_a_row_succeeds);
 
 	tc = pt_tcase(s, "roundtrip");
