@@ -8,9 +8,14 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <trace.h>
+#include <unistd.h>
 
 #define PT_TEST_TIMEOUT 20 /* seconds, per test */
 
@@ -41,5 +46,86 @@ static inline int pt_run(Suite *s)
 	} while (0)
 
 #define ck_assert_ok(call) ck_assert_err(call, 0)
+
+/* ---- helpers several test programs use -------------------------------- */
+
+/* A user event id for `name` (registered if new). */
+static inline trace_event_id_t pt_event_id(const char *name)
+{
+	trace_event_id_t id = 0;
+	ck_assert_ok(posix_trace_eventid_open(name, &id));
+	return id;
+}
+
+/* A stream for this process with default attributes. */
+static inline trace_id_t pt_create_default(void)
+{
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(0, NULL, &trid));
+	return trid;
+}
+
+/* Whether the stream names `id` `name`. */
+static inline int pt_name_is(trace_id_t trid, trace_event_id_t id, const char *name)
+{
+	char buf[TRACE_EVENT_NAME_MAX + 1];
+	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
+}
+
+static inline void pt_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* CLOCK_REALTIME `ms` milliseconds from now (an abstime for timedgetnext). */
+static inline struct timespec pt_in_ms(int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+static inline int pt_ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
+}
+
+/* A second, read-only open file description of the file behind fd. */
+static inline int pt_reopen_ro(int fd)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int ro = open(path, O_RDONLY);
+	ck_assert_int_ge(ro, 0);
+	return ro;
+}
+
+/* Waits (up to 5 s) until process `pid` runs another program than this one. */
+static inline void pt_wait_exec(pid_t pid)
+{
+	char self[PATH_MAX], exe[PATH_MAX], path[64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		n = readlink(path, exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, self) != 0)
+				return;
+		}
+		usleep(10000);
+	}
+	ck_abort_msg("process %d did not exec", (int)pid);
+}
 
 #endif

@@ -53,20 +53,6 @@ static int count_id(int n, trace_event_id_t id)
 	return c;
 }
 
-static trace_event_id_t user_id(const char *name)
-{
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
-}
-
-static trace_id_t create_default(void)
-{
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, NULL, &trid));
-	return trid;
-}
-
 /* A set holding exactly the ids given (list terminated by 0). */
 static trace_event_set_t set_of(trace_event_id_t first, ...)
 {
@@ -101,7 +87,7 @@ static trace_event_set_t filter_of(trace_id_t trid)
 
 START_TEST(new_stream_filter_is_empty)
 {
-	trace_event_set_t f = filter_of(create_default()), e = empty_set();
+	trace_event_set_t f = filter_of(pt_create_default()), e = empty_set();
 	assert_set_eq(f, e);
 	for (trace_event_id_t id = 0; id < 1024; id++) {
 		int member = -1;
@@ -113,8 +99,8 @@ END_TEST
 
 START_TEST(without_filter_every_event_is_recorded)
 {
-	trace_event_id_t a = user_id("default_a"), b = user_id("default_b");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("default_a"), b = pt_event_id("default_b");
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(a, NULL, 0);
 	posix_trace_event(b, NULL, 0);
@@ -134,7 +120,7 @@ END_TEST
 
 START_TEST(set_eventset_makes_filter_equal_to_set)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 500, 1023, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	trace_event_set_t f = filter_of(trid);
@@ -144,7 +130,7 @@ END_TEST
 
 START_TEST(set_eventset_replaces_previous_filter)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(40, 41, 0), b = set_of(42, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_set_filter(trid, &b, POSIX_TRACE_SET_EVENTSET));
@@ -155,7 +141,7 @@ END_TEST
 
 START_TEST(set_eventset_with_empty_set_clears_filter)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(40, 41, 0), e = empty_set();
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_set_filter(trid, &e, POSIX_TRACE_SET_EVENTSET));
@@ -166,7 +152,7 @@ END_TEST
 
 START_TEST(add_eventset_makes_union)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(40, 41, 0), b = set_of(41, 900, POSIX_TRACE_STOP, 0);
 	trace_event_set_t want = set_of(40, 41, 900, POSIX_TRACE_STOP, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
@@ -178,7 +164,7 @@ END_TEST
 
 START_TEST(add_eventset_to_empty_filter_gives_set)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(33, 64, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_ADD_EVENTSET));
 	trace_event_set_t f = filter_of(trid);
@@ -188,7 +174,7 @@ END_TEST
 
 START_TEST(sub_eventset_removes_members)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(40, 41, 42, 0), b = set_of(41, 42, 0);
 	trace_event_set_t want = set_of(40, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
@@ -200,7 +186,7 @@ END_TEST
 
 START_TEST(sub_eventset_ignores_absent_members)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t a = set_of(40, 41, 0), b = set_of(41, 99, 700, 0);
 	trace_event_set_t want = set_of(40, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
@@ -212,7 +198,7 @@ END_TEST
 
 START_TEST(sub_all_events_empties_filter)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t all, a = set_of(40, POSIX_TRACE_START, 1000, 0), e = empty_set();
 	ck_assert_ok(posix_trace_eventset_fill(&all, POSIX_TRACE_ALL_EVENTS));
 	ck_assert_ok(posix_trace_set_filter(trid, &a, POSIX_TRACE_SET_EVENTSET));
@@ -226,8 +212,8 @@ END_TEST
 
 START_TEST(filtered_user_event_is_not_recorded)
 {
-	trace_event_id_t a = user_id("filtered_a"), b = user_id("kept_b");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("filtered_a"), b = pt_event_id("kept_b");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(a, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -243,8 +229,8 @@ END_TEST
 
 START_TEST(event_removed_from_filter_is_recorded_again)
 {
-	trace_event_id_t a = user_id("unfiltered_again");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("unfiltered_again");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(a, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SUB_EVENTSET));
@@ -257,8 +243,8 @@ END_TEST
 
 START_TEST(all_events_filter_records_nothing)
 {
-	trace_event_id_t a = user_id("all_filtered");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("all_filtered");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t all;
 	ck_assert_ok(posix_trace_eventset_fill(&all, POSIX_TRACE_ALL_EVENTS));
 	ck_assert_ok(posix_trace_set_filter(trid, &all, POSIX_TRACE_SET_EVENTSET));
@@ -272,7 +258,7 @@ END_TEST
 
 START_TEST(start_event_data_is_filter_at_start)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 77, 1023, POSIX_TRACE_ERROR, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -286,7 +272,7 @@ END_TEST
 
 START_TEST(filtering_stop_suppresses_stop_event)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(POSIX_TRACE_STOP, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -302,8 +288,8 @@ END_TEST
 
 START_TEST(filtering_start_suppresses_start_event)
 {
-	trace_event_id_t a = user_id("after_hidden_start");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("after_hidden_start");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(POSIX_TRACE_START, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -318,7 +304,7 @@ END_TEST
 
 START_TEST(filter_change_while_running_records_old_and_new_sets)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t old = set_of(40, 0), add = set_of(50, 0), now = set_of(40, 50, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &old, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -335,7 +321,7 @@ END_TEST
 
 START_TEST(filter_event_has_caller_pid_and_thread)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
@@ -349,7 +335,7 @@ END_TEST
 
 START_TEST(filter_sub_while_running_records_old_and_new_sets)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t old = set_of(40, 41, 0), sub = set_of(41, 0), now = set_of(40, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &old, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -365,7 +351,7 @@ END_TEST
 
 START_TEST(filter_set_while_running_records_event_even_if_unchanged)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -381,7 +367,7 @@ END_TEST
 
 START_TEST(filter_change_while_suspended_records_no_filter_event)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
@@ -396,8 +382,8 @@ END_TEST
 
 START_TEST(filter_change_while_running_takes_effect_immediately)
 {
-	trace_event_id_t a = user_id("switched_off");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("switched_off");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(a, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(a, "1", 1);
@@ -415,8 +401,8 @@ END_TEST
 
 START_TEST(two_streams_with_different_filters_get_different_events)
 {
-	trace_event_id_t a = user_id("two_a"), b = user_id("two_b");
-	trace_id_t s1 = create_default(), s2 = create_default();
+	trace_event_id_t a = pt_event_id("two_a"), b = pt_event_id("two_b");
+	trace_id_t s1 = pt_create_default(), s2 = pt_create_default();
 	trace_event_set_t fa = set_of(a, 0), fb = set_of(b, 0);
 	ck_assert_ok(posix_trace_set_filter(s1, &fa, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_set_filter(s2, &fb, POSIX_TRACE_SET_EVENTSET));
@@ -435,7 +421,7 @@ END_TEST
 
 START_TEST(setting_filter_of_one_stream_leaves_other_unchanged)
 {
-	trace_id_t s1 = create_default(), s2 = create_default();
+	trace_id_t s1 = pt_create_default(), s2 = pt_create_default();
 	trace_event_set_t s = set_of(40, 0), e = empty_set();
 	ck_assert_ok(posix_trace_set_filter(s1, &s, POSIX_TRACE_SET_EVENTSET));
 	trace_event_set_t f = filter_of(s2);
@@ -447,7 +433,7 @@ END_TEST
 
 START_TEST(set_filter_bad_how_is_einval)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_err(posix_trace_set_filter(trid, &s, 0), EINVAL);
 	ck_assert_err(posix_trace_set_filter(trid, &s, 4), EINVAL);
@@ -458,7 +444,7 @@ END_TEST
 
 START_TEST(set_filter_bad_how_leaves_filter_unchanged)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0), t = set_of(41, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_err(posix_trace_set_filter(trid, &t, 0), EINVAL);
@@ -469,7 +455,7 @@ END_TEST
 
 START_TEST(set_filter_bad_how_while_running_records_nothing)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_err(posix_trace_set_filter(trid, &s, 99), EINVAL);
@@ -481,7 +467,7 @@ END_TEST
 
 START_TEST(set_filter_null_set_is_einval)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	ck_assert_err(posix_trace_set_filter(trid, NULL, POSIX_TRACE_SET_EVENTSET), EINVAL);
 	ck_assert_err(posix_trace_set_filter(trid, NULL, POSIX_TRACE_ADD_EVENTSET), EINVAL);
 	ck_assert_err(posix_trace_set_filter(trid, NULL, POSIX_TRACE_SUB_EVENTSET), EINVAL);
@@ -490,7 +476,7 @@ END_TEST
 
 START_TEST(get_filter_null_set_is_einval)
 {
-	ck_assert_err(posix_trace_get_filter(create_default(), NULL), EINVAL);
+	ck_assert_err(posix_trace_get_filter(pt_create_default(), NULL), EINVAL);
 }
 END_TEST
 
@@ -498,7 +484,7 @@ START_TEST(filter_functions_reject_never_valid_trids)
 {
 	static const trace_id_t bad[] = {0, 12345, ~0UL};
 	trace_event_set_t s = empty_set();
-	(void)create_default();
+	(void)pt_create_default();
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ck_assert_err(posix_trace_set_filter(bad[i], &s, POSIX_TRACE_SET_EVENTSET), EINVAL);
 		ck_assert_err(posix_trace_get_filter(bad[i], &s), EINVAL);
@@ -508,7 +494,7 @@ END_TEST
 
 START_TEST(filter_functions_reject_shutdown_trid)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t s = empty_set();
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_err(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET), EINVAL);
@@ -522,8 +508,8 @@ END_TEST
  * from posix_trace_create()", whose filter is empty; names are kept. */
 START_TEST(clear_empties_filter_and_records_filtered_ids_again)
 {
-	trace_event_id_t a = user_id("clear_a");
-	trace_id_t trid = create_default();
+	trace_event_id_t a = pt_event_id("clear_a");
+	trace_id_t trid = pt_create_default();
 	trace_event_set_t f = set_of(a, 0), e = empty_set();
 	ck_assert_ok(posix_trace_set_filter(trid, &f, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));

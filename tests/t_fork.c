@@ -65,13 +65,6 @@ static int count_pid(int n, pid_t pid)
 	return c;
 }
 
-static trace_event_id_t user_id(const char *name)
-{
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
-}
-
 static trace_id_t create_started(void)
 {
 	trace_id_t trid;
@@ -295,7 +288,7 @@ static int child_posts_event(trace_id_t trid)
 
 START_TEST(child_event_is_not_recorded_in_parent_stream)
 {
-	child_ev = user_id("from_child");
+	child_ev = pt_event_id("from_child");
 	trace_id_t trid = create_started();
 	pid_t child = run_in_child(child_posts_event, trid);
 	int n = drain(trid);
@@ -321,7 +314,7 @@ START_TEST(child_event_is_not_recorded_in_parent_stream_started_after_fork)
 {
 	int fds[2];
 	trace_id_t trid;
-	child_ev = user_id("from_child_later");
+	child_ev = pt_event_id("from_child_later");
 	ck_assert_ok(posix_trace_create(0, NULL, &trid));
 	ck_assert_int_eq(pipe(fds), 0);
 	ready_fd = fds[0];
@@ -346,7 +339,7 @@ END_TEST
 
 START_TEST(parent_stream_works_after_child_exits)
 {
-	trace_event_id_t id = user_id("parent_after_child");
+	trace_event_id_t id = pt_event_id("parent_after_child");
 	trace_id_t trid = create_started();
 	fflush(NULL);
 	pid_t child = fork();
@@ -373,7 +366,7 @@ END_TEST
 
 START_TEST(parent_stream_keeps_running_after_child_stop_and_shutdown)
 {
-	trace_event_id_t id = user_id("parent_after_child_shutdown");
+	trace_event_id_t id = pt_event_id("parent_after_child_shutdown");
 	trace_id_t trid = create_started();
 	run_in_child(child_stop, trid);
 	run_in_child(child_shutdown, trid);
@@ -390,7 +383,7 @@ END_TEST
 START_TEST(parent_events_still_recorded_while_child_lives)
 {
 	int fds[2];
-	trace_event_id_t id = user_id("parent_while_child");
+	trace_event_id_t id = pt_event_id("parent_while_child");
 	trace_id_t trid = create_started();
 	ck_assert_int_eq(pipe(fds), 0);
 	fflush(NULL);
@@ -479,7 +472,7 @@ END_TEST
 /* The child's own stream and its exit leave the parent's stream intact. */
 START_TEST(child_own_stream_does_not_reach_parent_stream)
 {
-	trace_event_id_t id = user_id("parent_after_child_stream");
+	trace_event_id_t id = pt_event_id("parent_after_child_stream");
 	trace_id_t trid = create_started();
 	pid_t child = run_in_child(child_traces_itself, trid);
 	posix_trace_event(id, NULL, 0);

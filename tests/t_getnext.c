@@ -65,13 +65,6 @@ static trace_id_t started_stream(int policy, size_t stream_size)
 	return trid;
 }
 
-static trace_event_id_t event_id(const char *name)
-{
-	trace_event_id_t id;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
-}
-
 static void post_u32(trace_event_id_t id, uint32_t v)
 {
 	posix_trace_event(id, &v, sizeof v);
@@ -83,11 +76,6 @@ static uint32_t rec_u32(const struct rec *r)
 	ck_assert_uint_eq(r->len, sizeof v);
 	memcpy(&v, r->data, sizeof v);
 	return v;
-}
-
-static int ts_le(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
 }
 
 static struct timespec realtime_plus_ms(long ms)
@@ -106,19 +94,12 @@ static struct timespec realtime_plus_ms(long ms)
 	return t;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&t, &t) != 0)
-		;
-}
-
 /* ---- order ------------------------------------------------------------- */
 
 START_TEST(trygetnext_reports_oldest_event_first)
 {
 	trace_id_t trid = new_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("order");
+	trace_event_id_t id = pt_event_id("order");
 	struct rec r[32];
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < 20; i++)
@@ -128,7 +109,7 @@ START_TEST(trygetnext_reports_oldest_event_first)
 	for (uint32_t i = 0; i < 20; i++) {
 		ck_assert_uint_eq(r[i + 1].info.posix_event_id, id);
 		ck_assert_uint_eq(rec_u32(&r[i + 1]), i);
-		ck_assert(ts_le(&r[i].info.posix_timestamp, &r[i + 1].info.posix_timestamp));
+		ck_assert(pt_ts_le(&r[i].info.posix_timestamp, &r[i + 1].info.posix_timestamp));
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -137,7 +118,7 @@ END_TEST
 START_TEST(getnext_reports_available_events_oldest_first_without_blocking)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("order");
+	trace_event_id_t id = pt_event_id("order");
 	for (uint32_t i = 0; i < 10; i++)
 		post_u32(id, i);
 	for (uint32_t i = 0; i < 10; i++) {
@@ -156,7 +137,7 @@ END_TEST
 START_TEST(timedgetnext_reports_available_events_oldest_first)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("order");
+	trace_event_id_t id = pt_event_id("order");
 	for (uint32_t i = 0; i < 10; i++)
 		post_u32(id, i);
 	for (uint32_t i = 0; i < 10; i++) {
@@ -198,7 +179,7 @@ static void *mt_writer(void *p)
 START_TEST(events_of_several_threads_come_out_merged_by_timestamp)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("threads");
+	trace_event_id_t id = pt_event_id("threads");
 	pthread_t th[MT_THREADS];
 	struct mt_arg arg[MT_THREADS];
 	pthread_barrier_t go;
@@ -224,7 +205,7 @@ START_TEST(events_of_several_threads_come_out_merged_by_timestamp)
 		next[d[0]]++;
 		ck_assert(pthread_equal(r[i].info.posix_thread_id, arg[d[0]].self));
 		if (i > 0)
-			ck_assert_msg(ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
+			ck_assert_msg(pt_ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
 			              "event %zu is older than the one before it", i);
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -273,7 +254,7 @@ static void *later_thread(void *p)
 {
 	struct later *l = p;
 	l->self = pthread_self();
-	sleep_ms(l->delay_ms);
+	pt_sleep_ms(l->delay_ms);
 	if (l->shutdown)
 		posix_trace_shutdown(l->trid);
 	else
@@ -291,7 +272,7 @@ static pthread_t start_later(struct later *l)
 START_TEST(getnext_blocks_until_another_thread_records_an_event)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct later l = { trid, event_id("later"), 100, 0, 0 };
+	struct later l = { trid, pt_event_id("later"), 100, 0, 0 };
 	pthread_t th = start_later(&l);
 	struct rec r;
 	int unavailable = -1;
@@ -385,7 +366,7 @@ START_TEST(timedgetnext_waits_until_abstime_then_returns_etimedout)
 	                                             &unavailable, &abstime),
 	              ETIMEDOUT);
 	clock_gettime(CLOCK_REALTIME, &now);
-	ck_assert_msg(ts_le(&abstime, &now), "returned at %lld.%09ld, before abstime %lld.%09ld",
+	ck_assert_msg(pt_ts_le(&abstime, &now), "returned at %lld.%09ld, before abstime %lld.%09ld",
 	              (long long)now.tv_sec, now.tv_nsec, (long long)abstime.tv_sec,
 	              abstime.tv_nsec);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -436,7 +417,7 @@ END_TEST
 static void check_timed_reports_available_event(struct timespec abstime)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("timed");
+	trace_event_id_t id = pt_event_id("timed");
 	struct rec r;
 	int unavailable = -1;
 	post_u32(id, 77);
@@ -473,7 +454,7 @@ END_TEST
 START_TEST(timedgetnext_woken_by_event_from_another_thread)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct later l = { trid, event_id("later"), 100, 0, 0 };
+	struct later l = { trid, pt_event_id("later"), 100, 0, 0 };
 	struct timespec abstime = realtime_plus_ms(10000);
 	pthread_t th = start_later(&l);
 	struct rec r;
@@ -542,16 +523,16 @@ static void check_interrupted_by_signal(int timed)
 	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("intr");
+	trace_event_id_t id = pt_event_id("intr");
 	struct intr_arg a = { trid, timed, -1, 0 };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, intr_reader, &a), 0);
-	sleep_ms(100);
+	pt_sleep_ms(100);
 	/* Signal until the call returns (the first signal may come before the
 	 * thread blocks); after 2 s post an event so that the test ends. */
 	for (int i = 0; i < 40 && !atomic_load(&a.done); i++) {
 		pthread_kill(th, SIGUSR1);
-		sleep_ms(50);
+		pt_sleep_ms(50);
 	}
 	if (!atomic_load(&a.done))
 		post_u32(id, 1);
@@ -589,7 +570,7 @@ static void fill_pattern(unsigned char *p, size_t n)
 START_TEST(short_buffer_truncates_data_to_num_bytes)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	unsigned char src[32], buf[32];
 	size_t len = 0;
 	int unavailable = -1;
@@ -612,7 +593,7 @@ END_TEST
 START_TEST(buffer_of_exact_size_is_not_truncated)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	unsigned char src[32], buf[32];
 	size_t len = 0;
 	int unavailable = -1;
@@ -645,7 +626,7 @@ static trace_id_t started_stream_maxdata(size_t maxdata)
 START_TEST(record_truncated_data_read_whole_reports_truncated_record)
 {
 	trace_id_t trid = started_stream_maxdata(16);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	unsigned char src[40], buf[64];
 	size_t len = 0;
 	int unavailable = -1;
@@ -664,7 +645,7 @@ END_TEST
 START_TEST(truncated_read_overrides_truncated_record)
 {
 	trace_id_t trid = started_stream_maxdata(16);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	unsigned char src[40], buf[64];
 	size_t len = 0;
 	int unavailable = -1;
@@ -683,7 +664,7 @@ END_TEST
 START_TEST(zero_num_bytes_with_null_data_reports_event_without_data)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	unsigned char src[16];
 	size_t len = 99;
 	int unavailable = -1;
@@ -702,7 +683,7 @@ END_TEST
 START_TEST(zero_num_bytes_on_event_without_data_is_not_truncated)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("trunc");
+	trace_event_id_t id = pt_event_id("trunc");
 	size_t len = 99;
 	int unavailable = -1;
 	struct posix_trace_event_info ev;
@@ -744,7 +725,7 @@ static void check_null_argument(enum which w, int arg)
 	char buf[16];
 	size_t len;
 	int unavailable;
-	post_u32(event_id("args"), 5);
+	post_u32(pt_event_id("args"), 5);
 	ck_assert_err(call(w, trid, arg == 0 ? NULL : &ev, arg == 3 ? NULL : buf, sizeof buf,
 	                   arg == 1 ? NULL : &len, arg == 2 ? NULL : &unavailable),
 	              EINVAL);
@@ -793,7 +774,7 @@ START_TEST(shut_down_trid_is_einval)
 	char buf[16];
 	size_t len;
 	int unavailable;
-	post_u32(event_id("args"), 5);
+	post_u32(pt_event_id("args"), 5);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_err(call((enum which)_i, trid, &ev, buf, sizeof buf, &len, &unavailable), EINVAL);
 }
@@ -804,7 +785,7 @@ END_TEST
 START_TEST(reported_event_is_never_reported_again)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	trace_event_id_t id = event_id("once");
+	trace_event_id_t id = pt_event_id("once");
 	struct rec r[8];
 	for (uint32_t i = 0; i < 3; i++)
 		post_u32(id, i);
@@ -824,7 +805,7 @@ START_TEST(reading_events_frees_space_for_new_ones)
 {
 	const size_t stream_size = 4096;
 	trace_id_t trid = new_stream(POSIX_TRACE_UNTIL_FULL, stream_size);
-	trace_event_id_t id = event_id("space");
+	trace_event_id_t id = pt_event_id("space");
 	trace_attr_t attr;
 	size_t ev_size, sys_size;
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));

@@ -182,26 +182,6 @@ static const char *helper_path(void)
 	return path;
 }
 
-/* Waits until pid runs a program other than this test binary (it exec'd). */
-static void wait_exec(pid_t pid)
-{
-	char self[PATH_MAX], exe[PATH_MAX], path[64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	for (int i = 0; i < 500; i++) {
-		n = readlink(path, exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strcmp(exe, self) != 0)
-				return;
-		}
-		usleep(10000);
-	}
-	ck_abort_msg("process %d did not exec", (int)pid);
-}
-
 /* ---- /dev/shm objects ------------------------------------------------------ */
 
 /* Counts /dev/shm/posixtrace.* objects whose target or controller is pid. */
@@ -384,24 +364,11 @@ static int drain_user(trace_id_t trid, struct ev *out, int max)
 	return n;
 }
 
-static struct timespec in_ms(int ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* User events until `want` have arrived or timeout_ms passed; returns how
  * many (stored in out). */
 static int collect_user(trace_id_t trid, struct ev *out, int want, int timeout_ms)
 {
-	struct timespec end = in_ms(timeout_ms);
+	struct timespec end = pt_in_ms(timeout_ms);
 	int n = 0;
 	while (n < want) {
 		int unavailable = -1;
@@ -443,12 +410,6 @@ static void assert_tag_from(const struct ev *evs, int n, uint32_t tag, pid_t pid
 		if (tag_of(&evs[i]) == tag)
 			ck_assert_msg(evs[i].info.posix_pid == pid, "tag %u from pid %d, expected %d",
 			              tag, (int)evs[i].info.posix_pid, (int)pid);
-}
-
-static int name_is(trace_id_t trid, trace_event_id_t id, const char *name)
-{
-	char buf[TRACE_EVENT_NAME_MAX + 1];
-	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
 }
 
 /* State shared with forked children (copied at fork). */
@@ -789,7 +750,7 @@ START_TEST(exec_started_helper_records_with_its_pid)
 		ck_assert_uint_eq(got[i].data[1], (uint32_t)i);
 		ck_assert_uint_eq(got[i].info.posix_event_id, id);
 	}
-	ck_assert(name_is(trid, id, "inh.exec"));
+	ck_assert(pt_name_is(trid, id, "inh.exec"));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
 }
@@ -875,7 +836,7 @@ START_TEST(parent_and_fork_child_share_name_ids_both_ways)
 	trace_event_id_t childs = (trace_event_id_t)read_rep(p[0]).tag;
 	/* registered first by the child: same id here, named by the controller */
 	ck_assert_uint_eq(user_id("inh.n.child-first"), childs);
-	ck_assert(name_is(trid, childs, "inh.n.child-first"));
+	ck_assert(pt_name_is(trid, childs, "inh.n.child-first"));
 	/* registered first by the parent: the child gets the same id */
 	trace_event_id_t parents = user_id("inh.n.parent-first");
 	ck_assert_uint_ne(parents, childs);
@@ -907,7 +868,7 @@ START_TEST(exec_started_helper_shares_name_ids_with_parent)
 	ck_assert_uint_eq(ids[1], parents);
 	ck_assert_uint_eq(user_id("inh.x.helper-first"), ids[0]);
 	ck_assert_uint_ne(ids[0], ids[1]);
-	ck_assert(name_is(trid, ids[0], "inh.x.helper-first"));
+	ck_assert(pt_name_is(trid, ids[0], "inh.x.helper-first"));
 	struct ev got[4];
 	int n = drain_user(trid, got, 4);
 	ck_assert_int_eq(n, 1);
@@ -1014,7 +975,7 @@ static void check_target_tree(int post_first, int inheritance)
 	ck_assert_int_ne(r2.pid, t);
 	ck_assert_int_ne(r4.pid, r2.pid);
 	if (inh) {
-		ck_assert(name_is(trid, hid, "inh.r.helper"));
+		ck_assert(pt_name_is(trid, hid, "inh.r.helper"));
 		ck_assert_uint_eq((uint64_t)find_tag(got, n, 2)->info.posix_thread_id, r2.thread);
 	}
 	ck_assert_int_eq(write(g[1], "g", 1), 1);
@@ -1088,10 +1049,10 @@ START_TEST(separate_controller_names_id_registered_first_by_target_child)
 	ck_assert_int_ne(child.pid, t);
 	ck_assert_int_eq(target.pid, t);
 	ck_assert_int_eq(target.tag, child.tag);
-	ck_assert(name_is(trid, (trace_event_id_t)child.tag, "inh.r.child-first"));
+	ck_assert(pt_name_is(trid, (trace_event_id_t)child.tag, "inh.r.child-first"));
 	assert_tag_from(got, n, 5, child.pid, 1);
 	ck_assert_uint_eq(find_tag(got, n, 5)->info.posix_event_id, (trace_event_id_t)child.tag);
-	ck_assert(name_is(trid, find_tag(got, n, 1)->info.posix_event_id, "inh.r.early"));
+	ck_assert(pt_name_is(trid, find_tag(got, n, 1)->info.posix_event_id, "inh.r.early"));
 	ck_assert_int_eq(write(g[1], "g", 1), 1);
 	wait_ok(t);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -1174,7 +1135,7 @@ static int controller_then_dies(void *arg)
 	pid_t g = fork_plain(poster_forever, NULL);
 	STEP(6, g > 0);
 	do {
-		struct timespec abstime = in_ms(5000);
+		struct timespec abstime = pt_in_ms(5000);
 		STEP(7, posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
 		                                       &unavailable, &abstime) == 0);
 	} while (info.posix_pid != g);
@@ -1204,7 +1165,7 @@ START_TEST(controller_exit_exec_or_kill_shuts_down_inherited_stream)
 	else if (_i == CTL_KILLED)
 		ck_assert(WIFSIGNALED(wait_end(c, 5000)));
 	else
-		wait_exec(c);
+		pt_wait_exec(c);
 	ck_assert_msg(objects_gone(c, 2000), "stream object still there after the controller %s",
 	              how[_i]);
 	/* the child is not blocked or harmed: it goes on posting */
@@ -1402,7 +1363,7 @@ static void run_stress(const struct stress_cfg *cfg)
 		struct wctx w = {NPROC, 0};
 		writer(&w);
 	}
-	struct timespec deadline = in_ms(15000), now;
+	struct timespec deadline = pt_in_ms(15000), now;
 	if (cfg->late_read) {
 		uint32_t fits = (uint32_t)(size / 24);
 		while (written_total() < 4 * fits && written_total() < total) {
@@ -1416,7 +1377,7 @@ static void run_stress(const struct stress_cfg *cfg)
 	for (uint64_t iter = 0; running > 0; iter++) {
 		struct ev e;
 		int unavailable = -1;
-		struct timespec abstime = in_ms(20);
+		struct timespec abstime = pt_in_ms(20);
 		int rc = posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
 		                                        &unavailable, &abstime);
 		ck_assert_msg(rc == 0 || rc == ETIMEDOUT, "timedgetnext: %s", strerror(rc));

@@ -65,13 +65,6 @@ static void *hold(void *p)
 	return p;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 /* A new empty regular file under /tmp, already unlinked; open read-write. */
 static int new_log_file(void)
 {
@@ -80,16 +73,6 @@ static int new_log_file(void)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(unlink(path), 0);
 	return fd;
-}
-
-/* A second, read-only open file description of the file behind fd. */
-static int reopen_ro(int fd)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	int ro = open(path, O_RDONLY);
-	ck_assert_int_ge(ro, 0);
-	return ro;
 }
 
 static trace_id_t create_log(int fd, int log_policy, size_t log_size, int stream_policy,
@@ -114,7 +97,7 @@ static trace_id_t create_log(int fd, int log_policy, size_t log_size, int stream
 static trace_id_t open_log(int fd)
 {
 	trace_id_t trid;
-	ck_assert_ok(posix_trace_open(reopen_ro(fd), &trid));
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(fd), &trid));
 	return trid;
 }
 
@@ -291,7 +274,7 @@ static int wait_flushed(trace_id_t trid)
 		if (st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
 			return err;
 		ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
-		sleep_ms(1);
+		pt_sleep_ms(1);
 	}
 	ck_abort_msg("flush did not finish within 5 s");
 	return err;
@@ -361,7 +344,7 @@ static pid_t find_keeper(void)
 		}
 		closedir(d);
 		if (!found)
-			sleep_ms(1);
+			pt_sleep_ms(1);
 	}
 	ck_assert_int_gt(found, 0);
 	return found;
@@ -405,7 +388,7 @@ static int open_bytes(const void *buf, size_t len, trace_id_t *trid)
 {
 	int fd = new_log_file();
 	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
-	return posix_trace_open(reopen_ro(fd), trid);
+	return posix_trace_open(pt_reopen_ro(fd), trid);
 }
 
 static void header_set_crc(unsigned char *buf)
@@ -456,7 +439,7 @@ START_TEST(withlog_read_only_fd_is_ebadf)
 {
 	int fd = new_log_file();
 	trace_id_t trid;
-	ck_assert_err(posix_trace_create_withlog(0, NULL, reopen_ro(fd), &trid), EBADF);
+	ck_assert_err(posix_trace_create_withlog(0, NULL, pt_reopen_ro(fd), &trid), EBADF);
 }
 END_TEST
 
@@ -732,7 +715,7 @@ START_TEST(flush_status_is_flushing_then_not_flushing)
 	pid_t keeper = find_keeper();
 	ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
 	for (int i = 0; i < 5000 && proc_state(keeper) != 'T'; i++)
-		sleep_ms(1);
+		pt_sleep_ms(1);
 	ck_assert_int_eq(proc_state(keeper), 'T');
 	ck_assert_ok(posix_trace_flush(trid));
 	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
@@ -1548,7 +1531,7 @@ START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
 	for (uint32_t i = 0; i < total; i++) {
 		record_tagged(id, 0, i, 16);
 		if (i % 1000 == 999)
-			sleep_ms(1);
+			pt_sleep_ms(1);
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
@@ -1629,7 +1612,7 @@ START_TEST(open_reads_a_log_from_a_pipe)
 {
 	int fd = make_log(500), p[2];
 	ck_assert_int_eq(pipe(p), 0);
-	struct pump pump = {.in = reopen_ro(fd), .out = p[1], .close_out = 1};
+	struct pump pump = {.in = pt_reopen_ro(fd), .out = p[1], .close_out = 1};
 	pthread_t th;
 	trace_id_t log;
 	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
@@ -1650,14 +1633,14 @@ END_TEST
 START_TEST(open_null_trid_is_einval)
 {
 	int fd = make_log(1);
-	ck_assert_err(posix_trace_open(reopen_ro(fd), NULL), EINVAL);
+	ck_assert_err(posix_trace_open(pt_reopen_ro(fd), NULL), EINVAL);
 }
 END_TEST
 
 START_TEST(open_empty_file_is_einval)
 {
 	trace_id_t trid;
-	ck_assert_err(posix_trace_open(reopen_ro(new_log_file()), &trid), EINVAL);
+	ck_assert_err(posix_trace_open(pt_reopen_ro(new_log_file()), &trid), EINVAL);
 }
 END_TEST
 
@@ -1757,7 +1740,7 @@ static void fill_and_expect_error(int fd, int expected, size_t stream_size, uint
 	for (uint32_t i = 0; i < nevents; i++) {
 		record_tagged(id, 0, i, 1000);
 		if (i % 20 == 19)
-			sleep_ms(1);
+			pt_sleep_ms(1);
 	}
 	ck_assert_ok(posix_trace_flush(trid));
 	ck_assert_int_eq(wait_flushed(trid), expected);
@@ -1845,7 +1828,7 @@ START_TEST(flush_marks_log_modification_and_change_times)
 	struct stat before, after;
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_int_eq(fstat(fd, &before), 0);
-	sleep_ms(20);
+	pt_sleep_ms(20);
 	record_n(id, 0, 10, 16);
 	flush_and_wait(trid);
 	ck_assert_int_eq(fstat(fd, &after), 0);

@@ -57,13 +57,6 @@ static void *hold(void *p)
 	return p;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 static int new_log_file(void)
 {
 	char path[] = "/tmp/pt_t_logdamage_XXXXXX";
@@ -71,15 +64,6 @@ static int new_log_file(void)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(unlink(path), 0);
 	return fd;
-}
-
-static int reopen_ro(int fd)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	int ro = open(path, O_RDONLY);
-	ck_assert_int_ge(ro, 0);
-	return ro;
 }
 
 static int create_log(int fd, int stream_policy, size_t stream_size, int log_policy,
@@ -137,7 +121,7 @@ static struct evlist read_all(trace_id_t trid)
 static struct evlist read_log_fd(int fd)
 {
 	trace_id_t trid;
-	int ro = reopen_ro(fd);
+	int ro = pt_reopen_ro(fd);
 	ck_assert_ok(posix_trace_open(ro, &trid));
 	struct evlist l = read_all(trid);
 	ck_assert_ok(posix_trace_close(trid));
@@ -355,7 +339,7 @@ START_TEST(log_cut_inside_header_is_einval)
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
 		trace_id_t trid;
 		int fd = write_copy(ref.bytes, cuts[i]);
-		ck_assert_msg(posix_trace_open(reopen_ro(fd), &trid) == EINVAL, "cut at %zu opened",
+		ck_assert_msg(posix_trace_open(pt_reopen_ro(fd), &trid) == EINVAL, "cut at %zu opened",
 		              cuts[i]);
 		close(fd);
 	}
@@ -543,7 +527,7 @@ static pid_t child_find_keeper(void)
 		closedir(d);
 		if (found)
 			return found;
-		sleep_ms(1);
+		pt_sleep_ms(1);
 	}
 	return 0;
 }
@@ -561,7 +545,7 @@ static int keeper_gone(pid_t pid)
 static void wait_keeper_gone(pid_t keeper)
 {
 	for (int i = 0; i < 5000 && !keeper_gone(keeper); i++)
-		sleep_ms(1);
+		pt_sleep_ms(1);
 	ck_assert_msg(keeper_gone(keeper), "keeper %d still running", (int)keeper);
 }
 
@@ -582,7 +566,7 @@ __attribute__((noreturn)) static void controller(int fd, int report, uint32_t k,
 		if (posix_trace_flush(trid) != 0)
 			_exit(4);
 		do {
-			sleep_ms(1);
+			pt_sleep_ms(1);
 			if (posix_trace_get_status(trid, &st) != 0)
 				_exit(5);
 		} while (st.posix_stream_flush_status == POSIX_TRACE_FLUSHING);
@@ -679,7 +663,7 @@ START_TEST(controller_killed_log_reports_completed_stream_status)
 	trace_id_t trid;
 	pid_t keeper = run_controller(fd, 100, 0, END_SIGKILL);
 	wait_keeper_gone(keeper);
-	int ro = reopen_ro(fd);
+	int ro = pt_reopen_ro(fd);
 	ck_assert_ok(posix_trace_open(ro, &trid));
 	struct posix_trace_status_info st;
 	ck_assert_ok(posix_trace_get_status(trid, &st));
@@ -712,13 +696,13 @@ static void killed_while_flushing(long delay_ms)
 		for (uint32_t i = 0;; i++) {
 			record_tagged(id, i, 64);
 			if (i % 100 == 99)
-				sleep_ms(1);
+				pt_sleep_ms(1);
 		}
 	}
 	close(p[1]);
 	ck_assert_int_eq(read(p[0], &keeper, sizeof keeper), (ssize_t)sizeof keeper);
 	ck_assert_int_gt(keeper, 0);
-	sleep_ms(delay_ms);
+	pt_sleep_ms(delay_ms);
 	ck_assert_int_eq(kill(child, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	wait_keeper_gone(keeper);

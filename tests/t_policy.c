@@ -83,24 +83,12 @@ static struct rec *drain(trace_id_t trid, size_t *n)
 	}
 }
 
-static trace_event_id_t event_id(const char *name)
-{
-	trace_event_id_t id;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
-}
-
 static uint32_t rec_seq(const struct rec *r)
 {
 	uint32_t v;
 	ck_assert_uint_eq(r->len, sizeof v);
 	memcpy(&v, r->data, sizeof v);
 	return v;
-}
-
-static int ts_le(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
 }
 
 static int ts_eq(const struct timespec *a, const struct timespec *b)
@@ -141,7 +129,7 @@ static void read_status(struct fill *f)
  * get_status reports FULL. */
 static struct fill fill_until_full(int policy)
 {
-	struct fill f = { new_stream(policy), event_id("fill"), 0, 0, { 0 } };
+	struct fill f = { new_stream(policy), pt_event_id("fill"), 0, 0, { 0 } };
 	ck_assert_ok(posix_trace_start(f.trid));
 	do {
 		ck_assert_msg(f.posted < FILL_CAP, "still not full after %u events", f.posted);
@@ -156,7 +144,7 @@ static struct fill fill_until_full(int policy)
 START_TEST(until_full_keeps_every_event_within_stream_min_size)
 {
 	trace_id_t trid = new_stream(POSIX_TRACE_UNTIL_FULL);
-	trace_event_id_t id = event_id("fit");
+	trace_event_id_t id = pt_event_id("fit");
 	size_t ev = user_event_size(trid, sizeof(uint32_t)), sys = system_event_size(trid);
 	size_t n_fit = (STREAM_SIZE - sys) / ev;
 	ck_assert_uint_gt(n_fit, 10);
@@ -187,7 +175,7 @@ START_TEST(until_full_keeps_events_of_mixed_sizes_within_stream_min_size)
 {
 	static const size_t lens[] = { 0, 1, 7, 8, 9, 100, 255, 33, 64, 3 };
 	trace_id_t trid = new_stream(POSIX_TRACE_UNTIL_FULL);
-	trace_event_id_t id = event_id("mixed");
+	trace_event_id_t id = pt_event_id("mixed");
 	size_t used = system_event_size(trid);
 	size_t posted[128];
 	unsigned char buf[256];
@@ -242,7 +230,7 @@ static void *gt_writer(void *p)
 START_TEST(until_full_guarantee_holds_for_16_writer_threads)
 {
 	trace_id_t trid = new_stream(POSIX_TRACE_UNTIL_FULL);
-	trace_event_id_t id = event_id("threads");
+	trace_event_id_t id = pt_event_id("threads");
 	size_t ev = user_event_size(trid, sizeof(uint32_t)), sys = system_event_size(trid);
 	uint32_t per_thread = (uint32_t)((STREAM_SIZE - sys) / ev / GUARANTEE_THREADS);
 	ck_assert_uint_gt(per_thread, 0);
@@ -349,7 +337,7 @@ static uint32_t check_until_full_readout(struct fill *f, const struct rec *r, si
 	ck_assert_msg(ts_eq(&resume->info.posix_timestamp, &start->info.posix_timestamp),
 	              "RESUME timestamp differs from the restart's START");
 	for (size_t i = 1; i < n; i++)
-		ck_assert_msg(ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
+		ck_assert_msg(pt_ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
 		              "event %zu (id %u) is older than the one before it", i,
 		              r[i].info.posix_event_id);
 	return k;
@@ -505,7 +493,7 @@ START_TEST(loop_reader_gets_overflow_resume_then_newest_events)
 	ck_assert_uint_eq(r[1].len, 0);
 	ck_assert_msg(ts_eq(&r[1].info.posix_timestamp, &r[2].info.posix_timestamp),
 	              "RESUME timestamp differs from the first surviving event's");
-	ck_assert_msg(ts_le(&r[0].info.posix_timestamp, &r[1].info.posix_timestamp),
+	ck_assert_msg(pt_ts_le(&r[0].info.posix_timestamp, &r[1].info.posix_timestamp),
 	              "OVERFLOW is newer than RESUME");
 	uint32_t first = f.posted - (uint32_t)(n - 2);
 	ck_assert_uint_gt(first, 0); /* the oldest ones are lost */

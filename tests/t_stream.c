@@ -67,16 +67,9 @@ static trace_event_id_t user_id(const char *name)
 	return id;
 }
 
-static trace_id_t create_default(void)
-{
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, NULL, &trid));
-	return trid;
-}
-
 static trace_id_t create_started(void)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_start(trid));
 	return trid;
 }
@@ -194,7 +187,7 @@ __attribute__((noinline)) static void start_here(trace_id_t trid)
 
 START_TEST(create_with_null_attr_uses_defaults)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	trace_attr_t attr;
 	char name[TRACE_NAME_MAX];
 	size_t sz;
@@ -246,7 +239,7 @@ END_TEST
 
 START_TEST(create_two_streams_gives_distinct_trids)
 {
-	trace_id_t a = create_default(), b = create_default();
+	trace_id_t a = pt_create_default(), b = pt_create_default();
 	ck_assert(a != b);
 }
 END_TEST
@@ -356,7 +349,7 @@ END_TEST
 
 START_TEST(new_stream_is_suspended_not_full_no_overrun)
 {
-	struct posix_trace_status_info st = status_of(create_default());
+	struct posix_trace_status_info st = status_of(pt_create_default());
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
@@ -365,7 +358,7 @@ END_TEST
 
 START_TEST(new_stream_log_status_fields)
 {
-	struct posix_trace_status_info st = status_of(create_default());
+	struct posix_trace_status_info st = status_of(pt_create_default());
 	ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
 	ck_assert_int_eq(st.posix_stream_flush_error, 0);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
@@ -375,7 +368,7 @@ END_TEST
 
 START_TEST(new_stream_has_no_events)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	ck_assert_int_eq(drain(trid), 0);
 }
 END_TEST
@@ -408,7 +401,7 @@ END_TEST
 START_TEST(start_event_prog_address_is_in_caller)
 {
 	void (*volatile fn)(trace_id_t) = start_here;
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	fn(trid);
 	ck_assert_int_eq(drain(trid), 1);
 	uintptr_t pc = (uintptr_t)got[0].info.posix_prog_address;
@@ -473,7 +466,7 @@ END_TEST
 
 START_TEST(stop_when_suspended_records_nothing)
 {
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_int_eq(drain(trid), 0);
 	ck_assert_int_eq(status_of(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
@@ -493,7 +486,7 @@ END_TEST
 START_TEST(events_before_start_are_not_recorded)
 {
 	trace_event_id_t id = user_id("before_start");
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	posix_trace_event(id, "x", 1);
 	ck_assert_ok(posix_trace_start(trid));
 	int n = drain(trid);
@@ -753,7 +746,7 @@ END_TEST
 START_TEST(event_skips_suspended_stream_of_several)
 {
 	trace_event_id_t id = user_id("suspended_one");
-	trace_id_t running = create_started(), suspended = create_default();
+	trace_id_t running = create_started(), suspended = pt_create_default();
 	posix_trace_event(id, NULL, 0);
 	ck_assert_int_eq(count_id(drain(running), id), 1);
 	ck_assert_int_eq(drain(suspended), 0);
@@ -803,7 +796,7 @@ START_TEST(get_attr_creation_time_is_realtime_at_create)
 	trace_attr_t attr;
 	struct timespec created;
 	int64_t before = realtime_ns();
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	int64_t after = realtime_ns();
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
@@ -818,7 +811,7 @@ START_TEST(get_attr_genversion_and_clock_resolution)
 	trace_attr_t attr;
 	struct timespec res, mono;
 	char gen[TRACE_NAME_MAX];
-	trace_id_t trid = create_default();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getgenversion(&attr, gen));
@@ -871,7 +864,7 @@ END_TEST
 
 START_TEST(get_attr_null_attr_is_einval)
 {
-	ck_assert_err(posix_trace_get_attr(create_default(), NULL), EINVAL);
+	ck_assert_err(posix_trace_get_attr(pt_create_default(), NULL), EINVAL);
 }
 END_TEST
 
@@ -879,7 +872,7 @@ END_TEST
 
 START_TEST(get_status_null_statusinfo_is_einval)
 {
-	ck_assert_err(posix_trace_get_status(create_default(), NULL), EINVAL);
+	ck_assert_err(posix_trace_get_status(pt_create_default(), NULL), EINVAL);
 }
 END_TEST
 
@@ -1018,7 +1011,7 @@ END_TEST
 
 START_TEST(shutdown_suspended_stream_succeeds)
 {
-	ck_assert_ok(posix_trace_shutdown(create_default()));
+	ck_assert_ok(posix_trace_shutdown(pt_create_default()));
 }
 END_TEST
 
@@ -1055,21 +1048,21 @@ END_TEST
 
 START_TEST(trid_zero_is_rejected)
 {
-	(void)create_default();
+	(void)pt_create_default();
 	assert_trid_rejected(0);
 }
 END_TEST
 
 START_TEST(trid_12345_is_rejected)
 {
-	(void)create_default();
+	(void)pt_create_default();
 	assert_trid_rejected(12345);
 }
 END_TEST
 
 START_TEST(trid_all_ones_is_rejected)
 {
-	(void)create_default();
+	(void)pt_create_default();
 	assert_trid_rejected(~0UL);
 }
 END_TEST

@@ -56,18 +56,6 @@ static uint32_t events_per_writer(void)
 	return n < 100 ? 100 : n > 4e9 ? 4000000000u : (uint32_t)n;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&t, &t) != 0)
-		;
-}
-
-static int ts_le(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
-}
-
 /* Reads with trygetnext until nothing is reported; returns the number of
  * events read (at most max are stored), or -(error number). */
 static long drain(trace_id_t trid, struct rec *out, size_t max)
@@ -159,7 +147,7 @@ static void check_user_event(struct reader *r, const struct rec *e)
 		note_error(r, "torn event: thread id changed", e);
 		return;
 	}
-	if (r->seen[d.thread] && !ts_le(&r->last_ts[d.thread], &e->info.posix_timestamp))
+	if (r->seen[d.thread] && !pt_ts_le(&r->last_ts[d.thread], &e->info.posix_timestamp))
 		{
 		note_error(r, "timestamp of a thread's events decreased", e);
 		return;
@@ -268,7 +256,7 @@ static void run(int policy, size_t stream_size, int nwriters, struct result *res
 		ck_assert_ok(posix_trace_get_status(trid, &st));
 		res->lost += st.posixtrace_lost_events;
 		if (!atomic_load(&rd->done))
-			sleep_ms(1);
+			pt_sleep_ms(1);
 	}
 	pthread_join(rth, NULL);
 	ck_assert_ok(posix_trace_get_status(trid, &st));

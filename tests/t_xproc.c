@@ -213,26 +213,6 @@ static void go(struct helper *h)
 	ck_assert_int_eq(write(h->go, "g", 1), 1);
 }
 
-/* Waits until pid runs a program other than this test binary (it exec'd). */
-static void wait_exec(pid_t pid)
-{
-	char self[PATH_MAX], exe[PATH_MAX], path[64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	for (int i = 0; i < 500; i++) {
-		n = readlink(path, exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strcmp(exe, self) != 0)
-				return;
-		}
-		usleep(10000);
-	}
-	ck_abort_msg("process %d did not exec", (int)pid);
-}
-
 static int alive(pid_t pid)
 {
 	return waitpid(pid, NULL, WNOHANG) == 0;
@@ -325,24 +305,11 @@ static int data_intact(const struct ev *e, size_t pad)
 	return 1;
 }
 
-static struct timespec in_ms(int ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* The next event within timeout_ms: 1, or 0 on timeout. */
 static int next_ev(trace_id_t trid, struct ev *e, int timeout_ms)
 {
 	int unavailable = -1;
-	struct timespec abstime = in_ms(timeout_ms);
+	struct timespec abstime = pt_in_ms(timeout_ms);
 	int rc = posix_trace_timedgetnext_event(trid, &e->info, e->data, sizeof e->data, &e->len,
 	                                        &unavailable, &abstime);
 	if (rc == ETIMEDOUT)
@@ -355,7 +322,7 @@ static int next_ev(trace_id_t trid, struct ev *e, int timeout_ms)
 /* The next user event within timeout_ms (system events skipped). */
 static int next_user(trace_id_t trid, struct ev *e, int timeout_ms)
 {
-	struct timespec end = in_ms(timeout_ms), now;
+	struct timespec end = pt_in_ms(timeout_ms), now;
 	for (;;) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		long left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
@@ -425,12 +392,6 @@ static trace_event_id_t listed_id(trace_id_t trid, const char *name)
 	return 0;
 }
 
-static int name_is(trace_id_t trid, trace_event_id_t id, const char *name)
-{
-	char buf[TRACE_EVENT_NAME_MAX + 1];
-	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
-}
-
 /* ---- reading a helper's events ------------------------------------------------ */
 
 START_TEST(events_of_traced_helper_carry_its_pid_and_thread)
@@ -474,7 +435,7 @@ START_TEST(helper_events_have_the_ids_of_their_names)
 	struct ev e;
 	for (int i = 0; i < 10; i++) {
 		ck_assert(next_user(trid, &e, 5000));
-		ck_assert(name_is(trid, e.info.posix_event_id, seq_of(&e) % 2 ? "xp.tock" : "xp.tick"));
+		ck_assert(pt_name_is(trid, e.info.posix_event_id, seq_of(&e) % 2 ? "xp.tock" : "xp.tick"));
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
@@ -521,7 +482,7 @@ START_TEST(name_registered_before_create_is_listed)
 	trace_id_t trid = create_for(h.pid);
 	trace_event_id_t id = listed_id(trid, "xp.early");
 	ck_assert_uint_ge(id, 33);
-	ck_assert(name_is(trid, id, "xp.early"));
+	ck_assert(pt_name_is(trid, id, "xp.early"));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
 }
@@ -542,7 +503,7 @@ START_TEST(name_registered_after_create_is_named_and_listed)
 			late = e.info.posix_event_id;
 	}
 	ck_assert_uint_ge(late, 33);
-	ck_assert(name_is(trid, late, "xp.late"));
+	ck_assert(pt_name_is(trid, late, "xp.late"));
 	ck_assert_uint_eq(listed_id(trid, "xp.late"), late);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
@@ -571,7 +532,7 @@ START_TEST(trid_eventid_open_before_target_registers_gives_its_id)
 		seen_late += e.info.posix_event_id == late;
 	}
 	ck_assert_int_gt(seen_late, 0);
-	ck_assert(name_is(trid, late, "xp.late"));
+	ck_assert(pt_name_is(trid, late, "xp.late"));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
 }
@@ -656,7 +617,7 @@ START_TEST(unprivileged_controller_traces_helper_of_same_user)
 		if (posix_trace_create(h.pid, NULL, &trid) || posix_trace_start(trid))
 			_exit(2);
 		while (n < 5) {
-			struct timespec abstime = in_ms(5000);
+			struct timespec abstime = pt_in_ms(5000);
 			if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
 			                                   &unavailable, &abstime))
 				_exit(3);
@@ -833,7 +794,7 @@ START_TEST(uninstrumented_target_stream_stays_empty)
 {
 	char *argv[] = {"/bin/sleep", "30", NULL};
 	pid_t pid = spawn(argv, -1, -1);
-	wait_exec(pid);
+	pt_wait_exec(pid);
 	assert_stays_empty(pid);
 	ck_assert(alive(pid));
 	finish();
@@ -844,7 +805,7 @@ START_TEST(target_with_library_that_never_posts_stays_empty)
 {
 	char *argv[] = {(char *)helper_path("plain"), "30", NULL};
 	pid_t pid = spawn(argv, -1, -1);
-	wait_exec(pid);
+	pt_wait_exec(pid);
 	usleep(50000); /* let it load the library (either way the stream is empty) */
 	assert_stays_empty(pid);
 	ck_assert(alive(pid));
@@ -866,7 +827,7 @@ static pid_t start_shell_then_traced(int *go_fd, int *ready_fd)
 	pid_t pid = spawn(argv, in[0], -1);
 	close(in[0]);
 	close(rp[1]);
-	wait_exec(pid);
+	pt_wait_exec(pid);
 	*go_fd = in[1];
 	*ready_fd = rp[0];
 	return pid;
@@ -904,7 +865,7 @@ START_TEST(names_opened_before_target_loads_library_are_adopted)
 	for (int i = 0; i < 6; i++) {
 		ck_assert(next_user(trid, &e, 5000));
 		const char *want = seq_of(&e) % 2 ? "xp.tock" : "xp.tick";
-		ck_assert(name_is(trid, e.info.posix_event_id, want));
+		ck_assert(pt_name_is(trid, e.info.posix_event_id, want));
 		if (seq_of(&e) % 2)
 			ck_assert_uint_eq(e.info.posix_event_id, tock);
 	}
@@ -977,7 +938,7 @@ START_TEST(streams_of_two_controller_processes_filter_independently)
 		size_t len;
 		int unavailable;
 		while (n < 20) {
-			struct timespec abstime = in_ms(5000);
+			struct timespec abstime = pt_in_ms(5000);
 			if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
 			                                   &unavailable, &abstime))
 				_exit(2);
@@ -1051,7 +1012,7 @@ START_TEST(timedgetnext_on_quiet_remote_stream_times_out)
 	trace_id_t trid = quiet_stream(&h);
 	struct ev e;
 	int unavailable = 0;
-	struct timespec abstime = in_ms(200);
+	struct timespec abstime = pt_in_ms(200);
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
 	                                             &unavailable, &abstime),
 	              ETIMEDOUT);
@@ -1108,7 +1069,7 @@ static void run_controller(pid_t target, int mode, int okfd)
 	if (posix_trace_create(target, NULL, &trid) || posix_trace_start(trid))
 		_exit(1);
 	do {
-		struct timespec abstime = in_ms(5000);
+		struct timespec abstime = pt_in_ms(5000);
 		if (posix_trace_timedgetnext_event(trid, &info, data, sizeof data, &len,
 		                                   &unavailable, &abstime))
 			_exit(2);
@@ -1145,7 +1106,7 @@ START_TEST(controller_death_removes_stream_and_target_runs_on)
 		int status = wait_exit(c, 5000);
 		ck_assert(_i == CTL_EXITS ? WIFEXITED(status) : WIFSIGNALED(status));
 	} else {
-		wait_exec(c);
+		pt_wait_exec(c);
 	}
 	ck_assert_msg(target_objects_gone(h.pid, 2000),
 	              "stream object still there after the controller %s", how[_i]);
@@ -1258,7 +1219,7 @@ START_TEST(events_after_target_exec_arrive_with_same_pid_and_ids)
 		}
 	}
 	ck_assert_int_eq(after, 5);
-	ck_assert(name_is(trid, before, "xp.tick"));
+	ck_assert(pt_name_is(trid, before, "xp.tick"));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
 }
