@@ -6,7 +6,10 @@
 # make install    PREFIX=/usr/local DESTDIR=
 # SAN=address,undefined | SAN=thread   build everything with sanitizers into build-SAN/
 
-VERSION   := 0.1.0
+# The version is include/trace.h's POSIXTRACE_VERSION_*; the library's
+# generation-version attribute is derived from the same macros.
+version_part = $(shell sed -n 's/^\#define POSIXTRACE_VERSION_$(1) \([0-9]*\)$$/\1/p' include/trace.h)
+VERSION   := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
 SOVERSION := 0
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this implementation (extension). */
 #define POSIXTRACE_VERSION_MAJOR 0
-#define POSIXTRACE_VERSION_MINOR 1
+#define POSIXTRACE_VERSION_MINOR 2
 #define POSIXTRACE_VERSION_PATCH 0
 
 /* <limits.h> minimum values of the Trace option. */

@@ -1,6 +1,8 @@
 /* CRC-32C (Castagnoli), table-driven, for trace log blocks. */
 #include <pthread.h>
-#include "log.h"
+#include <stddef.h>
+#include <stdint.h>
+uint32_t pt_crc32c(uint32_t crc, const void *data, size_t len);
 
 static uint32_t table[8][256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;

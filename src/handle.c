@@ -1,17 +1,34 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Trace stream identifiers: a small table of handles, each for an active
- * stream (controller) or a pre-recorded one (analyzer of a log).  An
- * identifier carries the slot and a generation, so a stale or made-up
- * identifier, or one inherited by a fork child, is rejected with EINVAL.
+ * Trace stream identifiers (handle.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "handle.h"
+#include "logfile.h"
 
 static struct pt_handle handles[TRACE_SYS_MAX];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
+static _Atomic int handles_ready;
+
+#define TRID_SLOT_BITS 8
+#define TRID_SLOT_MASK 0xffu
+_Static_assert(TRACE_SYS_MAX <= TRID_SLOT_MASK, "a slot fits its bits of trace_id_t");
+
+static void handle_reset(struct pt_handle *h)
+{
+	h->map.fd = -1;
+	h->keeper_sock = -1;
+	h->keeper_pidfd = -1;
+	h->log_fd = -1;
+	h->target.pidfd = h->target.tx = -1;
+	h->target.slot = -1;
+	h->slot = -1;
+}
 
 static void handles_init(void)
 {
@@ -19,14 +36,9 @@ static void handles_init(void)
 		pthread_mutex_init(&handles[i].lock, NULL);
 		pthread_cond_init(&handles[i].idle, NULL);
 		handles[i].gen = 1;
-		handles[i].map.fd = -1;
-		handles[i].keeper_ctl = -1;
+		handle_reset(&handles[i]);
 	}
 }
-
-/* Returns the handle locked, or NULL for an identifier that is not (or no
- * longer, or not in this process) a trace stream of one of the kinds. */
-static _Atomic int handles_ready;
 
 static void handles_ensure(void)
 {
@@ -37,15 +49,18 @@ static void handles_ensure(void)
 	atomic_store_explicit(&handles_ready, 1, memory_order_release);
 }
 
+/* Returns the handle locked, or NULL for an identifier that is not (or no
+ * longer, or not in this process) a trace stream of one of the kinds. */
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
 {
 	handles_ensure();
-	trace_id_t idx = (trid & 0xff) - 1;
-	if (idx >= TRACE_SYS_MAX || (trid >> 8) > UINT32_MAX)
+	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
+	if (idx >= TRACE_SYS_MAX || (trid >> TRID_SLOT_BITS) > UINT32_MAX)
 		return NULL;
 	struct pt_handle *h = &handles[idx];
 	pthread_mutex_lock(&h->lock);
-	if (!h->in_use || h->dying || h->gen != (uint32_t)(trid >> 8) || !(h->kind & kinds)) {
+	if (!h->in_use || h->dying || h->gen != (uint32_t)(trid >> TRID_SLOT_BITS) ||
+	    !(h->kind & kinds)) {
 		pthread_mutex_unlock(&h->lock);
 		return NULL;
 	}
@@ -65,24 +80,10 @@ struct pt_handle *pt_handle_alloc(void)
 		pthread_mutex_lock(&h->lock);
 		if (!h->in_use) {
 			found = h;
+			memset(&h->kind, 0, sizeof *h - offsetof(struct pt_handle, kind));
+			handle_reset(h);
 			h->in_use = 1;
 			h->dying = 1;
-			h->readers = 0;
-			h->typelist_pos = 0;
-			h->resume_pending = 0;
-			h->end_reported = 0;
-			h->lost_seen = 0;
-			h->npending = 0;
-			h->log = NULL;
-			h->keeper = 0;
-			h->keeper_ctl = -1;
-			h->has_log = 0;
-			h->remote = 0;
-			h->named = 0;
-			h->slot = -1;
-			memset(h->broken, 0, sizeof h->broken);
-			for (uint32_t l = 0; l < PT_MAX_LANES; l++)
-				h->commit_cache[l].key = UINT64_MAX;
 		}
 		pthread_mutex_unlock(&h->lock);
 	}
@@ -94,7 +95,7 @@ trace_id_t pt_handle_publish(struct pt_handle *h)
 {
 	pthread_mutex_lock(&h->lock);
 	h->dying = 0;
-	trace_id_t trid = ((trace_id_t)h->gen << 8) | (trace_id_t)(h - handles + 1);
+	trace_id_t trid = ((trace_id_t)h->gen << TRID_SLOT_BITS) | (trace_id_t)(h - handles + 1);
 	pthread_mutex_unlock(&h->lock);
 	return trid;
 }
@@ -109,14 +110,19 @@ void pt_handle_release(struct pt_handle *h)
 
 /* A fork child keeps recording into a stream traced with inheritance whose
  * controller is its parent: the mapping now belongs to the child's process
- * side, not to the (invalid) trace stream id. */
+ * side, not to the (invalid) trace stream identifier. */
 void pt_handle_forget_map(const struct pt_map *m)
 {
 	for (int i = 0; i < TRACE_SYS_MAX; i++)
-		if (&handles[i].map == m)
+		if (&handles[i].map == m) {
 			handles[i].map.base = NULL;
+			handles[i].map.fd = -1;
+		}
 }
 
+/* The parent's identifiers are not valid in a fork child; what they hold
+ * goes, and the keeper's command socket above all, so that the keeper sees
+ * its controller go when the controller does. */
 void pt_handles_after_fork(void)
 {
 	pthread_mutex_init(&handles_lock, NULL);
@@ -124,15 +130,23 @@ void pt_handles_after_fork(void)
 		struct pt_handle *h = &handles[i];
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->idle, NULL);
-		if (h->in_use && h->kind == PT_H_ACTIVE)
+		if (h->in_use && h->kind == PT_H_ACTIVE) {
 			pt_stream_unmap(&h->map);
-		/* The keeper sees its controller go when the last copy of this
-		 * pipe end closes: a child must not hold one. */
-		if (h->in_use && h->keeper_ctl >= 0)
-			close(h->keeper_ctl);
-		h->keeper_ctl = -1;
+			pt_reader_free(&h->rd);
+			pt_remote_close(&h->target);
+			pt_ctl_destroy(h->ctl);
+			h->ctl = NULL;
+			if (h->keeper_sock >= 0)
+				close(h->keeper_sock);
+			if (h->keeper_pidfd >= 0)
+				close(h->keeper_pidfd);
+			if (h->log_fd >= 0)
+				close(h->log_fd);
+		}
 		if (h->in_use && h->kind == PT_H_LOG)
-			pt_logreader_free(h);
+			pt_logfile_free(h);
+		if (h->in_use)
+			handle_reset(h);
 		h->in_use = h->dying = h->readers = 0;
 		h->gen++;
 	}

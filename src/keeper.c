@@ -1,12 +1,15 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * The log writer.  Each active stream with a log has a keeper: a process
- * forked from the controller at posix_trace_create_withlog() that holds the
- * log file and the stream mapping, copies events from the stream into the
- * log when asked (posix_trace_flush), when a POSIX_TRACE_FLUSH stream fills
- * up, and at the end.  The end is posix_trace_shutdown(), or the controller
- * going away by any means (exit, exec, SIGKILL): the keeper holds the read end
- * of a pipe whose only write end is the controller's, so it sees the
- * controller go and finishes the log by itself.  docs/DESIGN.md says why.
+ * The keeper (keeper.h).  It holds the log file and the stream mapping,
+ * copies events into the log when asked (posix_trace_flush), when a
+ * POSIX_TRACE_FLUSH stream has a quarter of its room used, and at the end.
+ * The end is posix_trace_shutdown(), or the controller going away by any
+ * means: the keeper holds one end of a socket pair whose other end only the
+ * controller has (close-on-exec, closed in fork children), so it sees the
+ * controller go and ends the stream by itself.  docs/DESIGN.md says why a
+ * process.  If the keeper dies, the controller's next call that needs it
+ * notices, records POSIX_TRACE_ERROR and starts a new one, which continues
+ * the log from what the old one had written (ctl.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,516 +19,286 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "log.h"
+#include "keeper.h"
+#include "writer.h"
 
-#define KEEPER_TICK_MS 10
-#define OUT_BUFFER (1u << 20)
-
-PT_HIDDEN void pt_thread_reset_for_keeper(void);
-
-int pt_log_check_fd(int fd, int log_policy, int *seekable)
-{
-	int fl = fcntl(fd, F_GETFL);
-	struct stat st;
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(fd, &st) != 0)
-		return EBADF;
-	if (S_ISREG(st.st_mode)) {
-		/* The log is laid out from the start of the file; pwrite needs
-		 * O_APPEND off. */
-		if ((fl & O_APPEND) && fcntl(fd, F_SETFL, fl & ~O_APPEND) != 0)
-			return EINVAL;
-		*seekable = 1;
-		return 0;
-	}
-	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)) {
-		*seekable = 0;
-		return log_policy == POSIX_TRACE_APPEND ? 0 : EINVAL;
-	}
-	return EINVAL;
-}
+#define TICK_MS 100
+#define REACH_EVERY 5 /* ticks between looks at a target not reached yet */
 
 struct keeper {
 	struct pt_handle *h;
 	struct pt_stream_hdr *shdr;
-	int fd, ctl, seekable, slot;
-	int layout, policy;
-	uint32_t block_size;
-	uint64_t ring_slots;
-	uint64_t seq;            /* next block sequence number */
-	uint64_t write_off;      /* linear: where the next block goes */
-	uint64_t data_bytes;     /* bytes of blocks in the data region */
-	uint64_t limit;          /* UNTIL_FULL: log-max-size */
-	int log_full;            /* UNTIL_FULL: nothing more is written */
-	unsigned char *block;    /* block being filled: header + payload */
-	uint32_t block_len, block_records;
-	unsigned char *out;      /* linear: blocks waiting for one write() */
-	size_t out_len, out_cap;
-	unsigned char *data;     /* one event's data */
+	struct pt_ctl *ctl;
+	int sock;
+	int fd;                  /* the log, or -1 */
+	pid_t controller;
+	struct pt_logw w;
 	uint32_t names_in_log;
-	int error;               /* first error */
-	struct pt_log_header hdr;
+	unsigned ticks;
+	unsigned char *data;
 };
 
-static uint32_t block_size_for(const struct pt_attr *a)
-{
-	uint32_t need = (uint32_t)(sizeof(struct pt_log_block) +
-	                           pt_log_record_size((size_t)(a->max_data_size > 256
-	                                                           ? a->max_data_size
-	                                                           : 256)) + 8);
-	uint32_t size = PT_LOG_MIN_BLOCK;
-	while (size < need)
-		size *= 2;
-	return size;
-}
-
-static int write_all_at(int fd, int seekable, const void *buf, size_t len, uint64_t off)
-{
-	const unsigned char *p = buf;
-	while (len) {
-		ssize_t n = seekable ? pwrite(fd, p, len, (off_t)off) : write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static void header_init(struct pt_log_header *lh, const struct pt_map *m, int seekable,
-                        int layout, uint32_t block_size, uint64_t ring_slots)
-{
-	const struct pt_stream_hdr *s = pt_hdr(m);
-	const struct pt_attr *a = &s->attr;
-	memset(lh, 0, sizeof *lh);
-	memcpy(lh->magic, PT_LOG_MAGIC, 8);
-	lh->version = PT_LOG_VERSION;
-	lh->byte_order = PT_LOG_BOM;
-	lh->header_size = PT_LOG_HEADER_SIZE;
-	lh->flags = seekable ? PT_LOGF_SEEKABLE : 0;
-	lh->names_off = PT_LOG_NAMES_OFF;
-	lh->names_size = PT_LOG_NAMES_SIZE;
-	lh->data_off = PT_LOG_DATA_OFF;
-	lh->layout = (uint32_t)layout;
-	lh->block_size = block_size;
-	lh->ring_slots = ring_slots;
-	lh->clock_id = CLOCK_MONOTONIC;
-	lh->name_size = PT_NAME_SIZE;
-	lh->clockres_ns = (uint64_t)a->clockres_sec * 1000000000u + (uint64_t)a->clockres_nsec;
-	lh->base_real_ns = m->base_real_ns;
-	memcpy(lh->trace_name, a->name, TRACE_NAME_MAX);
-	memcpy(lh->genversion, a->genversion, TRACE_NAME_MAX);
-	lh->trace_name[TRACE_NAME_MAX - 1] = lh->genversion[TRACE_NAME_MAX - 1] = '\0';
-	lh->create_sec = a->create_sec;
-	lh->create_nsec = a->create_nsec;
-	lh->stream_size = a->stream_size;
-	lh->max_data_size = a->max_data_size;
-	lh->log_size = a->log_size;
-	lh->stream_policy = a->stream_policy;
-	lh->log_policy = a->log_policy;
-	lh->inheritance = a->inheritance;
-}
-
-static int header_write(int fd, int seekable, struct pt_log_header *lh)
-{
-	unsigned char page[PT_LOG_HEADER_SIZE];
-	lh->crc = pt_crc32c(0, lh, offsetof(struct pt_log_header, crc));
-	memset(page, 0, sizeof page);
-	memcpy(page, lh, sizeof *lh);
-	return write_all_at(fd, seekable, page, sizeof page, 0);
-}
-
-/* Name table entries [from, to) as they stand in the stream. */
-static void names_image(const struct pt_map *m, unsigned char *dst, uint32_t from, uint32_t to)
-{
-	for (uint32_t i = from; i < to; i++) {
-		char *e = (char *)dst + (size_t)(i - from) * PT_NAME_SIZE;
-		memset(e, 0, PT_NAME_SIZE);
-		pt_stream_get_name(m, PT_USER_FIRST + i, e);
-	}
-}
-
-static uint32_t names_known(const struct pt_map *m)
-{
-	uint32_t n = 1;
-	while (n < TRACE_USER_EVENT_MAX &&
-	       atomic_load_explicit(&pt_hdr(m)->name_valid[n], memory_order_acquire))
-		n++;
-	return n - 1; /* user names after the unnamed event */
-}
-
-/* ---- blocks ------------------------------------------------------------ */
+static __thread int forking_keeper;
+int pt_forking_keeper(void) { return forking_keeper; }
 
 static void keep_error(struct keeper *k, int err)
 {
 	if (!err)
 		return;
-	if (!k->error)
-		k->error = err;
-	uint32_t none = 0;
-	atomic_compare_exchange_strong_explicit(&k->shdr->flush_error, &none, (uint32_t)err,
+	int32_t none = 0;
+	atomic_compare_exchange_strong_explicit(&k->ctl->keeper_error, &none, err,
 	                                        memory_order_relaxed, memory_order_relaxed);
-	pt_write_event(k->slot, POSIX_TRACE_ERROR, &err, sizeof err, pt_now_ns(), 0, 1);
+	uint32_t zero = 0;
+	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
+	                                        memory_order_relaxed, memory_order_relaxed);
+	if (!pt_filtered(k->shdr, POSIX_TRACE_ERROR))
+		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 }
 
-static int out_flush(struct keeper *k)
+/* ---- the log --------------------------------------------------------- */
+
+static void fill_params(struct pt_logw_params *p, const struct pt_handle *h)
 {
-	if (!k->out_len)
-		return 0;
-	int err = write_all_at(k->fd, k->seekable, k->out, k->out_len, k->write_off);
-	k->write_off += k->out_len;
-	k->out_len = 0;
-	return err;
+	const struct pt_attr *a = &h->attr;
+	memset(p, 0, sizeof *p);
+	memcpy(p->trace_name, a->name, sizeof p->trace_name);
+	memcpy(p->genversion, a->genversion, sizeof p->genversion);
+	p->create_sec = a->create_sec;
+	p->create_nsec = a->create_nsec;
+	p->clockres_ns = (uint64_t)a->clockres_sec * 1000000000u + (uint64_t)a->clockres_nsec;
+	p->stream_size = a->stream_size;
+	p->max_data_size = a->max_data_size;
+	p->log_size = a->log_size;
+	p->stream_policy = a->stream_policy;
+	p->log_policy = a->log_policy;
+	p->inheritance = a->inheritance;
 }
 
-static void seal_block(struct keeper *k, uint32_t type)
+static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 {
-	struct pt_log_block *b = (struct pt_log_block *)k->block;
-	b->magic = PT_LOG_BLOCK_MAGIC;
-	b->type = type;
-	b->seq = k->seq++;
-	b->payload_len = k->block_len;
-	b->payload_crc = pt_crc32c(0, k->block + sizeof *b, k->block_len);
-	b->nrecords = k->block_records;
-	b->header_crc = pt_crc32c(0, b, offsetof(struct pt_log_block, header_crc));
+	struct pt_stream_hdr *s = k->shdr;
+	uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+	memset(st, 0, sizeof *st);
+	st->stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
+	st->stream_full = (state == PT_ST_FULL || atomic_load_explicit(&s->full, memory_order_relaxed))
+	                      ? POSIX_TRACE_FULL
+	                      : POSIX_TRACE_NOT_FULL;
+	st->lost_events = pt_stream_lost(&k->h->map);
+	st->stream_overrun = st->lost_events ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
+	st->flush_error = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
+	st->log_full = atomic_load_explicit(&k->ctl->log_full, memory_order_relaxed)
+	                   ? POSIX_TRACE_FULL
+	                   : POSIX_TRACE_NOT_FULL;
+	st->log_overrun = atomic_load_explicit(&k->ctl->log_overrun, memory_order_relaxed)
+	                      ? POSIX_TRACE_OVERRUN
+	                      : POSIX_TRACE_NO_OVERRUN;
 }
 
-/* Writes the block being filled, if any. */
-static void emit_block(struct keeper *k, uint32_t type)
+/* New names go into the log before the events that use them. */
+static void log_new_names(struct keeper *k)
 {
-	if (type == PT_BLK_EVENTS && !k->block_records)
+	uint32_t n = pt_stream_nnames(&k->h->map);
+	if (n <= k->names_in_log)
 		return;
-	seal_block(k, type);
-	size_t len = sizeof(struct pt_log_block) + k->block_len;
-	int err = 0;
-	if (k->layout == PT_LAYOUT_RING) {
-		uint64_t slot = (k->seq - 1) % k->ring_slots;
-		if (k->seq - 1 >= k->ring_slots) {
-			atomic_store_explicit(&k->shdr->log_full, 1, memory_order_relaxed);
-			atomic_store_explicit(&k->shdr->log_overrun, 1, memory_order_relaxed);
-			k->hdr.status.log_overrun = POSIX_TRACE_OVERRUN;
-			k->hdr.status.log_full = POSIX_TRACE_FULL;
-		}
-		err = write_all_at(k->fd, 1, k->block, len,
-		                   PT_LOG_DATA_OFF + slot * (uint64_t)k->block_size);
-		k->data_bytes = (k->seq < k->ring_slots ? k->seq : k->ring_slots) * k->block_size;
-	} else {
-		size_t padded = (len + 7) & ~(size_t)7;
-		if (k->out_len + padded > k->out_cap)
-			err = out_flush(k);
-		memset(k->block + len, 0, padded - len);
-		memcpy(k->out + k->out_len, k->block, padded);
-		k->out_len += padded;
-		k->data_bytes += padded;
+	uint32_t count = n - k->names_in_log;
+	char (*names)[PT_NAME_SIZE] = calloc(count, PT_NAME_SIZE);
+	if (!names) {
+		keep_error(k, ENOMEM);
+		return;
 	}
-	k->hdr.blocks_written++;
-	k->block_len = 0;
-	k->block_records = 0;
-	keep_error(k, err);
+	for (uint32_t i = 0; i < count; i++)
+		pt_stream_get_name(&k->h->map, PT_USER_FIRST + 1 + k->names_in_log + i, names[i]);
+	keep_error(k, pt_logw_names(&k->w, PT_USER_FIRST + 1 + k->names_in_log, count,
+	                            (const char(*)[64])names));
+	free(names);
+	k->names_in_log = n;
 }
 
-static uint32_t payload_room(const struct keeper *k)
+/* The log is full (UNTIL_FULL log): its last event is the automatic
+ * POSIX_TRACE_STOP the writer put there, and the stream stops. */
+static void log_became_full(struct keeper *k)
 {
-	return k->block_size - (uint32_t)sizeof(struct pt_log_block) - k->block_len;
-}
-
-static void put_record(struct keeper *k, const struct posix_trace_event_info *ev,
-                       const void *data, size_t len)
-{
-	size_t size = pt_log_record_size(len);
-	if (size > payload_room(k))
-		emit_block(k, PT_BLK_EVENTS);
-	struct pt_log_record r = {
-	    .data_len = (uint32_t)len,
-	    .id = (uint16_t)ev->posix_event_id,
-	    .flags = ev->posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD ? PT_REC_TRUNCATED : 0,
-	    .pid = ev->posix_pid,
-	    .ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u + (uint64_t)ev->posix_timestamp.tv_nsec,
-	    .pc = (uint64_t)(uintptr_t)ev->posix_prog_address,
-	    .thread = (uint64_t)ev->posix_thread_id,
-	};
-	unsigned char *p = k->block + sizeof(struct pt_log_block) + k->block_len;
-	memcpy(p, &r, sizeof r);
-	memcpy(p + sizeof r, data, len);
-	memset(p + sizeof r + len, 0, size - sizeof r - len);
-	k->block_len += (uint32_t)size;
-	k->block_records++;
-}
-
-/* UNTIL_FULL log: would this record, plus room for the final STOP, pass
- * log-max-size? */
-static int log_would_overflow(const struct keeper *k, size_t len)
-{
-	uint64_t stop = sizeof(struct pt_log_block) + pt_log_record_size(sizeof(int)) + 8;
-	uint64_t pending = k->block_records ? sizeof(struct pt_log_block) + k->block_len + 8 : 0;
-	return k->data_bytes + pending + pt_log_record_size(len) + stop > k->limit;
-}
-
-/* The log is full: the last event of an UNTIL_FULL log is POSIX_TRACE_STOP,
- * and the stream stops. */
-static void log_became_full(struct keeper *k, uint64_t ts_ns)
-{
-	struct posix_trace_event_info stop;
-	int automatic = 1;
-	memset(&stop, 0, sizeof stop);
-	stop.posix_event_id = POSIX_TRACE_STOP;
-	stop.posix_timestamp.tv_sec = (time_t)(ts_ns / 1000000000u);
-	stop.posix_timestamp.tv_nsec = (long)(ts_ns % 1000000000u);
-	put_record(k, &stop, &automatic, sizeof automatic);
-	emit_block(k, PT_BLK_EVENTS);
-	k->log_full = 1;
-	k->hdr.status.log_full = POSIX_TRACE_FULL;
-	k->hdr.status.log_overrun = POSIX_TRACE_OVERRUN;
-	atomic_store_explicit(&k->shdr->log_full, 1, memory_order_relaxed);
-	atomic_store_explicit(&k->shdr->log_overrun, 1, memory_order_relaxed);
+	atomic_store_explicit(&k->ctl->log_full, 1, memory_order_relaxed);
+	atomic_store_explicit(&k->ctl->log_overrun, 1, memory_order_relaxed);
 	uint32_t running = PT_ST_RUNNING;
 	atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                        memory_order_acq_rel, memory_order_relaxed);
 }
 
 static void log_event(struct keeper *k, const struct posix_trace_event_info *ev,
-                      const void *data, size_t len)
+                      const struct posixtrace_event_ext *ext, size_t len)
 {
-	if (k->log_full) {
-		k->hdr.status.log_overrun = POSIX_TRACE_OVERRUN;
-		atomic_store_explicit(&k->shdr->log_overrun, 1, memory_order_relaxed);
-		return;
-	}
-	if (k->layout == PT_LAYOUT_LINEAR && k->policy == POSIX_TRACE_UNTIL_FULL &&
-	    log_would_overflow(k, len)) {
-		log_became_full(k, (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
-		                       (uint64_t)ev->posix_timestamp.tv_nsec);
-		atomic_store_explicit(&k->shdr->log_overrun, 1, memory_order_relaxed);
-		return;
-	}
-	put_record(k, ev, data, len);
+	struct pt_log_ctx ctx = {ev->posix_pid, ext->posixtrace_tid, (uint64_t)ev->posix_thread_id, {0}};
+	memcpy(ctx.comm, ext->posixtrace_comm, sizeof ctx.comm);
+	uint64_t ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
+	              (uint64_t)ev->posix_timestamp.tv_nsec;
+	if (ev->posix_event_id > PT_USER_FIRST + k->names_in_log)
+		log_new_names(k);
+	int r = pt_logw_event(&k->w, &ctx, ts, ev->posix_event_id, k->data, (uint32_t)len,
+	                      ev->posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD,
+	                      (uint64_t)(uintptr_t)ev->posix_prog_address);
+	if (r == PT_LOGW_FULL)
+		log_became_full(k);
 }
 
-/* New names go into the log before the events that use them: in place in
- * the name table of a seekable log, as a NAMES block otherwise. */
-static void log_new_names(struct keeper *k)
-{
-	uint32_t n = names_known(&k->h->map);
-	if (n <= k->names_in_log)
-		return;
-	uint32_t from = k->names_in_log + 1, to = n + 1; /* entries, by user index */
-	if (k->seekable) {
-		size_t len = (size_t)(to - from) * PT_NAME_SIZE;
-		unsigned char *img = malloc(len);
-		if (!img) {
-			keep_error(k, ENOMEM);
-			return;
-		}
-		names_image(&k->h->map, img, from, to);
-		keep_error(k, write_all_at(k->fd, 1, img, len,
-		                           PT_LOG_NAMES_OFF + (uint64_t)from * PT_NAME_SIZE));
-		free(img);
-	} else {
-		emit_block(k, PT_BLK_EVENTS);
-		for (uint32_t i = from; i < to; i++) {
-			size_t entry = sizeof(uint32_t) + PT_NAME_SIZE;
-			if (entry > payload_room(k))
-				emit_block(k, PT_BLK_NAMES);
-			unsigned char *p = k->block + sizeof(struct pt_log_block) + k->block_len;
-			uint32_t id = PT_USER_FIRST + i;
-			memcpy(p, &id, sizeof id);
-			names_image(&k->h->map, p + sizeof id, i, i + 1);
-			k->block_len += (uint32_t)entry;
-			k->block_records++;
-		}
-		emit_block(k, PT_BLK_NAMES);
-	}
-	k->names_in_log = n;
-	k->hdr.nnames = n;
-}
-
-static void snapshot_status(struct keeper *k)
-{
-	struct pt_stream_hdr *s = k->shdr;
-	uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
-	struct pt_log_status *st = &k->hdr.status;
-	st->stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
-	st->stream_full = (state == PT_ST_FULL || atomic_load_explicit(&s->full, memory_order_relaxed))
-	                      ? POSIX_TRACE_FULL
-	                      : POSIX_TRACE_NOT_FULL;
-	st->lost_events = pt_stream_lost(&k->h->map);
-	if (st->lost_events)
-		st->stream_overrun = POSIX_TRACE_OVERRUN;
-	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
-	st->flush_error = k->error;
-}
-
-/* Copies every event now in the stream into the log.  FLUSH_START and
- * FLUSH_STOP are recorded once the drain has made room (a full stream could
- * not take them before), with the times the flush began and ended; they
- * reach the log with the next flush. */
-static void flush_stream(struct keeper *k, uint32_t request)
+static void drain(struct keeper *k)
 {
 	struct posix_trace_event_info ev;
+	struct posixtrace_event_ext ext;
 	size_t len;
-	uint64_t began = pt_now_ns();
+	while (pt_read_next(k->h, &ev, &ext, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
+		if (k->fd >= 0)
+			log_event(k, &ev, &ext, len);
+}
+
+/* Everything now in the stream goes to the log, between FLUSH_START and
+ * FLUSH_STOP carrying who caused the flush (XSH 2.11.1.2); the STOP reaches
+ * the log with the next flush, in its place by time. */
+static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request)
+{
+	if (!pt_filtered(k->shdr, POSIX_TRACE_FLUSH_START))
+		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
 	log_new_names(k);
-	while (pt_read_next(k->h, &ev, k->data, k->h->map.max_data, &len))
-		log_event(k, &ev, k->data, len);
-	emit_block(k, PT_BLK_EVENTS);
-	keep_error(k, out_flush(k));
-	pt_write_event(k->slot, POSIX_TRACE_FLUSH_START, NULL, 0, began, 0, 1);
-	pt_write_event(k->slot, POSIX_TRACE_FLUSH_STOP, NULL, 0, pt_now_ns(), 0, 1);
-	if (k->seekable) {
-		snapshot_status(k);
-		keep_error(k, header_write(k->fd, 1, &k->hdr));
-	}
-	atomic_store_explicit(&k->shdr->flush_done, request, memory_order_release);
-}
-
-static void clear_log(struct keeper *k)
-{
-	k->out_len = 0;
-	k->block_len = k->block_records = 0;
-	k->log_full = 0;
-	k->hdr.status.log_full = POSIX_TRACE_NOT_FULL;
-	k->hdr.status.log_overrun = POSIX_TRACE_NO_OVERRUN;
-	atomic_store_explicit(&k->shdr->log_full, 0, memory_order_relaxed);
-	atomic_store_explicit(&k->shdr->log_overrun, 0, memory_order_relaxed);
-	if (!k->seekable)
-		return; /* APPEND to a pipe: what was written stays written */
-	k->seq = 0;
-	k->write_off = PT_LOG_DATA_OFF;
-	k->data_bytes = 0;
-	k->hdr.blocks_written = 0;
-	if (ftruncate(k->fd, (off_t)PT_LOG_DATA_OFF) != 0)
-		keep_error(k, errno);
-	keep_error(k, header_write(k->fd, 1, &k->hdr));
-}
-
-/* The last flush: everything recorded, the final status, then to disk. */
-__attribute__((noreturn)) static void finish_log(struct keeper *k)
-{
-	if (k->fd < 0)
-		_exit(0);
-	uint32_t req = atomic_load_explicit(&k->shdr->flush_req, memory_order_acquire);
-	flush_stream(k, req);
-	/* FLUSH_START and FLUSH_STOP of the last flush are still in the stream. */
-	struct posix_trace_event_info ev;
-	size_t len;
-	while (pt_read_next(k->h, &ev, k->data, k->h->map.max_data, &len))
-		log_event(k, &ev, k->data, len);
-	emit_block(k, PT_BLK_EVENTS);
-	snapshot_status(k);
-	k->hdr.flags |= PT_LOGF_CLOSED;
-	if (k->layout == PT_LAYOUT_LINEAR) {
-		memcpy(k->block + sizeof(struct pt_log_block), &k->hdr.status, sizeof k->hdr.status);
-		k->block_len = sizeof k->hdr.status;
-		k->block_records = 0;
-		emit_block(k, PT_BLK_END);
-	}
-	keep_error(k, out_flush(k));
-	if (k->seekable) {
-		if (k->layout == PT_LAYOUT_LINEAR && ftruncate(k->fd, (off_t)k->write_off) != 0)
-			keep_error(k, errno);
-		keep_error(k, header_write(k->fd, 1, &k->hdr));
-		if (fdatasync(k->fd) != 0)
-			keep_error(k, errno);
-	}
-	_exit(k->error > 0 && k->error < 256 ? k->error : k->error ? EIO : 0);
-}
-
-static int stream_needs_flush(const struct keeper *k)
-{
-	const struct pt_stream_hdr *s = k->shdr;
-	if (k->fd < 0 || s->attr.stream_policy != POSIX_TRACE_FLUSH)
-		return 0;
-	return atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
-	       atomic_load_explicit(&s->free_count, memory_order_relaxed) < k->h->map.nchunks * 3 / 4;
-}
-
-/* Wakes the keeper; once until it has flushed, whoever asks. */
-void pt_keeper_kick(struct pt_stream_hdr *h)
-{
-	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&h->keeper_kicked, 1, memory_order_acq_rel))
-		return;
-	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
-	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	drain(k);
+	if (!pt_filtered(k->shdr, POSIX_TRACE_FLUSH_STOP))
+		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
+	struct pt_logw_status st;
+	snapshot_status(k, &st);
+	keep_error(k, pt_logw_sync(&k->w, &st));
+	atomic_store_explicit(&k->ctl->flush_done, request, memory_order_release);
 }
 
 static void ack(struct keeper *k)
 {
-	atomic_fetch_add_explicit(&k->shdr->keeper_ack, 1, memory_order_release);
-	syscall(SYS_futex, &k->shdr->keeper_ack, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	atomic_fetch_add_explicit(&k->ctl->keeper_ack, 1, memory_order_release);
+	syscall(SYS_futex, &k->ctl->keeper_ack, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+__attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_caller *who)
+{
+	if (k->fd >= 0) {
+		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
+		drain(k); /* the last FLUSH_STOP, and the shutdown's STOP */
+		struct pt_logw_status st;
+		snapshot_status(k, &st);
+		keep_error(k, pt_logw_finish(&k->w, &st));
+	}
+	int err = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
+	atomic_store_explicit(&k->ctl->keeper_finished, 1, memory_order_release);
+	ack(k);
+	_exit(err > 0 && err < 256 ? err : err ? EIO : 0);
+}
+
+/* The controller is gone (exit, exec, kill): the stream ends as if it had
+ * called posix_trace_shutdown(). */
+__attribute__((noreturn)) static void controller_gone(struct keeper *k)
+{
+	struct pt_caller ctl = {k->controller, 0, 0, 0};
+	uint32_t running = PT_ST_RUNNING;
+	int manual = 0;
+	if (atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
+	                                            memory_order_acq_rel, memory_order_relaxed) &&
+	    !pt_filtered(k->shdr, POSIX_TRACE_STOP))
+		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_STOP, &manual, sizeof manual, &ctl);
+	pt_stream_end(k->shdr);
+	pt_wake_readers(k->shdr);
+	if (k->h->remote)
+		pt_remote_withdraw(&k->h->target);
+	finish(k, &ctl);
+}
+
+static int needs_flush(const struct keeper *k)
+{
+	const struct pt_stream_hdr *s = k->shdr;
+	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
+		return 0;
+	return atomic_load_explicit(&s->keeper_kicked, memory_order_relaxed) ||
+	       atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
+	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->map.event_room / 4;
+}
+
+/* A target that had not loaded the library at creation gets the stream
+ * once it has. */
+static void reach_late(struct keeper *k)
+{
+	struct pt_handle *h = k->h;
+	if (!h->remote || h->target.pcb || ++k->ticks % REACH_EVERY)
+		return;
+	if (pt_remote_reach(&h->target) != 0)
+		return;
+	if (h->target.reg)
+		pt_reg_to_stream(h->target.reg, &h->map, 1);
+	pt_remote_offer(&h->target, h->map.fd,
+	                atomic_load_explicit(&k->shdr->state, memory_order_acquire) == PT_ST_RUNNING);
+}
+
+static void command(struct keeper *k, char cmd)
+{
+	struct pt_caller who = k->ctl->flush_caller;
+	if (cmd == PT_CMD_FLUSH) {
+		flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
+	} else if (cmd == PT_CMD_CLEAR) {
+		pt_discard_all(k->h);
+		if (k->fd >= 0)
+			keep_error(k, pt_logw_clear(&k->w));
+	} else if (cmd == PT_CMD_FINISH) {
+		finish(k, &who);
+	}
+	ack(k);
 }
 
 __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 {
 	for (;;) {
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
-		struct pollfd p = {.fd = k->ctl, .events = POLLIN};
-		int n = poll(&p, 1, 0);
-		if (n > 0 && (p.revents & POLLIN)) {
+		struct pollfd p = {.fd = k->sock, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0) {
 			char cmds[64];
-			ssize_t got = read(k->ctl, cmds, sizeof cmds);
-			for (ssize_t i = 0; i < got; i++) {
-				if (cmds[i] == 'F')
-					flush_stream(k, atomic_load_explicit(&k->shdr->flush_req,
-					                                     memory_order_acquire));
-				else if (cmds[i] == 'C')
-					clear_log(k);
-				else if (cmds[i] == 'S')
-					finish_log(k);
-				ack(k);
-			}
-			if (got == 0)
-				p.revents |= POLLHUP;
+			ssize_t got = recv(k->sock, cmds, sizeof cmds, MSG_DONTWAIT);
+			for (ssize_t i = 0; i < got; i++)
+				command(k, cmds[i]);
+			if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
+				controller_gone(k);
 		}
-		if (n > 0 && (p.revents & (POLLHUP | POLLERR))) {
-			/* The controller is gone: the stream is shut down as if
-			 * it had called posix_trace_shutdown(). */
-			pt_stream_end(k->shdr);
-			pt_wake_readers(k->shdr);
-			if (k->h->named)
-				pt_remote_abandon(k->h);
-			finish_log(k);
-		}
-		if (stream_needs_flush(k)) {
-			uint32_t req = atomic_fetch_add_explicit(&k->shdr->flush_req, 1,
-			                                         memory_order_acq_rel) + 1;
+		if (needs_flush(k)) {
+			struct pt_caller who = {atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed), 0, 0,
+			                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
+			uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
 			atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-			flush_stream(k, req);
+			flush(k, &who, req);
 			continue;
 		}
-		atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-		/* Commands also bump keeper_wake; the controller's death is
-		 * seen on the next tick. */
-		struct timespec tick = {0, KEEPER_TICK_MS * 1000000L};
+		reach_late(k);
+		pt_conv_sample(&k->h->rd.conv);
+		struct timespec tick = {0, TICK_MS * 1000000L};
 		syscall(SYS_futex, &k->shdr->keeper_wake, FUTEX_WAIT, wake, &tick, NULL, 0);
 	}
 }
 
-/* Leaves the keeper with only the log, its command pipe and stdio. */
-static void close_other_fds(int a, int b)
+/* Leaves the keeper with the descriptors it uses and stdio. */
+static void close_other_fds(const int *keep, int n)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	if (lo > 3)
-		syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0u);
-	syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
+	int lo = 3;
+	for (;;) {
+		int next = INT_MAX;
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= lo && keep[i] < next)
+				next = keep[i];
+		if (next == INT_MAX) {
+			syscall(SYS_close_range, (unsigned)lo, ~0u, 0u);
+			return;
+		}
+		if (next > lo)
+			syscall(SYS_close_range, (unsigned)lo, (unsigned)next - 1, 0u);
+		lo = next + 1;
+	}
 }
-
-static __thread int forking_keeper;
-
-int pt_forking_keeper(void) { return forking_keeper; }
 
 __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 {
@@ -535,159 +308,173 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	signal(SIGPIPE, SIG_IGN);
 	setsid();
 	prctl(PR_SET_NAME, "posixtrace-keep");
-	close_other_fds(k->fd >= 0 ? k->fd : k->ctl, k->ctl);
+	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx};
+	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
 	pthread_mutex_init(&pt_proc.lock, NULL);
-	pt_thread_reset_for_keeper();
-	pt_proc.system_writer = 1;
-	pt_proc.pid = getpid();
-	pt_proc.pcb = &pt_proc.pcb_fallback; /* the controller's block is not ours */
-	for (int i = 0; i < TRACE_SYS_MAX; i++)
-		if (i != k->slot)
-			atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
-	k->h->npending = 0;
-	k->h->resume_pending = 0;
-	for (uint32_t l = 0; l < PT_MAX_LANES; l++)
-		k->h->commit_cache[l].key = UINT64_MAX;
-	if (k->fd >= 0) {
-		k->block = malloc(k->block_size);
-		k->out_cap = OUT_BUFFER > 2 * k->block_size ? OUT_BUFFER : 2 * k->block_size;
-		k->out = malloc(k->out_cap);
-		k->data = malloc(k->h->map.max_data ? k->h->map.max_data : 1);
-		if (!k->block || !k->out || !k->data)
-			_exit(2);
-	}
+	pt_forget_other_threads();
+	/* The controller's own streams and block are not the keeper's. */
+	for (int i = 0; i < PT_MAX_STREAMS; i++)
+		atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
+	pt_proc.pcb = &pt_proc.pcb_fallback;
+	k->data = malloc(k->h->map.max_data + PT_CTL_DATA_MAX);
+	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
+		_exit(ENOMEM);
+	k->names_in_log = k->ctl->logw.nnames;
 	keeper_loop(k);
 }
 
-/* Writes the header and name table of a new log; the keeper goes on. */
-static int log_begin(struct keeper *k, struct pt_handle *h, int fd, int seekable)
-{
-	const struct pt_attr *a = &pt_hdr(&h->map)->attr;
-	int layout = seekable && a->log_policy == POSIX_TRACE_LOOP ? PT_LAYOUT_RING : PT_LAYOUT_LINEAR;
-	uint32_t block_size = block_size_for(a);
-	uint64_t slots = a->log_size / block_size;
-	if (slots < 2)
-		slots = 2;
-	header_init(&k->hdr, &h->map, seekable, layout, block_size,
-	            layout == PT_LAYOUT_RING ? slots : 0);
-	k->hdr.nnames = names_known(&h->map);
-	unsigned char *names = calloc(1, PT_LOG_DATA_OFF - PT_LOG_NAMES_OFF);
-	if (!names)
-		return ENOMEM;
-	names_image(&h->map, names + PT_NAME_SIZE, 1, k->hdr.nnames + 1);
-	int err = 0;
-	if (seekable && ftruncate(fd, 0) != 0)
-		err = errno;
-	if (!err)
-		err = header_write(fd, seekable, &k->hdr);
-	if (!err)
-		err = write_all_at(fd, seekable, names, PT_LOG_DATA_OFF - PT_LOG_NAMES_OFF,
-		                   PT_LOG_NAMES_OFF);
-	free(names);
-	if (err)
-		return err == EFBIG || err == ENOSPC || err == EBADF ? err : ENOSPC;
-	k->fd = fd;
-	k->seekable = seekable;
-	k->layout = layout;
-	k->policy = a->log_policy;
-	k->block_size = block_size;
-	k->ring_slots = slots;
-	k->write_off = PT_LOG_DATA_OFF;
-	k->limit = a->log_size;
-	k->names_in_log = k->hdr.nnames;
-	return 0;
-}
+static int wait_ack(struct pt_handle *h, uint32_t seen);
 
-/* Starts the keeper of a stream: with a log (fd >= 0), and for a stream
- * that traces another process (to shut it down if the controller dies). */
-int pt_keeper_start(struct pt_handle *h, int fd, int seekable)
+/* Forks a keeper for the handle's stream. */
+static int spawn(struct pt_handle *h)
 {
-	struct pt_stream_hdr *s = pt_hdr(&h->map);
-	int ctl[2];
-	struct keeper *k = calloc(1, sizeof *k);
-	if (!k)
-		return ENOMEM;
-	k->fd = -1;
-	int err = fd >= 0 ? log_begin(k, h, fd, seekable) : 0;
-	if (err) {
-		free(k);
-		return err;
-	}
-	if (pipe2(ctl, O_CLOEXEC) != 0) {
-		free(k);
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return EAGAIN;
-	}
-	k->h = h;
-	k->shdr = s;
-	k->ctl = ctl[0];
-	k->slot = h->slot;
-
+	struct keeper k = {.h = h, .shdr = pt_hdr(&h->map), .ctl = h->ctl, .sock = sv[1],
+	                   .fd = h->log_fd, .controller = pt_proc.pid};
 	forking_keeper = 1;
 	pid_t pid = fork();
 	forking_keeper = 0;
 	if (pid == 0)
-		keeper_main(k);
-	free(k);
-	close(ctl[0]);
+		keeper_main(&k);
+	close(sv[1]);
 	if (pid < 0) {
-		close(ctl[1]);
+		close(sv[0]);
 		return EAGAIN;
 	}
 	h->keeper = pid;
-	h->keeper_ctl = ctl[1];
-	s->keeper_pid = pid;
-	s->keeper_start = pt_proc_starttime(pid);
+	h->keeper_sock = sv[0];
+	h->keeper_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
 }
 
-static void wake_keeper(struct pt_stream_hdr *s)
+int pt_keeper_start(struct pt_handle *h, int logfd)
 {
-	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
-	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	if (logfd >= 0) {
+		struct pt_logw w;
+		struct pt_logw_params p;
+		h->log_fd = fcntl(logfd, F_DUPFD_CLOEXEC, 0);
+		if (h->log_fd < 0)
+			return EBADF;
+		fill_params(&p, h);
+		int err = pt_logw_begin(&w, &h->ctl->logw, h->log_fd, &p);
+		if (err)
+			return err;
+		pt_logw_free(&w);
+	}
+	return spawn(h);
 }
 
-/* Sends a command; waits until the keeper has carried it out. */
-int pt_keeper_command(struct pt_handle *h, char cmd)
+static int keeper_alive(const struct pt_handle *h)
 {
-	struct pt_stream_hdr *s = pt_hdr(&h->map);
-	if (cmd == 'F')
-		atomic_fetch_add_explicit(&s->flush_req, 1, memory_order_acq_rel);
-	uint32_t seen = atomic_load_explicit(&s->keeper_ack, memory_order_acquire);
-	if (write(h->keeper_ctl, &cmd, 1) != 1)
+	struct pollfd p = {.fd = h->keeper_pidfd, .events = POLLIN};
+	return h->keeper_pidfd < 0 ? h->keeper > 0 : poll(&p, 1, 0) == 0;
+}
+
+static void reap(struct pt_handle *h)
+{
+	if (h->keeper > 0)
+		while (waitpid(h->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (h->keeper_sock >= 0)
+		close(h->keeper_sock);
+	if (h->keeper_pidfd >= 0)
+		close(h->keeper_pidfd);
+	h->keeper = 0;
+	h->keeper_sock = h->keeper_pidfd = -1;
+}
+
+/* The keeper died: the log says so where it happened, and a new keeper
+ * continues it. */
+static int replace_keeper(struct pt_handle *h)
+{
+	int err = EIO;
+	reap(h);
+	if (!pt_filtered(pt_hdr(&h->map), POSIX_TRACE_ERROR))
+		pt_ctl_put(h->ctl, h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+	uint32_t zero = 0;
+	atomic_compare_exchange_strong_explicit(&h->ctl->flush_error, &zero, EIO, memory_order_relaxed,
+	                                        memory_order_relaxed);
+	spawn(h);
+	return EIO;
+}
+
+static int send_cmd(struct pt_handle *h, char cmd)
+{
+	if (h->keeper_sock < 0 || send(h->keeper_sock, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		return EIO;
-	wake_keeper(s);
-	if (cmd == 'F')
-		return 0; /* posix_trace_flush only starts the flush */
-	while (atomic_load_explicit(&s->keeper_ack, memory_order_acquire) == seen) {
-		struct timespec tick = {0, 50 * 1000 * 1000};
-		if (waitpid(h->keeper, NULL, WNOHANG) == h->keeper) {
-			h->keeper = 0;
+	struct pt_stream_hdr *s = pt_hdr(&h->map);
+	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
+	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return 0;
+}
+
+/* Waits until the keeper has acknowledged past `seen`; EIO if it died. */
+static int wait_ack(struct pt_handle *h, uint32_t seen)
+{
+	while (atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire) == seen) {
+		if (!keeper_alive(h))
 			return EIO;
-		}
-		syscall(SYS_futex, &s->keeper_ack, FUTEX_WAIT, seen, &tick, NULL, 0);
+		struct timespec tick = {0, 50 * 1000 * 1000};
+		syscall(SYS_futex, &h->ctl->keeper_ack, FUTEX_WAIT, seen, &tick, NULL, 0);
 	}
 	return 0;
 }
 
-/* posix_trace_shutdown: the keeper writes everything and exits. */
-int pt_keeper_finish(struct pt_handle *h)
+int pt_keeper_command(struct pt_handle *h, char cmd, const struct pt_caller *who)
 {
-	struct pt_stream_hdr *s = pt_hdr(&h->map);
-	char cmd = 'S';
-	int status = 0, err = 0;
-	if (write(h->keeper_ctl, &cmd, 1) != 1)
-		err = EIO;
-	wake_keeper(s);
-	close(h->keeper_ctl);
-	h->keeper_ctl = -1;
-	while (waitpid(h->keeper, &status, 0) < 0 && errno == EINTR)
-		;
-	h->keeper = 0;
-	/* The exit status, not the shared mapping (which the target can
-	 * write), says how the log ended. */
-	if (!err && WIFEXITED(status))
-		err = WEXITSTATUS(status);
-	else if (!err)
-		err = EIO;
+	int err = 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		h->ctl->flush_caller = *who;
+		if (cmd == PT_CMD_FLUSH)
+			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
+		uint32_t seen = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
+		if (send_cmd(h, cmd) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, seen) == 0))
+			return err; /* posix_trace_flush only starts the flush */
+		err = replace_keeper(h);
+	}
 	return err;
+}
+
+/* How the keeper ended: its exit status, or (when this process does not
+ * wait for its children) what it said before exiting.  -1: it was killed. */
+static int keeper_result(struct pt_handle *h)
+{
+	int status = 0;
+	pid_t r;
+	while ((r = waitpid(h->keeper, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (r < 0) {
+		struct pollfd p = {.fd = h->keeper_pidfd, .events = POLLIN};
+		while (h->keeper_pidfd >= 0 && poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+		if (!atomic_load_explicit(&h->ctl->keeper_finished, memory_order_acquire))
+			return -1;
+		return atomic_load_explicit(&h->ctl->keeper_error, memory_order_relaxed);
+	}
+	h->keeper = 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
+{
+	int err = 0;
+	for (int attempt = 0; attempt < 2 && h->keeper > 0; attempt++) {
+		h->ctl->flush_caller = *who;
+		if (send_cmd(h, PT_CMD_FINISH) != 0) {
+			err = replace_keeper(h);
+			continue;
+		}
+		int result = keeper_result(h);
+		if (result >= 0) {
+			h->keeper = 0;
+			reap(h);
+			return err ? err : result;
+		}
+		h->keeper = 0;
+		err = replace_keeper(h);
+	}
+	reap(h);
+	return err ? err : EIO;
 }

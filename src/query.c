@@ -1,24 +1,15 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What both an active and a pre-recorded stream answer: attributes, status,
- * event names and the event type list.
+ * event names and the event type list.  What an active stream's mapping
+ * says is normalised: a traced process can write it.
  */
 #include <errno.h>
 #include <string.h>
-#include "internal.h"
+#include "logfile.h"
 
-int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
+static void active_status(struct pt_handle *h, struct posix_trace_status_info *st)
 {
-	if (!st)
-		return EINVAL;
-	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
-	if (!h)
-		return EINVAL;
-	memset(st, 0, sizeof *st);
-	if (h->kind == PT_H_LOG) {
-		pt_logreader_status(h, st);
-		pt_handle_put(h);
-		return 0;
-	}
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
 	st->posix_stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
@@ -30,26 +21,39 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
 	    atomic_exchange_explicit(&hdr->overrun, 0, memory_order_relaxed) ? POSIX_TRACE_OVERRUN
 	                                                                      : POSIX_TRACE_NO_OVERRUN;
 	uint64_t lost = pt_stream_lost(&h->map);
-	st->posixtrace_lost_events = lost - h->lost_seen;
+	st->posixtrace_lost_events = lost >= h->lost_seen ? lost - h->lost_seen : 0;
 	h->lost_seen = lost;
 	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
 	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;
-	if (h->has_log) {
-		uint32_t req = atomic_load_explicit(&hdr->flush_req, memory_order_acquire);
-		uint32_t done = atomic_load_explicit(&hdr->flush_done, memory_order_acquire);
-		st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING
-		                                            : POSIX_TRACE_NOT_FLUSHING;
-		uint32_t ferr = atomic_exchange_explicit(&hdr->flush_error, 0, memory_order_relaxed);
-		st->posix_stream_flush_error = ferr < 4096 ? (int)ferr : EIO; /* shared memory */
-		st->posix_log_overrun_status =
-		    atomic_exchange_explicit(&hdr->log_overrun, 0, memory_order_relaxed)
-		        ? POSIX_TRACE_OVERRUN
-		        : POSIX_TRACE_NO_OVERRUN;
-		st->posix_log_full_status = atomic_load_explicit(&hdr->log_full, memory_order_relaxed)
-		                                ? POSIX_TRACE_FULL
-		                                : POSIX_TRACE_NOT_FULL;
-	}
+	if (!h->has_log)
+		return;
+	struct pt_ctl *c = h->ctl;
+	uint32_t req = atomic_load_explicit(&c->flush_req, memory_order_acquire);
+	uint32_t done = atomic_load_explicit(&c->flush_done, memory_order_acquire);
+	st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
+	st->posix_stream_flush_error = (int)atomic_exchange_explicit(&c->flush_error, 0,
+	                                                             memory_order_relaxed);
+	st->posix_log_overrun_status = atomic_exchange_explicit(&c->log_overrun, 0, memory_order_relaxed)
+	                                   ? POSIX_TRACE_OVERRUN
+	                                   : POSIX_TRACE_NO_OVERRUN;
+	st->posix_log_full_status = atomic_load_explicit(&c->log_full, memory_order_relaxed)
+	                                ? POSIX_TRACE_FULL
+	                                : POSIX_TRACE_NOT_FULL;
+}
+
+int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *st)
+{
+	if (!st)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	memset(st, 0, sizeof *st);
+	if (h->kind == PT_H_LOG)
+		pt_logfile_status(h, st);
+	else
+		active_status(h, st);
 	pt_handle_put(h);
 	return 0;
 }
@@ -62,18 +66,12 @@ int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
 	if (!h)
 		return EINVAL;
 	if (h->kind == PT_H_LOG) {
-		pt_logreader_attr(h, attr);
-		pt_handle_put(h);
-		return 0;
+		pt_logfile_attr(h, attr);
+	} else {
+		memset(attr, 0, sizeof *attr);
+		memcpy(attr, &h->attr, sizeof h->attr);
 	}
-	struct pt_attr a;
-	memcpy(&a, &pt_hdr(&h->map)->attr, sizeof a);
 	pt_handle_put(h);
-	a.magic = PT_ATTR_MAGIC;
-	a.name[TRACE_NAME_MAX - 1] = '\0';
-	a.genversion[TRACE_NAME_MAX - 1] = '\0';
-	memset(attr, 0, sizeof *attr);
-	memcpy(attr, &a, sizeof a);
 	return 0;
 }
 
@@ -84,7 +82,7 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *nam
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
 	if (!h)
 		return EINVAL;
-	int err = h->kind == PT_H_LOG ? pt_logreader_name(h, id, name)
+	int err = h->kind == PT_H_LOG ? pt_logfile_name(h, id, name)
 	                              : pt_stream_get_name(&h->map, id, name);
 	/* A name the target registered that has not reached the stream yet. */
 	if (err && h->kind == PT_H_ACTIVE && h->remote && h->target.reg &&
@@ -123,7 +121,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
 		return EINVAL;
 	*unavailable = 1;
 	if (h->kind == PT_H_LOG) {
-		*unavailable = !pt_logreader_typelist(h, id);
+		*unavailable = !pt_logfile_typelist(h, id);
 	} else {
 		trace_event_id_t cand = pt_typelist_id(h->typelist_pos);
 		struct pt_stream_hdr *hdr = pt_hdr(&h->map);

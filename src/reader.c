@@ -1,24 +1,22 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * The analyzer side of an active stream: posix_trace_getnext_event() and
- * its timed and non-blocking forms.  Every lane is a chain of chunks; the
- * reader takes the oldest unread event over all lanes.  Everything read from
- * the mapping is checked against the geometry kept in private memory.
+ * The analyzer side of an active stream: posix_trace_getnext_event() and its
+ * timed and non-blocking forms, and the keeper's drain.  The reader keeps a
+ * private cursor per lane; a gather looks at every lane once (the only time
+ * it loads their writers' commit words) and a heap then hands out the
+ * events it found in time order, merged with the controller's own events
+ * (ctl.h) and the overflows writers noted.  Everything read from the
+ * mapping is checked against the geometry kept in private memory.
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "internal.h"
-
-struct candidate {
-	uint32_t lane;
-	uint64_t head;
-	struct pt_record rec;
-	int32_t pid;
-	uint64_t thread;
-};
+#include "handle.h"
+#include "writer.h"
 
 /*
  * A chunk can be taken away from under the reader by a LOOP writer (the
@@ -46,104 +44,376 @@ __attribute__((no_sanitize("thread"))) static void racy_copy(void *dst, const vo
 static void racy_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 #endif
 
-enum { PEEK_EMPTY = 0, PEEK_EVENT = 1, PEEK_BROKEN = -1 };
+enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN };
 
-/* Frees a chunk the lane has moved past. */
-static void retire_chunk(const struct pt_map *m, struct pt_lane *l, uint32_t c, uint32_t next)
+#define POLL_NS 100000u /* an idle lane is looked at again after this long */
+#define MAX_WALK 100000u
+
+int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
+{
+	memset(rd, 0, sizeof *rd);
+	pt_conv_init(&rd->conv, m->clock);
+	rd->poll_ticks = m->clock == PT_CLOCK_TSC ? rd->conv.ticks_1ms / (1000000u / POLL_NS) : POLL_NS;
+	rd->ovf_raw = UINT64_MAX;
+	size_t extra = m->max_chunks - m->base_chunks;
+	rd->chunk_ok = calloc(extra / 8 + 1, 1);
+	rd->page_ok = calloc(m->max_lanes / PT_LANES_PER_PAGE / 8 + 1, 1);
+	if (!rd->chunk_ok || !rd->page_ok) {
+		pt_reader_free(rd);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+void pt_reader_free(struct pt_reader *rd)
+{
+	free(rd->cur);
+	free(rd->heap);
+	free(rd->chunk_ok);
+	free(rd->page_ok);
+	rd->cur = NULL;
+	rd->heap = NULL;
+	rd->chunk_ok = rd->page_ok = NULL;
+	rd->ncur = rd->cap = rd->nheap = 0;
+}
+
+/* ---- what may be touched ------------------------------------------------ */
+
+static int bit_test_set(uint8_t *bits, uint64_t i, int ok)
+{
+	if (bits[i / 8] & (1u << (i % 8)))
+		return 1;
+	if (ok)
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	return ok;
+}
+
+/* A chunk past the base is read only once it is known committed: a hole
+ * would be allocated at the reader's expense. */
+static int chunk_ok(struct pt_reader *rd, const struct pt_map *m, uint32_t c)
+{
+	if (c < m->base_chunks)
+		return 1;
+	if (c >= m->max_chunks)
+		return 0;
+	uint64_t i = c - m->base_chunks;
+	if (rd->chunk_ok[i / 8] & (1u << (i % 8)))
+		return 1;
+	return bit_test_set(rd->chunk_ok, i,
+	                    pt_stream_backed(m, m->chunks_off + (uint64_t)c * m->chunk_size,
+	                                     m->chunk_size));
+}
+
+static uint32_t lanes_readable(struct pt_reader *rd, const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
+	if (n > m->max_lanes)
+		n = m->max_lanes;
+	for (uint32_t p = 1; p * PT_LANES_PER_PAGE < n; p++) {
+		uint64_t off = m->lanes_off + (uint64_t)p * PT_LANES_PER_PAGE * sizeof(struct pt_lane);
+		if (!bit_test_set(rd->page_ok, p, pt_stream_backed(m, off, 4096)))
+			return p * PT_LANES_PER_PAGE;
+	}
+	return n;
+}
+
+static int grow_cursors(struct pt_reader *rd, uint32_t n)
+{
+	if (n <= rd->cap) {
+		rd->ncur = n > rd->ncur ? n : rd->ncur;
+		return 0;
+	}
+	uint32_t cap = rd->cap ? rd->cap : 16;
+	while (cap < n)
+		cap *= 2;
+	struct pt_cursor *c = realloc(rd->cur, cap * sizeof *c);
+	if (!c)
+		return ENOMEM;
+	rd->cur = c;
+	uint32_t *heap = realloc(rd->heap, cap * sizeof *heap);
+	if (!heap)
+		return ENOMEM;
+	rd->heap = heap;
+	memset(&rd->cur[rd->cap], 0, (cap - rd->cap) * sizeof *c);
+	for (uint32_t i = rd->cap; i < cap; i++)
+		rd->cur[i].chunk = PT_NONE;
+	rd->cap = cap;
+	rd->ncur = n;
+	return 0;
+}
+
+/* ---- the heap of lanes with an event ready, by time ------------------- */
+
+static int before(const struct pt_reader *rd, uint32_t a, uint32_t b)
+{
+	return rd->cur[a].ts < rd->cur[b].ts || (rd->cur[a].ts == rd->cur[b].ts && a < b);
+}
+
+static void heap_place(struct pt_reader *rd, uint32_t pos, uint32_t lane)
+{
+	rd->heap[pos] = lane;
+	rd->cur[lane].heap_pos = pos;
+}
+
+static void sift_up(struct pt_reader *rd, uint32_t pos)
+{
+	uint32_t lane = rd->heap[pos];
+	while (pos > 0 && before(rd, lane, rd->heap[(pos - 1) / 2])) {
+		heap_place(rd, pos, rd->heap[(pos - 1) / 2]);
+		pos = (pos - 1) / 2;
+	}
+	heap_place(rd, pos, lane);
+}
+
+static void sift_down(struct pt_reader *rd, uint32_t pos)
+{
+	uint32_t lane = rd->heap[pos];
+	for (;;) {
+		uint32_t c = 2 * pos + 1;
+		if (c >= rd->nheap)
+			break;
+		if (c + 1 < rd->nheap && before(rd, rd->heap[c + 1], rd->heap[c]))
+			c++;
+		if (!before(rd, rd->heap[c], lane))
+			break;
+		heap_place(rd, pos, rd->heap[c]);
+		pos = c;
+	}
+	heap_place(rd, pos, lane);
+}
+
+static void heap_push(struct pt_reader *rd, uint32_t lane)
+{
+	rd->heap[rd->nheap] = lane;
+	sift_up(rd, rd->nheap++);
+}
+
+static void heap_pop(struct pt_reader *rd)
+{
+	if (--rd->nheap) {
+		rd->heap[0] = rd->heap[rd->nheap];
+		sift_down(rd, 0);
+	}
+}
+
+/* ---- one lane ------------------------------------------------------------- */
+
+static struct pt_lane *lane(const struct pt_map *m, uint32_t i) { return pt_lane_at(m, i); }
+
+static void enter_chunk(struct pt_cursor *cur, const struct pt_map *m, uint32_t c)
+{
+	struct pt_chunk *ch = pt_chunk_at(m, c);
+	racy_copy(&cur->base, &ch->base, sizeof cur->base);
+	racy_copy(&cur->owner, &ch->owner, sizeof cur->owner);
+	cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
+	cur->chunk = c;
+	cur->off = cur->end = PT_CHUNK_HDR;
+	cur->end_known = 0;
+}
+
+/* Applies the meta records from off up to `upto` (or the next event). */
+enum { PARSE_EVENT, PARSE_END, PARSE_BAD };
+static int parse(struct pt_cursor *cur, const struct pt_map *m, uint32_t upto)
+{
+	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, cur->chunk);
+	while (cur->off < upto) {
+		uint64_t w0;
+		if (upto - cur->off < PT_REC_HDR)
+			return PARSE_BAD;
+		racy_copy(&w0, chunk + cur->off, sizeof w0);
+		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
+		uint64_t size = pt_record_size(len);
+		if (size > upto - cur->off)
+			return PARSE_BAD;
+		if (id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data) {
+			cur->ts = cur->base + pt_rec_delta(w0);
+			return PARSE_EVENT;
+		}
+		if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
+			struct pt_owner_rec o;
+			racy_copy(&o, chunk + cur->off + PT_REC_HDR, sizeof o);
+			cur->base = o.base;
+			cur->owner = o.owner;
+			cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
+		} else if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
+			racy_copy(&cur->base, chunk + cur->off + PT_REC_HDR, sizeof cur->base);
+		} else {
+			return PARSE_BAD;
+		}
+		cur->off += (uint32_t)size;
+	}
+	return PARSE_END;
+}
+
+/* Puts the cursor where the lane's head says, walking the chunk from its
+ * start to learn the writer and clock base there. */
+static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint64_t hd)
+{
+	uint32_t c = pt_head_chunk(hd), off = pt_head_off(hd);
+	cur->head = hd;
+	cur->state = CUR_IDLE;
+	cur->end_known = 0;
+	if (c == PT_NONE) {
+		cur->chunk = PT_NONE;
+		return 0;
+	}
+	if (!chunk_ok(rd, m, c) || off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
+		return EINVAL;
+	enter_chunk(cur, m, c);
+	if (parse(cur, m, off) == PARSE_BAD)
+		return EINVAL;
+	/* parse stops at an event before off only if the head points inside
+	 * records that were consumed: walk over events too. */
+	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
+	for (uint32_t steps = 0; cur->off < off && steps < MAX_WALK; steps++) {
+		uint64_t w0;
+		racy_copy(&w0, chunk + cur->off, sizeof w0);
+		cur->off += (uint32_t)pt_record_size(pt_rec_len(w0));
+		if (cur->off > off || parse(cur, m, off) == PARSE_BAD)
+			return EINVAL;
+	}
+	if (cur->off != off)
+		return EINVAL;
+	cur->end = off;
+	return 0;
+}
+
+/* A lane found inconsistent: a head that moved means a LOOP writer took
+ * the chunk (look again); one that did not means broken memory. */
+static int broken_or_moved(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
+                           uint32_t i)
+{
+	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+	if (hd != cur->head && resync(rd, m, cur, hd) == 0)
+		return 0;
+	cur->state = CUR_BROKEN;
+	return EINVAL;
+}
+
+static void retire(const struct pt_map *m, uint32_t c)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	pt_held_sub(h, atomic_load_explicit(&pt_chunk_at(m, c)->event_bytes, memory_order_relaxed));
 	pt_pool_push(m, c);
 	if (atomic_load_explicit(&h->full, memory_order_relaxed) &&
 	    atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_FULL)
 		atomic_store_explicit(&h->full, 0, memory_order_relaxed);
-	if (next == PT_END) {
-		uint32_t closed = PT_LANE_CLOSED;
-		atomic_compare_exchange_strong_explicit(&l->state, &closed, PT_LANE_FREE,
-		                                        memory_order_acq_rel, memory_order_relaxed);
-	}
 }
 
-/* Finds the oldest unread event of a lane, moving the lane's head past
- * chunks that are sealed and fully read. */
-static int lane_peek(const struct pt_map *m, uint32_t li, struct candidate *out,
-                     struct pt_commit_cache *cache)
+/* Past the end of a sealed chunk: the lane's next chunk, and this one goes
+ * back to the pool.  0 when the cursor moved on. */
+static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
+                      uint32_t i, uint32_t next)
 {
-	struct pt_lane *l = pt_lane_at(m, li);
-	for (uint32_t steps = 0; steps <= m->nchunks + 1; steps++) {
-		uint64_t hd = atomic_load_explicit(&l->head, memory_order_acquire);
-		uint32_t c = pt_head_chunk(hd), off = pt_head_off(hd);
-		if (c == PT_HEAD_EMPTY)
-			return PEEK_EMPTY;
-		if (c >= m->nchunks || off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
-			return PEEK_BROKEN;
-		struct pt_chunk *ch = pt_chunk_at(m, c);
-		/* The commit word is on the writer's hot line: it is loaded
-		 * again only once the reader has caught up with what it said
-		 * last time about this chunk (in this place of the lane). */
-		uint64_t key = hd & ~((uint64_t)0xffffff << 20);
-		uint32_t end;
-		if (cache->key == key && off < cache->end) {
-			end = cache->end;
-		} else {
-			end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
-			int moved = atomic_load_explicit(&l->head, memory_order_acquire) != hd;
-			if (moved)
-				continue;
-			cache->key = key;
-			cache->end = end;
+	if (next >= m->max_chunks || !chunk_ok(rd, m, next))
+		return broken_or_moved(rd, m, cur, i);
+	uint64_t hd = cur->head;
+	uint64_t repl = pt_head_pack(next, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
+	if (atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
+	                                            memory_order_acquire)) {
+		uint32_t old = cur->chunk;
+		enter_chunk(cur, m, next);
+		cur->head = repl;
+		retire(m, old);
+		return 0;
+	}
+	return resync(rd, m, cur, hd) == 0 ? 0 : broken_or_moved(rd, m, cur, i);
+}
+
+/* Finds the next event of lane i.  The writer's commit word (a line the
+ * writer writes per event) of the chunk it writes in is loaded again only
+ * with `reload`, during a gather; the chunks the writer has left behind are
+ * followed at any time, so that what a gather saw committed is all found. */
+static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int reload)
+{
+	struct pt_cursor *cur = &rd->cur[i];
+	for (uint32_t steps = 0; steps < m->max_chunks + 8; steps++) {
+		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
+			return (int)cur->state;
+		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+		if ((hd != cur->head || cur->chunk == PT_NONE) && resync(rd, m, cur, hd) != 0) {
+			cur->state = CUR_BROKEN;
+			return CUR_BROKEN;
 		}
-		if (end > m->chunk_size || off > end)
-			return PEEK_BROKEN;
-		if (off < end) {
-			unsigned char *p = (unsigned char *)ch + off;
-			if (end - off < sizeof(struct pt_record))
-				return PEEK_BROKEN;
-			/* The records after this one were written by another core:
-			 * ask for their lines now. */
-			__builtin_prefetch(p + 128);
-			__builtin_prefetch(p + 192);
-			racy_copy(&out->rec, p, sizeof out->rec);
-			racy_copy(&out->pid, &ch->pid, sizeof out->pid);
-			racy_copy(&out->thread, &ch->thread, sizeof out->thread);
-			if (atomic_load_explicit(&l->head, memory_order_acquire) != hd)
-				continue;
-			if (out->rec.data_len > m->max_data ||
-			    pt_record_size(out->rec.data_len) > end - off)
-				return PEEK_BROKEN;
-			out->lane = li;
-			out->head = hd;
-			return PEEK_EVENT;
+		if (cur->chunk == PT_NONE)
+			return CUR_IDLE;
+		int r = parse(cur, m, cur->end);
+		if (r == PARSE_EVENT) {
+			cur->state = CUR_READY;
+			return CUR_READY;
 		}
-		uint32_t next = atomic_load_explicit(&ch->next, memory_order_acquire);
-		if (next == PT_NONE)
-			return PEEK_EMPTY;
-		/* Sealed: the commit word is final now; look again for events
-		 * committed between the two loads. */
-		if ((uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire) != end) {
-			cache->key = UINT64_MAX;
+		if (r == PARSE_BAD) {
+			if (broken_or_moved(rd, m, cur, i))
+				return CUR_BROKEN;
 			continue;
 		}
-		if (next != PT_END && next >= m->nchunks)
-			return PEEK_BROKEN;
-		uint32_t tag = pt_head_tag(hd) + 1;
-		uint64_t repl = next == PT_END ? pt_head_pack(PT_HEAD_EMPTY, 0, tag)
-		                               : pt_head_pack(next, PT_CHUNK_HDR, tag);
-		if (atomic_compare_exchange_strong_explicit(&l->head, &hd, repl, memory_order_acq_rel,
-		                                            memory_order_relaxed))
-			retire_chunk(m, l, c, next);
+		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
+		uint32_t end = cur->end;
+		if (reload || !cur->end_known) {
+			/* Pairs with the release store of commit in append_record. */
+			end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+			cur->end_known = 1;
+			if (end > m->chunk_size || end < cur->off) {
+				if (broken_or_moved(rd, m, cur, i))
+					return CUR_BROKEN;
+				continue;
+			}
+			if (end > cur->end) {
+				cur->end = end;
+				continue;
+			}
+		}
+		/* Pairs with the release store of next in start_chunk. */
+		uint32_t next = atomic_load_explicit(&ch->next, memory_order_acquire);
+		if (next == PT_NONE) {
+			cur->state = CUR_IDLE;
+			return CUR_IDLE;
+		}
+		/* Sealed: commit is final now; look again for records
+		 * committed since it was last loaded. */
+		uint32_t final = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+		if (final != end) {
+			if (final > m->chunk_size || final < end) {
+				if (broken_or_moved(rd, m, cur, i))
+					return CUR_BROKEN;
+				continue;
+			}
+			cur->end = final;
+			continue;
+		}
+		if (next_chunk(rd, m, cur, i, next))
+			return CUR_BROKEN;
 	}
-	return PEEK_BROKEN; /* a cycle of chunks */
+	cur->state = CUR_BROKEN; /* a cycle of chunks */
+	return CUR_BROKEN;
 }
 
-static void push_synth(struct pt_handle *h, trace_event_id_t id, uint64_t ts, const void *data,
-                       uint32_t len)
+/* After an event was taken: the next one of the lane, if the last gather
+ * already saw it committed. */
+static int lane_look_cached(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
 {
-	if (h->npending >= PT_PENDING_MAX || pt_filtered(pt_hdr(&h->map), id))
+	struct pt_cursor *cur = &rd->cur[i];
+	if (cur->state != CUR_IDLE || cur->chunk == PT_NONE)
+		return (int)cur->state;
+	return lane_look(rd, m, i, 0);
+}
+
+/* ---- events the reader reports itself ---------------------------------- */
+
+static void push_synth(struct pt_handle *h, trace_event_id_t id, uint64_t raw, const void *data,
+                       uint32_t len, const struct pt_caller *who)
+{
+	struct pt_reader *rd = &h->rd;
+	if (rd->nsynth >= PT_SYNTH_MAX || pt_filtered(pt_hdr(&h->map), id))
 		return;
-	struct pt_synth *s = &h->pending[h->npending++];
+	struct pt_synth *s = &rd->synth[rd->nsynth++];
+	memset(s, 0, sizeof *s);
 	s->id = id;
-	s->ts = ts;
+	s->raw = raw;
 	s->len = len;
+	if (who)
+		s->who = *who;
 	if (len)
 		memcpy(s->data, data, len);
 }
@@ -161,153 +431,316 @@ static void copy_out(void *data, size_t num_bytes, const void *src, uint32_t len
 	*data_len = n;
 }
 
-static void emit_synth(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
-                       size_t num_bytes, size_t *data_len)
+void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts)
 {
-	struct pt_synth s = h->pending[0];
-	memmove(&h->pending[0], &h->pending[1], (h->npending - 1) * sizeof h->pending[0]);
-	h->npending--;
+	(void)m;
+	if (real_ns > (uint64_t)INT64_MAX)
+		real_ns = 0;
+	ts->tv_sec = (time_t)(real_ns / 1000000000u);
+	ts->tv_nsec = (long)(real_ns % 1000000000u);
+}
+
+/* The CLOCK_REALTIME scale of the stream's creation.  Unsigned: a time
+ * from another process may be anything. */
+uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw)
+{
+	uint64_t mono = pt_conv_mono(&rd->conv, raw);
+	if (mono >= m->base_mono_ns)
+		return m->base_real_ns + (mono - m->base_mono_ns);
+	return m->base_real_ns > m->base_mono_ns - mono ? m->base_real_ns - (m->base_mono_ns - mono) : 0;
+}
+
+static void fill_system(struct pt_handle *h, struct posix_trace_event_info *ev,
+                        struct posixtrace_event_ext *ext, trace_event_id_t id, uint64_t raw,
+                        const struct pt_caller *who)
+{
 	memset(ev, 0, sizeof *ev);
-	ev->posix_event_id = s.id;
-	pt_ns_to_timespec(&h->map, s.ts, &ev->posix_timestamp);
+	memset(ext, 0, sizeof *ext);
+	ev->posix_event_id = id;
+	ev->posix_pid = who->pid;
+	ev->posix_thread_id = (pthread_t)who->thread;
+	ev->posix_prog_address = (void *)(uintptr_t)who->pc;
 	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
+	ext->posixtrace_tid = who->tid;
+	pt_ns_to_timespec(&h->map, pt_raw_to_real(&h->rd, &h->map, raw), &ev->posix_timestamp);
+}
+
+static void emit_synth(struct pt_handle *h, struct posix_trace_event_info *ev,
+                       struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
+                       size_t *data_len)
+{
+	struct pt_reader *rd = &h->rd;
+	struct pt_synth s = rd->synth[0];
+	memmove(&rd->synth[0], &rd->synth[1], (rd->nsynth - 1) * sizeof rd->synth[0]);
+	rd->nsynth--;
+	fill_system(h, ev, ext, s.id, s.raw, &s.who);
 	copy_out(data, num_bytes, s.data, s.len, data_len, &ev->posix_truncation_status);
 }
 
-/* Copies the candidate out and consumes it; 0 if its chunk was taken by a
- * LOOP writer meanwhile (the copy is then discarded). */
-static int consume(struct pt_handle *h, const struct candidate *c,
-                   struct posix_trace_event_info *ev, void *data, size_t num_bytes,
-                   size_t *data_len)
-{
-	const struct pt_map *m = &h->map;
-	uint32_t ci = pt_head_chunk(c->head), off = pt_head_off(c->head);
-	const unsigned char *p = (const unsigned char *)pt_chunk_at(m, ci) + off;
-	memset(ev, 0, sizeof *ev);
-	ev->posix_truncation_status = (c->rec.flags & PT_REC_TRUNCATED)
-	                                  ? POSIX_TRACE_TRUNCATED_RECORD
-	                                  : POSIX_TRACE_NOT_TRUNCATED;
-	copy_out(data, num_bytes, p + sizeof(struct pt_record), c->rec.data_len, data_len,
-	         &ev->posix_truncation_status);
-	uint64_t hd = c->head;
-	uint64_t repl = pt_head_pack(ci, off + (uint32_t)pt_record_size(c->rec.data_len),
-	                             pt_head_tag(hd));
-	if (!atomic_compare_exchange_strong_explicit(&pt_lane_at(m, c->lane)->head, &hd, repl,
-	                                             memory_order_acq_rel, memory_order_relaxed))
-		return 0;
-	ev->posix_event_id = c->rec.id;
-	ev->posix_pid = c->pid;
-	ev->posix_thread_id = (pthread_t)c->thread;
-	ev->posix_prog_address = (void *)(uintptr_t)c->rec.pc;
-	pt_ns_to_timespec(m, c->rec.ts, &ev->posix_timestamp);
-	return 1;
-}
-
-static uint32_t lanes_in_use(const struct pt_map *m)
-{
-	uint32_t hwm = atomic_load_explicit(&pt_hdr(m)->lanes_hwm, memory_order_acquire);
-	return hwm < m->nlanes ? hwm : m->nlanes;
-}
-
-/* The oldest event over all lanes; lanes found corrupt are left out and
- * reported once with POSIX_TRACE_ERROR. */
-static int oldest(struct pt_handle *h, struct candidate *best)
-{
-	const struct pt_map *m = &h->map;
-	uint32_t n = lanes_in_use(m);
-	int found = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		struct candidate c;
-		if (h->broken[i])
-			continue;
-		int r = lane_peek(m, i, &c, &h->commit_cache[i]);
-		if (r == PEEK_BROKEN) {
-			int err = EINVAL;
-			h->broken[i] = 1;
-			push_synth(h, POSIX_TRACE_ERROR, pt_now_ns(), &err, sizeof err);
-		} else if (r == PEEK_EVENT && (!found || c.rec.ts < best->rec.ts)) {
-			*best = c;
-			found = 1;
-		}
-	}
-	return found;
-}
-
 /* UNTIL_FULL, everything read: report the gap and the automatic stop, then
- * restart the stream. */
-static void restart_full_stream(struct pt_handle *h)
+ * restart the stream: its START (caused by this read call) with RESUME
+ * right before it, the first valid event after the overflow. */
+static void restart_full_stream(struct pt_handle *h, uintptr_t pc)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	uint64_t full_ts = atomic_load_explicit(&hdr->full_ts, memory_order_relaxed);
+	struct pt_caller finder = {atomic_load_explicit(&hdr->full_pid, memory_order_relaxed), 0, 0,
+	                           atomic_load_explicit(&hdr->full_pc, memory_order_relaxed)};
 	int automatic = 1;
-	push_synth(h, POSIX_TRACE_OVERFLOW, full_ts, NULL, 0);
-	push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic);
+	push_synth(h, POSIX_TRACE_OVERFLOW, full_ts, NULL, 0, NULL);
+	push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic, &finder);
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
 	uint32_t full = PT_ST_FULL;
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_RUNNING,
 	                                            memory_order_acq_rel, memory_order_relaxed)) {
-		/* The restart's START is the first valid event after the
-		 * overflow: RESUME comes right before it. */
 		trace_event_set_t filter;
-		uint64_t now = pt_now_ns();
+		uint64_t now = pt_clock_raw(h->map.clock);
+		struct pt_caller me = pt_caller_here(pc);
 		for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
 			filter.__bits[i] = atomic_load_explicit(&hdr->filter[i], memory_order_relaxed);
-		push_synth(h, POSIX_TRACE_RESUME, now, NULL, 0);
-		push_synth(h, POSIX_TRACE_START, now, &filter, sizeof filter);
+		push_synth(h, POSIX_TRACE_RESUME, now, NULL, 0, NULL);
+		push_synth(h, POSIX_TRACE_START, now, &filter, sizeof filter, &me);
 	}
 }
 
-int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
-                 size_t num_bytes, size_t *data_len)
+/* Shut down while full: the end still tells why. */
+static void report_end_full(struct pt_handle *h)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_caller finder = {atomic_load_explicit(&hdr->full_pid, memory_order_relaxed), 0, 0,
+	                           atomic_load_explicit(&hdr->full_pc, memory_order_relaxed)};
+	uint64_t full_ts = atomic_load_explicit(&hdr->full_ts, memory_order_relaxed);
+	int automatic = 1;
+	h->rd.end_reported = 1;
+	push_synth(h, POSIX_TRACE_OVERFLOW, full_ts, NULL, 0, NULL);
+	push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic, &finder);
+}
+
+/* ---- taking events ------------------------------------------------------ */
+
+/* Copies the lane's ready event out and consumes it; 0 if its chunk was
+ * taken by a LOOP writer meanwhile (the copy is then discarded). */
+static int consume(struct pt_handle *h, uint32_t i, struct posix_trace_event_info *ev,
+                   struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len)
+{
+	const struct pt_map *m = &h->map;
+	struct pt_cursor *cur = &h->rd.cur[i];
+	const unsigned char *p = (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off;
+	uint64_t w0, w1;
+	racy_copy(&w0, p, 8);
+	racy_copy(&w1, p + 8, 8);
+	uint32_t len = pt_rec_len(w0), size = (uint32_t)pt_record_size(len);
+	memset(ev, 0, sizeof *ev);
+	ev->posix_truncation_status = (w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
+	                                                       : POSIX_TRACE_NOT_TRUNCATED;
+	copy_out(data, num_bytes, p + PT_REC_HDR, len, data_len, &ev->posix_truncation_status);
+	uint64_t hd = cur->head;
+	uint64_t repl = pt_head_pack(cur->chunk, cur->off + size, pt_head_tag(hd));
+	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
+	                                             memory_order_acquire)) {
+		cur->state = resync(&h->rd, m, cur, hd) == 0 ? CUR_IDLE : CUR_BROKEN;
+		return 0;
+	}
+	ev->posix_event_id = pt_rec_id(w0);
+	ev->posix_pid = cur->owner.pid;
+	ev->posix_thread_id = (pthread_t)cur->owner.thread;
+	ev->posix_prog_address = (void *)(uintptr_t)w1;
+	pt_ns_to_timespec(m, pt_raw_to_real(&h->rd, m, cur->ts), &ev->posix_timestamp);
+	memset(ext, 0, sizeof *ext);
+	ext->posixtrace_tid = cur->owner.tid;
+	memcpy(ext->posixtrace_comm, cur->owner.comm, PT_COMM_SIZE);
+	cur->head = repl;
+	cur->off += size;
+	cur->state = CUR_IDLE;
+	return 1;
+}
+
+static void report_broken(struct pt_handle *h)
+{
+	int err = EINVAL;
+	push_synth(h, POSIX_TRACE_ERROR, pt_clock_raw(h->map.clock), &err, sizeof err, NULL);
+}
+
+/* Looks at every lane that has no event ready; lanes found broken are
+ * reported once with POSIX_TRACE_ERROR (EINVAL). */
+static void gather(struct pt_handle *h)
+{
+	struct pt_reader *rd = &h->rd;
+	const struct pt_map *m = &h->map;
+	uint32_t n = lanes_readable(rd, m);
+	if (grow_cursors(rd, n) != 0)
+		n = rd->ncur;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pt_cursor *cur = &rd->cur[i];
+		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
+			continue;
+		if (lane_look(rd, m, i, 1) == CUR_READY)
+			heap_push(rd, i);
+		else if (cur->state == CUR_BROKEN)
+			report_broken(h);
+	}
+}
+
+/* Whether the calling thread has recorded into this stream since the
+ * reader last looked at its lane: its own events are visible at once. */
+static int own_lane_moved(struct pt_handle *h)
+{
+	if (h->slot < 0)
+		return 0;
+	struct pt_thread *t = pt_thread_self();
+	struct pt_wlane *w = t ? &t->lanes[h->slot] : NULL;
+	if (!w || w->gen != pt_proc.attached[h->slot].gen || w->lane >= h->rd.ncur)
+		return w && w->gen == pt_proc.attached[h->slot].gen; /* a lane the reader has not met */
+	struct pt_cursor *cur = &h->rd.cur[w->lane];
+	return cur->state != CUR_READY &&
+	       (w->chunk != (unsigned char *)pt_chunk_at(&h->map, cur->chunk) || w->off > cur->end);
+}
+
+/* Whether no lane has a writer any more (every owner gave its lane back):
+ * looking at the lanes then slows nobody down. */
+static int writers_gone(struct pt_handle *h)
+{
+	const struct pt_map *m = &h->map;
+	for (uint32_t i = 0; i < h->rd.ncur; i++)
+		if (h->rd.cur[i].state != CUR_BROKEN &&
+		    atomic_load_explicit(&lane(m, i)->owner, memory_order_relaxed))
+			return 0;
+	return atomic_load_explicit(&pt_hdr(m)->nlanes, memory_order_relaxed) <= h->rd.ncur;
+}
+
+static void take_overflow(struct pt_reader *rd, struct pt_stream_hdr *hdr)
+{
+	if (!atomic_load_explicit(&hdr->ovf_count, memory_order_acquire))
+		return;
+	rd->ovf_pending += atomic_exchange_explicit(&hdr->ovf_count, 0, memory_order_acq_rel);
+	uint64_t ts = atomic_exchange_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
+	if (ts < rd->ovf_raw)
+		rd->ovf_raw = ts;
+}
+
+enum { SRC_NONE, SRC_LANE, SRC_CTL, SRC_OVF };
+
+/* The oldest of: the heap's top, the controller's next event, a pending
+ * overflow.  *raw its time. */
+static int oldest_source(struct pt_handle *h, uint64_t *raw)
+{
+	struct pt_reader *rd = &h->rd;
+	int src = SRC_NONE;
+	*raw = UINT64_MAX;
+	if (rd->nheap) {
+		src = SRC_LANE;
+		*raw = rd->cur[rd->heap[0]].ts;
+	}
+	if (h->ctl && !rd->ctl_ready)
+		rd->ctl_ready = pt_ctl_peek(h->ctl, &rd->ctl_next, &rd->ctl_pos);
+	if (rd->ctl_ready && (src == SRC_NONE || rd->ctl_next.raw < *raw)) {
+		src = SRC_CTL;
+		*raw = rd->ctl_next.raw;
+	}
+	if (rd->ovf_pending && (src == SRC_NONE || rd->ovf_raw <= *raw)) {
+		src = SRC_OVF;
+		*raw = rd->ovf_raw;
+	}
+	return src;
+}
+
+static int emit_ctl(struct pt_handle *h, struct posix_trace_event_info *ev,
+                    struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len)
+{
+	struct pt_ctl_event e = h->rd.ctl_next;
+	h->rd.ctl_ready = 0;
+	if (!pt_ctl_consume(h->ctl, h->rd.ctl_pos))
+		return 0; /* dropped by a writer of a full LOOP stream */
+	struct pt_caller who = {e.pid, e.tid, e.thread, e.pc};
+	fill_system(h, ev, ext, e.id, e.raw, &who);
+	copy_out(data, num_bytes, e.data, e.len > PT_CTL_DATA_MAX ? (uint32_t)PT_CTL_DATA_MAX : e.len,
+	         data_len, &ev->posix_truncation_status);
+	return 1;
+}
+
+/* Nothing more for now: an UNTIL_FULL stream that stopped itself restarts,
+ * a stream shut down while full says so.  1 when that produced events. */
+static int at_end(struct pt_handle *h, uintptr_t pc)
+{
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
+	if (state == PT_ST_FULL)
+		restart_full_stream(h, pc);
+	else if (state == PT_ST_DEAD && !h->rd.end_reported &&
+	         atomic_load_explicit(&hdr->ended_full, memory_order_acquire))
+		report_end_full(h);
+	return h->rd.nsynth != 0;
+}
+
+int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                 struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
+                 int live, uintptr_t pc)
+{
+	struct pt_reader *rd = &h->rd;
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	int gathered = 0;
+	if (atomic_load_explicit(&hdr->state, memory_order_relaxed) != PT_ST_RUNNING)
+		live = 0;
 	/* Each turn either returns or lost a race with a writer taking a
 	 * chunk; a process scribbling on the stream could make that last, so
 	 * the call gives up (nothing available) after many turns. */
 	for (int turn = 0; turn < 4096; turn++) {
-		if (h->npending) {
-			emit_synth(h, ev, data, num_bytes, data_len);
+		if (rd->nsynth) {
+			emit_synth(h, ev, ext, data, num_bytes, data_len);
 			return 1;
 		}
-		if (atomic_load_explicit(&hdr->ovf_count, memory_order_acquire)) {
-			atomic_exchange_explicit(&hdr->ovf_count, 0, memory_order_acq_rel);
-			uint64_t ts = atomic_exchange_explicit(&hdr->ovf_ts, UINT64_MAX,
-			                                       memory_order_relaxed);
-			push_synth(h, POSIX_TRACE_OVERFLOW, ts == UINT64_MAX ? pt_now_ns() : ts, NULL, 0);
-			h->resume_pending = 1;
+		take_overflow(rd, hdr);
+		uint64_t raw;
+		int src = oldest_source(h, &raw);
+		/* The lanes' events are known as of the last gather: anything
+		 * newer is handed out only once no lane can hold an older one. */
+		if (!gathered && (src == SRC_NONE || (src != SRC_LANE && raw > rd->gather_raw))) {
+			uint64_t now = pt_clock_raw(h->map.clock);
+			if (!live || now - rd->gather_raw >= rd->poll_ticks || own_lane_moved(h) ||
+			    writers_gone(h)) {
+				rd->gather_raw = now;
+				gather(h);
+				gathered = 1;
+				continue;
+			}
+			return 0;
+		}
+		if (src == SRC_NONE) {
+			if (at_end(h, pc))
+				continue;
+			return 0;
+		}
+		if (src == SRC_OVF) {
+			struct pt_caller none = {0, 0, 0, 0};
+			fill_system(h, ev, ext, POSIX_TRACE_OVERFLOW, rd->ovf_raw, &none);
+			*data_len = 0;
+			rd->ovf_pending = 0;
+			rd->ovf_raw = UINT64_MAX;
+			rd->resume_pending = 1;
+			if (pt_filtered(hdr, POSIX_TRACE_OVERFLOW))
+				continue;
+			return 1;
+		}
+		if (rd->resume_pending) {
+			rd->resume_pending = 0;
+			push_synth(h, POSIX_TRACE_RESUME, raw, NULL, 0, NULL);
 			continue;
 		}
-		struct candidate best;
-		if (oldest(h, &best)) {
-			if (h->resume_pending) {
-				h->resume_pending = 0;
-				push_synth(h, POSIX_TRACE_RESUME, best.rec.ts, NULL, 0);
-				if (h->npending)
-					continue;
-			}
-			if (consume(h, &best, ev, data, num_bytes, data_len))
+		if (src == SRC_CTL) {
+			if (emit_ctl(h, ev, ext, data, num_bytes, data_len))
 				return 1;
 			continue;
 		}
-		if (h->npending)
-			continue;
-		uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
-		if (state == PT_ST_FULL) {
-			restart_full_stream(h);
-			if (h->npending)
-				continue;
-		} else if (state == PT_ST_DEAD && !h->end_reported &&
-		           atomic_load_explicit(&hdr->ended_full, memory_order_acquire)) {
-			/* Shut down while full: the end still tells why. */
-			uint64_t full_ts = atomic_load_explicit(&hdr->full_ts, memory_order_relaxed);
-			int automatic = 1;
-			h->end_reported = 1;
-			push_synth(h, POSIX_TRACE_OVERFLOW, full_ts, NULL, 0);
-			push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic);
-			if (h->npending)
-				continue;
-		}
-		return 0;
+		uint32_t i = rd->heap[0];
+		heap_pop(rd);
+		int got = consume(h, i, ev, ext, data, num_bytes, data_len);
+		int next = lane_look_cached(rd, &h->map, i);
+		if (next == CUR_READY)
+			heap_push(rd, i);
+		else if (next == CUR_BROKEN)
+			report_broken(h);
+		if (got)
+			return 1;
 	}
 	return 0;
 }
@@ -315,179 +748,18 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *d
 /* posix_trace_clear: every event recorded so far is dropped. */
 void pt_discard_all(struct pt_handle *h)
 {
-	const struct pt_map *m = &h->map;
-	uint32_t n = lanes_in_use(m);
-	for (uint32_t i = 0; i < n; i++) {
-		struct candidate c;
-		h->commit_cache[i].key = UINT64_MAX;
-		while (lane_peek(m, i, &c, &h->commit_cache[i]) == PEEK_EVENT) {
-			struct pt_chunk *ch = pt_chunk_at(m, pt_head_chunk(c.head));
-			uint32_t end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
-			uint64_t hd = c.head;
-			atomic_compare_exchange_strong_explicit(
-			    &pt_lane_at(m, i)->head, &hd,
-			    pt_head_pack(pt_head_chunk(hd), end, pt_head_tag(hd)), memory_order_acq_rel,
-			    memory_order_relaxed);
-		}
-	}
-}
-
-enum { GET_BLOCK, GET_TRY, GET_TIMED };
-
-/* Whether abstime is less than `rel` away. */
-static int deadline_within(const struct timespec *abstime, const struct timespec *rel)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t left = ((int64_t)abstime->tv_sec - now.tv_sec) * 1000000000 +
-	               (abstime->tv_nsec - now.tv_nsec);
-	return left < (int64_t)rel->tv_sec * 1000000000 + rel->tv_nsec;
-}
-
-static int deadline_passed(const struct timespec *abstime)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > abstime->tv_sec ||
-	       (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec);
-}
-
-/* Sleeps until a writer bumps futex_seq past `seq`, a signal, or abstime;
- * at most a tick when the writers could not be fenced (no membarrier). */
-static int wait_for_writer(struct pt_stream_hdr *hdr, uint32_t seq, const struct timespec *abstime,
-                           int bounded)
-{
-	long r;
-	struct timespec tick = {0, 10 * 1000 * 1000};
-	if (bounded && (!abstime || !deadline_within(abstime, &tick)))
-		r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT, seq, &tick, NULL, 0);
-	else if (abstime)
-		r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, seq,
-		            abstime, NULL, FUTEX_BITSET_MATCH_ANY);
-	else
-		r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT, seq, NULL, NULL, 0);
-	return r == 0 || errno == EAGAIN || errno == ETIMEDOUT ? 0 : errno;
-}
-
-#define SPIN_LOOKS 64
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
-
-static int spin_for_event(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
-                          size_t num_bytes, size_t *data_len)
-{
-	for (int look = 0; look < SPIN_LOOKS; look++) {
-		for (int i = 0; i < 32; i++)
-			cpu_relax();
-		if (pt_read_next(h, ev, data, num_bytes, data_len))
-			return 1;
-	}
-	return 0;
-}
-
-static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
-                     size_t num_bytes, size_t *data_len, int *unavailable, int mode,
-                     const struct timespec *abstime)
-{
-	if (!ev || !data_len || !unavailable || (!data && num_bytes))
-		return EINVAL;
-	struct pt_handle *h = pt_handle_get(trid, mode == GET_BLOCK ? PT_H_ACTIVE | PT_H_LOG : PT_H_ACTIVE);
-	if (!h)
-		return EINVAL;
-	if (h->kind == PT_H_LOG) {
-		/* A pre-recorded stream never blocks; its end is "unavailable". */
-		*unavailable = !pt_logreader_next(h, ev, data, num_bytes, data_len);
-		pt_handle_put(h);
-		return 0;
-	}
-	if (h->has_log) {
-		/* The keeper consumes an active stream with a log; reading it
-		 * as well is left unspecified by the standard. */
-		pt_handle_put(h);
-		return EINVAL;
-	}
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
-	int rc = 0;
-	h->readers++;
-	for (;;) {
-		if (h->dying) {
-			rc = EINVAL;
+	struct posix_trace_event_info ev;
+	struct posixtrace_event_ext ext;
+	size_t len;
+	struct pt_reader *rd = &h->rd;
+	for (uint64_t n = 0; n < (1ull << 40); n++)
+		if (!pt_read_next(h, &ev, &ext, NULL, 0, &len, 0, 0))
 			break;
-		}
-		if (pt_read_next(h, ev, data, num_bytes, data_len)) {
-			*unavailable = 0;
-			break;
-		}
-		*unavailable = 1;
-		if (mode == GET_TRY)
-			break;
-		if (mode == GET_TIMED) {
-			if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000) {
-				rc = EINVAL;
-				break;
-			}
-			if (deadline_passed(abstime)) {
-				rc = ETIMEDOUT;
-				break;
-			}
-		}
-		/* A writer that is busy will commit again within microseconds:
-		 * looking a little longer before sleeping saves it a wake-up
-		 * system call per event. */
-		if (spin_for_event(h, ev, data, num_bytes, data_len)) {
-			*unavailable = 0;
-			break;
-		}
-		/* Announce the sleep, then look once more: the fence pairs with
-		 * the writer's compiler barrier between commit and its load of
-		 * waiters, so either it sees us or we see its event. */
-		uint32_t seq = atomic_load_explicit(&hdr->futex_seq, memory_order_acquire);
-		atomic_store_explicit(&hdr->waiters, 1, memory_order_seq_cst);
-		int bounded = pt_fence_all(h->remote) != 0;
-		if (pt_read_next(h, ev, data, num_bytes, data_len)) {
-			*unavailable = 0;
-			break;
-		}
-		pthread_mutex_unlock(&h->lock);
-		int err = wait_for_writer(hdr, seq, mode == GET_TIMED ? abstime : NULL, bounded);
-		pthread_mutex_lock(&h->lock);
-		if (err == EINTR) {
-			rc = EINTR;
-			break;
-		}
-	}
-	h->readers--;
-	if (h->dying)
-		pthread_cond_broadcast(&h->idle);
-	pt_handle_put(h);
-	return rc;
-}
-
-int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
-                              void *restrict data, size_t num_bytes, size_t *restrict data_len,
-                              int *restrict unavailable)
-{
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL);
-}
-
-int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
-                                   void *restrict data, size_t num_bytes,
-                                   size_t *restrict data_len, int *restrict unavailable,
-                                   const struct timespec *restrict abstime)
-{
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TIMED, abstime);
-}
-
-int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
-                                 void *restrict data, size_t num_bytes,
-                                 size_t *restrict data_len, int *restrict unavailable)
-{
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, NULL);
+	rd->nsynth = 0;
+	rd->ovf_pending = 0;
+	rd->ovf_raw = UINT64_MAX;
+	rd->resume_pending = 0;
+	rd->ctl_ready = 0;
+	if (h->ctl)
+		pt_ctl_discard_all(h->ctl);
 }

@@ -1,11 +1,23 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Event names: the system events' fixed names and the user names of the
- * process, kept in its control block (pcb.c) so that every stream tracing
- * the process, in any controller, agrees on ids.
+ * Event names.  The system events' fixed names, and the registry that maps
+ * user names to ids for a process, shared by a process tree traced with
+ * inheritance so that a name means one id in all of it (a sealed memfd kept
+ * across fork and exec).  Every name is copied into each stream the process
+ * records into, so readers and logs know every id a process posts.
+ *
+ * Registration is lock-free, so that no process dying at any instant can
+ * block another: a name claims an entry with fetch_add, is written, then
+ * published.  Two processes registering one name at the same time may both
+ * claim entries; both then return the lower id.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
-#include "internal.h"
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "process.h"
 
 static const char *const system_names[] = {
 	[POSIX_TRACE_START] = "posix_trace_start",
@@ -28,7 +40,163 @@ const char *pt_system_event_name(trace_event_id_t id)
 	return NULL;
 }
 
-/* Registers `name` in a registry; reg NULL: this process's. */
+static int registry_valid(const struct pt_registry *reg)
+{
+	return reg->magic == PT_REGISTRY_MAGIC && reg->size == sizeof *reg;
+}
+
+static void registry_init(struct pt_registry *reg)
+{
+	reg->magic = PT_REGISTRY_MAGIC;
+	reg->size = sizeof *reg;
+	atomic_init(&reg->next_name, 1);
+}
+
+/* A new registry for this process. */
+int pt_registry_create(void)
+{
+	int fd;
+	struct pt_registry *reg = pt_sealed_object("posixtrace-names", sizeof *reg, &fd);
+	if (!reg)
+		return ENOMEM;
+	registry_init(reg);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+	return 0;
+}
+
+/* Maps a registry from a descriptor only when its size can no longer change. */
+int pt_registry_map_fd(int fd, struct pt_registry **out)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 ||
+	    (seals & PT_SEALS_REQUIRED) != PT_SEALS_REQUIRED || st.st_size != (off_t)sizeof **out)
+		return EINVAL;
+	struct pt_registry *reg = mmap(NULL, sizeof *reg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (reg == MAP_FAILED)
+		return ENOMEM;
+	if (!registry_valid(reg)) {
+		munmap(reg, sizeof *reg);
+		return EINVAL;
+	}
+	*out = reg;
+	return 0;
+}
+
+/* A fork child that is not traced with inheritance gets its own registry,
+ * a copy of its parent's: the two processes' names are independent. */
+void pt_registry_copy_after_fork(void)
+{
+	int fd;
+	struct pt_registry *old = pt_proc.reg;
+	struct pt_registry *reg = pt_sealed_object("posixtrace-names", sizeof *reg, &fd);
+	if (!reg)
+		return;
+	memcpy(reg, old, sizeof *reg);
+	if (old != &pt_proc.reg_fallback)
+		munmap(old, sizeof *old);
+	if (pt_proc.reg_fd >= 0)
+		close(pt_proc.reg_fd);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+}
+
+static trace_event_id_t find_name(struct pt_registry *reg, const char *name, uint32_t below)
+{
+	for (uint32_t i = 1; i < below && i < TRACE_USER_EVENT_MAX; i++)
+		if (atomic_load_explicit(&reg->name_valid[i], memory_order_acquire) &&
+		    strncmp(reg->names[i], name, PT_NAME_SIZE) == 0)
+			return PT_USER_FIRST + i;
+	return 0;
+}
+
+static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
+{
+	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
+	trace_event_id_t id = find_name(reg, name, n);
+	if (id)
+		return id;
+	uint32_t i = atomic_fetch_add_explicit(&reg->next_name, 1, memory_order_acq_rel);
+	if (i == 0 || i >= TRACE_USER_EVENT_MAX) {
+		atomic_store_explicit(&reg->next_name, TRACE_USER_EVENT_MAX, memory_order_relaxed);
+		return POSIX_TRACE_UNNAMED_USEREVENT;
+	}
+	size_t len = strnlen(name, TRACE_EVENT_NAME_MAX);
+	memcpy(reg->names[i], name, len);
+	reg->names[i][len] = '\0';
+	/* Pairs with the acquire loads of name_valid in find_name/pt_reg_name. */
+	atomic_store_explicit(&reg->name_valid[i], 1, memory_order_release);
+	id = find_name(reg, name, i);
+	return id ? id : PT_USER_FIRST + i;
+}
+
+/* The name of a user id in a registry other processes write (untrusted). */
+int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)
+{
+	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
+		return EINVAL;
+	uint32_t i = id - PT_USER_FIRST;
+	if (!atomic_load_explicit(&reg->name_valid[i], memory_order_acquire))
+		return EINVAL;
+	memcpy(out, reg->names[i], PT_NAME_SIZE);
+	out[TRACE_EVENT_NAME_MAX] = '\0';
+	return 0;
+}
+
+uint32_t pt_reg_count(struct pt_registry *reg)
+{
+	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
+	return n > TRACE_USER_EVENT_MAX ? TRACE_USER_EVENT_MAX : n;
+}
+
+/* Copies the names of a registry from entry `from` into a stream's table. */
+void pt_reg_to_stream(struct pt_registry *reg, const struct pt_map *m, uint32_t from)
+{
+	uint32_t n = pt_reg_count(reg);
+	char name[PT_NAME_SIZE];
+	for (uint32_t i = from ? from : 1; i < n; i++)
+		if (pt_reg_name(reg, PT_USER_FIRST + i, name) == 0)
+			pt_stream_set_name(m, PT_USER_FIRST + i, name);
+}
+
+/* A process whose registry is still empty (it has just started, or just
+ * exec'd) takes the names of a stream it joins, so ids keep their meaning. */
+void pt_reg_adopt_stream_names(struct pt_registry *reg, const struct pt_map *m)
+{
+	if (pt_reg_count(reg) > 1)
+		return;
+	char name[PT_NAME_SIZE];
+	for (uint32_t i = 1; i < TRACE_USER_EVENT_MAX; i++) {
+		if (pt_stream_get_name(m, PT_USER_FIRST + i, name) != 0)
+			break;
+		if (reg_register(reg, name) != PT_USER_FIRST + i)
+			break;
+	}
+}
+
+/* Every name registered so far goes into a stream the process records
+ * into.  Caller holds pt_proc.lock. */
+void pt_seed_names(struct pt_attached *a)
+{
+	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	if (!m || !a->traced)
+		return;
+	uint32_t n = pt_reg_count(pt_proc.reg);
+	if (n != a->names_synced)
+		pt_reg_to_stream(pt_proc.reg, m, 1);
+	a->names_synced = n;
+}
+
+void pt_sync_names(void)
+{
+	pthread_mutex_lock(&pt_proc.lock);
+	for (int i = 0; i < PT_MAX_STREAMS; i++)
+		pt_seed_names(&pt_proc.attached[i]);
+	pthread_mutex_unlock(&pt_proc.lock);
+}
+
+/* Registers `name` in a registry (NULL: this process's). */
 int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_id_t *id)
 {
 	if (!name || !id)
@@ -40,24 +208,15 @@ int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_i
 		return 0;
 	}
 	pt_init();
-	*id = pt_reg_register(reg ? reg : pt_proc.reg, name);
+	*id = reg_register(reg ? reg : pt_proc.reg, name);
+	/* Also when the name was known: another process of the tree may
+	 * have registered it, into streams this process does not share. */
 	if (!reg)
 		pt_sync_names();
 	return 0;
 }
 
-int pt_register_name(const char *name, trace_event_id_t *id)
-{
-	return pt_register_name_in(NULL, name, id);
-}
-
-/* Copies every name registered so far into a stream. */
-void pt_seed_names(const struct pt_map *m)
-{
-	pt_reg_to_stream(pt_proc.reg, m, 1);
-}
-
 int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
 {
-	return pt_register_name(name, id);
+	return pt_register_name_in(NULL, name, id);
 }

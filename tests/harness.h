@@ -19,6 +19,13 @@
 
 #define PT_TEST_TIMEOUT 20 /* seconds, per test */
 
+/* The generation-version attribute: "posixtrace MAJOR.MINOR.PATCH". */
+#define PT_TEST_STR_(x) #x
+#define PT_TEST_STR(x) PT_TEST_STR_(x)
+#define PT_TEST_GENVERSION                                                     \
+	"posixtrace " PT_TEST_STR(POSIXTRACE_VERSION_MAJOR) "." PT_TEST_STR(     \
+	    POSIXTRACE_VERSION_MINOR) "." PT_TEST_STR(POSIXTRACE_VERSION_PATCH)
+
 static inline TCase *pt_tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);

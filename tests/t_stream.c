@@ -198,7 +198,7 @@ START_TEST(create_with_null_attr_uses_defaults)
 	ck_assert_ok(posix_trace_attr_getname(&attr, name));
 	ck_assert_str_eq(name, "");
 	ck_assert_ok(posix_trace_attr_getgenversion(&attr, name));
-	ck_assert_str_eq(name, "posixtrace 0.1.0");
+	ck_assert_str_eq(name, PT_TEST_GENVERSION);
 	ck_assert_ok(posix_trace_attr_getstreamsize(&attr, &sz));
 	ck_assert_uint_eq(sz, 4194304);
 	ck_assert_ok(posix_trace_attr_getmaxdatasize(&attr, &sz));
@@ -815,7 +815,7 @@ START_TEST(get_attr_genversion_and_clock_resolution)
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getgenversion(&attr, gen));
-	ck_assert_str_eq(gen, "posixtrace 0.1.0");
+	ck_assert_str_eq(gen, PT_TEST_GENVERSION);
 	ck_assert_ok(posix_trace_attr_getclockres(&attr, &res));
 	ck_assert_int_eq(clock_getres(CLOCK_MONOTONIC, &mono), 0);
 	ck_assert_int_eq(res.tv_sec, mono.tv_sec);

@@ -16,9 +16,9 @@
  *   -r FD       write "ready <pthread_self>\n" to FD (default: to stdout)
  *   -g FD       before posting, wait until a byte can be read from FD
  *   -s SEED     every 16 events, scribble random bytes (seeded) over every
- *               /dev/shm/posixtrace.<own pid>.* object it can open, i.e. over
- *               the streams that trace it, half of them in the first 16 KiB
- *               (the header); untrusted-memory test
+ *               stream that traces it (its memfds named posixtrace-stream),
+ *               half of them in the first 16 KiB (the header);
+ *               untrusted-memory test
  *   -x          after the last event, execv(argv[optind], argv + optind):
  *               e.g.  traced -c 50 -x -- /path/traced -b 1000000
  */
@@ -54,19 +54,22 @@ static void add_name(const char *name)
 		ids[nids++] = id;
 }
 
-/* Overwrites random runs of bytes of each stream object naming this pid. */
+/* Overwrites random runs of bytes of each stream this process records into. */
 static void scribble_streams(unsigned *rnd)
 {
-	char prefix[64], path[320];
-	snprintf(prefix, sizeof prefix, "posixtrace.%d.", (int)getpid());
-	DIR *d = opendir("/dev/shm");
+	char path[320], link[128];
+	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n <= 0)
 			continue;
-		snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+		link[n] = '\0';
+		if (strncmp(link, "/memfd:posixtrace-stream", 24) != 0)
+			continue;
 		int fd = open(path, O_RDWR | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * <posixtrace.h>: posixtrace's extensions to <trace.h>.
+ *
+ * struct posix_trace_event_info is allocated by callers, so it cannot grow
+ * under the same soname; what an event carries beyond it, what a log says
+ * about its own state, and which processes can be traced are asked for here.
+ * Every name starts with posixtrace_ (types, functions) or POSIXTRACE_
+ * (constants); every function is in the library's versioned export map.
+ * Functions return 0 or an error number, as the <trace.h> functions do.
+ */
+#ifndef POSIXTRACE_H
+#define POSIXTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define POSIXTRACE_COMM_MAX 16 /* bytes of a thread name, with its terminating null */
+
+/* What an event carries beyond struct posix_trace_event_info. */
+struct posixtrace_event_ext {
+	/* Kernel thread id (gettid()) of the thread that generated the event;
+	 * 0 for an event not associated with a thread. */
+	pid_t posixtrace_tid;
+	/* That thread's name (PR_GET_NAME) when it first recorded into the
+	 * stream; empty when unknown. */
+	char posixtrace_comm[POSIXTRACE_COMM_MAX];
+	uint64_t posixtrace_reserved[4];
+};
+
+/* The extension fields of the event that the most recent successful
+ * posix_trace_getnext_event(), posix_trace_timedgetnext_event() or
+ * posix_trace_trygetnext_event() call on trid returned.
+ * EINVAL: trid is not a trace stream identifier, or no event was returned. */
+int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext);
+
+/* What a pre-recorded stream's log says about itself, as read so far. */
+struct posixtrace_log_info {
+	uint32_t posixtrace_version;        /* log format version */
+	/* 1: the log ends with its end record (closed by posix_trace_shutdown
+	 * or by the stream's keeper); 0: it stops short, as a crash leaves it
+	 * (known once the end has been read). */
+	int posixtrace_closed;
+	/* Damaged blocks met so far; each was reported by one
+	 * POSIX_TRACE_ERROR event (data EBADMSG) and reading went on after it. */
+	uint64_t posixtrace_damaged_blocks;
+	uint64_t posixtrace_reserved[4];
+};
+
+/* EINVAL: trid is not a pre-recorded trace stream identifier. */
+int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info);
+
+/* The processes that have loaded libposixtrace and that the caller may trace
+ * (the ptrace access rule), at most max of them into pids; *count is how many
+ * there are.  ENOMEM: no memory for the scan. */
+int posixtrace_list_processes(pid_t *pids, size_t max, size_t *count);
+
+/* Calls fn(id, name, arg) for every user event type process pid has
+ * registered, in id order, until fn returns nonzero.  ESRCH: no such
+ * process; EPERM: the caller may not trace it; ENOENT: it has not loaded
+ * libposixtrace. */
+int posixtrace_process_eventtypes(pid_t pid,
+                                  int (*fn)(trace_event_id_t id, const char *name, void *arg),
+                                  void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

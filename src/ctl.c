@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller's and keeper's own events (ctl.h).  Writers take the
+ * robust process-shared mutex; the one reader takes entries without it:
+ * head is published with release after an entry is written; the reader
+ * copies the entry at tail, then moves tail on with a compare-and-swap,
+ * which fails if a writer of a full POSIX_TRACE_LOOP stream dropped that
+ * entry meanwhile (the copy is then discarded).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "clock.h"
+#include "ctl.h"
+
+struct pt_ctl *pt_ctl_create(int loop)
+{
+	struct pt_ctl *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	                        -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&c->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	c->loop = loop;
+	return c;
+}
+
+void pt_ctl_destroy(struct pt_ctl *c)
+{
+	if (c)
+		munmap(c, sizeof *c);
+}
+
+static void lock(struct pt_ctl *c)
+{
+	if (pthread_mutex_lock(&c->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&c->lock); /* a keeper died holding it */
+}
+
+struct pt_caller pt_caller_here(uintptr_t pc)
+{
+	pt_init();
+	struct pt_caller who = {pt_proc_pid(), pt_gettid(), (uint64_t)pthread_self(), pc};
+	return who;
+}
+
+static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, const void *data,
+                       uint32_t len, const struct pt_caller *who)
+{
+	uint32_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+	if (head - tail >= PT_CTLQ_LEN) {
+		atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
+		if (!c->loop || !atomic_compare_exchange_strong_explicit(
+		                    &c->tail, &tail, tail + 1, memory_order_acq_rel, memory_order_acquire))
+			return;
+	}
+	struct pt_ctl_event *e = &c->q[head % PT_CTLQ_LEN];
+	memset(e, 0, offsetof(struct pt_ctl_event, data));
+	e->raw = raw;
+	e->id = id;
+	e->len = len > PT_CTL_DATA_MAX ? (uint32_t)PT_CTL_DATA_MAX : len;
+	if (who) {
+		e->pid = who->pid;
+		e->tid = who->tid;
+		e->thread = who->thread;
+		e->pc = who->pc;
+	}
+	if (e->len)
+		memcpy(e->data, data, e->len);
+	/* Pairs with the acquire load of head in pt_ctl_peek. */
+	atomic_store_explicit(&c->head, head + 1, memory_order_release);
+}
+
+void pt_ctl_put_at(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, const void *data,
+                   uint32_t len, const struct pt_caller *who)
+{
+	lock(c);
+	put_locked(c, raw, id, data, len, who);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const void *data,
+                uint32_t len, const struct pt_caller *who)
+{
+	/* The time is taken under the lock, so that the queue is in time order. */
+	lock(c);
+	put_locked(c, pt_clock_raw(clock), id, data, len, who);
+	pthread_mutex_unlock(&c->lock);
+}
+
+#if defined(__SANITIZE_THREAD__)
+__attribute__((no_sanitize("thread")))
+#endif
+static void copy_entry(struct pt_ctl_event *dst, const struct pt_ctl_event *src)
+{
+	volatile const unsigned char *s = (const void *)src;
+	unsigned char *d = (void *)dst;
+	for (size_t i = 0; i < sizeof *dst; i++)
+		d[i] = s[i];
+}
+
+int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos)
+{
+	uint32_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
+	if (atomic_load_explicit(&c->head, memory_order_acquire) == tail)
+		return 0;
+	copy_entry(e, &c->q[tail % PT_CTLQ_LEN]);
+	*pos = tail;
+	return 1;
+}
+
+/* Pairs with the acquire load of tail in put_locked. */
+int pt_ctl_consume(struct pt_ctl *c, uint32_t pos)
+{
+	return atomic_compare_exchange_strong_explicit(&c->tail, &pos, pos + 1, memory_order_acq_rel,
+	                                               memory_order_relaxed);
+}
+
+void pt_ctl_discard_all(struct pt_ctl *c)
+{
+	atomic_store_explicit(&c->tail, atomic_load_explicit(&c->head, memory_order_acquire),
+	                      memory_order_release);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a controller shares with its stream's keeper and nobody else: an
+ * anonymous shared mapping made at creation, before the keeper is forked
+ * (traced processes cannot reach it).  It holds the events the controller
+ * and the keeper record themselves (START, STOP, FILTER, FLUSH_START/STOP,
+ * ERROR), which the reader merges with the stream's lanes by time, and the
+ * keeper's progress, so that a new keeper can continue a log if one dies.
+ */
+#ifndef PT_CTL_H
+#define PT_CTL_H
+
+#include "internal.h"
+#include "logwrite.h"
+
+#define PT_CTLQ_LEN 256u
+#define PT_CTL_DATA_MAX (2 * sizeof(trace_event_set_t))
+
+struct pt_ctl_event {
+	uint64_t raw;            /* timestamp, the stream's clock */
+	uint32_t id;
+	uint32_t len;
+	int32_t pid;             /* 0: not associated with a process */
+	int32_t tid;
+	uint64_t thread;
+	uint64_t pc;
+	unsigned char data[PT_CTL_DATA_MAX];
+};
+
+/* Who asked for something: recorded with the events it causes. */
+struct pt_caller {
+	int32_t pid, tid;
+	uint64_t thread;
+	uint64_t pc;
+};
+
+struct pt_ctl {
+	pthread_mutex_t lock;            /* robust, process-shared: writers of q */
+	int loop;                        /* POSIX_TRACE_LOOP: full drops the oldest */
+	_Atomic uint32_t head;           /* next entry written */
+	_Atomic uint32_t tail;           /* next entry read */
+	_Atomic uint64_t lost;
+	struct pt_ctl_event q[PT_CTLQ_LEN];
+	/* The keeper and its controller. */
+	_Atomic uint32_t flush_req;      /* bumped by each flush request */
+	_Atomic uint32_t flush_done;     /* the last request the keeper finished */
+	_Atomic uint32_t flush_error;    /* first error, reset by get_status */
+	_Atomic uint32_t log_full;
+	_Atomic uint32_t log_overrun;    /* reset by get_status */
+	_Atomic uint32_t keeper_ack;     /* futex: bumped after each command */
+	_Atomic int32_t keeper_error;    /* the keeper's first error */
+	_Atomic uint32_t keeper_finished; /* it wrote the end of the log */
+	struct pt_caller flush_caller;   /* of the flush in progress */
+	struct pt_logw_state logw;       /* the log as written so far */
+};
+
+struct pt_ctl *pt_ctl_create(int loop);
+void pt_ctl_destroy(struct pt_ctl *c);
+/* Records an event; the caller's identity (pid 0 for none). */
+void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const void *data,
+                uint32_t len, const struct pt_caller *who);
+void pt_ctl_put_at(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, const void *data,
+                   uint32_t len, const struct pt_caller *who);
+/* The oldest unread event, copied: 1, or 0 when there is none. */
+int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos);
+/* Takes the event peeked at pos: 0 when a writer dropped it meanwhile. */
+int pt_ctl_consume(struct pt_ctl *c, uint32_t pos);
+void pt_ctl_discard_all(struct pt_ctl *c);
+/* This thread of this process, calling from pc. */
+struct pt_caller pt_caller_here(uintptr_t pc);
+
+#endif

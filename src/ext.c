@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The extensions of <posixtrace.h>: what an event carries beyond
+ * struct posix_trace_event_info, what a log says about itself, and which
+ * processes can be traced.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "logfile.h"
+
+int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
+{
+	if (!ext)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	int err = h->has_ext ? 0 : EINVAL;
+	if (!err)
+		*ext = h->ext;
+	pt_handle_put(h);
+	return err;
+}
+
+int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info)
+{
+	if (!info)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	memset(info, 0, sizeof *info);
+	pt_logfile_info(h, info);
+	pt_handle_put(h);
+	return 0;
+}
+
+/* Whether pid has loaded the library: its fd table shows a control block
+ * (reading it needs the same permission as tracing it). */
+static int instrumented(pid_t pid)
+{
+	char dir[64], path[384], link[64];
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d))) {
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			found = strncmp(link, "/memfd:posixtrace-pcb", 21) == 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int posixtrace_list_processes(pid_t *pids, size_t max, size_t *count)
+{
+	if (!count || (!pids && max))
+		return EINVAL;
+	pt_init();
+	DIR *d = opendir("/proc");
+	if (!d)
+		return ENOMEM;
+	struct dirent *e;
+	size_t n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		pid_t pid = (pid_t)atoi(e->d_name);
+		struct pt_remote r;
+		if (pid == pt_proc.pid || !instrumented(pid) || pt_remote_open(pid, &r) != 0)
+			continue;
+		pt_remote_close(&r);
+		if (n < max)
+			pids[n] = pid;
+		n++;
+	}
+	closedir(d);
+	*count = n;
+	return 0;
+}
+
+int posixtrace_process_eventtypes(pid_t pid,
+                                  int (*fn)(trace_event_id_t id, const char *name, void *arg),
+                                  void *arg)
+{
+	if (!fn)
+		return EINVAL;
+	pt_init();
+	struct pt_remote r;
+	int err = pt_remote_open(pid, &r);
+	if (!err)
+		err = pt_remote_reach(&r);
+	if (!err && !r.reg)
+		err = ENOENT;
+	char name[PT_NAME_SIZE];
+	uint32_t n = err ? 0 : pt_reg_count(r.reg);
+	for (uint32_t i = 1; i < n; i++)
+		if (pt_reg_name(r.reg, PT_USER_FIRST + i, name) == 0 && fn(PT_USER_FIRST + i, name, arg))
+			break;
+	pt_remote_close(&r);
+	return err;
+}

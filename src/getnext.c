@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * posix_trace_getnext_event() and its timed and non-blocking forms: taking
+ * events out of a stream (reader.c) or a log (logfile.c), and waiting.
+ *
+ * A reader that has caught up waits without asking writers for anything at
+ * first (short naps: a busy writer is not made to wake it after every event,
+ * and its events are delivered at most about a millisecond late); then it
+ * announces its sleep (waiters) and sleeps until a writer wakes it.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <limits.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "handle.h"
+#include "logfile.h"
+
+#define NAP_NS 100000L
+#define NAPS 10
+
+enum { GET_BLOCK, GET_TRY, GET_TIMED };
+
+static int deadline_passed(const struct timespec *abstime)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > abstime->tv_sec ||
+	       (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec);
+}
+
+/* The earlier of abstime and `rel` from now, as a CLOCK_REALTIME deadline;
+ * whole timespecs, no multiplication that could overflow. */
+static struct timespec earlier_deadline(const struct timespec *abstime, long rel_ns)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += rel_ns;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	if (abstime && (abstime->tv_sec < t.tv_sec ||
+	                (abstime->tv_sec == t.tv_sec && abstime->tv_nsec < t.tv_nsec)))
+		return *abstime;
+	return t;
+}
+
+/* Sleeps until futex_seq moves past seq, a signal, or the deadline. */
+static int wait_seq(struct pt_stream_hdr *hdr, uint32_t seq, const struct timespec *deadline)
+{
+	long r = syscall(SYS_futex, &hdr->futex_seq, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, seq,
+	                 deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+	return r == 0 || errno == EAGAIN || errno == ETIMEDOUT ? 0 : errno;
+}
+
+static int take(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
+                size_t num_bytes, size_t *data_len, uintptr_t pc)
+{
+	struct posixtrace_event_ext ext;
+	if (!pt_read_next(h, ev, &ext, data, num_bytes, data_len, 1, pc))
+		return 0;
+	h->ext = ext;
+	h->has_ext = 1;
+	return 1;
+}
+
+/* One wait of a reader that caught up.  Returns 1 when it found an event
+ * on its last look, else 0 or an error number (EINTR) as the wait ended. */
+static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec *abstime,
+                          struct posix_trace_event_info *ev, void *data, size_t num_bytes,
+                          size_t *data_len, uintptr_t pc, int *err)
+{
+	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	uint32_t seq = atomic_load_explicit(&hdr->futex_seq, memory_order_acquire);
+	struct timespec deadline, *dl = NULL;
+	if (*naps < NAPS) {
+		(*naps)++;
+		deadline = earlier_deadline(abstime, NAP_NS);
+		dl = &deadline;
+	} else {
+		/* Announce the sleep, then look once more: the fence pairs with
+		 * the writer's compiler barrier between its commit and its
+		 * load of waiters (append_record, writer.c), so either it sees
+		 * us or we see its event. */
+		atomic_store_explicit(&hdr->waiters, 1, memory_order_seq_cst);
+		int bounded = pt_fence_all(h->remote || h->map.inherited) != 0;
+		if (take(h, ev, data, num_bytes, data_len, pc))
+			return 1;
+		if (bounded || abstime) {
+			deadline = bounded ? earlier_deadline(abstime, 10000000L) : *abstime;
+			dl = &deadline;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	*err = wait_seq(hdr, seq, dl);
+	pthread_mutex_lock(&h->lock);
+	return 0;
+}
+
+static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                     size_t num_bytes, size_t *data_len, int *unavailable, int mode,
+                     const struct timespec *abstime, uintptr_t pc)
+{
+	if (!ev || !data_len || !unavailable || (!data && num_bytes))
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, mode == GET_BLOCK ? PT_H_ACTIVE | PT_H_LOG : PT_H_ACTIVE);
+	if (!h)
+		return EINVAL;
+	if (h->kind == PT_H_LOG) {
+		/* A pre-recorded stream never blocks; its end is "unavailable". */
+		*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+		pt_handle_put(h);
+		return 0;
+	}
+	if (h->has_log) {
+		/* The keeper consumes an active stream with a log; reading it
+		 * as well is left unspecified by the standard. */
+		pt_handle_put(h);
+		return EINVAL;
+	}
+	int rc = 0, naps = 0;
+	h->readers++;
+	for (;;) {
+		if (h->dying) {
+			rc = EINVAL;
+			break;
+		}
+		if (take(h, ev, data, num_bytes, data_len, pc)) {
+			*unavailable = 0;
+			break;
+		}
+		*unavailable = 1;
+		if (mode == GET_TRY)
+			break;
+		if (mode == GET_TIMED) {
+			if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000) {
+				rc = EINVAL;
+				break;
+			}
+			if (deadline_passed(abstime)) {
+				rc = ETIMEDOUT;
+				break;
+			}
+		}
+		int err = 0;
+		if (wait_for_event(h, &naps, mode == GET_TIMED ? abstime : NULL, ev, data, num_bytes,
+		                   data_len, pc, &err)) {
+			*unavailable = 0;
+			break;
+		}
+		if (err == EINTR) {
+			rc = EINTR;
+			break;
+		}
+	}
+	h->readers--;
+	if (h->dying)
+		pthread_cond_broadcast(&h->idle);
+	pt_handle_put(h);
+	return rc;
+}
+
+int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
+                              void *restrict data, size_t num_bytes, size_t *restrict data_len,
+                              int *restrict unavailable)
+{
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL,
+	                 (uintptr_t)__builtin_return_address(0));
+}
+
+int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
+                                   void *restrict data, size_t num_bytes,
+                                   size_t *restrict data_len, int *restrict unavailable,
+                                   const struct timespec *restrict abstime)
+{
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TIMED, abstime,
+	                 (uintptr_t)__builtin_return_address(0));
+}
+
+int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
+                                 void *restrict data, size_t num_bytes,
+                                 size_t *restrict data_len, int *restrict unavailable)
+{
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, NULL,
+	                 (uintptr_t)__builtin_return_address(0));
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trace stream identifiers (handle.c): a table of handles, each for an
+ * active stream (its controller's view) or a pre-recorded one (a log read
+ * back).  An identifier carries the slot and a generation, so a stale,
+ * made-up or inherited identifier is rejected with EINVAL.
+ */
+#ifndef PT_HANDLE_H
+#define PT_HANDLE_H
+
+#include "reader.h"
+#include "remote.h"
+
+enum { PT_H_ACTIVE = 1, PT_H_LOG = 2 };
+struct pt_logfile;
+
+struct pt_handle {
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	uint32_t gen;
+	/* Everything from kind on is reset when the handle is taken. */
+	int kind;                  /* PT_H_ACTIVE or PT_H_LOG */
+	struct pt_logfile *log;    /* PT_H_LOG: the pre-recorded stream */
+	/* PT_H_ACTIVE */
+	struct pt_map map;
+	struct pt_attr attr;       /* as created, in private memory */
+	int slot;                  /* a stream of this process: its slot; -1 */
+	int remote;                /* traces another process */
+	int has_log;
+	int running;               /* as the controller last set it */
+	struct pt_remote target;
+	struct pt_ctl *ctl;
+	pid_t keeper;              /* the keeper process, 0 none */
+	int keeper_sock;           /* commands to it; closing it ends it */
+	int keeper_pidfd;
+	int log_fd;                /* the caller's log descriptor (a new keeper's) */
+	struct pt_reader rd;
+	/* both */
+	int in_use;
+	int dying;
+	int readers;               /* threads inside a getnext call */
+	uint32_t typelist_pos;
+	uint64_t lost_seen;        /* pt_stream_lost() at the last get_status */
+	int has_ext;
+	struct posixtrace_event_ext ext; /* of the last event returned */
+};
+
+struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
+struct pt_handle *pt_handle_alloc(void);
+trace_id_t pt_handle_publish(struct pt_handle *h);
+void pt_handle_release(struct pt_handle *h);
+void pt_handle_put(struct pt_handle *h);
+void pt_handles_after_fork(void);
+void pt_handle_forget_map(const struct pt_map *m);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The keeper (keeper.c): a process forked from the controller at creation of
+ * a stream that has a log, traces another process, or is traced with
+ * inheritance.  It writes the log, and it ends the stream when the
+ * controller goes away by any means (exit, exec, SIGKILL).
+ */
+#ifndef PT_KEEPER_H
+#define PT_KEEPER_H
+
+#include "handle.h"
+
+enum { PT_CMD_FLUSH = 'F', PT_CMD_CLEAR = 'C', PT_CMD_FINISH = 'S' };
+
+/* Writes the log's header and names (a new log), then forks the keeper. */
+int pt_keeper_start(struct pt_handle *h, int logfd);
+/* A command, carried out (flush: started) when it returns.  EIO when the
+ * keeper had died: a new one continues, after a POSIX_TRACE_ERROR. */
+int pt_keeper_command(struct pt_handle *h, char cmd, const struct pt_caller *who);
+/* posix_trace_shutdown: the keeper finishes the log and exits; its first
+ * error. */
+int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who);
+int pt_forking_keeper(void);
+
+#endif

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lanes: claimed by a thread on its first event into a stream, given back
+ * when it exits (its open chunk stays with the lane, for the next owner to
+ * continue after an OWNER record), taken back from a process that died
+ * without giving them back.  And what happens to chunks when the stream is
+ * full: the LOOP policy steals the oldest, every loss is noted for the
+ * reader's POSIX_TRACE_OVERFLOW.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "writer.h"
+
+#define MAX_CHAIN 64 /* links followed to a lane's open chunk */
+
+static struct pt_lane *lane_ptr(const struct pt_map *m, uint32_t i) { return pt_lane_at(m, i); }
+
+/* Lanes in use, bounded by what is committed (writers trust the stream's
+ * words, within the geometry they keep). */
+static uint32_t lanes_known(const struct pt_map *m)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
+	uint32_t c = atomic_load_explicit(&h->committed_lanes, memory_order_acquire);
+	if (n > c)
+		n = c;
+	return n < m->max_lanes ? n : m->max_lanes;
+}
+
+/* The stack of free lanes: tag << 32 | lane + 1. */
+static uint32_t pop_free(const struct pt_map *m)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_acquire);
+	for (;;) {
+		uint32_t l1 = (uint32_t)top;
+		if (l1 == 0 || l1 > lanes_known(m))
+			return PT_NONE;
+		uint32_t next = atomic_load_explicit(&lane_ptr(m, l1 - 1)->free_next1, memory_order_relaxed);
+		uint64_t repl = (uint64_t)next | (((top >> 32) + 1) << 32);
+		if (atomic_compare_exchange_weak_explicit(&h->free_lanes, &top, repl,
+		                                          memory_order_acq_rel, memory_order_acquire))
+			return l1 - 1;
+	}
+}
+
+static void push_free(const struct pt_map *m, uint32_t lane)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	struct pt_lane *l = lane_ptr(m, lane);
+	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_relaxed);
+	uint64_t repl;
+	do {
+		atomic_store_explicit(&l->free_next1, (uint32_t)top, memory_order_relaxed);
+		repl = (uint64_t)(lane + 1) | (((top >> 32) + 1) << 32);
+	} while (!atomic_compare_exchange_weak_explicit(&h->free_lanes, &top, repl,
+	                                                memory_order_release, memory_order_relaxed));
+}
+
+/* A lane whose owner process is gone (killed, or its other threads ended
+ * by exit()). */
+static uint32_t reclaim_dead(const struct pt_map *m)
+{
+	uint32_t n = lanes_known(m);
+	uint64_t seen = 0;
+	int seen_alive = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pt_lane *l = lane_ptr(m, i);
+		uint64_t tok = atomic_load_explicit(&l->owner, memory_order_acquire);
+		if (!tok || tok == pt_proc.owner_token)
+			continue;
+		if (tok != seen) {
+			seen = tok;
+			seen_alive = pt_owner_alive(tok);
+		}
+		if (!seen_alive &&
+		    atomic_compare_exchange_strong_explicit(&l->owner, &tok, pt_proc.owner_token,
+		                                            memory_order_acq_rel, memory_order_relaxed))
+			return i;
+	}
+	return PT_NONE;
+}
+
+static uint32_t new_lane(const struct pt_map *m)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint32_t n = atomic_fetch_add_explicit(&h->nlanes, 1, memory_order_acq_rel);
+	if (n >= m->max_lanes || pt_stream_commit_lane(m, n) != 0)
+		return PT_NONE;
+	atomic_store_explicit(&lane_ptr(m, n)->owner, pt_proc.owner_token, memory_order_relaxed);
+	return n;
+}
+
+/* Walks the records of a chunk up to `end`: the events at or after `from`
+ * (their number and the time of the first), and the bytes of all its event
+ * records.  Returns 0, or EINVAL where the records stop making sense. */
+int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t end, uint32_t from,
+                  uint64_t *first_ts, uint32_t *events, uint32_t *ev_bytes)
+{
+	const struct pt_chunk *ch = (const struct pt_chunk *)chunk;
+	uint64_t base = ch->base;
+	uint32_t off = PT_CHUNK_HDR;
+	*first_ts = UINT64_MAX;
+	*events = *ev_bytes = 0;
+	if (end > m->chunk_size)
+		return EINVAL;
+	while (off + PT_REC_HDR <= end) {
+		uint64_t w0;
+		memcpy(&w0, chunk + off, 8);
+		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
+		uint32_t size = (uint32_t)pt_record_size(len);
+		if (len > m->max_data + sizeof(struct pt_owner_rec) || size > end - off)
+			return EINVAL;
+		if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
+			memcpy(&base, chunk + off + PT_REC_HDR, 8);
+		} else if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
+			memcpy(&base, chunk + off + PT_REC_HDR, 8);
+		} else if (id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data) {
+			*ev_bytes += size;
+			if (off >= from) {
+				if (*first_ts == UINT64_MAX)
+					*first_ts = base + pt_rec_delta(w0);
+				(*events)++;
+			}
+		} else {
+			return EINVAL;
+		}
+		off += size;
+	}
+	return 0;
+}
+
+/* The lane's open chunk: its tail, or what the tail links to when the
+ * owner died between linking a chunk and recording it as the tail. */
+static uint32_t open_chunk(const struct pt_map *m, struct pt_lane *l)
+{
+	uint32_t c = atomic_load_explicit(&l->tail1, memory_order_acquire);
+	uint32_t committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
+	if (c == 0 || c > committed || c > m->max_chunks)
+		return PT_NONE;
+	c--;
+	for (int i = 0; i < MAX_CHAIN; i++) {
+		uint32_t next = atomic_load_explicit(&pt_chunk_at(m, c)->next, memory_order_acquire);
+		if (next == PT_NONE)
+			return c;
+		if (next >= committed || next >= m->max_chunks)
+			return PT_NONE;
+		c = next;
+	}
+	return PT_NONE;
+}
+
+/* Takes over the lane's open chunk: later records follow the last
+ * committed one, after an OWNER record. */
+static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt_lane *l,
+                           int reclaimed)
+{
+	uint32_t c = open_chunk(m, l);
+	if (c == PT_NONE)
+		return;
+	struct pt_chunk *ch = pt_chunk_at(m, c);
+	uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
+	uint32_t off = (uint32_t)commit, events, bytes;
+	uint64_t first;
+	if (off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
+		return;
+	if (reclaimed) {
+		if (pt_chunk_walk(m, (unsigned char *)ch, off, off, &first, &events, &bytes) != 0)
+			return;
+	} else {
+		bytes = atomic_load_explicit(&ch->event_bytes, memory_order_relaxed);
+	}
+	atomic_store_explicit(&l->tail1, c + 1, memory_order_relaxed);
+	w->chunk = (unsigned char *)ch;
+	w->off = off;
+	w->count = (uint32_t)(commit >> 32);
+	w->cap = m->chunk_size;
+	w->event_bytes = bytes < m->chunk_size ? bytes : 0;
+	w->need_owner = 1;
+}
+
+int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m)
+{
+	int reclaimed = 0;
+	uint32_t lane = pop_free(m);
+	if (lane != PT_NONE) {
+		atomic_store_explicit(&lane_ptr(m, lane)->owner, pt_proc.owner_token,
+		                      memory_order_relaxed);
+	} else if ((lane = reclaim_dead(m)) != PT_NONE) {
+		reclaimed = 1;
+	} else if ((lane = new_lane(m)) == PT_NONE) {
+		return ENOMEM;
+	}
+	memset(w, 0, sizeof *w);
+	w->lane = lane;
+	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
+	continue_chunk(w, m, lane_ptr(m, lane), reclaimed);
+	return 0;
+}
+
+/* Pairs with the acquire pop of the free stack in pt_lane_claim: the next
+ * owner sees event_bytes and the tail. */
+void pt_lane_release(struct pt_wlane *w, const struct pt_map *m)
+{
+	struct pt_lane *l = lane_ptr(m, w->lane);
+	if (w->chunk)
+		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->event_bytes, w->event_bytes,
+		                      memory_order_relaxed);
+	atomic_store_explicit(&l->owner, 0, memory_order_release);
+	push_free(m, w->lane);
+}
+
+void pt_held_sub(struct pt_stream_hdr *h, uint32_t bytes)
+{
+	uint64_t cur = atomic_load_explicit(&h->held, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&h->held, &cur, cur > bytes ? cur - bytes : 0,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* A gap: the reader reports POSIX_TRACE_OVERFLOW at the first lost event's
+ * time (XSH 2.11.1.2, posix_stream_overrun_status). */
+void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n)
+{
+	uint64_t cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
+	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+	/* Pairs with the acquire load of ovf_count in the reader. */
+	atomic_fetch_add_explicit(&h->ovf_count, n, memory_order_release);
+	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->lost_total, n, memory_order_relaxed);
+}
+
+/* The sealed chunk with the oldest events, taken from the head of its lane
+ * (LOOP policy, nothing free).  The head CAS makes this race safely with
+ * the reader consuming the same chunk. */
+static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
+{
+	uint32_t n = lanes_known(m), committed;
+	uint64_t best_ts = UINT64_MAX;
+	int found = 0;
+	committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t hd = atomic_load_explicit(&lane_ptr(m, i)->head, memory_order_acquire);
+		uint32_t c = pt_head_chunk(hd);
+		if (c >= committed || c >= m->max_chunks)
+			continue;
+		struct pt_chunk *ch = pt_chunk_at(m, c);
+		if (atomic_load_explicit(&ch->next, memory_order_acquire) == PT_NONE)
+			continue;
+		if (!found || ch->base < best_ts) {
+			best_ts = ch->base;
+			*lane = i;
+			*head = hd;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+uint32_t pt_steal_oldest(const struct pt_map *m)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uint32_t lane = 0;
+		uint64_t hd = 0;
+		if (!oldest_sealed(m, &lane, &hd))
+			return PT_NONE;
+		uint32_t c = pt_head_chunk(hd);
+		struct pt_chunk *ch = pt_chunk_at(m, c);
+		uint32_t nx = atomic_load_explicit(&ch->next, memory_order_acquire);
+		if (nx >= m->max_chunks)
+			continue;
+		uint64_t repl = pt_head_pack(nx, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
+		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
+		                                             memory_order_acq_rel, memory_order_relaxed))
+			continue;
+		uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire), first;
+		uint32_t events = 0, bytes = 0;
+		pt_chunk_walk(m, (unsigned char *)ch, (uint32_t)commit, pt_head_off(hd), &first, &events,
+		              &bytes);
+		pt_held_sub(h, atomic_load_explicit(&ch->event_bytes, memory_order_relaxed));
+		if (events)
+			pt_note_loss(h, first, events);
+		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
+		return c;
+	}
+	return PT_NONE;
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory that several processes map: a stream, a process control block, a
+ * name registry.  Offsets only, never pointers.  Whoever reads memory that
+ * another process can write validates every index, offset and length
+ * against values it keeps in private memory (see docs/SECURITY.md); every
+ * such object is a sealed memfd, so its size cannot change under a reader.
+ */
+#ifndef PT_LAYOUT_H
+#define PT_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+/* The public functions are the only symbols exported (libposixtrace.map),
+ * whichever header a source file includes first. */
+#pragma GCC visibility push(default)
+#include "../include/trace.h"
+#include "../include/posixtrace.h"
+#pragma GCC visibility pop
+
+#define PT_LAYOUT_VERSION 2u
+#define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
+
+/* ---- event type identifiers ------------------------------------------ */
+
+#define PT_NEVENT_IDS 1024u         /* bits in trace_event_set_t */
+#define PT_SYS_FIRST 1u             /* POSIX_TRACE_START */
+#define PT_SYS_LAST 8u              /* POSIX_TRACE_ERROR */
+#define PT_USER_FIRST 32u           /* POSIX_TRACE_UNNAMED_USER_EVENT */
+#define PT_NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
+#define PT_MAX_DATA_LIMIT (1u << 20)
+
+_Static_assert(PT_NEVENT_IDS - PT_USER_FIRST == TRACE_USER_EVENT_MAX, "user id range");
+_Static_assert(sizeof(trace_event_set_t) * 8 == PT_NEVENT_IDS, "event set size");
+_Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
+
+/* ---- records -------------------------------------------------------------
+ * A record is two words then its data, padded to 8 bytes:
+ *   word0: time delta (32 bits) | id (10 bits) | data length (21 bits) |
+ *          truncated at generation (1 bit)
+ *   word1: the program address of the call
+ * The delta is in raw clock units (struct pt_clock) from the lane's current
+ * base: the chunk's base, or the last OWNER or TIME record before it.
+ * Ids 9 to 31 are never events; two of them are meta records that the
+ * reader consumes and never reports. */
+#define PT_REC_HDR 16u
+#define PT_REC_ID_SHIFT 32
+#define PT_REC_ID_MASK 0x3ffu
+#define PT_REC_LEN_SHIFT 42
+#define PT_REC_LEN_MASK 0x1fffffu
+#define PT_REC_TRUNCATED (1ull << 63)
+#define PT_DELTA_MAX 0xffffffffull
+
+#define PT_ID_TIME 9u  /* data: u64, the new base */
+#define PT_ID_OWNER 10u /* data: struct pt_owner_rec; a new owner took the lane over */
+
+_Static_assert(PT_NEVENT_IDS - 1 <= PT_REC_ID_MASK, "ids fit");
+_Static_assert(PT_MAX_DATA_LIMIT <= PT_REC_LEN_MASK, "lengths fit");
+
+static inline uint64_t pt_rec_word0(uint64_t delta, uint32_t id, uint32_t len, int truncated)
+{
+	return delta | ((uint64_t)id << PT_REC_ID_SHIFT) | ((uint64_t)len << PT_REC_LEN_SHIFT) |
+	       (truncated ? PT_REC_TRUNCATED : 0);
+}
+static inline uint32_t pt_rec_delta(uint64_t w0) { return (uint32_t)w0; }
+static inline uint32_t pt_rec_id(uint64_t w0) { return (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK; }
+static inline uint32_t pt_rec_len(uint64_t w0) { return (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK; }
+static inline size_t pt_record_size(size_t data_len) { return PT_REC_HDR + ((data_len + 7) & ~(size_t)7); }
+
+#define PT_COMM_SIZE 16
+
+/* Who writes a lane from here on (OWNER record data, chunk header). */
+struct pt_owner {
+	int32_t pid;
+	int32_t tid;      /* kernel thread id */
+	uint64_t thread;  /* pthread_t */
+	char comm[PT_COMM_SIZE];
+};
+_Static_assert(sizeof(struct pt_owner) == 32, "owner");
+
+struct pt_owner_rec {
+	uint64_t base;    /* raw clock base of the records that follow */
+	struct pt_owner owner;
+};
+_Static_assert(sizeof(struct pt_owner_rec) == 40, "owner record");
+
+/* ---- chunks --------------------------------------------------------------
+ * The event space is cut into equal chunks.  Each writer thread fills the
+ * chunk at the tail of its lane; the reader follows each lane's chain. */
+#define PT_CHUNK_HDR 128u
+#define PT_NONE 0xffffffffu /* chunk link: still open; no chunk */
+
+struct pt_chunk {
+	/* Line 0, written by the owning writer after each event (release):
+	 * (event count << 32) | end offset of the last committed record. */
+	_Atomic uint64_t commit;
+	/* PT_NONE while the lane's writers may still append; then the next
+	 * chunk of the lane.  Stored (release) after the final commit. */
+	_Atomic uint32_t next;
+	_Atomic uint32_t free_next;  /* link in the free pool */
+	/* Bytes of event records in the chunk, stored by the writer that
+	 * seals it (the "held" accounting, see pt_stream_hdr.held). */
+	_Atomic uint32_t event_bytes;
+	uint32_t pad0;
+	uint64_t pad1[5];
+	/* Line 1, written once when a writer starts the chunk. */
+	uint64_t base;               /* raw clock base of its first records */
+	uint64_t cal_raw, cal_mono;  /* raw clock and CLOCK_MONOTONIC read together (a hint) */
+	struct pt_owner owner;       /* writer of its first records */
+	uint32_t lane;
+	uint32_t pad2;
+};
+_Static_assert(sizeof(struct pt_chunk) == PT_CHUNK_HDR, "chunk header");
+_Static_assert(offsetof(struct pt_chunk, base) == 64, "chunk header lines");
+
+/* ---- lanes ---------------------------------------------------------------
+ * A lane is a sequence of records written by one thread at a time, in time
+ * order.  A thread claims a lane on its first event and gives it back when
+ * it exits; the next thread that claims it continues in its open chunk after
+ * an OWNER record, so finished threads and processes leave no partly filled
+ * chunk behind.  A lane whose owner process died is taken back. */
+
+/* The head: where the oldest unread record of a lane is.  Everything that
+ * moves it (the reader consuming, the reader retiring a chunk, a LOOP writer
+ * stealing the oldest chunk, clear) is one compare-and-swap: chunk index + 1
+ * (20 bits, 0: the lane has no unread chunk), offset (24 bits), tag (20
+ * bits) bumped when the chunk changes.  Zeroed memory is an empty lane, so
+ * lanes need no initialisation when their page is committed. */
+#define PT_HEAD_CHUNK_MASK 0xfffffu
+#define PT_HEAD_OFF_SHIFT 20
+#define PT_HEAD_OFF_MASK 0xffffffu
+#define PT_HEAD_TAG_SHIFT 44
+#define PT_MAX_CHUNKS 0xffff0u
+#define PT_MAX_CHUNK_SIZE (8u << 20)
+_Static_assert(PT_MAX_CHUNKS < PT_HEAD_CHUNK_MASK, "chunk index fits the head");
+_Static_assert(PT_MAX_CHUNK_SIZE <= PT_HEAD_OFF_MASK + 1, "offset fits the head");
+
+static inline uint64_t pt_head_pack(uint32_t chunk, uint32_t off, uint32_t tag)
+{
+	uint64_t c = chunk == PT_NONE ? 0 : (uint64_t)chunk + 1;
+	return (c & PT_HEAD_CHUNK_MASK) | ((uint64_t)(off & PT_HEAD_OFF_MASK) << PT_HEAD_OFF_SHIFT) |
+	       ((uint64_t)(tag & 0xfffffu) << PT_HEAD_TAG_SHIFT);
+}
+static inline uint32_t pt_head_chunk(uint64_t h)
+{
+	uint32_t c = (uint32_t)(h & PT_HEAD_CHUNK_MASK);
+	return c ? c - 1 : PT_NONE;
+}
+static inline uint32_t pt_head_off(uint64_t h) { return (uint32_t)(h >> PT_HEAD_OFF_SHIFT) & PT_HEAD_OFF_MASK; }
+static inline uint32_t pt_head_tag(uint64_t h) { return (uint32_t)(h >> PT_HEAD_TAG_SHIFT); }
+
+struct pt_lane {
+	_Atomic uint64_t head;
+	/* 0: free; else the owner process, pid << 32 | low bits of its start
+	 * time, so that a lane of a dead process can be taken back. */
+	_Atomic uint64_t owner;
+	_Atomic uint32_t tail1;      /* the lane's open chunk + 1; 0 before the first */
+	_Atomic uint32_t free_next1; /* link in the stack of free lanes: lane + 1, 0 ends it */
+	/* Events its writers attempted while the stream was full: counted
+	 * here, by the writing thread alone, not on a line all writers share. */
+	_Atomic uint64_t lost;
+	uint64_t pad[4];
+};
+_Static_assert(sizeof(struct pt_lane) == 64, "lane");
+
+/* ---- the stream header ---------------------------------------------------- */
+
+#define PT_STREAM_MAGIC 0x325254534d525450ull /* "PTRMSTR2" */
+#define PT_LANES_PER_PAGE 64u
+
+/* stream states (hdr->state) */
+enum { PT_ST_SUSPENDED = 0, PT_ST_RUNNING = 1, PT_ST_FULL = 2, PT_ST_DEAD = 3 };
+/* clocks of raw timestamps */
+enum { PT_CLOCK_MONO = 1, PT_CLOCK_TSC = 2 };
+
+/* The stream's attributes as created (the public trace_attr_t's content). */
+struct pt_attr {
+	uint32_t magic;
+	int32_t stream_policy;
+	int32_t stream_policy_set; /* 0: default, chosen at create time */
+	int32_t log_policy;
+	int32_t inheritance;
+	uint32_t reserved;
+	uint64_t stream_size;
+	uint64_t max_data_size;
+	uint64_t log_size;
+	int64_t clockres_sec, clockres_nsec;
+	int64_t create_sec, create_nsec;
+	char name[TRACE_NAME_MAX];
+	char genversion[TRACE_NAME_MAX];
+};
+_Static_assert(sizeof(struct pt_attr) <= sizeof(trace_attr_t), "attr fits");
+
+struct pt_stream_hdr {
+	/* Immutable after creation; every process keeps its own validated
+	 * copy (struct pt_geom) and never reads these again. */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;
+	uint64_t total_size;     /* the memfd's sealed size */
+	uint64_t names_off, lanes_off, chunks_off;
+	uint32_t max_lanes, max_chunks;
+	uint32_t base_chunks;    /* committed at creation */
+	uint32_t chunk_size;
+	uint32_t clock;          /* PT_CLOCK_* */
+	uint32_t grow_chunks;    /* chunks committed per growth step */
+	uint64_t event_room;     /* stream-min-size: the bytes of events held before full */
+	uint64_t base_mono_ns;   /* CLOCK_MONOTONIC at creation ... */
+	uint64_t base_real_ns;   /* ... and CLOCK_REALTIME at the same instant */
+	struct pt_attr attr;
+
+	/* Read by every writer per event; written only by control calls. */
+	_Alignas(128) _Atomic uint32_t state;
+	_Alignas(64) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
+
+	/* Reader wake-up: a reader about to sleep sets waiters; a writer that
+	 * sees it bumps futex_seq and wakes. */
+	_Alignas(128) _Atomic uint32_t futex_seq;
+	_Atomic uint32_t waiters;
+
+	/* Free chunk pool (Treiber stack, tagged top), touched once per chunk;
+	 * held: bytes of events in sealed, unread chunks. */
+	_Alignas(128) _Atomic uint64_t free_top;
+	_Atomic uint32_t free_count;
+	_Atomic uint32_t committed_chunks;
+	_Atomic uint64_t held;
+
+	/* Lanes: created so far (a high-water mark), committed lane slots,
+	 * the stack of free lanes (tag << 32 | lane + 1, 0: empty).  Touched
+	 * once per thread. */
+	_Alignas(128) _Atomic uint32_t nlanes;
+	_Atomic uint32_t committed_lanes;
+	_Atomic uint64_t free_lanes;
+
+	/* Loss accounting, touched only when events are lost. */
+	_Alignas(128) _Atomic uint32_t overrun;   /* reset by get_status */
+	_Atomic uint32_t full;
+	_Atomic uint64_t lost_total;              /* cumulative; plus the lanes' */
+	_Atomic uint64_t full_ts;                 /* UNTIL_FULL: stop time (raw) */
+	_Atomic int32_t full_pid;                 /* ... and who found it full */
+	_Atomic uint32_t ended_full;              /* shut down while full */
+	_Atomic uint64_t full_pc;
+
+	/* A pending POSIX_TRACE_OVERFLOW: count and first lost time (raw).
+	 * The reader looks at it for every event, so it is away from the
+	 * counters above, which writers hit while a stream is full. */
+	_Alignas(128) _Atomic uint64_t ovf_count;
+	_Atomic uint64_t ovf_ts;
+
+	/* Trace Log: a writer asks the keeper for a flush. */
+	_Alignas(128) _Atomic uint32_t keeper_wake;  /* futex the keeper sleeps on */
+	_Atomic uint32_t keeper_kicked;
+	_Atomic int32_t kick_pid;
+	_Atomic uint64_t kick_pc;
+
+	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
+};
+
+/* ---- the process control block ------------------------------------------
+ * Every process that loads the library makes one (a sealed memfd).  It holds
+ * the word posix_trace_event() tests and the slots through which a
+ * controller offers a stream; the stream itself is handed over through the
+ * process's channel (a socket pair), see src/channel.c. */
+#define PT_PCB_MAGIC 0x3242435054505450ull /* "PTPTPCB2" */
+#define PT_PCB_SLOTS 64
+enum { PT_SLOT_FREE = 0, PT_SLOT_OFFERED = 1, PT_SLOT_ATTACHED = 2 };
+
+struct pt_pcb_slot {
+	_Atomic uint32_t state;
+	_Atomic uint32_t gen;     /* bumped by each offer */
+	int32_t fd;               /* the process's own fd of the attached stream (exec) */
+	uint32_t pad;
+	uint64_t ino;             /* ... and its inode, checked before the fd is used */
+};
+
+struct pt_fdref {             /* a descriptor a process keeps across exec */
+	int32_t fd;
+	uint32_t pad;
+	uint64_t ino;
+};
+
+struct pt_pcb {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;
+	int32_t pid;
+	uint32_t pad;
+	uint64_t starttime;
+	struct pt_fdref channel_tx;   /* the end a controller pulls with pidfd_getfd */
+	struct pt_fdref channel_rx;   /* the end the process receives on */
+	struct pt_fdref registry;
+	/* Bit i: slot i holds a stream that may be running.  The only load
+	 * of posix_trace_event when nothing is traced. */
+	_Alignas(128) _Atomic uint64_t armed;
+	_Alignas(128) struct pt_pcb_slot slots[PT_PCB_SLOTS];
+};
+_Static_assert(PT_PCB_SLOTS == 64, "armed is a 64-bit mask");
+
+/* ---- the name registry -----------------------------------------------------
+ * A process tree traced with inheritance shares one, so that a name means
+ * one id everywhere.  Entry i is user event id 32 + i (entry 0 unused). */
+#define PT_REGISTRY_MAGIC 0x3247455254505450ull /* "PTPTREG2" */
+struct pt_registry {
+	uint64_t magic;
+	uint32_t size;
+	_Atomic uint32_t next_name;
+	_Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
+	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
+};
+
+#endif

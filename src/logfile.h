@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pre-recorded streams (logfile.c): posix_trace_open(), posix_trace_rewind(),
+ * posix_trace_close(), and what the other functions ask of a log, on top of
+ * the log reader (logread.h).
+ */
+#ifndef PT_LOGFILE_H
+#define PT_LOGFILE_H
+
+#include "handle.h"
+
+int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
+                    size_t num_bytes, size_t *data_len);
+int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out);
+int pt_logfile_typelist(struct pt_handle *h, trace_event_id_t *id);
+void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr);
+void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st);
+void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info);
+void pt_logfile_free(struct pt_handle *h);
+trace_event_id_t pt_typelist_id(uint32_t pos);
+
+#endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process side of the library: the streams this process records into,
+ * its control block, channel and name registry, its threads, and what a
+ * fork child and an exec'd image keep (process.c, join.c, pcb.c,
+ * channel.c, registry.c).
+ */
+#ifndef PT_PROCESS_H
+#define PT_PROCESS_H
+
+#include "stream.h"
+
+/* A stream this process records into, by slot (the slot of its pcb and its
+ * bit in the armed word). */
+struct pt_attached {
+	_Atomic(struct pt_map *) map; /* NULL when the slot is free */
+	uint64_t gen;                 /* changes each time the slot is reused */
+	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
+	int traced;                   /* this process records into it */
+	uint32_t names_synced;        /* registry entries copied into the stream */
+	struct pt_map own;            /* storage for a stream this process joined */
+};
+
+struct pt_thread;
+
+struct pt_process {
+	/* This process's control block (pcb_fallback until it exists); its
+	 * armed word is what posix_trace_event() tests. */
+	_Alignas(128) struct pt_pcb *pcb;
+	/* Zeroed in a fork child by the kernel (MADV_WIPEONFORK): a writer
+	 * that finds it zero is in a child whose fork handler has not run. */
+	volatile uint64_t *fork_word;
+	int pcb_fd;
+	struct pt_registry *reg;       /* names (reg_fallback until it exists) */
+	int reg_fd;
+	int chan_rx, chan_tx;          /* the channel streams are handed over on */
+	uint64_t owner_token;          /* pid << 32 | start time: owner of lanes */
+	pid_t pid;
+	uint64_t starttime;
+	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];
+	uint64_t next_gen;
+	int use_membarrier;
+	int system_writer;             /* the keeper records nothing of its own */
+	pthread_mutex_t lock;          /* attached[], threads, names */
+	struct pt_thread *threads;
+	pthread_key_t thread_key;
+	struct pt_pcb pcb_fallback;
+	struct pt_registry reg_fallback;
+};
+
+extern struct pt_process pt_proc;
+
+/* process.c */
+void pt_barrier_locked(void);
+void pt_arm(int slot, int on);
+int pt_attach_local(struct pt_map *m);
+void pt_detach(int slot);
+void pt_detach_locked(int slot);
+void pt_fork_child(void);
+uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
+int pt_owner_alive(uint64_t token);
+
+/* join.c: streams handed to this process */
+int pt_trust_fd(int fd);
+int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited);
+void pt_take_offers_before_fork(void);
+void pt_record_slot_fd(int slot, int fd);
+void pt_take_offers(int slot);
+void pt_adopt_at_load(void);
+void pt_drop_dead(int slot);
+
+/* pcb.c */
+int pt_pcb_create(void);
+void pt_pcb_init_own(struct pt_pcb *pcb);
+int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime);
+int pt_pcb_map_fd(int fd, struct pt_pcb **out);
+void *pt_sealed_object(const char *name, size_t size, int *fd_out);
+int pt_fd_is(int fd, uint64_t ino);
+
+/* channel.c */
+struct pt_offer_msg {
+	uint32_t magic;
+	uint32_t slot;
+	uint32_t gen;
+	uint32_t reserved;
+};
+#define PT_OFFER_MAGIC 0x4f545450u /* "PTTO" */
+int pt_channel_create(int *rx, int *tx);
+int pt_channel_send(int tx, const struct pt_offer_msg *msg, int fd);
+int pt_channel_recv(int rx, struct pt_offer_msg *msg, int *fd, uid_t *sender_uid);
+int pt_channel_peek(int rx, struct pt_offer_msg *msg, int *fd, uid_t *sender_uid);
+
+/* registry.c */
+int pt_registry_create(void);
+int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_id_t *id);
+int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out);
+uint32_t pt_reg_count(struct pt_registry *reg);
+void pt_reg_to_stream(struct pt_registry *reg, const struct pt_map *m, uint32_t from);
+void pt_reg_adopt_stream_names(struct pt_registry *reg, const struct pt_map *m);
+int pt_registry_map_fd(int fd, struct pt_registry **out);
+void pt_registry_copy_after_fork(void);
+void pt_sync_names(void);
+void pt_seed_names(struct pt_attached *a);
+
+#endif

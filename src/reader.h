@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading an active stream (reader.c): the reader's private place in each
+ * lane, a heap that merges the lanes (and the controller's own events) by
+ * time, and the events the reader reports itself.
+ */
+#ifndef PT_READER_H
+#define PT_READER_H
+
+#include "clock.h"
+#include "ctl.h"
+#include "stream.h"
+
+struct pt_cursor {           /* the reader's place in one lane */
+	uint64_t head;       /* the lane head this position continues */
+	uint64_t base;       /* raw clock base at off */
+	uint64_t ts;         /* READY: raw time of the event at off */
+	uint64_t polled;     /* raw time the commit word was last loaded */
+	uint32_t chunk;      /* PT_NONE: no chunk */
+	uint32_t off;        /* next record (after the meta records already applied) */
+	uint32_t end;        /* committed end, as last loaded */
+	uint32_t state;
+	uint32_t heap_pos;
+	uint32_t end_known;  /* the commit word of this chunk was loaded */
+	struct pt_owner owner;
+};
+
+#define PT_SYNTH_MAX 8
+
+struct pt_synth {            /* an event the reader reports itself */
+	trace_event_id_t id;
+	uint32_t len;
+	uint64_t raw;
+	struct pt_caller who;
+	unsigned char data[sizeof(trace_event_set_t)];
+};
+
+struct pt_reader {
+	struct pt_clockconv conv;
+	struct pt_cursor *cur;
+	uint32_t ncur;
+	uint32_t *heap;
+	uint32_t nheap;
+	uint32_t cap;
+	uint8_t *chunk_ok;       /* chunks past the base found committed */
+	uint8_t *page_ok;        /* lane pages found committed */
+	uint64_t poll_ticks;     /* how long an idle lane is left alone */
+	uint64_t gather_raw;     /* when the lanes were last looked at */
+	uint64_t ovf_raw;        /* a pending POSIX_TRACE_OVERFLOW's time */
+	uint64_t ovf_pending;
+	int resume_pending;
+	int end_reported;
+	int error_lanes;
+	int ctl_ready;           /* ctl_next holds the queue's oldest */
+	uint32_t ctl_pos;
+	struct pt_ctl_event ctl_next;
+	uint32_t nsynth;
+	struct pt_synth synth[PT_SYNTH_MAX];
+};
+
+/* One event out of the stream, or 0 when none is there now.  `live`: the
+ * stream is read while writers may be running, and lanes that were found
+ * empty are looked at again at most once per poll interval. */
+struct pt_handle;
+int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                 struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
+                 int live, uintptr_t pc);
+void pt_discard_all(struct pt_handle *h);
+int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
+void pt_reader_free(struct pt_reader *rd);
+void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts);
+uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw);
+
+#endif

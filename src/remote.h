@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A controller's hold on another process (remote.c): permission and
+ * identity through a pidfd, the target's control block and channel pulled
+ * with pidfd_getfd (allowed by the kernel exactly when ptrace would be), and
+ * the offer of a stream.  One small interface, so that create, start, stop
+ * and shutdown read top-down.
+ */
+#ifndef PT_REMOTE_H
+#define PT_REMOTE_H
+
+#include "process.h"
+
+struct pt_remote {
+	int pidfd;             /* the target process, for good (pid reuse) */
+	pid_t pid;
+	uint64_t start;
+	struct pt_pcb *pcb;    /* its block: sealed, mapped; contents untrusted */
+	int tx;                /* its channel's sending end */
+	struct pt_registry *reg; /* its name registry (untrusted), or NULL */
+	int slot;              /* the slot offered, -1 none */
+	uint32_t gen;
+};
+
+/* Identity and permission: ESRCH, EPERM. */
+int pt_remote_open(pid_t pid, struct pt_remote *r);
+/* Its block and channel: ENOENT when it has not loaded the library. */
+int pt_remote_reach(struct pt_remote *r);
+/* Hands the stream over: a slot, then the descriptor on the channel. */
+int pt_remote_offer(struct pt_remote *r, int stream_fd, int running);
+void pt_remote_arm(struct pt_remote *r, int on);
+/* At shutdown: an offer not taken is withdrawn; a stream taken stays armed
+ * so that the target notices it is dead and lets it go. */
+void pt_remote_withdraw(struct pt_remote *r);
+void pt_remote_close(struct pt_remote *r);
+int pt_remote_alive(const struct pt_remote *r);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stream memory: a sealed memfd (layout.h) and each process's validated,
+ * private view of it.  A stream is created by its controller with the
+ * memory its events need committed at once; the chunks and lanes that each
+ * further writer holds are committed when that writer needs them.
+ */
+#ifndef PT_STREAM_H
+#define PT_STREAM_H
+
+#include "internal.h"
+
+/* A mapping of a stream, its geometry validated once and kept in private
+ * memory: what the mapping itself says later is not trusted. */
+struct pt_map {
+	unsigned char *base;
+	size_t size;
+	int fd;
+	uint64_t names_off, lanes_off, chunks_off;
+	uint32_t max_lanes, max_chunks, base_chunks, chunk_size, grow_chunks;
+	uint32_t clock;
+	uint32_t max_data;
+	int policy;                 /* stream full policy */
+	int inherited;              /* POSIX_TRACE_INHERITED */
+	uint64_t event_room;
+	uint64_t base_mono_ns, base_real_ns;
+};
+
+static inline struct pt_stream_hdr *pt_hdr(const struct pt_map *m)
+{
+	return (struct pt_stream_hdr *)m->base;
+}
+static inline struct pt_lane *pt_lane_at(const struct pt_map *m, uint32_t i)
+{
+	return (struct pt_lane *)(m->base + m->lanes_off) + i;
+}
+static inline struct pt_chunk *pt_chunk_at(const struct pt_map *m, uint32_t i)
+{
+	return (struct pt_chunk *)(m->base + m->chunks_off + (size_t)i * m->chunk_size);
+}
+static inline char *pt_name_at(const struct pt_map *m, uint32_t user_index)
+{
+	return (char *)(m->base + m->names_off) + (size_t)user_index * PT_NAME_SIZE;
+}
+
+/* Creates a stream: ENOMEM when it is larger than the memory this process
+ * may use (checked before anything is committed), EAGAIN out of fds. */
+int pt_stream_create(const struct pt_attr *attr, struct pt_map *out);
+/* Maps a stream received or inherited from another process: the memfd
+ * must be sealed against resizing and hold a valid stream. */
+int pt_stream_map_fd(int fd, struct pt_map *out);
+void pt_stream_unmap(struct pt_map *m);
+/* Whether the bytes [off, off + len) of the stream are committed memory: a
+ * reader checks before it touches what a writer says (a hole would be
+ * allocated at the reader's expense). */
+int pt_stream_backed(const struct pt_map *m, uint64_t off, uint64_t len);
+
+uint32_t pt_pool_pop(const struct pt_map *m);
+void pt_pool_push(const struct pt_map *m, uint32_t chunk);
+/* Commits more chunks into the pool; 0 when it did. */
+int pt_stream_grow(const struct pt_map *m);
+/* Commits the page of lane slot `lane`. */
+int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane);
+
+void pt_wake_readers(struct pt_stream_hdr *h);
+uint64_t pt_stream_lost(const struct pt_map *m);
+void pt_stream_end(struct pt_stream_hdr *h);
+void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name);
+int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out);
+uint32_t pt_stream_nnames(const struct pt_map *m);
+static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id)
+{
+	uint64_t w = atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
+
+/* Memory this process may still use (memcheck.c): 0 when `bytes` more fit
+ * under its memory cgroup's limit, the available memory and RLIMIT_AS. */
+int pt_mem_headroom(uint64_t bytes, uint64_t address_space);
+uint64_t pt_as_room(void);
+/* Commits [p, p + len) of a shared mapping: ENOMEM when it cannot. */
+int pt_populate(void *p, size_t len, int fd, uint64_t off);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recording (writer.c, lanes.c): each thread's writing position in each
+ * stream, and the lanes it claims and gives back.
+ */
+#ifndef PT_WRITER_H
+#define PT_WRITER_H
+
+#include "process.h"
+
+struct pt_wlane {              /* a thread's writing position in one stream */
+	uint64_t gen;          /* pt_attached.gen it belongs to; 0 = none */
+	unsigned char *chunk;  /* open chunk; NULL: none yet */
+	uint32_t lane;
+	uint32_t off;          /* end of the last committed record */
+	uint32_t count;        /* events committed in the chunk */
+	uint32_t cap;          /* chunk size */
+	uint32_t event_bytes;  /* bytes of event records in the chunk */
+	uint32_t need_owner;   /* continuing another owner's chunk: OWNER first */
+	uint64_t base;         /* raw clock base of the deltas */
+};
+
+struct pt_thread {
+	/* Odd while the thread is inside posix_trace_event: a stream is not
+	 * unmapped until every thread has been seen outside (grace period). */
+	_Alignas(128) _Atomic uint64_t cs_seq;
+	pthread_t self;
+	pid_t tid;
+	char comm[PT_COMM_SIZE];   /* its name when it last claimed a lane */
+	struct pt_thread *next;
+	struct pt_wlane lanes[PT_MAX_STREAMS];
+};
+
+struct pt_thread *pt_thread_self(void);
+void pt_thread_exit(void *arg);
+void pt_forget_other_threads(void);
+void pt_release_lanes(struct pt_thread *t, int slot);
+
+/* lanes.c */
+int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m);
+void pt_lane_release(struct pt_wlane *w, const struct pt_map *m);
+uint32_t pt_steal_oldest(const struct pt_map *m);
+void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n);
+void pt_held_sub(struct pt_stream_hdr *h, uint32_t bytes);
+int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t end,
+                  uint32_t from, uint64_t *first_ts, uint32_t *events, uint32_t *ev_bytes);
+
+/* The keeper's kick: a writer asks for a flush (once until it is done). */
+void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc);
+
+#endif
