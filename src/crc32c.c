@@ -1,8 +1,8 @@
-/* CRC-32C (Castagnoli), table-driven, for trace log blocks. */
+/* SPDX-License-Identifier: MIT */
+/* CRC-32C (Castagnoli) for trace log headers and blocks: SSE4.2 when the CPU
+ * has it, else table-driven. */
 #include <pthread.h>
-#include <stddef.h>
-#include <stdint.h>
-uint32_t pt_crc32c(uint32_t crc, const void *data, size_t len);
+#include "crc32c.h"
 
 static uint32_t table[8][256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -257,24 +259,45 @@ static void close_ref(const struct pt_fdref *r)
 
 static void join_inherited(int fd);
 
-/* Streams offered to an ancestor that it has not taken yet: a child it
- * started by posix_spawn() before its next event follows them too.  Peeked
- * (MSG_PEEK with SO_PEEK_OFF), so the ancestor still receives them. */
-static void peek_ancestor_offers(int rx)
+/* The ancestor's block serialises its descendants' peeks; a holder that
+ * died is replaced. */
+static int lock_peek(struct pt_pcb *pcb)
+{
+	for (int spins = 0; spins < 100000; spins++) {
+		int32_t owner = 0;
+		if (atomic_compare_exchange_strong_explicit(&pcb->peek_owner, &owner, pt_proc.pid,
+		                                            memory_order_acquire, memory_order_relaxed))
+			return 1;
+		if (kill(owner, 0) != 0 && errno == ESRCH)
+			atomic_compare_exchange_strong_explicit(&pcb->peek_owner, &owner, 0,
+			                                        memory_order_relaxed, memory_order_relaxed);
+		sched_yield();
+	}
+	return 0;
+}
+
+/* Streams offered to an ancestor that it has not taken yet (it exec'd a
+ * program that does not load the library, say a shell): a child it started
+ * follows them too.  Peeked (MSG_PEEK with SO_PEEK_OFF), so the ancestor
+ * still receives them, one descendant at a time. */
+static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 {
 	struct pt_offer_msg msg;
 	int off = 0, fd;
 	uid_t sender;
-	if (setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off) != 0)
+	if (!lock_peek(pcb))
 		return;
-	for (int i = 0; i < PT_PCB_SLOTS && pt_channel_peek(rx, &msg, &fd, &sender) == 0; i++) {
-		if (fd >= 0 && (sender == 0 || sender == getuid()))
-			join_inherited(fd);
-		else if (fd >= 0)
-			close(fd);
+	if (setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off) == 0) {
+		for (int i = 0; i < PT_PCB_SLOTS && pt_channel_peek(rx, &msg, &fd, &sender) == 0; i++) {
+			if (fd >= 0 && (sender == 0 || sender == getuid()))
+				join_inherited(fd);
+			else if (fd >= 0)
+				close(fd);
+		}
+		off = -1;
+		setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off);
 	}
-	off = -1;
-	setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off);
+	atomic_store_explicit(&pcb->peek_owner, 0, memory_order_release);
 }
 
 /* Another process's block passed down by exec: its channel ends go too. */
@@ -285,7 +308,7 @@ static void drop_foreign_block(int fd)
 		if (pcb->magic == PT_PCB_MAGIC) {
 			struct pt_fdref rx = pcb->channel_rx, tx = pcb->channel_tx;
 			if (pt_fd_is(rx.fd, rx.ino) && pt_trust_fd(fd))
-				peek_ancestor_offers(rx.fd);
+				peek_ancestor_offers(pcb, rx.fd);
 			close_ref(&rx);
 			close_ref(&tx);
 		}
@@ -432,8 +455,11 @@ void pt_adopt_at_load(void)
 	int n = collect(fds, MAX_INHERITED);
 	pthread_mutex_lock(&pt_proc.lock);
 	if (secure_exec()) {
+		/* Nothing inherited, and nothing another process could reach:
+		 * it may trace itself with private memory, nobody traces it. */
 		drop_all(fds, n);
-		n = 0;
+		pthread_mutex_unlock(&pt_proc.lock);
+		return;
 	}
 	for (int i = 0; i < n; i++)
 		if (fds[i].kind == 'p' && pt_proc.pcb_fd < 0 && adopt_own_block(fds[i].fd))

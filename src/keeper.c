@@ -46,13 +46,15 @@ struct keeper {
 static __thread int forking_keeper;
 int pt_forking_keeper(void) { return forking_keeper; }
 
+/* The keeper's first error: kept for posix_trace_shutdown() and the
+ * flush status, and marked in the log where it happened. */
 static void keep_error(struct keeper *k, int err)
 {
-	if (!err)
-		return;
 	int32_t none = 0;
-	atomic_compare_exchange_strong_explicit(&k->ctl->keeper_error, &none, err,
-	                                        memory_order_relaxed, memory_order_relaxed);
+	if (err <= 0 || !atomic_compare_exchange_strong_explicit(&k->ctl->keeper_error, &none, err,
+	                                                         memory_order_relaxed,
+	                                                         memory_order_relaxed))
+		return;
 	uint32_t zero = 0;
 	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
@@ -92,12 +94,16 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 	st->stream_overrun = st->lost_events ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
 	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->flush_error = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
-	st->log_full = atomic_load_explicit(&k->ctl->log_full, memory_order_relaxed)
-	                   ? POSIX_TRACE_FULL
-	                   : POSIX_TRACE_NOT_FULL;
-	st->log_overrun = atomic_load_explicit(&k->ctl->log_overrun, memory_order_relaxed)
-	                      ? POSIX_TRACE_OVERRUN
-	                      : POSIX_TRACE_NO_OVERRUN;
+}
+
+/* The log's own state, where the controller's get_status finds it. */
+static void publish_log_state(struct keeper *k)
+{
+	const struct pt_logw_progress *p = pt_logw_progress(&k->ctl->logw);
+	if (p->log_full)
+		atomic_store_explicit(&k->ctl->log_full, 1, memory_order_relaxed);
+	if (p->status.log_overrun == POSIX_TRACE_OVERRUN || p->log_full)
+		atomic_store_explicit(&k->ctl->log_overrun, 1, memory_order_relaxed);
 }
 
 /* New names go into the log before the events that use them. */
@@ -107,7 +113,7 @@ static void log_new_names(struct keeper *k)
 	if (n <= k->names_in_log)
 		return;
 	uint32_t count = n - k->names_in_log;
-	char (*names)[PT_NAME_SIZE] = calloc(count, PT_NAME_SIZE);
+	char (*names)[PT_LOG_NAME_SIZE] = calloc(count, PT_LOG_NAME_SIZE);
 	if (!names) {
 		keep_error(k, ENOMEM);
 		return;
@@ -115,7 +121,7 @@ static void log_new_names(struct keeper *k)
 	for (uint32_t i = 0; i < count; i++)
 		pt_stream_get_name(&k->h->map, PT_USER_FIRST + 1 + k->names_in_log + i, names[i]);
 	keep_error(k, pt_logw_names(&k->w, PT_USER_FIRST + 1 + k->names_in_log, count,
-	                            (const char(*)[64])names));
+	                            (const char(*)[PT_LOG_NAME_SIZE])names));
 	free(names);
 	k->names_in_log = n;
 }
@@ -145,6 +151,8 @@ static void log_event(struct keeper *k, const struct posix_trace_event_info *ev,
 	                      (uint64_t)(uintptr_t)ev->posix_prog_address);
 	if (r == PT_LOGW_FULL)
 		log_became_full(k);
+	else if (r > 0)
+		keep_error(k, r);
 }
 
 static void drain(struct keeper *k)
@@ -171,6 +179,7 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 	struct pt_logw_status st;
 	snapshot_status(k, &st);
 	keep_error(k, pt_logw_sync(&k->w, &st));
+	publish_log_state(k);
 	atomic_store_explicit(&k->ctl->flush_done, request, memory_order_release);
 }
 
@@ -319,7 +328,7 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	k->data = malloc(k->h->map.max_data + PT_CTL_DATA_MAX);
 	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
-	k->names_in_log = k->ctl->logw.nnames;
+	k->names_in_log = k->fd >= 0 ? pt_logw_progress(&k->ctl->logw)->nnames : 0;
 	keeper_loop(k);
 }
 

@@ -290,6 +290,10 @@ struct pt_pcb {
 	struct pt_fdref channel_tx;   /* the end a controller pulls with pidfd_getfd */
 	struct pt_fdref channel_rx;   /* the end the process receives on */
 	struct pt_fdref registry;
+	/* The pid of a descendant looking at the channel's queue (a lock:
+	 * the peek offset belongs to the socket all of them share). */
+	_Atomic int32_t peek_owner;
+	uint32_t pad2;
 	/* Bit i: slot i holds a stream that may be running.  The only load
 	 * of posix_trace_event when nothing is traced. */
 	_Alignas(128) _Atomic uint64_t armed;

@@ -1,14 +1,168 @@
-/* provisional scaffold: pre-recorded streams, until the log module lands */
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pre-recorded streams (logfile.h): a trace stream identifier over the log
+ * reader (logread.c).
+ */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "logfile.h"
-int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data, size_t num_bytes, size_t *data_len) { (void)h; (void)ev; (void)data; (void)num_bytes; (void)data_len; return 0; }
-int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out) { (void)h; (void)id; (void)out; return EINVAL; }
-int pt_logfile_typelist(struct pt_handle *h, trace_event_id_t *id) { (void)h; (void)id; return 0; }
-void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr) { (void)h; memset(attr, 0, sizeof *attr); }
-void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st) { (void)h; (void)st; }
-void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info) { (void)h; (void)info; }
-void pt_logfile_free(struct pt_handle *h) { (void)h; }
-int posix_trace_open(int fd, trace_id_t *trid) { (void)fd; (void)trid; return EINVAL; }
-int posix_trace_rewind(trace_id_t trid) { (void)trid; return EINVAL; }
-int posix_trace_close(trace_id_t trid) { (void)trid; return EINVAL; }
+#include "logread.h"
+
+struct pt_logfile {
+	struct pt_logr *r;
+};
+
+static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
+
+int posix_trace_open(int fd, trace_id_t *trid)
+{
+	pt_init();
+	if (!trid)
+		return EINVAL;
+	struct pt_logfile *lf = calloc(1, sizeof *lf);
+	if (!lf)
+		return ENOMEM;
+	int err = pt_logr_open(fd, &lf->r);
+	if (err) {
+		free(lf);
+		return err == ENOMEM ? ENOMEM : EINVAL;
+	}
+	struct pt_handle *h = pt_handle_alloc();
+	if (!h) {
+		pt_logr_close(lf->r);
+		free(lf);
+		return EAGAIN;
+	}
+	h->kind = PT_H_LOG;
+	h->log = lf;
+	*trid = pt_handle_publish(h);
+	return 0;
+}
+
+int posix_trace_rewind(trace_id_t trid)
+{
+	struct pt_handle *h = pt_handle_get(trid, PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	pt_logr_rewind(reader(h));
+	pt_handle_put(h);
+	return 0;
+}
+
+void pt_logfile_free(struct pt_handle *h)
+{
+	if (h->log) {
+		pt_logr_close(h->log->r);
+		free(h->log);
+	}
+	h->log = NULL;
+}
+
+int posix_trace_close(trace_id_t trid)
+{
+	struct pt_handle *h = pt_handle_get(trid, PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	pt_logfile_free(h);
+	pt_handle_release(h);
+	pt_handle_put(h);
+	return 0;
+}
+
+int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
+                    size_t num_bytes, size_t *data_len)
+{
+	struct pt_log_event e;
+	if (!pt_logr_next(reader(h), &e, data, num_bytes, data_len))
+		return 0;
+	ev->posix_event_id = e.id;
+	ev->posix_pid = e.ctx.pid;
+	ev->posix_thread_id = (pthread_t)e.ctx.thread;
+	ev->posix_prog_address = (void *)(uintptr_t)e.pc;
+	ev->posix_timestamp.tv_sec = (time_t)(e.ts_ns / 1000000000u);
+	ev->posix_timestamp.tv_nsec = (long)(e.ts_ns % 1000000000u);
+	ev->posix_truncation_status = *data_len < e.data_len ? POSIX_TRACE_TRUNCATED_READ
+	                              : e.truncated          ? POSIX_TRACE_TRUNCATED_RECORD
+	                                                     : POSIX_TRACE_NOT_TRUNCATED;
+	h->ext.posixtrace_tid = e.ctx.tid;
+	memcpy(h->ext.posixtrace_comm, e.ctx.comm, sizeof h->ext.posixtrace_comm);
+	h->ext.posixtrace_comm[sizeof h->ext.posixtrace_comm - 1] = '\0';
+	h->has_ext = 1;
+	return 1;
+}
+
+int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out)
+{
+	const char *sys = pt_system_event_name(id);
+	if (sys) {
+		strcpy(out, sys);
+		return 0;
+	}
+	return pt_logr_name(reader(h), id, out);
+}
+
+int pt_logfile_typelist(struct pt_handle *h, trace_event_id_t *id)
+{
+	char name[PT_NAME_SIZE];
+	for (;;) {
+		trace_event_id_t cand = pt_typelist_id(h->typelist_pos);
+		if (cand >= PT_NEVENT_IDS)
+			return 0;
+		h->typelist_pos++;
+		if (cand <= PT_USER_FIRST || pt_logr_name(reader(h), cand, name) == 0) {
+			*id = cand;
+			return 1;
+		}
+	}
+}
+
+void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr)
+{
+	struct pt_logw_params p;
+	struct pt_attr a;
+	pt_logr_params(reader(h), &p);
+	pt_attr_defaults(&a);
+	memcpy(a.name, p.trace_name, TRACE_NAME_MAX);
+	memcpy(a.genversion, p.genversion, TRACE_NAME_MAX);
+	a.name[TRACE_NAME_MAX - 1] = a.genversion[TRACE_NAME_MAX - 1] = '\0';
+	a.clockres_sec = (int64_t)(p.clockres_ns / 1000000000u);
+	a.clockres_nsec = (int64_t)(p.clockres_ns % 1000000000u);
+	a.create_sec = p.create_sec;
+	a.create_nsec = p.create_nsec;
+	a.stream_size = p.stream_size;
+	a.max_data_size = p.max_data_size;
+	a.log_size = p.log_size;
+	a.stream_policy = p.stream_policy;
+	a.stream_policy_set = 1;
+	a.log_policy = p.log_policy;
+	a.inheritance = p.inheritance;
+	memset(attr, 0, sizeof *attr);
+	memcpy(attr, &a, sizeof a);
+}
+
+void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st)
+{
+	struct pt_log_status s;
+	pt_logr_status(reader(h), &s);
+	st->posix_stream_status = s.stream_status == POSIX_TRACE_RUNNING ? POSIX_TRACE_RUNNING
+	                                                                   : POSIX_TRACE_SUSPENDED;
+	st->posix_stream_full_status = s.stream_full == POSIX_TRACE_FULL ? POSIX_TRACE_FULL
+	                                                                  : POSIX_TRACE_NOT_FULL;
+	st->posix_stream_overrun_status = s.stream_overrun == POSIX_TRACE_OVERRUN
+	                                      ? POSIX_TRACE_OVERRUN
+	                                      : POSIX_TRACE_NO_OVERRUN;
+	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
+	st->posix_stream_flush_error = s.flush_error > 0 && s.flush_error < 4096 ? s.flush_error : 0;
+	st->posix_log_overrun_status = s.log_overrun == POSIX_TRACE_OVERRUN ? POSIX_TRACE_OVERRUN
+	                                                                     : POSIX_TRACE_NO_OVERRUN;
+	st->posix_log_full_status = s.log_full == POSIX_TRACE_FULL ? POSIX_TRACE_FULL
+	                                                            : POSIX_TRACE_NOT_FULL;
+	st->posixtrace_lost_events = s.lost_events;
+}
+
+void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
+{
+	pt_logr_info(reader(h), &info->posixtrace_version, &info->posixtrace_closed,
+	             &info->posixtrace_damaged_blocks);
+}

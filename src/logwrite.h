@@ -1,20 +1,160 @@
-/* provisional scaffold, replaced by the log module */
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace log writer (format in logfmt.h, docs/LOG-FORMAT.md), used by the
+ * keeper process that drains a stream into its log.
+ *
+ * The keeper can be killed at any moment and a new one may continue the same
+ * log.  Everything needed to continue is in struct pt_logw_state: a plain
+ * struct without pointers that the caller keeps in memory shared with the
+ * controller.  It is updated only after the bytes it describes are written,
+ * and it changes by publishing a complete new copy (two copies, one index),
+ * so a copy taken at any moment is consistent.  Buffers live in struct
+ * pt_logw, private to the keeper.
+ *
+ * Functions return 0 or an error number.  Errors of write/pwrite are kept
+ * (the first one) in the state and returned by pt_logw_sync/finish.  A
+ * writer on a pipe or socket should ignore SIGPIPE (then EPIPE is kept).
+ */
 #ifndef PT_LOGWRITE_H
 #define PT_LOGWRITE_H
+
 #include <stdint.h>
 #include <trace.h>
-#define PT_LOGW_FULL 1
-struct pt_log_ctx { int32_t pid, tid; uint64_t thread; char comm[16]; };
-struct pt_logw_params { char trace_name[TRACE_NAME_MAX], genversion[TRACE_NAME_MAX]; int64_t create_sec, create_nsec; uint64_t clockres_ns, stream_size, max_data_size, log_size; int32_t stream_policy, log_policy, inheritance; };
-struct pt_logw_status { int32_t stream_status, stream_full, stream_overrun, flush_status, flush_error, log_overrun, log_full; uint64_t lost_events; };
-struct pt_logw_state { uint32_t nnames; uint64_t x[64]; };
-struct pt_logw { struct pt_logw_state *st; int fd; };
-int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd, const struct pt_logw_params *p);
-int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd);
-int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count, const char (*names)[64]);
-int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns, trace_event_id_t id, const void *data, uint32_t len, int truncated, uint64_t pc);
-int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s);
-int pt_logw_clear(struct pt_logw *w);
-int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s);
-void pt_logw_free(struct pt_logw *w);
+#include "logfmt.h"
+
+/* pt_logw_event: an UNTIL_FULL log has no room (not an error number). */
+#define PT_LOGW_FULL (-1)
+
+/* The stream's status as the caller sees it, for the log's header and END
+ * block; the log's own full/overrun status is the writer's. */
+struct pt_logw_status {
+	int32_t stream_status, stream_full, stream_overrun;
+	int32_t flush_status, flush_error;
+	uint64_t lost_events;
+};
+
+/* What the log looks like after the last bytes written. */
+struct pt_logw_progress {
+	uint64_t seq;            /* sequence number of the next block */
+	uint64_t write_off;      /* linear: file offset of the next block */
+	uint64_t data_bytes;     /* bytes of blocks in the data region */
+	uint64_t blocks_written; /* blocks in the log (= seq) */
+	uint32_t flags;          /* header flags (PT_LOG_CLOSED once finished) */
+	int32_t error;           /* first write error */
+	int32_t log_full;        /* UNTIL_FULL: stopped, drops everything */
+	uint32_t nnames;
+	struct pt_log_status status;
+	uint64_t names[PT_LOG_NIDS / 64]; /* ids whose names are in the log */
+};
+
+struct pt_logw_state {
+	uint32_t valid;          /* set by pt_logw_begin once the log exists */
+	uint32_t cur;            /* prog[cur] is current; written last */
+	int32_t seekable;
+	uint32_t reserved;
+	struct pt_log_header hdr; /* the header as begun (constant fields) */
+	struct pt_logw_progress prog[2];
+};
+
+/* The writer's buffers and working copy; private to the keeper. */
+struct pt_logw {
+	struct pt_logw_state *st;
+	int fd, seekable, layout, finished;
+	uint32_t block_size;
+	uint64_t ring_slots;
+	uint64_t data_off;
+	uint32_t max_data;
+	uint32_t max_ctx;        /* contexts one block can define */
+	struct pt_logw_progress prog; /* as if every sealed block were written */
+	struct pt_logw_progress done; /* as written; what commit() publishes */
+
+	/* the output buffer: sealed blocks, then the block being filled */
+	unsigned char *out;
+	size_t out_cap;
+	size_t out_len;          /* bytes of sealed blocks */
+	uint32_t out_blocks;     /* sealed blocks in the buffer */
+	uint64_t out_first_seq;  /* seq of the first block in the buffer */
+
+	/* the block being filled (at out + out_len); NULL when none */
+	unsigned char *blk;
+	unsigned char *pos;      /* where the next record goes */
+	unsigned char *blk_end;  /* out + out_len + block_size */
+	uint32_t blk_records;
+	uint64_t blk_ts;         /* the block's ts_base */
+	uint64_t last_ts;        /* time of the block's previous record */
+	int32_t ctx_cur;         /* current context number, -1: none */
+	uint32_t nctx;
+	struct pt_log_ctx cur;   /* copy of context ctx_cur */
+	struct pt_log_ctx *ctx;  /* the block's contexts [max_ctx] */
+	uint16_t ctx_hash[256];  /* tid hash -> context number + 1 */
+
+	/* UNTIL_FULL: bytes the data region may still take before the final
+	 * STOP and END; UINT64_MAX for the other policies */
+	uint64_t room;
+
+	/* names given (all ids) and their text, to re-emit after a discard */
+	uint64_t names_given[PT_LOG_NIDS / 64];
+	char (*names)[PT_LOG_NAME_SIZE]; /* [TRACE_USER_EVENT_MAX] */
+};
+
+/*
+ * Begins a log on fd: a regular file takes any log policy (truncated, written
+ * with pwrite from offset 0, O_APPEND cleared); a FIFO, socket or character
+ * device only POSIX_TRACE_APPEND (EINVAL otherwise, and for other file
+ * types); EBADF if fd is not open for writing; EINVAL for parameters out of
+ * range.  Writes the header and the (empty) name table at once, so ENOSPC
+ * or EFBIG show here.  ENOMEM for the buffers.
+ */
+PT_LOG_HIDDEN int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
+                                const struct pt_logw_params *p);
+
+/* A new keeper continues the log st describes on fd (the same file).
+ * EINVAL if st is not a begun, unfinished log; EBADF as above. */
+PT_LOG_HIDDEN int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd);
+
+/* Names of user event ids first_id .. first_id + count - 1 become known:
+ * written in place in the name table of a seekable log, else as a NAMES
+ * block before the next event.  Names already in the log are skipped, so a
+ * resumed keeper may give every name again.  Id 32 (the unnamed event) is
+ * ignored.  EINVAL for ids out of range. */
+PT_LOG_HIDDEN int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
+                                const char (*names)[PT_LOG_NAME_SIZE]);
+
+/* Appends one event.  ts_ns on the CLOCK_REALTIME scale; events are kept in
+ * the order given (an older time is encoded, never reordered).  ctx: the
+ * writer; all zero for a system event not caused by a process.  truncated:
+ * POSIX_TRACE_TRUNCATED_RECORD when recorded.  Returns 0; PT_LOGW_FULL when
+ * an UNTIL_FULL log has no room: then POSIX_TRACE_STOP (data int 1, time
+ * ts_ns, pid 0) is the log's last event and later events are dropped (and
+ * counted); EINVAL for an id that is not an event type or len above
+ * max_data_size. */
+PT_LOG_HIDDEN int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns,
+                                trace_event_id_t id, const void *data, uint32_t len,
+                                int truncated, uint64_t pc);
+
+/* Closes the block being filled, writes everything buffered and, for a
+ * seekable log, rewrites the header with status s (NULL: the last one).
+ * Returns the first error of the log. */
+PT_LOG_HIDDEN int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s);
+
+/* posix_trace_clear: a seekable log loses its events (back to the header
+ * and name table, sequence numbers from 0, log full/overrun reset); an
+ * unseekable one keeps what was written.  Events not yet written are
+ * dropped either way. */
+PT_LOG_HIDDEN int pt_logw_clear(struct pt_logw *w);
+
+/* The end: an END block with status s (linear), the CLOSED flag in the
+ * header (seekable), a linear seekable log truncated to its end, fdatasync.
+ * Returns the first error of the log. */
+PT_LOG_HIDDEN int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s);
+
+/* Frees the buffers (not the state, not the fd). */
+PT_LOG_HIDDEN void pt_logw_free(struct pt_logw *w);
+
+/* The state's current progress (for the controller: log_full, error). */
+static inline const struct pt_logw_progress *pt_logw_progress(const struct pt_logw_state *st)
+{
+	return &st->prog[__atomic_load_n(&st->cur, __ATOMIC_ACQUIRE) & 1];
+}
+
 #endif

@@ -141,10 +141,12 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 	struct pt_stream_hdr *h = pt_hdr(m);
 	uint64_t held = atomic_load_explicit(&h->held, memory_order_relaxed);
 	uint32_t c = PT_NONE;
-	if (held < m->event_room) {
+	/* Another writer may be growing the pool at the same time: its chunks
+	 * are in the pool a moment after it commits them. */
+	for (int tries = 0; held < m->event_room && c == PT_NONE && tries < 16; tries++) {
 		c = pt_pool_pop(m);
-		if (c == PT_NONE && pt_stream_grow(m) == 0)
-			c = pt_pool_pop(m);
+		if (c == PT_NONE && pt_stream_grow(m) != 0)
+			break;
 	}
 	if (c == PT_NONE && m->policy == POSIX_TRACE_LOOP)
 		c = pt_steal_oldest(m);

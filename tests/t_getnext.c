@@ -485,6 +485,24 @@ START_TEST(timedgetnext_woken_by_shutdown_returns_einval)
 }
 END_TEST
 
+/* A deadline as far as time_t goes: the wait must compare whole timespecs,
+ * never multiply seconds into nanoseconds (signed overflow, found by UBSan
+ * when the bounded sleep of a reader without membarrier computed it). */
+START_TEST(timedgetnext_with_farthest_deadline_is_woken_by_shutdown)
+{
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
+	struct later l = { trid, 0, 100, 1, 0 };
+	struct timespec abstime = {(time_t)((~(uint64_t)0) >> 1), 999999999};
+	pthread_t th = start_later(&l);
+	struct rec r;
+	int unavailable = 0;
+	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
+	                                             &unavailable, &abstime),
+	              EINVAL);
+	pthread_join(th, NULL);
+}
+END_TEST
+
 /* ---- EINTR: "The operation was interrupted by a signal, and so the call had
  * no effect."  A handler installed without SA_RESTART interrupts the wait. */
 
@@ -878,6 +896,7 @@ int main(void)
 	tcase_add_test(tc, timedgetnext_reports_available_event_despite_nsec_one_billion);
 	tcase_add_test(tc, timedgetnext_woken_by_event_from_another_thread);
 	tcase_add_test(tc, timedgetnext_woken_by_shutdown_returns_einval);
+	tcase_add_test(tc, timedgetnext_with_farthest_deadline_is_woken_by_shutdown);
 	tcase_add_test(tc, timedgetnext_interrupted_by_signal_returns_eintr);
 
 	tc = pt_tcase(s, "truncation");

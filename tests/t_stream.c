@@ -1067,6 +1067,31 @@ START_TEST(trid_all_ones_is_rejected)
 }
 END_TEST
 
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* posix_trace_create, ERRORS: ENOMEM, and the failed call leaves nothing
+ * open (each of five such calls leaked a descriptor once). */
+START_TEST(create_beyond_memory_is_enomem_and_leaks_no_fd)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, (size_t)1 << 40));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	int before = open_fds();
+	for (int i = 0; i < 5; i++)
+		ck_assert_err(posix_trace_create(0, &attr, &trid), ENOMEM);
+	ck_assert_int_eq(open_fds(), before);
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("stream");
@@ -1085,6 +1110,7 @@ int main(void)
 	tcase_add_test(tc, create_destroyed_attr_is_einval);
 	tcase_add_test(tc, create_null_trid_is_einval);
 	tcase_add_test(tc, create_flush_policy_without_log_is_einval);
+	tcase_add_test(tc, create_beyond_memory_is_enomem_and_leaks_no_fd);
 	tcase_add_test(tc, create_beyond_trace_sys_max_is_eagain);
 	tcase_add_test(tc, create_at_limit_succeeds_after_one_shutdown);
 	tcase_add_test(tc, new_stream_is_suspended_not_full_no_overrun);

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace log file format, version 2 (docs/LOG-FORMAT.md): on-disk
+ * structures and constants shared by the writer (logwrite.c) and the reader
+ * (logread.c).
+ *
+ *   [file header, 4 KiB] [name table, 62 KiB, seekable logs only] [blocks ...]
+ *
+ * Integers are in the writer's byte order, given by byte_order; a reader of
+ * the other order refuses the log.  Every block carries its own length, its
+ * sequence number and two CRC-32C, and decodes on its own, so a damaged block
+ * costs only itself and a log cut short yields every complete block.
+ *
+ * This header includes only libc headers and <trace.h>.
+ */
+#ifndef PT_LOGFMT_H
+#define PT_LOGFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <trace.h>
+#include "crc32c.h"
+
+#define PT_LOG_MAGIC "PTRACLOG"
+#define PT_LOG_VERSION 2u
+#define PT_LOG_BOM 0x01020304u /* reads 0x04030201 in the other byte order */
+#define PT_LOG_HEADER_SIZE 4096u
+#define PT_LOG_NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
+#define PT_LOG_USER_FIRST 32u /* POSIX_TRACE_UNNAMED_USER_EVENT, entry 0 */
+#define PT_LOG_NIDS (PT_LOG_USER_FIRST + TRACE_USER_EVENT_MAX) /* ids 0..1023 */
+#define PT_LOG_NAMES_OFF PT_LOG_HEADER_SIZE
+#define PT_LOG_NAMES_SIZE ((uint64_t)TRACE_USER_EVENT_MAX * PT_LOG_NAME_SIZE)
+/* Seekable logs: blocks start after the name table, at a 4 KiB boundary. */
+#define PT_LOG_DATA_OFF (PT_LOG_NAMES_OFF + ((PT_LOG_NAMES_SIZE + 4095u) & ~(uint64_t)4095u))
+/* Unseekable logs have no name table: blocks follow the header. */
+#define PT_LOG_DATA_OFF_NOTABLE ((uint64_t)PT_LOG_HEADER_SIZE)
+
+#define PT_LOG_MIN_BLOCK (64u << 10)
+#define PT_LOG_MAX_BLOCK (4u << 20)
+#define PT_LOG_MAX_DATA ((1u << 21) - 1) /* a record's data length has 21 bits */
+#define PT_LOG_MAX_RING_SLOTS (1ull << 32)
+
+_Static_assert(PT_LOG_NIDS == 1024, "event ids have 10 bits in a record");
+_Static_assert(PT_LOG_NAME_SIZE == 64, "name entries are 64 bytes");
+
+/* header.layout */
+enum { PT_LOG_LINEAR = 1, PT_LOG_RING = 2 };
+/* header.flags */
+#define PT_LOG_CLOSED 1u   /* finished by shutdown (pt_logw_finish) */
+#define PT_LOG_SEEKABLE 2u /* header and name table kept up to date in place */
+#define PT_LOG_FLAGS_KNOWN (PT_LOG_CLOSED | PT_LOG_SEEKABLE)
+
+/* The status of the stream and of the log, as of the last update. */
+struct pt_log_status {
+	int32_t stream_status;  /* POSIX_TRACE_RUNNING / SUSPENDED */
+	int32_t stream_full;    /* POSIX_TRACE_FULL / NOT_FULL */
+	int32_t stream_overrun; /* POSIX_TRACE_OVERRUN / NO_OVERRUN */
+	int32_t flush_status;   /* POSIX_TRACE_FLUSHING / NOT_FLUSHING */
+	int32_t flush_error;    /* first error of the log, or 0 */
+	int32_t log_overrun;    /* events were lost for the log */
+	int32_t log_full;
+	int32_t reserved;
+	uint64_t lost_events;   /* events lost in the stream */
+	uint64_t log_dropped;   /* events dropped because an UNTIL_FULL log was full */
+};
+_Static_assert(sizeof(struct pt_log_status) == 48, "log status");
+
+struct pt_log_header {
+	char magic[8];             /* PT_LOG_MAGIC */
+	uint32_t version;          /* PT_LOG_VERSION */
+	uint32_t byte_order;       /* PT_LOG_BOM */
+	uint32_t header_size;      /* PT_LOG_HEADER_SIZE */
+	uint32_t flags;            /* PT_LOG_CLOSED, PT_LOG_SEEKABLE */
+	uint64_t names_off;        /* PT_LOG_NAMES_OFF, or 0 without a table */
+	uint64_t names_size;       /* PT_LOG_NAMES_SIZE, or 0 */
+	uint64_t data_off;         /* where the blocks start */
+	uint32_t layout;           /* PT_LOG_LINEAR, PT_LOG_RING */
+	uint32_t block_size;       /* largest block; ring slot size */
+	uint64_t ring_slots;       /* PT_LOG_RING: slots; else 0 */
+	uint64_t clockres_ns;      /* resolution of the event clock */
+	uint32_t name_size;        /* PT_LOG_NAME_SIZE */
+	uint32_t nnames;           /* user names in the log */
+	char trace_name[TRACE_NAME_MAX];
+	char genversion[TRACE_NAME_MAX];
+	int64_t create_sec, create_nsec;
+	uint64_t stream_size, max_data_size, log_size;
+	int32_t stream_policy, log_policy, inheritance;
+	uint32_t reserved0;
+	struct pt_log_status status;
+	uint64_t blocks_written;   /* blocks in the log (next sequence number) */
+	uint64_t data_end;         /* linear, seekable: end of the blocks; else 0 */
+	uint32_t reserved[7];
+	uint32_t crc;              /* CRC-32C of every byte above */
+};
+_Static_assert(sizeof(struct pt_log_header) == 360, "log header");
+_Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
+
+/* block.type */
+enum { PT_LOG_EVENTS = 1, PT_LOG_NAMES = 2, PT_LOG_END = 3 };
+#define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
+
+struct pt_log_block {
+	uint32_t magic;            /* PT_LOG_BLOCK_MAGIC */
+	uint32_t type;             /* PT_LOG_EVENTS, NAMES, END */
+	uint64_t seq;              /* 0, 1, 2, ... in write order */
+	uint64_t ts_base;          /* ns, CLOCK_REALTIME scale */
+	uint32_t payload_len;      /* bytes after this header, padding excluded */
+	uint32_t payload_crc;      /* CRC-32C of the payload */
+	uint32_t nrecords;         /* event records (EVENTS), entries (NAMES) */
+	uint32_t header_crc;       /* CRC-32C of the 36 bytes above */
+};
+_Static_assert(sizeof(struct pt_log_block) == 40, "block header");
+#define PT_LOG_BLOCK_HDR ((uint32_t)sizeof(struct pt_log_block))
+
+/*
+ * A record of an EVENTS payload: two 64-bit words, then the data padded to
+ * 8 bytes.
+ *   word0: bits 0-31 time delta (ns since the previous record of the block,
+ *          the first one since ts_base), 32-41 event id, 42-62 data length,
+ *          63 truncated when recorded (POSIX_TRACE_TRUNCATED_RECORD)
+ *   word1: program address (SWITCH: the context number)
+ */
+#define PT_REC_HDR 16u
+#define PT_REC_ID_SHIFT 32
+#define PT_REC_ID_MASK 0x3ffu
+#define PT_REC_LEN_SHIFT 42
+#define PT_REC_LEN_MASK 0x1fffffu
+#define PT_REC_TRUNCATED (1ull << 63)
+#define PT_REC_DELTA_MAX 0xffffffffull
+
+/* Meta record ids (9 to 31 are never events). */
+#define PT_REC_TIME 9u    /* data: u64 absolute timestamp, the new current time */
+#define PT_REC_CONTEXT 10u /* data: struct pt_log_ctxrec; defines and selects k */
+#define PT_REC_SWITCH 11u /* word1: k, selects a context defined in the block */
+#define PT_REC_META_FIRST 9u
+#define PT_REC_META_END 32u
+
+/* The writer of an event: process, kernel thread, pthread_t, thread name.
+ * System events not caused by a process have all of it zero. */
+struct pt_log_ctx {
+	int32_t pid, tid;
+	uint64_t thread;
+	char comm[16];
+};
+_Static_assert(sizeof(struct pt_log_ctx) == 32, "context");
+
+/* CONTEXT record data. */
+struct pt_log_ctxrec {
+	struct pt_log_ctx ctx;
+	uint32_t k;
+	uint32_t zero;
+};
+_Static_assert(sizeof(struct pt_log_ctxrec) == 40, "context record");
+
+#define PT_LOG_CTX_REC (PT_REC_HDR + (uint32_t)sizeof(struct pt_log_ctxrec)) /* 56 */
+#define PT_LOG_TIME_REC (PT_REC_HDR + 8u)                                    /* 24 */
+
+/* An entry of a NAMES payload (68 bytes, entries packed). */
+struct pt_log_name_entry {
+	uint32_t id;
+	char name[PT_LOG_NAME_SIZE];
+};
+_Static_assert(sizeof(struct pt_log_name_entry) == 68, "name entry");
+
+/* The parameters a log is written with: the stream's attributes. */
+struct pt_logw_params {
+	char trace_name[TRACE_NAME_MAX];
+	char genversion[TRACE_NAME_MAX];
+	int64_t create_sec, create_nsec;
+	uint64_t clockres_ns;
+	uint64_t stream_size, max_data_size, log_size;
+	int32_t stream_policy, log_policy, inheritance;
+};
+
+static inline uint32_t pt_log_pad8(uint32_t n)
+{
+	return (n + 7u) & ~7u;
+}
+
+/* Bytes of an event record with len bytes of data. */
+static inline uint32_t pt_log_rec_size(uint32_t len)
+{
+	return PT_REC_HDR + pt_log_pad8(len);
+}
+
+/* The block size a log needs: room for a block header, a context and the
+ * largest record; 64 KiB at least, a power of two. */
+static inline uint32_t pt_log_block_size_for(uint64_t max_data_size)
+{
+	uint64_t need = PT_LOG_BLOCK_HDR + PT_LOG_CTX_REC + PT_LOG_TIME_REC +
+	                PT_REC_HDR + ((max_data_size + 7u) & ~(uint64_t)7u);
+	uint32_t size = PT_LOG_MIN_BLOCK;
+	while (size < need && size < PT_LOG_MAX_BLOCK)
+		size *= 2;
+	return size;
+}
+
+#endif

@@ -1,0 +1,853 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace log reader, format version 2 (logfmt.h, docs/LOG-FORMAT.md).
+ *
+ * A linear log is walked block by block: each block must be valid (magic,
+ * header CRC, lengths within the block size and the file, payload CRC) and
+ * carry the next sequence number.  An invalid block is skipped by scanning
+ * for the next valid block header at 8-byte alignment (through the data the
+ * file has, holes skipped); a sequence number further on than expected is
+ * damage, reported once.  Invalid bytes with nothing valid after them are a
+ * log cut short, unless the header says the blocks went further.  A ring log
+ * is indexed at open from the slots that hold data and read in sequence
+ * order.
+ *
+ * Open walks the block headers once for the names of NAMES blocks, the END
+ * block's status and whether the log is closed; reading decodes each block
+ * in place in a window of a few MiB filled by pread (or in the memory an
+ * unseekable log was read into).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "logread.h"
+
+#define WINDOW (1u << 20)
+#define OPEN_WINDOW 4096u   /* the open walk reads headers, not payloads */
+#define NONE UINT64_MAX
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* A fuzzer build skips the checksums, so that mutated logs reach the
+ * parsers behind them. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define CRC_OK(stored, data, len) ((void)(stored), (void)(data), (void)(len), 1)
+#else
+#define CRC_OK(stored, data, len) ((stored) == pt_crc32c(0, (data), (len)))
+#endif
+
+enum { B_BLOCK, B_DAMAGE, B_END };
+
+/* Where the decoding pointers rest when no block is being decoded. */
+static const unsigned char no_payload[1];
+enum { E_BLOCK, E_DAMAGE };
+
+/* Ring log: what reading delivers, in order. */
+struct ring_entry {
+	uint64_t seq;
+	uint64_t off;
+	uint32_t len;
+	uint32_t kind; /* E_BLOCK, E_DAMAGE */
+};
+
+struct pt_logr {
+	int fd;
+	unsigned char *mem;       /* unseekable log, read whole */
+	uint64_t size;            /* bytes of the log */
+	struct pt_log_header hdr;
+	struct pt_log_status status;
+	uint64_t data_off;
+	uint32_t block_size, max_data;
+	int closed;
+	uint64_t damaged, damaged_max;
+
+	/* file window */
+	unsigned char *win;
+	size_t win_cap, win_len, want;
+	uint64_t win_off;
+
+	/* linear walk */
+	uint64_t pos, expect;
+	int walk_done;
+
+	/* ring */
+	struct ring_entry *ring;
+	size_t nring, ring_cur;
+
+	/* the block being decoded */
+	const unsigned char *p, *end;
+	uint64_t ts, last_good_ts;
+	const struct pt_log_ctx *ctx;
+	struct pt_log_ctx *ctxs;
+	uint32_t nctx, max_ctx;
+	int at_end;
+
+	uint32_t nnames;
+	char names[TRACE_USER_EVENT_MAX][PT_LOG_NAME_SIZE];
+};
+
+static inline uint64_t ld64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline uint32_t ld32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+/* ---- bytes -------------------------------------------------------------- */
+
+static size_t pread_full(int fd, void *dst, size_t len, uint64_t off)
+{
+	unsigned char *p = dst;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(fd, p + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+/* The bytes [off, off + len) of the log, or NULL when the log does not
+ * have them.  A file is read through the window, want bytes at a time. */
+static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
+{
+	if (off > r->size || len > r->size - off)
+		return NULL;
+	if (r->mem)
+		return r->mem + off;
+	if (off >= r->win_off && off - r->win_off + len <= r->win_len)
+		return r->win + (off - r->win_off);
+	size_t n = len > r->want ? len : r->want;
+	if (n > r->win_cap)
+		n = r->win_cap;
+	if (n > r->size - off)
+		n = (size_t)(r->size - off);
+	if (n < len)
+		return NULL;
+	r->win_off = off;
+	r->win_len = pread_full(r->fd, r->win, n, off);
+	return r->win_len >= len ? r->win : NULL;
+}
+
+/* Where data starts at or after off, and where it ends (*end); NONE when
+ * there is no more.  Holes of a sparse file are skipped. */
+static uint64_t next_data(struct pt_logr *r, uint64_t off, uint64_t *end)
+{
+	*end = r->size;
+	if (off >= r->size)
+		return NONE;
+	if (r->mem)
+		return off;
+	off_t d = lseek(r->fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? NONE : off; /* no SEEK_DATA: all data */
+	off_t h = lseek(r->fd, d, SEEK_HOLE);
+	if (h > d && (uint64_t)h < r->size)
+		*end = (uint64_t)h;
+	return (uint64_t)d < r->size ? (uint64_t)d : NONE;
+}
+
+/* ---- blocks ------------------------------------------------------------- */
+
+static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint64_t off,
+                           struct pt_log_block *b)
+{
+	memcpy(b, p, sizeof *b);
+	return b->magic == PT_LOG_BLOCK_MAGIC &&
+	       CRC_OK(b->header_crc, b, offsetof(struct pt_log_block, header_crc)) &&
+	       b->type >= PT_LOG_EVENTS && b->type <= PT_LOG_END &&
+	       b->payload_len <= r->block_size - PT_LOG_BLOCK_HDR &&
+	       PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len <= r->size - off;
+}
+
+/* The block at off if it is valid; its payload checked when verify. */
+static const unsigned char *block_at(struct pt_logr *r, uint64_t off, int verify,
+                                     struct pt_log_block *b)
+{
+	const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
+	if (!p || !block_header_ok(r, p, off, b))
+		return NULL;
+	if (!verify)
+		return p;
+	p = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
+	if (!p || !CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len))
+		return NULL;
+	return p;
+}
+
+/* The next valid block at or after off (8-byte aligned) whose sequence
+ * number is at least min_seq, or NONE.  Costs one pass over the data. */
+static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int verify,
+                     struct pt_log_block *b)
+{
+	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
+	uint64_t found = NONE, end = 0;
+	size_t want = r->want;
+	r->want = r->win_cap; /* large reads, whatever the caller reads */
+	off = (off + 7) & ~(uint64_t)7;
+	while (off + PT_LOG_BLOCK_HDR <= r->size) {
+		if (off >= end) {
+			uint64_t d = next_data(r, off, &end);
+			if (d == NONE)
+				break;
+			off = d > off ? (d + 7) & ~(uint64_t)7 : off;
+			continue;
+		}
+		const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
+		if (!p)
+			break;
+		/* What the window has, up to the end of this stretch of data. */
+		uint64_t avail = r->mem ? r->size - off : r->win_len - (off - r->win_off);
+		if (avail > end - off)
+			avail = end - off;
+		uint64_t i = 0;
+		while (i + PT_LOG_BLOCK_HDR <= avail && ld32(p + i) != PT_LOG_BLOCK_MAGIC)
+			i += 8;
+		if (i + PT_LOG_BLOCK_HDR > avail) {
+			/* Nothing here: on from the first place not looked at
+			 * (the window moves), or past this stretch of data. */
+			off = avail < end - off ? off + i : end;
+			continue;
+		}
+		uint64_t cand = off + i;
+		if (block_at(r, cand, verify, b) && b->seq >= min_seq) {
+			found = cand;
+			break;
+		}
+		off = cand + 8;
+	}
+	if (!r->mem && saved >= 0)
+		lseek(r->fd, saved, SEEK_SET);
+	r->want = want;
+	return found;
+}
+
+/* Linear log: nothing valid from off on. */
+static int walk_tail(struct pt_logr *r, uint64_t off)
+{
+	r->walk_done = 1;
+	r->pos = r->size;
+	/* Damage if the header vouches for blocks there and the file has
+	 * them all; otherwise the log was cut short (a crash). */
+	uint64_t data_end = r->hdr.data_end;
+	if (off < r->size && data_end && off < data_end && r->size >= data_end)
+		return B_DAMAGE;
+	return B_END;
+}
+
+/* Linear log: the next block (*off, *b), damage before it, or the end. */
+static int walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_block *b)
+{
+	if (r->walk_done)
+		return B_END;
+	uint64_t at = r->pos;
+	if (at >= r->size)
+		return walk_tail(r, at);
+	if (!block_at(r, at, verify, b) || b->seq < r->expect) {
+		at = scan(r, at + 8, r->expect, verify, b);
+		if (at == NONE)
+			return walk_tail(r, r->pos);
+	}
+	if (b->seq > r->expect) {
+		/* Blocks are missing: damage, then this block. */
+		r->expect = b->seq;
+		r->pos = at;
+		return B_DAMAGE;
+	}
+	r->expect = b->seq + 1;
+	r->pos = at + pt_log_pad8(PT_LOG_BLOCK_HDR + b->payload_len);
+	if (b->type == PT_LOG_END)
+		r->walk_done = 1;
+	*off = at;
+	return B_BLOCK;
+}
+
+/* ---- names and status ---------------------------------------------------- */
+
+static void take_name(struct pt_logr *r, uint32_t id, const char *name)
+{
+	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS)
+		return;
+	char *dst = r->names[id - PT_LOG_USER_FIRST];
+	memcpy(dst, name, PT_LOG_NAME_SIZE);
+	dst[PT_LOG_NAME_SIZE - 1] = '\0';
+}
+
+static void names_block(struct pt_logr *r, const unsigned char *payload, uint32_t len)
+{
+	const size_t entry = sizeof(struct pt_log_name_entry);
+	for (size_t at = 0; at + entry <= len; at += entry) {
+		struct pt_log_name_entry e;
+		memcpy(&e, payload + at, entry);
+		take_name(r, e.id, e.name);
+	}
+}
+
+/* A NAMES or END block met by a walk or the ring index. */
+static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_block *b)
+{
+	const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
+	if (!p || !CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len))
+		return;
+	p += PT_LOG_BLOCK_HDR;
+	if (b->type == PT_LOG_NAMES) {
+		names_block(r, p, b->payload_len);
+	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
+		memcpy(&r->status, p, sizeof r->status);
+		r->closed = 1;
+	}
+}
+
+static void name_table(struct pt_logr *r)
+{
+	if (!r->hdr.names_size || r->size <= r->hdr.names_off)
+		return;
+	uint64_t len = r->size - r->hdr.names_off;
+	if (len > r->hdr.names_size)
+		len = r->hdr.names_size;
+	for (uint32_t i = 1; (uint64_t)(i + 1) * PT_LOG_NAME_SIZE <= len; i++) {
+		const unsigned char *p = view(r, r->hdr.names_off + (uint64_t)i * PT_LOG_NAME_SIZE,
+		                              PT_LOG_NAME_SIZE);
+		if (p)
+			take_name(r, PT_LOG_USER_FIRST + i, (const char *)p);
+	}
+}
+
+/* ---- the ring ------------------------------------------------------------ */
+
+static int ring_push(struct pt_logr *r, size_t *cap, uint64_t seq, uint64_t off, uint32_t len,
+                     uint32_t kind)
+{
+	if (r->nring == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct ring_entry *grown = realloc(r->ring, n * sizeof *grown);
+		if (!grown)
+			return ENOMEM;
+		r->ring = grown;
+		*cap = n;
+	}
+	r->ring[r->nring++] = (struct ring_entry){seq, off, len, kind};
+	return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ring_entry *)a)->seq, y = ((const struct ring_entry *)b)->seq;
+	return x < y ? -1 : x > y;
+}
+
+/* Every slot whose first bytes are data, then the delivery order. */
+static int ring_index(struct pt_logr *r)
+{
+	const uint64_t bs = r->block_size, slots = r->hdr.ring_slots;
+	size_t cap = 0;
+	uint64_t off = r->data_off, end = 0;
+	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
+	int err = 0;
+	while (!err) {
+		uint64_t d = next_data(r, off, &end);
+		if (d == NONE)
+			break;
+		uint64_t i = d <= r->data_off ? 0 : (d - r->data_off + bs - 1) / bs;
+		for (; i < slots && !err; i++) {
+			uint64_t at = r->data_off + i * bs;
+			if (at >= end)
+				break;
+			unsigned char raw[PT_LOG_BLOCK_HDR];
+			struct pt_log_block b;
+			const unsigned char *p = raw;
+			if (r->mem) {
+				p = view(r, at, sizeof raw);
+			} else if (at + sizeof raw > r->size ||
+			           pread_full(r->fd, raw, sizeof raw, at) != sizeof raw) {
+				p = NULL;
+			}
+			if (p && block_header_ok(r, p, at, &b) && b.type != PT_LOG_END &&
+			    b.seq % slots == i)
+				err = ring_push(r, &cap, b.seq, at, b.payload_len, b.type);
+		}
+		if (i >= slots || end >= r->size)
+			break;
+		off = end;
+	}
+	if (!r->mem && saved >= 0)
+		lseek(r->fd, saved, SEEK_SET);
+	if (err)
+		return err;
+	if (r->nring > 1)
+		qsort(r->ring, r->nring, sizeof *r->ring, by_seq);
+
+	/* The newest block says which sequence numbers the ring holds; a
+	 * closed log's header says which it must hold. */
+	int closed_hdr = (r->hdr.flags & PT_LOG_CLOSED) != 0;
+	uint64_t top = r->nring ? r->ring[r->nring - 1].seq : 0;
+	int want_all = closed_hdr && r->hdr.blocks_written > 0;
+	if (want_all && r->hdr.blocks_written - 1 > top)
+		top = r->hdr.blocks_written - 1;
+	uint64_t lo = top >= slots - 1 ? top - (slots - 1) : 0;
+	size_t first = 0;
+	while (first < r->nring && r->ring[first].seq < lo)
+		first++;
+	struct ring_entry *found = r->ring;
+	size_t nfound = r->nring;
+	r->ring = NULL;
+	r->nring = 0;
+	cap = 0;
+	uint64_t expect = want_all ? lo : first < nfound ? found[first].seq : 0;
+	for (size_t k = first; k < nfound && !err; k++) {
+		if (found[k].seq > expect)
+			err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
+		if (!err && found[k].kind == PT_LOG_NAMES) {
+			struct pt_log_block b;
+			if (block_at(r, found[k].off, 0, &b))
+				meta_block(r, found[k].off, &b);
+		} else if (!err) {
+			err = ring_push(r, &cap, found[k].seq, found[k].off, found[k].len, E_BLOCK);
+		}
+		expect = found[k].seq + 1;
+	}
+	int complete = !want_all || (nfound > first && found[nfound - 1].seq == top);
+	if (!err && want_all && !complete)
+		err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
+	free(found);
+	r->closed = closed_hdr && complete;
+	return err;
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static int header_ok(const struct pt_log_header *h)
+{
+	if (memcmp(h->magic, PT_LOG_MAGIC, sizeof h->magic) != 0 || h->version != PT_LOG_VERSION ||
+	    h->byte_order != PT_LOG_BOM || /* the other byte order is refused */
+	    !CRC_OK(h->crc, h, offsetof(struct pt_log_header, crc)))
+		return 0;
+	if (h->header_size != PT_LOG_HEADER_SIZE || (h->flags & ~PT_LOG_FLAGS_KNOWN) ||
+	    h->name_size != PT_LOG_NAME_SIZE || h->max_data_size > PT_LOG_MAX_DATA)
+		return 0;
+	int table = h->names_off == PT_LOG_NAMES_OFF && h->names_size == PT_LOG_NAMES_SIZE &&
+	            h->data_off == PT_LOG_DATA_OFF;
+	int notable = h->names_off == 0 && h->names_size == 0 &&
+	              h->data_off == PT_LOG_DATA_OFF_NOTABLE;
+	if (!table && !notable)
+		return 0;
+	if (h->block_size < PT_LOG_MIN_BLOCK || h->block_size > PT_LOG_MAX_BLOCK ||
+	    (h->block_size & (h->block_size - 1)) ||
+	    h->block_size < pt_log_block_size_for(h->max_data_size))
+		return 0;
+	if (h->layout == PT_LOG_RING)
+		return h->ring_slots >= 2 && h->ring_slots <= PT_LOG_MAX_RING_SLOTS;
+	return h->layout == PT_LOG_LINEAR;
+}
+
+static int params_ok(const struct pt_log_header *h)
+{
+	int lp = h->log_policy, sp = h->stream_policy;
+	return (lp == POSIX_TRACE_LOOP || lp == POSIX_TRACE_UNTIL_FULL || lp == POSIX_TRACE_APPEND) &&
+	       (sp == POSIX_TRACE_LOOP || sp == POSIX_TRACE_UNTIL_FULL || sp == POSIX_TRACE_FLUSH) &&
+	       (h->inheritance == POSIX_TRACE_CLOSE_FOR_CHILD ||
+	        h->inheritance == POSIX_TRACE_INHERITED);
+}
+
+/* An unseekable log, whole; the header is checked as soon as it is in. */
+static int slurp(struct pt_logr *r, int fd)
+{
+	size_t cap = 1u << 20, len = 0;
+	unsigned char *buf = malloc(cap);
+	int checked = 0;
+	for (;;) {
+		if (!buf)
+			return ENOMEM;
+		if (len == cap) {
+			if (cap >= PT_LOGR_MAX_UNSEEKABLE) {
+				free(buf);
+				return ENOMEM;
+			}
+			unsigned char *grown = realloc(buf, cap * 2);
+			if (!grown) {
+				free(buf);
+				return ENOMEM;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (!checked && len >= sizeof r->hdr) {
+			memcpy(&r->hdr, buf, sizeof r->hdr);
+			if (!header_ok(&r->hdr)) {
+				free(buf);
+				return EINVAL;
+			}
+			checked = 1;
+		}
+	}
+	r->mem = buf;
+	r->size = len;
+	return 0;
+}
+
+static void walk_reset(struct pt_logr *r)
+{
+	r->pos = r->data_off;
+	r->expect = 0;
+	r->walk_done = 0;
+	r->ring_cur = 0;
+	r->p = r->end = no_payload;
+	r->ctx = NULL;
+	r->at_end = 0;
+	r->last_good_ts = 0;
+}
+
+/* Linear log: the names of NAMES blocks, the END block, closed. */
+static void open_walk(struct pt_logr *r)
+{
+	uint64_t off;
+	struct pt_log_block b;
+	int res;
+	r->want = OPEN_WINDOW;
+	walk_reset(r);
+	while ((res = walk(r, r->mem != NULL, &off, &b)) != B_END)
+		if (res == B_BLOCK && b.type != PT_LOG_EVENTS)
+			meta_block(r, off, &b);
+	walk_reset(r);
+}
+
+static int open_log(struct pt_logr *r, int fd)
+{
+	struct stat sb;
+	r->fd = fd;
+	if (fstat(fd, &sb) != 0)
+		return EINVAL;
+	off_t end = -1;
+	if (S_ISREG(sb.st_mode))
+		end = sb.st_size;
+	else if (S_ISBLK(sb.st_mode))
+		end = lseek(fd, 0, SEEK_END);
+	if (end >= 0) {
+		r->size = (uint64_t)end;
+		if (pread_full(fd, &r->hdr, sizeof r->hdr, 0) != sizeof r->hdr)
+			return EINVAL;
+	} else {
+		int err = slurp(r, fd);
+		if (err)
+			return err;
+		if (r->size < sizeof r->hdr)
+			return EINVAL;
+		memcpy(&r->hdr, r->mem, sizeof r->hdr);
+	}
+	if (!header_ok(&r->hdr) || !params_ok(&r->hdr))
+		return EINVAL;
+	struct pt_log_header *h = &r->hdr;
+	h->trace_name[TRACE_NAME_MAX - 1] = h->genversion[TRACE_NAME_MAX - 1] = '\0';
+	r->status = h->status;
+	r->data_off = h->data_off;
+	r->block_size = h->block_size;
+	r->max_data = (uint32_t)h->max_data_size;
+	r->max_ctx = (r->block_size - PT_LOG_BLOCK_HDR) / PT_LOG_CTX_REC + 1;
+	r->ctxs = calloc(r->max_ctx, sizeof *r->ctxs);
+	if (!r->ctxs)
+		return ENOMEM;
+	if (!r->mem) {
+		/* Large reads, but no larger than the file. */
+		r->win_cap = WINDOW > 2 * (size_t)r->block_size ? WINDOW : 2 * (size_t)r->block_size;
+		if (r->win_cap > r->size)
+			r->win_cap = (size_t)r->size;
+		r->win = malloc(r->win_cap);
+		if (!r->win)
+			return ENOMEM;
+	}
+	r->want = OPEN_WINDOW;
+	name_table(r);
+	int err = 0;
+	if (h->layout == PT_LOG_RING)
+		err = ring_index(r);
+	else
+		open_walk(r);
+	if (err)
+		return err;
+	for (uint32_t i = 1; i < TRACE_USER_EVENT_MAX; i++)
+		r->nnames += r->names[i][0] != '\0';
+	walk_reset(r);
+	r->want = r->win_cap;
+	return 0;
+}
+
+int pt_logr_open(int fd, struct pt_logr **out)
+{
+	struct pt_logr *r = calloc(1, sizeof *r);
+	if (!r)
+		return ENOMEM;
+	int err = open_log(r, fd);
+	if (err) {
+		pt_logr_close(r);
+		return err == ENOMEM ? ENOMEM : EINVAL;
+	}
+	*out = r;
+	return 0;
+}
+
+void pt_logr_close(struct pt_logr *r)
+{
+	if (!r)
+		return;
+	free(r->mem);
+	free(r->win);
+	free(r->ring);
+	free(r->ctxs);
+	free(r);
+}
+
+void pt_logr_rewind(struct pt_logr *r)
+{
+	walk_reset(r);
+	r->damaged = 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static void start_block(struct pt_logr *r, const unsigned char *blk, const struct pt_log_block *b)
+{
+	r->p = blk + PT_LOG_BLOCK_HDR;
+	r->end = r->p + b->payload_len;
+	r->ts = b->ts_base;
+	r->ctx = NULL;
+	r->nctx = 0;
+}
+
+/* The next EVENTS block to decode, damage, or the end. */
+static int next_block(struct pt_logr *r)
+{
+	struct pt_log_block b;
+	if (r->hdr.layout == PT_LOG_RING) {
+		while (r->ring_cur < r->nring) {
+			const struct ring_entry *e = &r->ring[r->ring_cur++];
+			if (e->kind == E_DAMAGE)
+				return B_DAMAGE;
+			const unsigned char *p = block_at(r, e->off, 1, &b);
+			if (!p || b.seq != e->seq || b.type != PT_LOG_EVENTS)
+				return B_DAMAGE;
+			start_block(r, p, &b);
+			return B_BLOCK;
+		}
+		return B_END;
+	}
+	for (;;) {
+		uint64_t off;
+		int res = walk(r, 1, &off, &b);
+		if (res != B_BLOCK)
+			return res;
+		if (b.type == PT_LOG_END)
+			return B_END;
+		if (b.type == PT_LOG_EVENTS) {
+			start_block(r, view(r, off, PT_LOG_BLOCK_HDR + (size_t)b.payload_len), &b);
+			return B_BLOCK;
+		}
+	}
+}
+
+static int deliver_damage(struct pt_logr *r, struct pt_log_event *ev, void *data,
+                          size_t num_bytes, size_t *data_len)
+{
+	int err = EBADMSG;
+	size_t n = num_bytes < sizeof err ? num_bytes : sizeof err;
+	r->p = r->end = no_payload; /* the rest of the block, if any, is skipped */
+	r->damaged++;
+	if (r->damaged > r->damaged_max)
+		r->damaged_max = r->damaged;
+	memset(ev, 0, sizeof *ev);
+	ev->id = POSIX_TRACE_ERROR;
+	ev->ts_ns = r->last_good_ts;
+	ev->data_len = sizeof err;
+	if (n)
+		memcpy(data, &err, n);
+	*data_len = n;
+	return 1;
+}
+
+/* A record that is not a plain event: a meta record (0), or damage (-1). */
+static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
+{
+	const unsigned char *p = r->p;
+	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
+	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
+	if (left < PT_REC_HDR || pt_log_rec_size(len) > left)
+		return -1;
+	if (id == PT_REC_TIME && len == 8) {
+		r->ts = ld64(p + PT_REC_HDR);
+	} else if (id == PT_REC_CONTEXT && len == sizeof(struct pt_log_ctxrec)) {
+		struct pt_log_ctxrec c;
+		memcpy(&c, p + PT_REC_HDR, sizeof c);
+		if (c.k > r->nctx || c.k >= r->max_ctx)
+			return -1;
+		c.ctx.comm[sizeof c.ctx.comm - 1] = '\0';
+		r->ctxs[c.k] = c.ctx;
+		if (c.k == r->nctx)
+			r->nctx++;
+		r->ctx = &r->ctxs[c.k];
+		r->ts += (uint32_t)w0;
+	} else if (id == PT_REC_SWITCH && len == 0 && ld64(p + 8) < r->nctx) {
+		r->ctx = &r->ctxs[ld64(p + 8)];
+		r->ts += (uint32_t)w0;
+	} else {
+		return -1; /* an unknown meta record, a bad length, no context */
+	}
+	r->p = p + pt_log_rec_size(len);
+	return 0;
+}
+
+/* Copies exactly n bytes; short lengths with a few overlapping moves
+ * rather than a call. */
+static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a = ld64(src), b = ld64(src + n - 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t a = ld32(src), b = ld32(src + n - 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	} else if (n) {
+		memcpy(dst, src, n);
+	}
+}
+
+/* The record at r->p, if it is an event that can be delivered: the
+ * common case, kept small. */
+static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *data,
+                             size_t num_bytes, size_t *data_len)
+{
+	const unsigned char *p = r->p;
+	size_t left = (size_t)(r->end - p);
+	if (unlikely(left < PT_REC_HDR))
+		return 0;
+	uint64_t w0 = ld64(p);
+	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
+	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
+	size_t size = pt_log_rec_size(len);
+	if (unlikely(size > left || len > r->max_data || !r->ctx ||
+	             (id < PT_LOG_USER_FIRST && id - 1u >= 8u)))
+		return 0;
+	uint64_t ts = r->ts + (uint32_t)w0;
+	size_t n = len < num_bytes ? len : num_bytes;
+	r->ts = ts;
+	r->last_good_ts = ts;
+	r->p = p + size;
+	ev->id = id;
+	ev->truncated = (int)(w0 >> 63);
+	ev->ctx = *r->ctx;
+	ev->pc = ld64(p + 8);
+	ev->ts_ns = ts;
+	ev->data_len = len;
+	copy_out(data, p + PT_REC_HDR, n);
+	*data_len = n;
+	return 1;
+}
+
+/* Everything but the common case: meta records, the next block, damage,
+ * the end. */
+__attribute__((noinline)) static int next_slow(struct pt_logr *r, struct pt_log_event *ev,
+                                               void *data, size_t num_bytes, size_t *data_len)
+{
+	for (;;) {
+		if (take_event(r, ev, data, num_bytes, data_len))
+			return 1;
+		size_t left = (size_t)(r->end - r->p);
+		if (left >= PT_REC_HDR) {
+			if (meta_record(r, ld64(r->p), left) < 0)
+				return deliver_damage(r, ev, data, num_bytes, data_len);
+			continue;
+		}
+		if (left) /* a payload that ends inside a record */
+			return deliver_damage(r, ev, data, num_bytes, data_len);
+		if (r->at_end)
+			return 0;
+		int res = next_block(r);
+		if (res == B_DAMAGE)
+			return deliver_damage(r, ev, data, num_bytes, data_len);
+		if (res == B_END) {
+			r->at_end = 1;
+			r->p = r->end = no_payload;
+			return 0;
+		}
+	}
+}
+
+int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t num_bytes,
+                 size_t *data_len)
+{
+	if (likely(take_event(r, ev, data, num_bytes, data_len)))
+		return 1;
+	return next_slow(r, ev, data, num_bytes, data_len);
+}
+
+/* ---- accessors ----------------------------------------------------------- */
+
+int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out)
+{
+	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS || !r->names[id - PT_LOG_USER_FIRST][0])
+		return EINVAL;
+	memcpy(out, r->names[id - PT_LOG_USER_FIRST], PT_LOG_NAME_SIZE);
+	return 0;
+}
+
+uint32_t pt_logr_nnames(const struct pt_logr *r)
+{
+	return r->nnames;
+}
+
+void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p)
+{
+	const struct pt_log_header *h = &r->hdr;
+	memset(p, 0, sizeof *p);
+	memcpy(p->trace_name, h->trace_name, TRACE_NAME_MAX);
+	memcpy(p->genversion, h->genversion, TRACE_NAME_MAX);
+	p->create_sec = h->create_sec;
+	p->create_nsec = h->create_nsec;
+	p->clockres_ns = h->clockres_ns;
+	p->stream_size = h->stream_size;
+	p->max_data_size = h->max_data_size;
+	p->log_size = h->log_size;
+	p->stream_policy = h->stream_policy;
+	p->log_policy = h->log_policy;
+	p->inheritance = h->inheritance;
+}
+
+void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s)
+{
+	*s = r->status;
+}
+
+const struct pt_log_header *pt_logr_header(const struct pt_logr *r)
+{
+	return &r->hdr;
+}
+
+void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
+                  uint64_t *damaged_blocks)
+{
+	if (version)
+		*version = r->hdr.version;
+	if (closed)
+		*closed = r->closed;
+	if (damaged_blocks)
+		*damaged_blocks = r->damaged_max;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace log reader (format in logfmt.h, docs/LOG-FORMAT.md), used by the
+ * pre-recorded streams (posix_trace_open, posix_trace_getnext_event,
+ * posix_trace_rewind, posix_trace_close).
+ *
+ * The file is untrusted: every size is checked before it is used, every
+ * block's CRC-32C before its records, every record against its block.  A
+ * damaged block yields one POSIX_TRACE_ERROR event (data: int EBADMSG) and
+ * reading goes on with the next valid block; a log cut short ends at its last
+ * complete block without an error.  Open costs time in proportion to the
+ * data actually in the file (holes of a sparse file are skipped) and memory
+ * in proportion to the blocks found, never to sizes the header claims.
+ *
+ * Functions return 0 or an error number unless said otherwise.  One reader
+ * is used by one thread at a time.
+ */
+#ifndef PT_LOGREAD_H
+#define PT_LOGREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <trace.h>
+#include "logfmt.h"
+
+/* An unseekable log (pipe, socket, terminal) is read whole into memory, up
+ * to this many bytes; a longer one gives ENOMEM. */
+#define PT_LOGR_MAX_UNSEEKABLE (1ull << 30)
+
+struct pt_logr;
+
+/* One event as the log records it. */
+struct pt_log_event {
+	trace_event_id_t id;
+	int truncated;          /* 1: data truncated when recorded */
+	struct pt_log_ctx ctx;  /* pid, kernel tid, pthread_t, thread name (NUL-terminated) */
+	uint64_t pc;            /* program address */
+	uint64_t ts_ns;         /* ns since the Epoch, CLOCK_REALTIME scale */
+	uint32_t data_len;      /* the data's full length in the log */
+};
+
+/* Opens the log fd designates (read from offset 0 when seekable, else from
+ * where the fd stands, to its end).  EINVAL: not a log of this format and
+ * byte order; ENOMEM.  *out is left alone on failure. */
+PT_LOG_HIDDEN int pt_logr_open(int fd, struct pt_logr **out);
+
+/* The next event in log order: returns 1 and fills *ev, copies
+ * min(num_bytes, ev->data_len) bytes of data and stores that count in
+ * *data_len; returns 0 at the end of the log.  A damaged block gives one
+ * event POSIX_TRACE_ERROR (pid 0, data int EBADMSG, the time of the last
+ * good event). */
+PT_LOG_HIDDEN int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data,
+                               size_t num_bytes, size_t *data_len);
+
+/* Back to the first event. */
+PT_LOG_HIDDEN void pt_logr_rewind(struct pt_logr *r);
+
+PT_LOG_HIDDEN void pt_logr_close(struct pt_logr *r);
+
+/* The name of user event id (33 to 1023) into out (PT_LOG_NAME_SIZE bytes).
+ * EINVAL when the log names no such id; system ids and the unnamed event
+ * (32) are the caller's. */
+PT_LOG_HIDDEN int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out);
+
+/* User names in the log. */
+PT_LOG_HIDDEN uint32_t pt_logr_nnames(const struct pt_logr *r);
+
+/* The stream's attributes as the log recorded them. */
+PT_LOG_HIDDEN void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p);
+
+/* The status as of the log's last update: the END block of a closed linear
+ * log, else the header. */
+PT_LOG_HIDDEN void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s);
+
+/* The log's header as read (checked; strings NUL-terminated). */
+PT_LOG_HIDDEN const struct pt_log_header *pt_logr_header(const struct pt_logr *r);
+
+/* For posixtrace_log_info(): the format version; whether the log is closed
+ * (ends with its END block, or a ring log finished by its writer and
+ * complete); damaged blocks reported so far (the most over the passes since
+ * open).  Any pointer may be NULL. */
+PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
+                                uint64_t *damaged_blocks);
+
+#endif
