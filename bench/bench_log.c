@@ -1,37 +1,40 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * bench_log - Trace Log throughput of libposixtrace (linked statically,
- * -O2 -g, see the Makefile's bench rule): writing a log while a thread
- * records, and reading a pre-recorded stream.  bench/run.sh runs it once per
- * repetition, interleaved with bench_event, the floor and LTTng.
+ * bench_log - Trace Log throughput of libposixtrace, as a program linked
+ * with the shared library sees it: writing a log while a thread records
+ * flat out, and reading a pre-recorded log back.  bench/run.sh runs it
+ * once per repetition, interleaved with bench_event, the floor and LTTng.
  *
  *   bench_log mklog FILE NEVENTS
- *       Writes a complete log of NEVENTS 16-byte user events into FILE
- *       without losing any (the writer posts in batches and waits for
- *       posix_trace_flush to finish between batches).  Prints
- *       MKLOG|<events in the log>|<file bytes>|<seconds>.
+ *       Writes a log of NEVENTS 16-byte user events into FILE without
+ *       losing any (it posts in batches and waits for posix_trace_flush to
+ *       finish between them).  Prints
+ *       MKLOG|<user events in the log>|<file bytes>|<seconds>|<lost>.
  *
  *   bench_log run DIR NWRITE [READLOG [READS]]
- *       One repetition of every case (DIR: a temporary directory on the file
- *       system under test; files are created there and removed):
- *       - log write, stream-full-policy POSIX_TRACE_FLUSH, log-full-policy
- *         POSIX_TRACE_APPEND into a regular file, a 16 MiB stream and the
- *         default (4 MiB) stream: one writer thread on CPU 1 posts NWRITE
- *         16 B events as fast as it can, then main calls
- *         posix_trace_shutdown.  Elapsed = first event .. shutdown returned.
- *         The log is then opened (posix_trace_open) and read: user events in
- *         it, posixtrace_lost_events of its status, and the keeper's busy
- *         time = sum over its flushes of FLUSH_STOP - FLUSH_START.
- *       - plain write: the same number of bytes as that log, 1 MiB write()s
- *         then fdatasync, into a new file in DIR.
- *       - log read (if READLOG): posix_trace_open + posix_trace_getnext_event
- *         until the end, READS timed passes after one untimed pass; the
+ *       One repetition of every case; files are created in DIR (on the
+ *       file system under test) and removed.
+ *       - log write: stream-full-policy POSIX_TRACE_FLUSH, log-full-policy
+ *         POSIX_TRACE_APPEND, a regular file; a 16 MiB stream, then the
+ *         default (4 MiB) one.  One writer thread on CPU 1 posts NWRITE
+ *         16-byte events as fast as it can, then main calls
+ *         posix_trace_shutdown.  Elapsed = first event .. shutdown
+ *         returned.  The log is then read back (posix_trace_open): the user
+ *         events in it, posixtrace_lost_events of its status, and the
+ *         keeper's busy time = the sum over its flushes of FLUSH_STOP -
+ *         FLUSH_START.
+ *       - plain write: as many bytes as that log, 1 MiB write()s then
+ *         fdatasync, into a new file in DIR.
+ *       - log read (with READLOG): posix_trace_open + posix_trace_getnext_
+ *         event to the end, one untimed pass then READS timed passes; the
  *         median pass is reported.
- *       Before the cases one small untimed log write warms up the code, the
- *       keeper's fork and the file system.
+ *       A small untimed log write and a plain write first warm up the
+ *       code, the keeper's start and the file system.
  *
- * Output, one line per row (parsed by bench/run.sh):
+ * Output, one line per row (parsed by bench/run.sh; one repetition, so
+ * median = min = max):
  *   ROW|<key>|<name>|<value>|<value>|<value>|<unit>|<note>|<aux>
- * (one repetition: median = min = max = the value).
+ * A row that could not be measured is left out, and stderr says why.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -49,7 +52,12 @@
 #include <trace.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
+/* Out of line and out of inter-procedural analysis (clang has no noipa). */
+#if defined(__clang__)
+#define NOIPA __attribute__((noinline))
+#else
+#define NOIPA __attribute__((noinline, noipa))
+#endif
 #define MiB (1024u * 1024u)
 
 static trace_event_id_t ev_id;
@@ -77,7 +85,7 @@ static void pin(int cpu)
 		die("pthread_setaffinity_np", err);
 }
 
-/* The anchors' payload loop (as in bench_event.c): two changing words. */
+/* bench_event's payload loop: two changing words, 16 bytes. */
 NOIPA static void write_loop(uint64_t first, uint64_t n)
 {
 	_Alignas(64) unsigned char buf[16];
@@ -182,8 +190,8 @@ static void *writer_main(void *arg)
 }
 
 struct logw {
-	double mb_s, mev_s, post_mev_s, lost, keeper_mev_s, keeper_busy, shutdown_ms;
-	uint64_t bytes, logged;
+	double mb_s, mev_s, post_mev_s, lost_pct, keeper_mb_s, keeper_busy_pct, shutdown_ms;
+	uint64_t bytes, logged, lost;
 };
 
 static struct logw log_write(const char *path, size_t stream_size, uint64_t n)
@@ -211,9 +219,12 @@ static struct logw log_write(const char *path, size_t stream_size, uint64_t n)
 	r.mb_s = (double)r.bytes * 1e3 / el;
 	r.mev_s = (double)li.user * 1e3 / el;
 	r.post_mev_s = (double)n * 1e3 / (double)(w.t1 - w.t0);
-	r.lost = (double)li.lost;
-	r.keeper_busy = li.keeper_busy_ns;
-	r.keeper_mev_s = li.keeper_busy_ns > 0 ? (double)li.user * 1e3 / li.keeper_busy_ns : 0;
+	r.lost = li.lost;
+	r.lost_pct = 100.0 * (double)li.lost / (double)n;
+	/* bytes the keeper wrote per second of flushing: what it could hand
+	 * to the disk if the disk took everything at once */
+	r.keeper_mb_s = li.keeper_busy_ns > 0 ? (double)r.bytes * 1e3 / li.keeper_busy_ns : 0;
+	r.keeper_busy_pct = 100.0 * li.keeper_busy_ns / el;
 	r.shutdown_ms = (double)(s1 - s0) / 1e6;
 	if (li.user + li.lost < n)
 		fprintf(stderr, "bench_log: %s: %llu logged + %llu lost < %llu posted\n", path,
@@ -353,7 +364,7 @@ int main(int argc, char **argv)
 	int reads = argc > 5 ? atoi(argv[5]) : 3;
 	if (reads < 1 || reads > 64)
 		reads = 3;
-	char logpath[4096], plainpath[4096], note[256];
+	char logpath[4096], plainpath[4096];
 	snprintf(logpath, sizeof logpath, "%s/bench.log", dir);
 	snprintf(plainpath, sizeof plainpath, "%s/plain.dat", dir);
 
@@ -375,18 +386,23 @@ int main(int argc, char **argv)
 		char key[32], name[128];
 		snprintf(key, sizeof key, "logw_%s", sizes[i].sfx);
 		snprintf(name, sizeof name, "log write, FLUSH %s stream, APPEND file", sizes[i].what);
-		snprintf(note, sizeof note, "file bytes / (first event .. shutdown returned)");
-		row(key, name, r.mb_s, "MB/s", note, (double)r.bytes / 1e6);
+		row(key, name, r.mb_s, "MB/s", "", (double)r.bytes / 1e6);
 		snprintf(key, sizeof key, "logw_%s_plain", sizes[i].sfx);
-		row(key, "  plain write() 1 MiB + fdatasync, same bytes", plain, "MB/s", "", 0);
-		snprintf(key, sizeof key, "logw_%s_ev", sizes[i].sfx);
-		row(key, "  events logged / elapsed", r.mev_s, "Mev/s", "", (double)r.logged);
-		snprintf(key, sizeof key, "logw_%s_lost", sizes[i].sfx);
-		row(key, "  events lost (posixtrace_lost_events of the log)", r.lost, "events", "",
-		    r.post_mev_s);
+		row(key, "  plain write(), 1 MiB each, + fdatasync, same bytes", plain, "MB/s", "", 0);
 		snprintf(key, sizeof key, "logw_%s_keeper", sizes[i].sfx);
-		row(key, "  keeper drain: events logged / keeper busy time", r.keeper_mev_s, "Mev/s",
-		    "", 100.0 * r.keeper_busy / ((double)r.bytes * 1e3 / r.mb_s));
+		if (r.keeper_mb_s > 0)
+			row(key, "  keeper: log bytes / its busy time", r.keeper_mb_s, "MB/s", "",
+			    r.keeper_busy_pct);
+		else
+			fprintf(stderr, "bench_log: %s: no FLUSH_START .. FLUSH_STOP pair in the log\n",
+			        key);
+		snprintf(key, sizeof key, "logw_%s_ev", sizes[i].sfx);
+		row(key, "  events in the log / elapsed", r.mev_s, "Mev/s", "", (double)r.logged);
+		snprintf(key, sizeof key, "logw_%s_lost", sizes[i].sfx);
+		row(key, "  events lost, of those posted", r.lost_pct, "%", "", r.post_mev_s);
+		snprintf(key, sizeof key, "logw_%s_bpe", sizes[i].sfx);
+		row(key, "  log bytes per event in it", r.logged ? (double)r.bytes / (double)r.logged : 0,
+		    "B/ev", "", (double)r.logged);
 		snprintf(key, sizeof key, "logw_%s_shut", sizes[i].sfx);
 		row(key, "  posix_trace_shutdown duration", r.shutdown_ms, "ms", "", 0);
 	}
@@ -399,9 +415,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < reads; i++)
 			v[i] = read_pass(readlog, &events);
 		qsort(v, (size_t)reads, sizeof v[0], cmp_d);
-		snprintf(note, sizeof note, "median of %d passes", reads);
 		row("logr", "log read: posix_trace_open + getnext to the end", v[reads / 2], "Mev/s",
-		    note, (double)events);
+		    "", (double)events);
 	}
 	fflush(stdout);
 	return 0;
