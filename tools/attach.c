@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * posixtrace attach: trace a process that is already running, either live
  * (a stream without log read with posix_trace_timedgetnext_event, one line
- * per event) or into a log (posix_trace_create_withlog).
+ * per event) or into a log (posix_trace_create_withlog).  The stream has
+ * the POSIX_TRACE_INHERITED attribute unless --no-inherit: children the
+ * process forks from then on are traced too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 #define POLL_NS 100000000u /* how often waits look at the clock and signals */
 
@@ -19,25 +22,41 @@ struct attach_options {
 	pid_t pid;
 	double duration; /* 0: until Ctrl-C */
 	const char *log;
-	bool json;
+	bool json, force, inherit, date, utc;
 };
 
 static void attach_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s attach PID [--duration S] [-o LOG] [--format text|json]\n"
-	        "Traces the running process PID (it must have loaded libposixtrace).\n"
-	        "Without -o, prints its events as they come; with -o, writes a log.\n"
-	        "Stops after --duration seconds, or on Ctrl-C.\n",
+	        "usage: %s attach PID [OPTIONS]\n"
+	        "Traces the running process PID (it must have loaded libposixtrace) and\n"
+	        "the children it forks from now on.  Without -o, prints its events as\n"
+	        "they come (the dump format); with -o, writes a log.  Stops after\n"
+	        "--duration seconds, or on Ctrl-C.\n\n"
+	        "  --duration S         stop after S seconds\n"
+	        "  -o, --output LOG     write a log (created 0600; - is standard output)\n"
+	        "  --force              replace LOG if it is an existing file of yours\n"
+	        "  -f, --format text|json  live output format\n"
+	        "  --clock-date         live output: absolute times as local date and time\n"
+	        "  --clock-gmt          the same in UTC\n"
+	        "  --no-inherit         do not trace the children PID forks\n"
+	        "  -h, --help           this help\n"
+	        "Exit status: 0, 1 if PID cannot be traced or the log not written, 2 for\n"
+	        "usage errors.\n",
 	        PROG);
 }
+
+enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
 	static const struct option longopts[] = {
 		{"duration", required_argument, 0, 'd'}, {"output", required_argument, 0, 'o'},
-		{"format", required_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"format", required_argument, 0, 'f'},   {"force", no_argument, 0, OPT_FORCE},
+		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
+		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
+		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
+		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:o:f:h", longopts, NULL)) != -1) {
@@ -52,6 +71,10 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 				return usage_error("attach", "bad --format '%s' (text, json)", optarg);
 			o->json = !strcmp(optarg, "json");
 			break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_NO_INHERIT: o->inherit = false; break;
+		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
+		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': attach_help(stdout); return 0;
 		case ':': return usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
 		default: return usage_error("attach", "unknown option '%s'", argv[optind - 1]);
@@ -120,7 +143,7 @@ static void print_status_line(trace_id_t trid, uint64_t events)
  * left so nothing recorded before the stop is missed. */
 static int watch_live(trace_id_t trid, const struct attach_options *o)
 {
-	struct event_printer printer = {.json = o->json};
+	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
 	struct name_cache *names = xmalloc(sizeof *names);
 	size_t bufsize = 1 << 20;
 	unsigned char *buf = xmalloc(bufsize);
@@ -150,6 +173,7 @@ static int watch_live(trace_id_t trid, const struct attach_options *o)
 		ev.data = buf;
 		ev.len = len;
 		ev.name = name_cache_get(names, ev.info.posix_event_id);
+		read_event_ext(trid, &ev);
 		print_event(&printer, stdout, &ev);
 		fflush(stdout);
 		events++;
@@ -168,6 +192,51 @@ static void wait_until(uint64_t deadline)
 	}
 }
 
+/* The trace is named after the process (its comm), which Chrome output and
+ * stats show.  A log grows as record's does (APPEND, the one policy a pipe
+ * takes). */
+static void build_attr(const struct attach_options *o, bool with_log, trace_attr_t *attr)
+{
+	char path[64], comm[TRACE_NAME_MAX] = "";
+	posix_trace_attr_init(attr);
+	if (with_log)
+		posix_trace_attr_setlogfullpolicy(attr, POSIX_TRACE_APPEND);
+	posix_trace_attr_setinherited(attr, o->inherit ? POSIX_TRACE_INHERITED
+	                                               : POSIX_TRACE_CLOSE_FOR_CHILD);
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)o->pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	if (comm[0])
+		posix_trace_attr_setname(attr, comm);
+}
+
+static int create_stream(const struct attach_options *o, int logfd, trace_id_t *trid)
+{
+	trace_attr_t attr;
+	build_attr(o, logfd >= 0, &attr);
+	int err = logfd >= 0 ? posix_trace_create_withlog(o->pid, &attr, logfd, trid)
+	                     : posix_trace_create(o->pid, &attr, trid);
+	posix_trace_attr_destroy(&attr);
+	if (err && logfd >= 0 && err == EINVAL)
+		error_msg("cannot trace process %d: %s", (int)o->pid, log_create_error(err, logfd));
+	else if (err)
+		error_msg("cannot trace process %d: %s", (int)o->pid, create_error(err));
+	return err;
+}
+
+static void drop_log(const struct attach_options *o, int logfd)
+{
+	if (logfd < 0)
+		return;
+	close(logfd);
+	if (!is_stdio_name(o->log))
+		unlink(o->log); /* created (or emptied) for nothing */
+}
+
 static int attach(const struct attach_options *o)
 {
 	const char *why = why_not_traceable(o->pid);
@@ -177,14 +246,10 @@ static int attach(const struct attach_options *o)
 	}
 	int logfd = -1, err;
 	trace_id_t trid;
-	if (o->log && (logfd = open(o->log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		error_msg("%s: %s", o->log, strerror(errno));
+	if (o->log && (logfd = log_fd_for(o->log, o->force)) < 0)
 		return EXIT_FAIL;
-	}
-	err = logfd >= 0 ? posix_trace_create_withlog(o->pid, NULL, logfd, &trid)
-	                 : posix_trace_create(o->pid, NULL, &trid);
-	if (err) {
-		error_msg("cannot trace process %d: %s", (int)o->pid, create_error(err));
+	if (create_stream(o, logfd, &trid)) {
+		drop_log(o, logfd);
 		return EXIT_FAIL;
 	}
 	install_stop_handlers();
@@ -192,6 +257,7 @@ static int attach(const struct attach_options *o)
 	if ((err = posix_trace_start(trid)) != 0) {
 		error_msg("cannot start tracing process %d: %s", (int)o->pid, strerror(err));
 		posix_trace_shutdown(trid);
+		drop_log(o, logfd);
 		return EXIT_FAIL;
 	}
 	if (logfd < 0) {
@@ -200,17 +266,22 @@ static int attach(const struct attach_options *o)
 		return 0;
 	}
 	wait_until(deadline_of(o->duration));
+	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
+	bool to_stdout = is_stdio_name(o->log);
+	if (to_stdout)
+		print_pipe_summary(trid, seconds);
 	err = posix_trace_shutdown(trid);
-	close(logfd);
 	if (err)
 		error_msg("writing the log failed: %s", strerror(err));
-	print_log_summary(o->log, (double)(now_realtime_ns() - t0) / 1e9);
+	if (!to_stdout)
+		print_log_summary(logfd, o->log, seconds);
+	close(logfd);
 	return err ? EXIT_FAIL : 0;
 }
 
 int cmd_attach(int argc, char **argv)
 {
-	struct attach_options o = {0};
+	struct attach_options o = {.inherit = true};
 	int rc = parse_attach_options(argc, argv, &o);
 	return rc >= 0 ? rc : attach(&o);
 }

@@ -1,53 +1,103 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Chrome trace event format: every trace event becomes an instant event
- * ("ph":"i", thread scope) with its data in "args"; processes and threads
- * get names through metadata events ("ph":"M").  Timestamps are
- * microseconds after the first event (a double cannot hold nanoseconds
- * since the Epoch); the absolute start is in "otherData".
+ * Chrome trace event format (chrome://tracing, Perfetto).  Events are
+ * written in the order the library delivers them, which is each thread's
+ * exact order, so "ts" never goes back within a thread's track; nothing is
+ * sorted here.  Paired begin/end events (pairs.c) become "B"/"E" events,
+ * every other event an instant ("ph":"i", thread scope) with its data in
+ * "args"; processes and threads are named by metadata events ("ph":"M").
+ *
+ * Timestamps are microseconds after the earliest dated event (a double
+ * cannot hold nanoseconds since the Epoch); that start is in "otherData".
+ * System events no thread recorded (OVERFLOW, RESUME, ERROR, FLUSH_START,
+ * ...) go to process 0; the reader dates some of them in the past (an
+ * OVERFLOW carries the time of the first lost event), so such an event goes
+ * to a second (third, ...) track of process 0 when it is older than the
+ * last event of the first one, rather than being moved in time.  An event
+ * the library gives no time is listed in "otherData" instead of being
+ * placed at a made-up time.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
-/* Chrome wants small thread ids: threads are numbered per process in order
- * of appearance, and the pthread_t goes into the thread's name. */
+/* Chrome wants small thread ids: unless the library gives the kernel's,
+ * threads are numbered per process in order of appearance, and the
+ * pthread_t goes into the thread's name. */
 struct chrome_thread {
-	pid_t pid;
-	unsigned long thread;
 	int tid;
+	pid_t kernel_tid;
+	char comm[16];
 };
 
 struct chrome_writer {
 	FILE *out;
 	bool first_written;
 	uint64_t first_ns;
-	struct chrome_thread *threads;
-	size_t nthreads;
+	struct thread_table threads; /* (pid, pthread_t) */
+	struct chrome_thread *info;  /* by thread table index */
+	size_t info_cap;
+	struct thread_table pids; /* (pid, 0): threads seen per process */
+	int *per_pid;
+	size_t per_pid_cap;
+	uint64_t *system_tracks; /* last time on each track of process 0 */
+	size_t nsystem_tracks;
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
+	struct pairing *pairing;
+	char *undated; /* JSON objects of events without a time */
+	size_t undated_len;
+	FILE *undated_out;
+	uint64_t nundated;
 };
 
-static int thread_number(struct chrome_writer *w, pid_t pid, unsigned long thread)
+static int per_pid_number(struct chrome_writer *w, pid_t pid)
 {
-	int per_pid = 0;
-	for (size_t i = 0; i < w->nthreads; i++) {
-		if (w->threads[i].pid != pid)
-			continue;
-		if (w->threads[i].thread == thread)
-			return w->threads[i].tid;
-		per_pid++;
+	size_t i = thread_table_index(&w->pids, pid, 0, NULL);
+	if (i >= w->per_pid_cap) {
+		size_t old = w->per_pid_cap;
+		w->per_pid_cap = w->per_pid_cap ? 2 * w->per_pid_cap : 64;
+		w->per_pid = xrealloc(w->per_pid, w->per_pid_cap * sizeof *w->per_pid);
+		memset(w->per_pid + old, 0, (w->per_pid_cap - old) * sizeof *w->per_pid);
 	}
-	struct chrome_thread *grown = realloc(w->threads, (w->nthreads + 1) * sizeof *grown);
-	if (!grown) {
-		error_msg("out of memory");
-		exit(EXIT_FAIL);
+	return ++w->per_pid[i];
+}
+
+static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
+{
+	bool added;
+	size_t i = thread_table_index(&w->threads, ev->info.posix_pid,
+	                              (unsigned long)ev->info.posix_thread_id, &added);
+	if (i >= w->info_cap) {
+		w->info_cap = w->info_cap ? 2 * w->info_cap : 64;
+		w->info = xrealloc(w->info, w->info_cap * sizeof *w->info);
 	}
-	w->threads = grown;
-	w->threads[w->nthreads++] = (struct chrome_thread){pid, thread, per_pid + 1};
-	return per_pid + 1;
+	struct chrome_thread *t = &w->info[i];
+	if (added) {
+		memset(t, 0, sizeof *t);
+		t->kernel_tid = ev->tid;
+		memcpy(t->comm, ev->comm, sizeof t->comm);
+		t->tid = ev->tid ? (int)ev->tid : per_pid_number(w, ev->info.posix_pid);
+	}
+	return t->tid;
+}
+
+/* The first track of process 0 whose last event is not later than this
+ * one; a new track when there is none. */
+static int system_track(struct chrome_writer *w, uint64_t ns)
+{
+	for (size_t i = 0; i < w->nsystem_tracks; i++)
+		if (w->system_tracks[i] <= ns) {
+			w->system_tracks[i] = ns;
+			return (int)i + 1;
+		}
+	w->system_tracks = xrealloc(w->system_tracks,
+	                            (w->nsystem_tracks + 1) * sizeof *w->system_tracks);
+	w->system_tracks[w->nsystem_tracks++] = ns;
+	return (int)w->nsystem_tracks;
 }
 
 static void separator(struct chrome_writer *w)
@@ -56,40 +106,73 @@ static void separator(struct chrome_writer *w)
 	w->first_written = true;
 }
 
-static void write_event(struct chrome_writer *w, const struct trace_event *ev)
+static void write_args(FILE *out, const struct trace_event *ev, bool paired)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	uint64_t rel = ns > w->first_ns ? ns - w->first_ns : 0;
-	int tid = thread_number(w, ev->info.posix_pid, (unsigned long)ev->info.posix_thread_id);
-	separator(w);
-	fputs("{\"name\":", w->out);
-	print_json_string(w->out, (const unsigned char *)ev->name, strlen(ev->name));
-	fprintf(w->out, ",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%llu.%03u,\"pid\":%d,"
-	                "\"tid\":%d,\"args\":{\"id\":%u,\"thread\":\"0x%lx\",\"prog_address\":\"0x%lx\","
-	                "\"truncation\":%d,\"len\":%zu,\"time\":\"%llu.%09u\"",
-	        is_system_event(ev->info.posix_event_id) ? "system" : "user",
-	        (unsigned long long)(rel / 1000), (unsigned)(rel % 1000), (int)ev->info.posix_pid,
-	        tid, ev->info.posix_event_id, (unsigned long)ev->info.posix_thread_id,
+	fputs("\"args\":{", out);
+	if (paired) {
+		fputs("\"event\":", out);
+		print_json_string(out, (const unsigned char *)ev->name, strlen(ev->name));
+		fputc(',', out);
+	}
+	fprintf(out, "\"id\":%u,\"thread\":\"0x%lx\",\"prog_address\":\"0x%lx\","
+	             "\"truncation\":%d,\"len\":%zu,\"time\":\"%llu.%09u\"",
+	        ev->info.posix_event_id, (unsigned long)ev->info.posix_thread_id,
 	        (unsigned long)(uintptr_t)ev->info.posix_prog_address,
 	        ev->info.posix_truncation_status, ev->len,
 	        (unsigned long long)(ns / 1000000000u), (unsigned)(ns % 1000000000u));
-	if (is_printable_text(ev->data, ev->len)) {
-		fputs(",\"data\":", w->out);
-		print_json_string(w->out, ev->data,
-		                  ev->data[ev->len - 1] == '\0' ? ev->len - 1 : ev->len);
+	size_t text = text_length(ev->data, ev->len);
+	if (text) {
+		fputs(",\"data\":", out);
+		print_json_string(out, ev->data, text);
 	} else if (ev->len) {
-		fputs(",\"data_hex\":\"", w->out);
-		print_hex(w->out, ev->data, ev->len);
-		fputc('"', w->out);
+		fputs(",\"data_hex\":\"", out);
+		print_hex(out, ev->data, ev->len);
+		fputc('"', out);
 	}
-	fputs("}}", w->out);
+	fputc('}', out);
+}
+
+static void write_event(struct chrome_writer *w, const struct trace_event *ev,
+                        enum pair_role role, const char *slice)
+{
+	static const char *const phase[] = {[PAIR_NONE] = "i", [PAIR_BEGIN] = "B",
+	                                    [PAIR_END] = "E"};
+	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
+	uint64_t rel = ns - w->first_ns; /* first_ns is the earliest dated time */
+	bool threaded = event_has_thread(ev);
+	int tid = threaded ? thread_track(w, ev) : system_track(w, ns);
+	const char *name = role == PAIR_NONE ? ev->name : slice;
+	separator(w);
+	fputs("{\"name\":", w->out);
+	print_json_string(w->out, (const unsigned char *)name, strlen(name));
+	fprintf(w->out, ",\"cat\":\"%s\",\"ph\":\"%s\",%s\"ts\":%llu.%03u,\"pid\":%d,\"tid\":%d,",
+	        is_system_event(ev->info.posix_event_id) ? "system" : "user", phase[role],
+	        role == PAIR_NONE ? "\"s\":\"t\"," : "", (unsigned long long)(rel / 1000),
+	        (unsigned)(rel % 1000), (int)ev->info.posix_pid, tid);
+	write_args(w->out, ev, role != PAIR_NONE);
+	fputc('}', w->out);
+}
+
+/* No time, no place on a timeline: kept for otherData. */
+static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
+{
+	if (!w->undated_out && !(w->undated_out = open_memstream(&w->undated, &w->undated_len)))
+		return;
+	fputs(w->nundated++ ? "," : "", w->undated_out);
+	fputs("{\"name\":", w->undated_out);
+	print_json_string(w->undated_out, (const unsigned char *)ev->name, strlen(ev->name));
+	fprintf(w->undated_out, ",\"pid\":%d,", (int)ev->info.posix_pid);
+	write_args(w->undated_out, ev, false);
+	fputc('}', w->undated_out);
 }
 
 static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t pid, int tid,
                                 const char *name)
 {
 	separator(w);
-	fprintf(w->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+	fprintf(w->out, "{\"name\":\"%s\",\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":%d,"
+	                "\"args\":{\"name\":",
 	        what, (int)pid, tid);
 	print_json_string(w->out, (const unsigned char *)name, strlen(name));
 	fputs("}}", w->out);
@@ -97,9 +180,7 @@ static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t
 
 static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, size_t size)
 {
-	if (pid == 0)
-		snprintf(buf, size, "trace system events");
-	else if (pid == w->controller)
+	if (pid == w->controller)
 		snprintf(buf, size, "posixtrace controller (%d)", (int)pid);
 	else
 		snprintf(buf, size, "%s (%d)", w->trace_name[0] ? w->trace_name : "process", (int)pid);
@@ -108,14 +189,34 @@ static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, s
 static void write_names(struct chrome_writer *w)
 {
 	char label[TRACE_NAME_MAX + 64];
-	for (size_t i = 0; i < w->nthreads; i++) {
-		const struct chrome_thread *t = &w->threads[i];
-		if (t->tid == 1) {
-			process_label(w, t->pid, label, sizeof label);
-			write_name_metadata(w, "process_name", t->pid, 0, label);
+	struct thread_table named = {0}; /* processes named so far */
+	bool added;
+	for (size_t i = 0; i < w->threads.count; i++) {
+		const struct thread_key *k = &w->threads.keys[i];
+		const struct chrome_thread *t = &w->info[i];
+		thread_table_index(&named, k->pid, 0, &added);
+		if (added) {
+			process_label(w, k->pid, label, sizeof label);
+			write_name_metadata(w, "process_name", k->pid, 0, label);
 		}
-		snprintf(label, sizeof label, "thread 0x%lx", t->thread);
-		write_name_metadata(w, "thread_name", t->pid, t->tid, label);
+		if (t->kernel_tid && t->comm[0])
+			snprintf(label, sizeof label, "%s (pthread 0x%lx)", t->comm, k->thread);
+		else
+			snprintf(label, sizeof label, "thread 0x%lx", k->thread);
+		write_name_metadata(w, "thread_name", k->pid, t->tid, label);
+	}
+	if (w->nsystem_tracks) {
+		thread_table_index(&named, 0, 0, &added);
+		if (added)
+			write_name_metadata(w, "process_name", 0, 0, "trace system events");
+	}
+	thread_table_free(&named);
+	for (size_t i = 0; i < w->nsystem_tracks; i++) {
+		if (i == 0)
+			snprintf(label, sizeof label, "system events");
+		else
+			snprintf(label, sizeof label, "system events dated earlier (%zu)", i + 1);
+		write_name_metadata(w, "thread_name", 0, (int)i + 1, label);
 	}
 }
 
@@ -129,48 +230,88 @@ static void read_trace_name(struct trace_log *log, char *name)
 	}
 }
 
-static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct progress *pr)
+static void write_other_data(struct chrome_writer *w, struct trace_log *log)
 {
-	struct trace_event ev;
-	int rc;
-	fputs("{\"traceEvents\":[", w->out);
-	while ((rc = trace_log_next(log, &ev)) > 0) {
-		if (log->events_read == 1)
-			w->first_ns = ts_ns(&ev.info.posix_timestamp);
-		if (ev.info.posix_event_id == POSIX_TRACE_START && !w->controller)
-			w->controller = ev.info.posix_pid;
-		write_event(w, &ev);
-		progress_step(pr);
-	}
-	write_names(w);
 	uint64_t lost = 0;
 	trace_log_lost(log, &lost);
 	fprintf(w->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":");
 	print_json_string(w->out, (const unsigned char *)w->trace_name, strlen(w->trace_name));
-	fprintf(w->out, ",\"start\":\"%llu.%09u\",\"lost_events\":%llu,\"damaged\":%s}}\n",
+	fprintf(w->out, ",\"start\":\"%llu.%09u\",\"lost_events\":%llu,\"damaged\":%s",
 	        (unsigned long long)(w->first_ns / 1000000000u),
 	        (unsigned)(w->first_ns % 1000000000u), (unsigned long long)lost,
-	        log->damaged ? "true" : "false");
+	        trace_log_damaged(log) ? "true" : "false");
+	if (w->undated_out && fclose(w->undated_out) == 0) {
+		fprintf(w->out, ",\"undated_events\":[%s]", w->undated ? w->undated : "");
+		w->undated_out = NULL;
+	}
+	fputs("}}\n", w->out);
+}
+
+static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct progress *pr)
+{
+	struct trace_event ev;
+	uint64_t index = 0;
+	int rc;
+	fputs("{\"traceEvents\":[", w->out);
+	while ((rc = trace_log_next(log, &ev)) > 0) {
+		const char *slice = NULL;
+		enum pair_role role = pairing_role(w->pairing, index++, &ev, &slice);
+		if (ev.info.posix_event_id == POSIX_TRACE_START && !w->controller)
+			w->controller = ev.info.posix_pid;
+		if (event_has_time(&ev))
+			write_event(w, &ev, role, slice);
+		else
+			keep_undated(w, &ev);
+		progress_step(pr);
+	}
+	write_names(w);
+	write_other_data(w, log);
 	return rc;
 }
 
-int convert_to_chrome(struct trace_log *log, const char *file)
+static void free_writer(struct chrome_writer *w)
+{
+	if (w->undated_out)
+		fclose(w->undated_out);
+	free(w->undated);
+	thread_table_free(&w->threads);
+	thread_table_free(&w->pids);
+	free(w->info);
+	free(w->per_pid);
+	free(w->system_tracks);
+	pairing_free(w->pairing);
+}
+
+static FILE *open_output(const char *file, bool force)
+{
+	if (is_stdio_name(file))
+		return stdout;
+	int fd = create_output_file(file, force);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !f) {
+		error_msg("%s: %s", file, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+int convert_to_chrome(struct trace_log *log, const char *file, bool force,
+                      const struct pair_rules *pairs)
 {
 	struct chrome_writer w = {0};
 	struct progress pr;
-	bool to_stdout = !strcmp(file, "-");
-	w.out = to_stdout ? stdout : fopen(file, "w");
-	if (!w.out) {
-		error_msg("%s: %s", file, strerror(errno));
+	uint64_t count;
+	w.out = open_output(file, force);
+	if (!w.out)
 		return EXIT_FAIL;
-	}
 	read_trace_name(log, w.trace_name);
-	progress_init(&pr, "converting", isatty(STDERR_FILENO) ? trace_log_count(log) : 0);
+	w.pairing = pairing_scan(log, pairs, &w.first_ns, &count);
+	progress_init(&pr, "converting", count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);
-	free(w.threads);
-	if ((to_stdout ? fflush(w.out) : fclose(w.out)) != 0) {
-		error_msg("%s: %s", file, strerror(errno));
+	free_writer(&w);
+	if ((w.out == stdout ? fflush(w.out) : fclose(w.out)) != 0) {
+		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(errno));
 		return EXIT_FAIL;
 	}
 	return rc < 0 ? EXIT_FAIL : 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * posixtrace convert: a log to another trace format (CTF 1.8 for
  * babeltrace2/Trace Compass, or Chrome trace JSON for chrome://tracing and
@@ -6,47 +7,100 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 static void convert_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s convert LOG --to ctf DIR\n"
-	        "       %s convert LOG --to chrome FILE.json\n"
-	        "ctf: a CTF 1.8 trace (metadata and one stream file) in DIR, created if\n"
-	        "     needed; babeltrace2 DIR lists it.\n"
-	        "chrome: Chrome trace event format (instant events), FILE '-' for stdout.\n",
+	        "usage: %s convert LOG --to ctf DIR [--force]\n"
+	        "       %s convert LOG --to chrome FILE.json [--force] [--pair BEGIN=END]...\n"
+	        "                  [--no-pair]\n"
+	        "LOG - reads standard input.\n"
+	        "ctf: a CTF 1.8 trace in DIR (created 0700): a metadata file and one\n"
+	        "     stream file per writer thread; babeltrace2 DIR lists it.  Begin/end\n"
+	        "     events stay events.\n"
+	        "chrome: the Chrome trace event format (Perfetto, chrome://tracing);\n"
+	        "     FILE - is standard output.  Events of one thread named NAME_begin\n"
+	        "     and NAME_end (or NAME:begin and NAME:end) become a slice NAME\n"
+	        "     (nested pairs nest; an unmatched one stays an instant event);\n"
+	        "     every other event is an instant event.\n\n"
+	        "  --to ctf|chrome      the output format (required)\n"
+	        "  --force              replace an existing output of your own (a file,\n"
+	        "                       or a directory of an earlier CTF conversion)\n"
+	        "  --pair BEGIN=END     also pair these two event names (repeatable)\n"
+	        "  --no-pair            no NAME_begin/NAME_end pairing (--pair still applies)\n"
+	        "  -h, --help           this help\n"
+	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
+	        "inside (after converting what could be read).\n",
 	        PROG, PROG);
 }
 
-int cmd_convert(int argc, char **argv)
+struct convert_options {
+	const char *format, *log, *out;
+	bool force;
+	struct pair_rules pairs;
+};
+
+enum { OPT_FORCE = 256, OPT_PAIR, OPT_NO_PAIR };
+
+static int parse_convert_options(int argc, char **argv, struct convert_options *o)
 {
 	static const struct option longopts[] = {
-		{"to", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	const char *format = NULL;
+		{"to", required_argument, 0, 't'},        {"force", no_argument, 0, OPT_FORCE},
+		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
+		{"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+	bool pair_options = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 't': format = optarg; break;
+		case 't': o->format = optarg; break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_PAIR:
+			if (!pair_rules_add(&o->pairs, optarg))
+				return usage_error("convert", "bad --pair '%s' (BEGIN=END, two different "
+				                   "event names)", optarg);
+			pair_options = true;
+			break;
+		case OPT_NO_PAIR: o->pairs.suffixes = false; pair_options = true; break;
 		case 'h': convert_help(stdout); return 0;
 		case ':': return usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
 		default: return usage_error("convert", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!format)
+	if (!o->format)
 		return usage_error("convert", "--to ctf or --to chrome is required");
-	if (strcmp(format, "ctf") && strcmp(format, "chrome"))
-		return usage_error("convert", "unknown format '%s' (ctf, chrome)", format);
+	if (strcmp(o->format, "ctf") && strcmp(o->format, "chrome"))
+		return usage_error("convert", "unknown format '%s' (ctf, chrome)", o->format);
 	if (argc - optind != 2)
 		return usage_error("convert", argc - optind < 2 ? "LOG and output are required"
 		                                                : "too many arguments");
-	struct trace_log *log = trace_log_open(argv[optind]);
-	if (!log)
-		return EXIT_FAIL;
-	int rc = !strcmp(format, "ctf") ? convert_to_ctf(log, argv[optind + 1])
-	                                : convert_to_chrome(log, argv[optind + 1]);
-	report_damage(log);
-	trace_log_close(log);
+	o->log = argv[optind];
+	o->out = argv[optind + 1];
+	if (!strcmp(o->format, "ctf") && is_stdio_name(o->out))
+		return usage_error("convert", "a CTF trace is a directory: it cannot go to "
+		                   "standard output");
+	if (!strcmp(o->format, "ctf") && pair_options)
+		return usage_error("convert", "--pair and --no-pair are for --to chrome "
+		                   "(CTF keeps begin/end events as events)");
+	return -1;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert_options o = {.pairs.suffixes = true};
+	int rc = parse_convert_options(argc, argv, &o);
+	if (rc < 0) {
+		struct trace_log *log = trace_log_open(o.log);
+		if (!log) {
+			rc = EXIT_FAIL;
+		} else {
+			rc = !strcmp(o.format, "ctf") ? convert_to_ctf(log, o.out, o.force)
+			                              : convert_to_chrome(log, o.out, o.force, &o.pairs);
+			rc = finish_log(log, rc);
+			trace_log_close(log);
+		}
+	}
+	pair_rules_free(&o.pairs);
 	return rc;
 }

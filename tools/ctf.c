@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CTF 1.8 output: DIR/metadata (TSDL text) and DIR/stream_N (binary packets).
  *
@@ -9,14 +10,21 @@
  * events_discarded: a packet is closed before every POSIX_TRACE_OVERFLOW
  * event, and the next packet's counter includes the loss it reports.
  * Files: DIR/metadata and DIR/stream_N, one stream per writer thread.
+ * Begin/end events stay events here (babeltrace2 and Trace Compass show
+ * them as they are; Trace Compass can pair them with its own analyses).
+ * DIR is created 0700 and its files 0600, never through a symbolic link;
+ * an existing DIR is reused only with --force and only if it holds nothing
+ * but an earlier conversion's files (see outfile.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE (4 + 4 + 8 + 6 * 8)
@@ -41,6 +49,7 @@ struct ctf_stream {
 
 struct ctf_writer {
 	const char *dir;
+	int dirfd;
 	struct ctf_stream *streams;
 	size_t nstreams;
 	int buckets[STREAM_BUCKETS];
@@ -69,29 +78,54 @@ static void append(struct ctf_stream *s, const void *bytes, size_t n)
 		append((s), &v_, sizeof v_);    \
 	} while (0)
 
-static void stream_path(const struct ctf_writer *w, const struct ctf_stream *s, char *path,
-                        size_t size)
+static void stream_name(const struct ctf_stream *s, char *name, size_t size)
 {
-	snprintf(path, size, "%s/stream_%llu", w->dir, (unsigned long long)s->instance_id);
+	snprintf(name, size, "stream_%llu", (unsigned long long)s->instance_id);
+}
+
+/* What an earlier conversion left in DIR (replaced with --force). */
+static bool is_ctf_file(const char *name)
+{
+	return !strcmp(name, "metadata") ||
+	       (!strncmp(name, "stream_", 7) && name[7] &&
+	        strspn(name + 7, "0123456789") == strlen(name + 7));
+}
+
+static bool write_all(int fd, const struct iovec *iov, int n)
+{
+	size_t want = 0;
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	ssize_t done = writev(fd, iov, n);
+	if (done == (ssize_t)want)
+		return true;
+	if (done >= 0)
+		errno = EIO; /* a short write to a regular file: the disk is full */
+	return false;
 }
 
 /* Packets are appended to the stream's file as they fill, so only one
- * packet per stream is held in memory and no file stays open. */
+ * packet per stream is held in memory and no file stays open (a log may
+ * have more threads than a process may open files).  The first packet
+ * creates the file. */
 static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
                         uint64_t discarded)
 {
-	char path[4096];
+	char name[64];
 	uint64_t bits = (uint64_t)(PACKET_HEADER_SIZE + s->len) * 8;
 	uint32_t header[2] = {CTF_MAGIC, 0};
 	uint64_t instance = s->instance_id;
 	uint64_t context[6] = {s->ts_begin, s->ts_end, bits, bits, s->seq++, discarded};
-	stream_path(w, s, path, sizeof path);
-	FILE *f = fopen(path, s->packets_written++ ? "a" : "w");
-	if (!f || fwrite(header, sizeof header, 1, f) != 1 ||
-	    fwrite(&instance, sizeof instance, 1, f) != 1 ||
-	    fwrite(context, sizeof context, 1, f) != 1 ||
-	    (s->len && fwrite(s->payload, s->len, 1, f) != 1) || fclose(f) != 0) {
-		error_msg("%s: %s", path, strerror(errno));
+	struct iovec iov[4] = {{header, sizeof header}, {&instance, sizeof instance},
+	                       {context, sizeof context}, {s->payload, s->len}};
+	stream_name(s, name, sizeof name);
+	int fd = s->packets_written++
+	                 ? openat(w->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+	                 : create_file_in(w->dirfd, w->dir, name);
+	if (fd < 0 || !write_all(fd, iov, s->len ? 4 : 3) || close(fd) != 0) {
+		int err = errno;
+		if (fd >= 0 || s->packets_written > 1)
+			error_msg("%s/%s: %s", w->dir, name, strerror(err));
 		return -1;
 	}
 	s->len = 0;
@@ -161,13 +195,6 @@ static uint64_t loss_of_next_overflow(struct ctf_writer *w)
 	return share + (n < w->lost_total % w->overflows);
 }
 
-static size_t text_length(const struct trace_event *ev)
-{
-	if (!is_printable_text(ev->data, ev->len))
-		return 0;
-	return ev->data[ev->len - 1] == '\0' ? ev->len - 1 : ev->len;
-}
-
 static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 {
 	uint64_t ts = ts_ns(&ev->info.posix_timestamp);
@@ -189,7 +216,7 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	APPEND_VALUE(s, uint8_t, ev->info.posix_truncation_status);
 	APPEND_VALUE(s, uint32_t, ev->len);
 	append(s, ev->data, ev->len);
-	append(s, ev->data, text_length(ev));
+	append(s, ev->data, text_length(ev->data, ev->len));
 	APPEND_VALUE(s, uint8_t, 0); /* the text's NUL */
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
@@ -271,13 +298,15 @@ static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
 }
 
 /* Event classes: every type the log names, and any other id it used. */
-static int write_metadata(const char *dir, struct ctf_writer *w, struct trace_log *log)
+static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/metadata", dir);
-	FILE *out = fopen(path, "w");
+	int fd = create_file_in(w->dirfd, w->dir, "metadata");
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!out) {
-		error_msg("%s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			error_msg("%s/metadata: %s", w->dir, strerror(errno));
+			close(fd);
+		}
 		return -1;
 	}
 	write_metadata_head(out, log);
@@ -293,23 +322,10 @@ static int write_metadata(const char *dir, struct ctf_writer *w, struct trace_lo
 		if (listed[id] || w->used[id])
 			write_event_class(out, id, name_cache_get(&log->names, id));
 	if (fclose(out) != 0) {
-		error_msg("%s: %s", path, strerror(errno));
+		error_msg("%s/metadata: %s", w->dir, strerror(errno));
 		return -1;
 	}
 	return 0;
-}
-
-static int make_output_dir(const char *dir)
-{
-	if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
-		struct stat st;
-		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-			return 0;
-		error_msg("%s: exists and is not a directory", dir);
-		return -1;
-	}
-	error_msg("%s: %s", dir, strerror(errno));
-	return -1;
 }
 
 /* First pass: the number of events (for the progress line) and of
@@ -322,7 +338,7 @@ static uint64_t count_events(struct trace_log *log, struct ctf_writer *w, uint64
 	*first_ns = *last_ns = 0;
 	while (trace_log_next(log, &ev) > 0) {
 		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
-		if (n == 0 || ns < *first_ns)
+		if (event_has_time(&ev) && (*first_ns == 0 || ns < *first_ns))
 			*first_ns = ns;
 		if (ns > *last_ns)
 			*last_ns = ns;
@@ -373,13 +389,14 @@ static void free_streams(struct ctf_writer *w)
 	free(w->streams);
 }
 
-int convert_to_ctf(struct trace_log *log, const char *dir)
+int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 {
 	struct ctf_writer w = {.dir = dir};
 	struct progress pr;
 	uint64_t first_ns, last_ns;
 	memset(w.buckets, -1, sizeof w.buckets);
-	if (make_output_dir(dir))
+	w.dirfd = create_output_dir(dir, force, is_ctf_file);
+	if (w.dirfd < 0)
 		return EXIT_FAIL;
 	progress_init(&pr, "converting", count_events(log, &w, &first_ns, &last_ns));
 	int rc = write_streams(&w, log, &pr);
@@ -387,7 +404,8 @@ int convert_to_ctf(struct trace_log *log, const char *dir)
 	if (rc == 0)
 		rc = write_unreported_loss(&w, first_ns, last_ns);
 	if (rc == 0)
-		rc = write_metadata(dir, &w, log);
+		rc = write_metadata(&w, log);
 	free_streams(&w);
+	close(w.dirfd);
 	return rc ? EXIT_FAIL : 0;
 }

@@ -1,11 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * posixtrace dump: the events of a trace log, one line each, oldest first,
- * with a trailing summary.
+ * posixtrace dump: the events of a trace log, one line each, in the order
+ * the library delivers them (it orders them; nothing here sorts), with a
+ * trailing summary.
  */
 #include <getopt.h>
 #include <string.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 /* --since/--until: seconds after the first event, or "@SECONDS" since the
  * Epoch (the absolute column of the output). */
@@ -16,20 +18,34 @@ struct time_bound {
 
 struct dump_options {
 	const char *log;
-	bool json;
+	bool json, date, utc;
 	struct time_bound since, until;
 	struct name_list only;
+	struct number_list pids, tids;
 };
 
 static void dump_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s dump LOG [--format text|json] [--since T] [--until T] [--only NAME,...]\n"
-	        "Prints one line per event: time after the first event, absolute time\n"
-	        "(seconds since the Epoch), pid, thread, event name, data (quoted text\n"
-	        "when printable, else hex) and truncation marks; then a summary.\n"
-	        "T is seconds after the first event, or @SECONDS since the Epoch.\n"
-	        "--format json prints one JSON object per line (the summary last).\n",
+	        "usage: %s dump LOG [OPTIONS]\n"
+	        "Prints the events of LOG (- for standard input), one line each, in the\n"
+	        "order the library delivers them: time after the first event, absolute\n"
+	        "time (seconds since the Epoch), pid, thread, event name, data (quoted\n"
+	        "text when printable, else hex) and truncation marks; then a summary.\n\n"
+	        "  --format text|json   json: one JSON object per line, the summary last\n"
+	        "  --since T            only events at or after T\n"
+	        "  --until T            only events at or before T\n"
+	        "                       (T: seconds after the first event, or @SECONDS\n"
+	        "                       since the Epoch)\n"
+	        "  --only NAME,...      only these event types (an unknown name is an error)\n"
+	        "  --pid PID,...        only events of these processes\n"
+	        "  --tid TID,...        only events of these threads (the thread column:\n"
+	        "                       a pthread_t such as 0x7f3a2c1b8740)\n"
+	        "  --clock-date         absolute times as local date and time of day\n"
+	        "  --clock-gmt          the same in UTC\n"
+	        "  -h, --help           this help\n"
+	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
+	        "inside (after printing what could be read).\n",
 	        PROG);
 }
 
@@ -40,12 +56,17 @@ static bool parse_bound(const char *s, struct time_bound *b)
 	return parse_seconds(s + b->absolute, &b->seconds);
 }
 
+enum { OPT_PID = 256, OPT_TID, OPT_CLOCK_DATE, OPT_CLOCK_GMT };
+
 static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 {
 	static const struct option longopts[] = {
-		{"format", required_argument, 0, 'f'}, {"since", required_argument, 0, 's'},
-		{"until", required_argument, 0, 'u'},  {"only", required_argument, 0, 'n'},
-		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+		{"format", required_argument, 0, 'f'},  {"since", required_argument, 0, 's'},
+		{"until", required_argument, 0, 'u'},   {"only", required_argument, 0, 'n'},
+		{"pid", required_argument, 0, OPT_PID}, {"tid", required_argument, 0, OPT_TID},
+		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
+		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
+		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
@@ -67,6 +88,16 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 			if (!name_list_parse(&o->only, optarg))
 				return usage_error("dump", "bad --only '%s'", optarg);
 			break;
+		case OPT_PID:
+			if (!number_list_parse(&o->pids, optarg))
+				return usage_error("dump", "bad --pid '%s'", optarg);
+			break;
+		case OPT_TID:
+			if (!number_list_parse(&o->tids, optarg))
+				return usage_error("dump", "bad --tid '%s'", optarg);
+			break;
+		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
+		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': dump_help(stdout); return 0;
 		case ':': return usage_error("dump", "option '%s' needs a value", argv[optind - 1]);
 		default: return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
@@ -86,30 +117,62 @@ static uint64_t bound_ns(const struct time_bound *b, uint64_t first_ns)
 	return ns < 0 && (uint64_t)-ns > first_ns ? 0 : first_ns + (int64_t)ns;
 }
 
+/* --tid names the thread column: the kernel thread id once the library
+ * gives it, the pthread_t until then (and still accepted then). */
+static bool thread_selected(const struct dump_options *o, const struct trace_event *ev)
+{
+	return number_list_has(&o->tids, (unsigned long)ev->info.posix_thread_id) ||
+	       (ev->tid && number_list_has(&o->tids, (uint64_t)ev->tid));
+}
+
 static bool selected(const struct dump_options *o, const struct trace_event *ev,
                      uint64_t first_ns)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	if (o->since.set && ns < bound_ns(&o->since, first_ns))
+	/* an event without a time is neither before nor after a bound */
+	if (o->since.set && event_has_time(ev) && ns < bound_ns(&o->since, first_ns))
 		return false;
-	if (o->until.set && ns > bound_ns(&o->until, first_ns))
+	if (o->until.set && event_has_time(ev) && ns > bound_ns(&o->until, first_ns))
+		return false;
+	if (o->pids.count && !number_list_has(&o->pids, (uint64_t)(uint32_t)ev->info.posix_pid))
+		return false;
+	if (o->tids.count && !thread_selected(o, ev))
 		return false;
 	return !o->only.count || name_list_has(&o->only, ev->name);
+}
+
+/* An --only name that names no event type of the log is a mistake (a typo
+ * would otherwise show an empty trace).  A log read from a pipe may learn
+ * names as it is read, so there the check waits for the end. */
+static const char *unknown_only_name(const struct dump_options *o, struct trace_log *log)
+{
+	for (size_t i = 0; i < o->only.count; i++)
+		if (!event_type_exists(log->trid, o->only.names[i]))
+			return o->only.names[i];
+	return NULL;
+}
+
+static int refuse_unknown_name(const char *name, struct trace_log *log)
+{
+	error_msg("%s: no event type named '%s' in this log", log->label, name);
+	trace_log_close(log);
+	return EXIT_FAIL;
 }
 
 static void print_summary(const struct dump_options *o, struct trace_log *log,
                           uint64_t shown)
 {
 	uint64_t lost = 0;
+	bool damaged = trace_log_damaged(log);
 	trace_log_lost(log, &lost);
 	if (o->json)
 		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"damaged\":%s}}\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, log->damaged ? "true" : "false");
+		       (unsigned long long)lost, damaged ? "true" : "false");
 	else
 		printf("# %llu events (%llu shown), %llu lost%s\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, log->damaged ? ", log damaged" : "");
+		       (unsigned long long)lost, damaged ? ", log damaged" : "");
 }
 
 static int dump(const struct dump_options *o)
@@ -117,33 +180,31 @@ static int dump(const struct dump_options *o)
 	struct trace_log *log = trace_log_open(o->log);
 	if (!log)
 		return EXIT_FAIL;
-	struct event_printer printer = {.json = o->json};
+	const char *unknown = unknown_only_name(o, log);
+	if (unknown && log->seekable)
+		return refuse_unknown_name(unknown, log);
+	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
 	struct trace_event ev;
-	uint64_t shown = 0, first_ns = 0;
+	uint64_t shown = 0;
 	int rc;
-	bool base_found = false;
+	printer.first_ns = log_time_base(log);
+	printer.have_first = true;
 	while ((rc = trace_log_next(log, &ev)) > 0) {
-		/* Relative times count from the log's first event, shown or not;
-		 * a leading OVERFLOW carries the time of a lost event, not a base. */
-		if (!base_found) {
-			first_ns = ts_ns(&ev.info.posix_timestamp);
-			base_found = ev.info.posix_event_id != POSIX_TRACE_OVERFLOW;
-			printer.have_first = true;
-			printer.first_ns = first_ns;
-		}
-		if (selected(o, &ev, first_ns)) {
+		if (selected(o, &ev, printer.first_ns)) {
 			print_event(&printer, stdout, &ev);
 			shown++;
 		}
 	}
+	if (unknown && (unknown = unknown_only_name(o, log)) != NULL)
+		return refuse_unknown_name(unknown, log);
 	print_summary(o, log, shown);
-	report_damage(log);
+	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
 	trace_log_close(log);
-	if (fflush(stdout) != 0) {
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		error_msg("writing the output failed");
 		return EXIT_FAIL;
 	}
-	return rc < 0 ? EXIT_FAIL : 0;
+	return rc;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -153,5 +214,7 @@ int cmd_dump(int argc, char **argv)
 	if (rc < 0)
 		rc = dump(&o);
 	name_list_free(&o.only);
+	number_list_free(&o.pids);
+	number_list_free(&o.tids);
 	return rc;
 }

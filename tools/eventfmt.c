@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One trace event as one line, in text (for people) or JSON (for scripts),
- * shared by `dump` and the live output of `attach`.
+ * shared by `dump` and the live output of `attach`.  Times are printed as
+ * the library gives them: relative times before the base are negative, and
+ * an event without a time shows none.
  */
 #include <string.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 static int popcount_set(const unsigned char *data)
 {
@@ -62,9 +65,9 @@ void describe_data(FILE *out, const struct trace_event *ev)
 		return;
 	if (ev->len == 0) {
 		fputs("-", out);
-	} else if (is_printable_text(ev->data, ev->len)) {
-		size_t n = ev->data[ev->len - 1] == '\0' ? ev->len - 1 : ev->len;
-		print_json_string(out, ev->data, n); /* quoted, escapes newlines */
+	} else if (text_length(ev->data, ev->len)) {
+		/* quoted, escapes newlines */
+		print_json_string(out, ev->data, text_length(ev->data, ev->len));
 	} else {
 		fputs("0x", out);
 		print_hex(out, ev->data, ev->len);
@@ -80,14 +83,24 @@ static const char *truncation_name(int status)
 	}
 }
 
-static void print_text(FILE *out, const struct trace_event *ev,
-                       uint64_t ns, uint64_t rel_ns)
+/* The absolute time: seconds since the Epoch, or a date. */
+static void absolute_time(const struct event_printer *p, uint64_t ns, char *buf, size_t size)
 {
-	char abs[32], rel[32];
-	format_time(ns, abs, sizeof abs);
-	format_time(rel_ns, rel, sizeof rel);
-	fprintf(out, "+%s %s %7d 0x%-14lx %-24s ", rel, abs, (int)ev->info.posix_pid,
-	        (unsigned long)ev->info.posix_thread_id, ev->name);
+	if (!p->date || !format_date(ns, p->utc, buf, size))
+		format_time(ns, buf, size);
+}
+
+static void print_text(const struct event_printer *p, FILE *out, const struct trace_event *ev,
+                       uint64_t ns)
+{
+	char abs[64], rel[32], thread[48];
+	absolute_time(p, ns, abs, sizeof abs);
+	if (event_has_time(ev))
+		format_signed_time((int64_t)(ns - p->first_ns), rel, sizeof rel);
+	else
+		snprintf(rel, sizeof rel, "%-12s", "-"); /* no time to count from */
+	format_thread(ev, thread, sizeof thread);
+	fprintf(out, "%s %s %7d %-16s %-24s ", rel, abs, (int)ev->info.posix_pid, thread, ev->name);
 	describe_data(out, ev);
 	if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD)
 		fputs(" [truncated when recorded]", out);
@@ -96,42 +109,51 @@ static void print_text(FILE *out, const struct trace_event *ev,
 	fputc('\n', out);
 }
 
-static void print_json(FILE *out, const struct trace_event *ev,
-                       uint64_t ns, uint64_t rel_ns)
+static void print_json(const struct event_printer *p, FILE *out, const struct trace_event *ev,
+                       uint64_t ns)
 {
-	char abs[32], rel[32];
+	char abs[64], rel[32];
 	format_time(ns, abs, sizeof abs);
-	format_time(rel_ns, rel, sizeof rel);
-	fprintf(out, "{\"ts\":%s,\"ts_ns\":%llu,\"rel\":%s,\"pid\":%d,\"thread\":\"0x%lx\","
-	             "\"prog_address\":\"0x%lx\",\"id\":%u,\"name\":",
-	        abs, (unsigned long long)ns, rel, (int)ev->info.posix_pid,
-	        (unsigned long)ev->info.posix_thread_id,
+	if (event_has_time(ev))
+		format_signed_time((int64_t)(ns - p->first_ns), rel, sizeof rel);
+	else
+		strcpy(rel, "null");
+	fprintf(out, "{\"ts\":%s,\"ts_ns\":%llu,\"rel\":%s,", abs, (unsigned long long)ns,
+	        rel[0] == '+' ? rel + 1 : rel);
+	if (p->date && format_date(ns, p->utc, abs, sizeof abs))
+		fprintf(out, "\"date\":\"%s\",", abs);
+	fprintf(out, "\"pid\":%d,\"thread\":\"0x%lx\",", (int)ev->info.posix_pid,
+	        (unsigned long)ev->info.posix_thread_id);
+	if (ev->tid) {
+		fprintf(out, "\"tid\":%d,\"comm\":", (int)ev->tid);
+		print_json_string(out, (const unsigned char *)ev->comm, strlen(ev->comm));
+		fputc(',', out);
+	}
+	fprintf(out, "\"prog_address\":\"0x%lx\",\"id\":%u,\"name\":",
 	        (unsigned long)(uintptr_t)ev->info.posix_prog_address, ev->info.posix_event_id);
 	print_json_string(out, (const unsigned char *)ev->name, strlen(ev->name));
 	fprintf(out, ",\"len\":%zu,\"truncation\":\"%s\",\"data_hex\":\"", ev->len,
 	        truncation_name(ev->info.posix_truncation_status));
 	print_hex(out, ev->data, ev->len);
 	fputc('"', out);
-	if (is_printable_text(ev->data, ev->len)) {
+	size_t text = text_length(ev->data, ev->len);
+	if (text) {
 		fputs(",\"text\":", out);
-		print_json_string(out, ev->data,
-		                  ev->data[ev->len - 1] == '\0' ? ev->len - 1 : ev->len);
+		print_json_string(out, ev->data, text);
 	}
 	fputs("}\n", out);
 }
 
+/* Without a base given, the first dated event is the base (live output). */
 void print_event(struct event_printer *p, FILE *out, const struct trace_event *ev)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	if (!p->have_first) {
+	if (!p->have_first && event_has_time(ev)) {
 		p->have_first = true;
 		p->first_ns = ns;
 	}
-	/* never print a negative relative time (an OVERFLOW may predate the
-	 * first event read) */
-	uint64_t rel_ns = ns > p->first_ns ? ns - p->first_ns : 0;
 	if (p->json)
-		print_json(out, ev, ns, rel_ns);
+		print_json(p, out, ev, ns);
 	else
-		print_text(out, ev, ns, rel_ns);
+		print_text(p, out, ev, ns);
 }

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading a trace log through the public API (posix_trace_open and the
- * pre-recorded stream functions), and the event-name cache every command
- * uses to print names.
+ * pre-recorded stream functions), what the command concludes about a log's
+ * damage, and the event-name cache every command uses to print names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 bool is_system_event(trace_event_id_t id)
 {
@@ -23,8 +24,8 @@ void name_cache_init(struct name_cache *c, trace_id_t trid)
 	memset(c->known, 0, sizeof c->known);
 }
 
-/* Names are looked up once per id: live streams may learn new names while
- * we read, so a failed lookup is retried next time. */
+/* Names are looked up once per id: live streams and logs read from a pipe
+ * learn new names while we read, so a failed lookup is retried next time. */
 const char *name_cache_get(struct name_cache *c, trace_event_id_t id)
 {
 	static char unknown[32];
@@ -42,36 +43,115 @@ const char *name_cache_get(struct name_cache *c, trace_event_id_t id)
 	return c->name[id];
 }
 
+/* The system event types, then the user types the stream lists. */
+bool event_type_exists(trace_id_t trid, const char *name)
+{
+	char other[TRACE_EVENT_NAME_MAX + 1];
+	trace_event_id_t id;
+	int unavailable = 0;
+	for (id = POSIX_TRACE_START; id <= POSIX_TRACE_ERROR; id++)
+		if (posix_trace_eventid_get_name(trid, id, other) == 0 && !strcmp(other, name))
+			return true;
+	if (posix_trace_eventtypelist_rewind(trid) != 0)
+		return false;
+	while (posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable) == 0 && !unavailable)
+		if (posix_trace_eventid_get_name(trid, id, other) == 0 && !strcmp(other, name))
+			return true;
+	return false;
+}
+
+/*
+ * LEAD(posixtrace_event_ext): the one place that will fill the kernel
+ * thread id and the thread name, once the library implements the extension
+ * of include/posixtrace.h.  Then (and add #include <posixtrace.h>):
+ *
+ *	struct posixtrace_event_ext ext;
+ *	if (posixtrace_event_ext(trid, &ext) == 0) {
+ *		ev->tid = ext.posixtrace_tid;
+ *		memcpy(ev->comm, ext.posixtrace_comm, sizeof ev->comm);
+ *		ev->comm[sizeof ev->comm - 1] = '\0';
+ *	}
+ *
+ * Every output already uses them when they are set (format_thread(), the
+ * --tid filter, dump --format json, Chrome tids and thread names).
+ */
+void read_event_ext(trace_id_t trid, struct trace_event *ev)
+{
+	(void)trid;
+	ev->tid = 0;
+	ev->comm[0] = '\0';
+}
+
+/* The library gives a time of 0 to an event it cannot date (the marker of
+ * a damaged log): such an event has no time, and none is made up for it. */
+bool event_has_time(const struct trace_event *ev)
+{
+	return ev->info.posix_timestamp.tv_sec != 0 || ev->info.posix_timestamp.tv_nsec != 0;
+}
+
+/* System events the reader synthesizes (OVERFLOW, RESUME, ERROR, ...) have
+ * no process and no thread. */
+bool event_has_thread(const struct trace_event *ev)
+{
+	return ev->info.posix_pid != 0 || ev->info.posix_thread_id != 0 || ev->tid != 0;
+}
+
+/* The kernel thread id (and name) when the library gives them, else the
+ * pthread_t as posix_thread_id holds it. */
+void format_thread(const struct trace_event *ev, char *buf, size_t size)
+{
+	if (ev->tid && ev->comm[0])
+		snprintf(buf, size, "%d/%s", (int)ev->tid, ev->comm);
+	else if (ev->tid)
+		snprintf(buf, size, "%d", (int)ev->tid);
+	else
+		snprintf(buf, size, "0x%lx", (unsigned long)ev->info.posix_thread_id);
+}
+
 static const char *open_error(int err)
 {
 	return err == EINVAL ? "not a posixtrace log (corrupt, truncated header or wrong format)"
 	                     : strerror(err);
 }
 
-struct trace_log *trace_log_open(const char *path)
+static int open_input(const char *path, const char *label, bool *seekable)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		error_msg("%s: %s", path, strerror(errno));
-		return NULL;
-	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		error_msg("%s: is a directory, not a trace log", path);
-		close(fd);
-		return NULL;
+	int fd = is_stdio_name(path) ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		error_msg("%s: %s", label, strerror(errno));
+		return -1;
 	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		error_msg("%s: is a directory, not a trace log", label);
+		close(fd);
+		return -1;
+	}
+	if (isatty(fd)) {
+		error_msg("%s: is a terminal, not a trace log", label);
+		close(fd);
+		return -1;
+	}
+	*seekable = S_ISREG(st.st_mode);
+	return fd;
+}
+
+static struct trace_log *log_from_fd(int fd, const char *path, const char *label,
+                                     bool seekable)
+{
 	trace_id_t trid;
 	int err = posix_trace_open(fd, &trid);
 	if (err) {
-		error_msg("%s: %s", path, open_error(err));
+		error_msg("%s: %s", label, open_error(err));
 		close(fd);
 		return NULL;
 	}
 	struct trace_log *log = xmalloc(sizeof *log);
 	memset(log, 0, sizeof *log);
 	log->path = path;
+	log->label = label;
 	log->fd = fd;
+	log->seekable = seekable;
 	log->trid = trid;
 	/* A buffer of the stream's max-data-size never truncates on read. */
 	trace_attr_t attr;
@@ -84,6 +164,26 @@ struct trace_log *trace_log_open(const char *path)
 	log->buf = xmalloc(log->bufsize);
 	name_cache_init(&log->names, trid);
 	return log;
+}
+
+struct trace_log *trace_log_open(const char *path)
+{
+	const char *label = is_stdio_name(path) ? "standard input" : path;
+	bool seekable = false;
+	int fd = open_input(path, label, &seekable);
+	return fd < 0 ? NULL : log_from_fd(fd, path, label, seekable);
+}
+
+/* A log just written, read through the descriptor it was written with
+ * (opening its path again could find another file there by now). */
+struct trace_log *trace_log_open_fd(int fd, const char *path)
+{
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup_fd < 0) {
+		error_msg("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return log_from_fd(dup_fd, path, path, true);
 }
 
 static bool is_damage_marker(const struct trace_event *ev)
@@ -102,7 +202,7 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 	int err = posix_trace_getnext_event(log->trid, &ev->info, log->buf, log->bufsize, &len,
 	                                    &unavailable);
 	if (err) {
-		error_msg("%s: reading events: %s", log->path, strerror(err));
+		error_msg("%s: reading events: %s", log->label, strerror(err));
 		return -1;
 	}
 	if (unavailable)
@@ -110,8 +210,13 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 	ev->data = log->buf;
 	ev->len = len;
 	ev->name = name_cache_get(&log->names, ev->info.posix_event_id);
-	if (is_damage_marker(ev))
-		log->damaged = true;
+	read_event_ext(log->trid, ev);
+	if (is_damage_marker(ev)) {
+		log->damage_reports++;
+		log->events_after_damage = 0;
+	} else if (log->damage_reports) {
+		log->events_after_damage++;
+	}
 	log->events_read++;
 	return 1;
 }
@@ -119,18 +224,23 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 int trace_log_rewind(struct trace_log *log)
 {
 	log->events_read = 0;
-	log->damaged = false;
+	log->damage_reports = 0;
+	log->events_after_damage = 0;
 	return posix_trace_rewind(log->trid);
 }
 
-uint64_t trace_log_count(struct trace_log *log)
+/* The time relative times count from: that of the first event recorded
+ * by a thread or dated by the stream.  A leading OVERFLOW carries the time
+ * of a lost event, and an undated event has none. */
+uint64_t log_time_base(struct trace_log *log)
 {
 	struct trace_event ev;
-	uint64_t n = 0;
-	while (trace_log_next(log, &ev) > 0)
-		n++;
+	uint64_t base = 0;
+	while (!base && trace_log_next(log, &ev) > 0)
+		if (event_has_time(&ev) && ev.info.posix_event_id != POSIX_TRACE_OVERFLOW)
+			base = ts_ns(&ev.info.posix_timestamp);
 	trace_log_rewind(log);
-	return n;
+	return base;
 }
 
 bool trace_log_lost(struct trace_log *log, uint64_t *lost)
@@ -142,10 +252,56 @@ bool trace_log_lost(struct trace_log *log, uint64_t *lost)
 	return true;
 }
 
-void report_damage(const struct trace_log *log)
+bool trace_log_damaged(const struct trace_log *log)
 {
-	if (log->damaged)
-		note_msg("%s: the log is damaged; events after the damage are unreadable", log->path);
+	return log_state(log) != LOG_COMPLETE;
+}
+
+/*
+ * Cut short or damaged inside, from what has been read so far (call it after
+ * reading to the end).  Through <trace.h> alone, damage shows as
+ * POSIX_TRACE_ERROR events with EBADMSG: one, at the very end, is the cut a
+ * crash leaves; more than one, or events after one, mean damage inside.
+ *
+ * LEAD(posixtrace_log_info): once the library implements it, this function
+ * also asks the log about itself (and tools/tool.h needs nothing else):
+ *
+ *	struct posixtrace_log_info li;
+ *	if (posixtrace_log_info(log->trid, &li) == 0) {
+ *		if (li.posixtrace_damaged_blocks > 1 ||
+ *		    (li.posixtrace_damaged_blocks && li.posixtrace_closed))
+ *			return LOG_DAMAGED;  (a closed log has all its blocks)
+ *		if (!li.posixtrace_closed)
+ *			return log->events_after_damage ? LOG_DAMAGED : LOG_CUT_SHORT;
+ *	}
+ *
+ * (a log that was not closed but ends on a whole block is cut short too:
+ * its recorder was killed between two flushes).
+ */
+enum log_state log_state(const struct trace_log *log)
+{
+	if (log->damage_reports > 1 || (log->damage_reports && log->events_after_damage))
+		return LOG_DAMAGED;
+	return log->damage_reports ? LOG_CUT_SHORT : LOG_COMPLETE;
+}
+
+/* After a whole pass: one line on stderr about damage, and the exit status
+ * (rc if it already says something failed). */
+int finish_log(const struct trace_log *log, int rc)
+{
+	switch (log_state(log)) {
+	case LOG_CUT_SHORT:
+		note_msg("%s: the log ends early (cut short, as a crash leaves it); "
+		         "read up to its last complete block",
+		         log->label);
+		return rc;
+	case LOG_DAMAGED:
+		error_msg("%s: the log is damaged inside; events may be missing where the errors are",
+		          log->label);
+		return rc ? rc : EXIT_DAMAGED;
+	default:
+		return rc;
+	}
 }
 
 void trace_log_close(struct trace_log *log)

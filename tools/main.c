@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * posixtrace(1): record, watch and read POSIX trace streams and logs.
- * This file only dispatches to the subcommands (one source file each).
+ * This file only dispatches to the subcommands (one source file each); a
+ * new one (such as `list`, once the library can list instrumented
+ * processes) is one more line in the table.
  */
 #include <string.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 static const struct {
 	const char *name;

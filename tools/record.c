@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * posixtrace record: run a command with a trace stream (and log) that exists
  * before the command's main() runs.
@@ -6,6 +7,10 @@
  * the child's pid with posix_trace_create_withlog, sets the filter, starts
  * it, and only then lets the child execvp the command.  The library loaded
  * by the command joins the offered stream at load, before main.
+ *
+ * The log is a new file (0600, O_EXCL, never through a symbolic link; see
+ * outfile.c), or standard output with -o - (the command's own standard
+ * output then goes to our standard error, so it cannot mix into the log).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 struct record_options {
 	const char *log;
+	bool force;
 	size_t stream_size, log_size;
 	int stream_policy, log_policy;
 	bool inherit;
@@ -32,18 +38,25 @@ static void record_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: %s record [OPTIONS] -- CMD [ARGS...]\n"
-	        "Runs CMD traced from its first instruction (and its children unless\n"
+	        "Runs CMD traced from before its main() (and its children unless\n"
 	        "--no-inherit) and writes the trace to a log.\n\n"
-	        "  -o, --output LOG        log file (default posixtrace-CMD-PID.ptlog)\n"
-	        "  --size BYTES            stream size (K, M, G suffixes)\n"
+	        "  -o, --output LOG        log file, created 0600 (default\n"
+	        "                          posixtrace-CMD-PID.ptlog, another name if taken);\n"
+	        "                          - writes the log to standard output (CMD's own\n"
+	        "                          standard output then goes to standard error)\n"
+	        "  --force                 replace LOG if it is an existing file of yours\n"
+	        "  --size BYTES            stream size, at least 64K (K, M, G suffixes)\n"
 	        "  --policy P              stream full policy: loop, until-full, flush (default)\n"
-	        "  --log-policy P          log full policy: loop, until-full, append (default)\n"
+	        "  --log-policy P          log full policy: loop, until-full, append (default;\n"
+	        "                          the only one for a pipe)\n"
 	        "  --log-size BYTES        log size limit for loop and until-full\n"
 	        "  --filter NAME,...       do not record these event types\n"
 	        "  --only NAME,...         record only these event types (and system events)\n"
 	        "  --no-inherit            do not trace the children of CMD\n"
 	        "  -h, --help              this help\n"
-	        "Exit status: that of CMD (128+N if killed by signal N).\n",
+	        "Exit status: that of CMD (128+N if killed by signal N; 127 if CMD was not\n"
+	        "found, 126 if it could not be run), 1 if recording failed, 2 for usage\n"
+	        "errors.\n",
 	        PROG);
 }
 
@@ -63,7 +76,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT };
+       OPT_NO_INHERIT, OPT_FORCE };
 
 /* Returns -1 when the options are good, else the exit status. */
 static int parse_record_options(int argc, char **argv, struct record_options *o)
@@ -76,6 +89,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"filter", required_argument, 0, OPT_FILTER},
 		{"only", required_argument, 0, OPT_ONLY},
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
+		{"force", no_argument, 0, OPT_FORCE},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -86,6 +100,9 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case OPT_SIZE:
 			if (!parse_size(optarg, &o->stream_size))
 				return usage_error("record", "bad --size '%s'", optarg);
+			if (o->stream_size < MIN_STREAM_SIZE)
+				return usage_error("record", "--size %s is too small: the smallest "
+				                   "stream is 64K (65536 bytes)", optarg);
 			break;
 		case OPT_LOG_SIZE:
 			if (!parse_size(optarg, &o->log_size))
@@ -109,6 +126,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 				return usage_error("record", "bad --only '%s'", optarg);
 			break;
 		case OPT_NO_INHERIT: o->inherit = false; break;
+		case OPT_FORCE: o->force = true; break;
 		case 'h': record_help(stdout); return 0;
 		case ':': return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
 		default: return usage_error("record", "unknown option '%s'", argv[optind - 1]);
@@ -149,9 +167,12 @@ static int build_attr(const struct record_options *o, trace_attr_t *attr)
  * then becomes the command.  EOF instead of the go means the parent failed.
  * If execvp fails, its errno goes back through exec_fd (close-on-exec, so
  * a successful exec just closes it). */
-static void run_held_child(int ready_fd, int go_fd, int exec_fd, char **command)
+static void run_held_child(int ready_fd, int go_fd, int exec_fd, char **command,
+                           bool log_on_stdout)
 {
 	char go;
+	if (log_on_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		_exit(127);
 	if (write(ready_fd, "r", 1) != 1)
 		_exit(127);
 	close(ready_fd);
@@ -171,7 +192,7 @@ struct held_child {
 	int exec_fd; /* EOF once the command runs, an errno if exec failed */
 };
 
-static bool spawn_held_child(char **command, struct held_child *c)
+static bool spawn_held_child(char **command, bool log_on_stdout, struct held_child *c)
 {
 	int ready[2], go[2], exec_err[2];
 	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC) || pipe2(exec_err, O_CLOEXEC)) {
@@ -188,7 +209,7 @@ static bool spawn_held_child(char **command, struct held_child *c)
 		close(ready[0]);
 		close(go[1]);
 		close(exec_err[0]);
-		run_held_child(ready[1], go[0], exec_err[1], command);
+		run_held_child(ready[1], go[0], exec_err[1], command, log_on_stdout);
 	}
 	close(ready[1]);
 	close(go[0]);
@@ -262,15 +283,72 @@ int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
 	return err;
 }
 
-static char *default_log_name(const char *command, pid_t pid)
+/* The default name is predictable (the command and a pid), so it is
+ * created with O_EXCL, and a taken name (maybe a trap laid for it) is
+ * passed over for the next free one. */
+static int create_default_log(const char *command, pid_t pid, char **path)
 {
 	char *copy = strdup(command);
 	const char *base = copy ? basename(copy) : "cmd";
 	size_t size = strlen(base) + 64;
 	char *name = xmalloc(size);
-	snprintf(name, size, "posixtrace-%s-%d.ptlog", base, (int)pid);
+	for (int n = 0; n < 100; n++) {
+		if (n == 0)
+			snprintf(name, size, "posixtrace-%s-%d.ptlog", base, (int)pid);
+		else
+			snprintf(name, size, "posixtrace-%s-%d-%d.ptlog", base, (int)pid, n);
+		int fd = create_output_file_excl(name);
+		if (fd >= 0 || errno != EEXIST) {
+			if (fd < 0)
+				error_msg("%s: %s", name, strerror(errno));
+			free(copy);
+			*path = name;
+			return fd;
+		}
+	}
+	error_msg("posixtrace-%s-%d.ptlog and 99 other names are taken; give one with -o", base,
+	          (int)pid);
 	free(copy);
-	return name;
+	*path = name;
+	return -1;
+}
+
+/* -o -: standard output, unless it is a terminal (a binary log on a
+ * terminal helps nobody). */
+static bool refuse_terminal_stdout(void)
+{
+	if (!isatty(STDOUT_FILENO))
+		return false;
+	error_msg("standard output is a terminal; redirect it to write the log there, "
+	          "or give -o FILE");
+	return true;
+}
+
+static int stdout_log_fd(void)
+{
+	if (refuse_terminal_stdout())
+		return -1;
+	int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		error_msg("standard output: %s", strerror(errno));
+	return fd;
+}
+
+/* The log's fd for -o PATH (record and attach): - is standard output,
+ * anything else a new file (or, with force, one of the caller's own). */
+int log_fd_for(const char *path, bool force)
+{
+	return is_stdio_name(path) ? stdout_log_fd() : create_output_file(path, force);
+}
+
+/* EINVAL from posix_trace_create_withlog on something that is not a
+ * regular file is the log policy: only APPEND fits a pipe. */
+const char *log_create_error(int err, int fd)
+{
+	struct stat st;
+	if (err == EINVAL && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+		return "a log on a pipe, socket or device takes only --log-policy append";
+	return strerror(err);
 }
 
 static int exit_status_of(int status)
@@ -322,9 +400,9 @@ struct log_counts {
 	uint64_t events, from_traced, lost;
 };
 
-static bool count_log(const char *path, pid_t controller, struct log_counts *c)
+static bool count_log(int fd, const char *path, pid_t controller, struct log_counts *c)
 {
-	struct trace_log *log = trace_log_open(path);
+	struct trace_log *log = trace_log_open_fd(fd, path);
 	struct trace_event ev;
 	if (!log)
 		return false;
@@ -335,32 +413,36 @@ static bool count_log(const char *path, pid_t controller, struct log_counts *c)
 			c->from_traced++;
 	}
 	trace_log_lost(log, &c->lost);
-	report_damage(log);
+	finish_log(log, 0);
 	trace_log_close(log);
 	return true;
 }
 
-static void print_summary(const char *path, const struct log_counts *c, double seconds)
+static void print_summary(int fd, const char *path, const struct log_counts *c,
+                          double seconds)
 {
 	struct stat st;
-	long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+	long long size = fstat(fd, &st) == 0 ? (long long)st.st_size : -1;
 	fprintf(stderr, "%s: %llu events, %llu lost, %.3f s, log %s (%lld bytes)\n", PROG,
 	        (unsigned long long)c->events, (unsigned long long)c->lost, seconds, path, size);
 }
 
-void print_log_summary(const char *path, double seconds)
+void print_log_summary(int fd, const char *path, double seconds)
 {
 	struct log_counts c;
-	if (count_log(path, getpid(), &c))
-		print_summary(path, &c, seconds);
+	if (count_log(fd, path, getpid(), &c))
+		print_summary(fd, path, &c, seconds);
 }
 
-static int open_log_for_writing(const char *path)
+/* A log written to a pipe cannot be read back: what the stream's status
+ * said just before the end is all there is to tell. */
+void print_pipe_summary(trace_id_t trid, double seconds)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		error_msg("%s: %s", path, strerror(errno));
-	return fd;
+	struct posix_trace_status_info st;
+	if (posix_trace_get_status(trid, &st) != 0)
+		st.posixtrace_lost_events = 0;
+	fprintf(stderr, "%s: %llu lost, %.3f s, log on standard output\n", PROG,
+	        (unsigned long long)st.posixtrace_lost_events, seconds);
 }
 
 /* Creates, filters and starts the stream for the held child. */
@@ -374,7 +456,7 @@ static int start_stream(const struct record_options *o, pid_t child, int logfd,
 	err = posix_trace_create_withlog(child, &attr, logfd, trid);
 	posix_trace_attr_destroy(&attr);
 	if (err) {
-		error_msg("record: cannot create the trace stream: %s", strerror(err));
+		error_msg("record: cannot create the trace stream: %s", log_create_error(err, logfd));
 		return err;
 	}
 	err = apply_name_filter(*trid, &o->exclude, &o->only);
@@ -391,20 +473,30 @@ static int give_up_on_exec(const struct record_options *o, pid_t child, trace_id
 {
 	error_msg("%s: %s", o->command[0], strerror(err));
 	posix_trace_shutdown(trid);
-	unlink(path);
+	if (path)
+		unlink(path);
 	waitpid(child, NULL, 0);
 	return err == ENOENT ? 127 : 126;
 }
 
-static void report_recording(const struct record_options *o, const char *path, double seconds)
+static void report_recording(const struct record_options *o, int fd, const char *path,
+                             double seconds)
 {
 	struct log_counts counts;
-	if (!count_log(path, getpid(), &counts))
+	if (!count_log(fd, path, getpid(), &counts))
 		return;
-	print_summary(path, &counts, seconds);
+	print_summary(fd, path, &counts, seconds);
 	if (counts.from_traced == 0)
 		note_msg("no events from %s: it may not be linked with libposixtrace, or "
 		         "posted no event", o->command[0]);
+}
+
+static int open_log(const struct record_options *o, pid_t child, char **path)
+{
+	if (!o->log)
+		return create_default_log(o->command[0], child, path);
+	*path = is_stdio_name(o->log) ? NULL : strdup(o->log);
+	return log_fd_for(o->log, o->force);
 }
 
 static int record(struct record_options *o)
@@ -412,13 +504,21 @@ static int record(struct record_options *o)
 	struct held_child child;
 	int status = 0, rc;
 	trace_id_t trid;
-	if (!spawn_held_child(o->command, &child))
+	bool to_stdout = o->log && is_stdio_name(o->log);
+	char *path = NULL;
+	if (to_stdout && refuse_terminal_stdout())
 		return EXIT_FAIL;
-	char *path = o->log ? strdup(o->log) : default_log_name(o->command[0], child.pid);
-	int logfd = open_log_for_writing(path);
+	if (!spawn_held_child(o->command, to_stdout, &child))
+		return EXIT_FAIL;
+	int logfd = open_log(o, child.pid, &path);
 	if (logfd < 0 || start_stream(o, child.pid, logfd, &trid)) {
 		close(child.go_fd); /* the child exits without running the command */
 		waitpid(child.pid, NULL, 0);
+		if (logfd >= 0) {
+			close(logfd);
+			if (path)
+				unlink(path); /* nothing was recorded into it */
+		}
 		free(path);
 		return EXIT_FAIL;
 	}
@@ -427,16 +527,20 @@ static int record(struct record_options *o)
 	int exec_err = release_child(&child);
 	if (exec_err) {
 		rc = give_up_on_exec(o, child.pid, trid, path, exec_err);
+		close(logfd);
 		free(path);
 		return rc;
 	}
 	bool exited = wait_for_command(child.pid, &status);
-	int err = posix_trace_shutdown(trid);
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
+	if (to_stdout)
+		print_pipe_summary(trid, seconds);
+	int err = posix_trace_shutdown(trid);
 	if (err)
 		error_msg("record: writing the log failed: %s", strerror(err));
+	if (!to_stdout)
+		report_recording(o, logfd, path, seconds);
 	close(logfd);
-	report_recording(o, path, seconds);
 	if (!exited)
 		finish_command(child.pid, &status);
 	free(path);

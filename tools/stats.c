@@ -1,72 +1,112 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * posixtrace stats: what a log holds, in numbers: events per type and per
- * process/thread, the rate over time, losses, the stream's final status and
- * its attributes.
+ * process/thread, the rate of user events over time (system events are
+ * counted apart: a stream's own START/STOP/FLUSH events say nothing of how
+ * busy the program was), where events were lost, the stream's final status
+ * and its attributes.
  */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 #define RATE_BUCKETS 10
 
-struct thread_count {
-	pid_t pid;
-	unsigned long thread;
-	uint64_t events;
+/* One OVERFLOW .. RESUME bracket: events were lost between the two times. */
+struct loss_gap {
+	bool has_overflow, has_resume;
+	uint64_t overflow_ns, resume_ns;
 };
 
 struct stats {
 	uint64_t per_type[MAX_EVENT_IDS];
-	struct thread_count *threads;
-	size_t nthreads;
-	uint64_t total, first_ns, last_ns;
-	uint64_t *timestamps; /* kept to bucket the rate once the span is known */
-	size_t ts_cap;
+	struct thread_table threads;
+	uint64_t *thread_events; /* by thread table index */
+	size_t thread_cap;
+	uint64_t total, user, system, undated;
+	uint64_t user_dated; /* user events with a time: the rates are over these */
+	uint64_t user_first_ns, user_last_ns;
+	struct loss_gap *gaps;
+	size_t ngaps;
+	uint64_t base_ns; /* relative times count from here, as in dump */
 };
 
 static void stats_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: %s stats LOG\n"
-	        "Counts per event type and per process/thread, rate over time, lost\n"
-	        "events, stream and log status, and the stream's attributes.\n",
+	        "What LOG (- for standard input) holds: events per type and per\n"
+	        "process/thread (sorted by pid, then thread); user events, their duration\n"
+	        "and rate over time (ten slices); system events apart; lost events and\n"
+	        "where they were lost (each OVERFLOW .. RESUME bracket); the final stream\n"
+	        "and log status; the stream's attributes.\n\n"
+	        "  -h, --help   this help\n"
+	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
+	        "inside (after printing what could be read).\n",
 	        PROG);
 }
 
-static void count_thread(struct stats *s, pid_t pid, unsigned long thread)
+static void count_thread(struct stats *s, const struct trace_event *ev)
 {
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].pid == pid && s->threads[i].thread == thread) {
-			s->threads[i].events++;
-			return;
-		}
-	struct thread_count *grown = realloc(s->threads, (s->nthreads + 1) * sizeof *grown);
-	if (!grown)
+	size_t i = thread_table_index(&s->threads, ev->info.posix_pid,
+	                              (unsigned long)ev->info.posix_thread_id, NULL);
+	if (i >= s->thread_cap) {
+		size_t old = s->thread_cap;
+		s->thread_cap = s->thread_cap ? 2 * s->thread_cap : 64;
+		s->thread_events = xrealloc(s->thread_events, s->thread_cap * sizeof *s->thread_events);
+		memset(s->thread_events + old, 0, (s->thread_cap - old) * sizeof *s->thread_events);
+	}
+	s->thread_events[i]++;
+}
+
+static void note_loss(struct stats *s, const struct trace_event *ev)
+{
+	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
+	struct loss_gap *open = s->ngaps && !s->gaps[s->ngaps - 1].has_resume
+	                                ? &s->gaps[s->ngaps - 1] : NULL;
+	if (ev->info.posix_event_id == POSIX_TRACE_RESUME && open) {
+		open->has_resume = true;
+		open->resume_ns = ns;
 		return;
-	s->threads = grown;
-	s->threads[s->nthreads++] = (struct thread_count){pid, thread, 1};
+	}
+	s->gaps = xrealloc(s->gaps, (s->ngaps + 1) * sizeof *s->gaps);
+	struct loss_gap *g = &s->gaps[s->ngaps++];
+	memset(g, 0, sizeof *g);
+	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
+		g->has_overflow = true;
+		g->overflow_ns = ns;
+	} else { /* a RESUME with no OVERFLOW before it */
+		g->has_resume = true;
+		g->resume_ns = ns;
+	}
 }
 
 static void add_event(struct stats *s, const struct trace_event *ev)
 {
+	trace_event_id_t id = ev->info.posix_event_id;
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	if (s->total == 0 || ns < s->first_ns)
-		s->first_ns = ns;
-	if (ns > s->last_ns)
-		s->last_ns = ns;
-	if (ev->info.posix_event_id < MAX_EVENT_IDS)
-		s->per_type[ev->info.posix_event_id]++;
-	count_thread(s, ev->info.posix_pid, (unsigned long)ev->info.posix_thread_id);
-	if (s->total == s->ts_cap) {
-		s->ts_cap = s->ts_cap ? 2 * s->ts_cap : 4096;
-		s->timestamps = realloc(s->timestamps, s->ts_cap * sizeof *s->timestamps);
-		if (!s->timestamps) {
-			error_msg("out of memory");
-			exit(EXIT_FAIL);
-		}
+	s->total++;
+	if (id < MAX_EVENT_IDS)
+		s->per_type[id]++;
+	count_thread(s, ev);
+	if (!event_has_time(ev))
+		s->undated++;
+	if (id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_RESUME)
+		note_loss(s, ev);
+	if (is_system_event(id)) {
+		s->system++;
+		return;
 	}
-	s->timestamps[s->total++] = ns;
+	s->user++;
+	if (!event_has_time(ev))
+		return; /* counted, but no time to place it at */
+	if (s->user_dated == 0 || ns < s->user_first_ns)
+		s->user_first_ns = ns;
+	if (s->user_dated == 0 || ns > s->user_last_ns)
+		s->user_last_ns = ns;
+	s->user_dated++;
 }
 
 static void print_types(const struct stats *s, struct trace_log *log)
@@ -78,39 +118,127 @@ static void print_types(const struct stats *s, struct trace_log *log)
 			       name_cache_get(&log->names, id));
 }
 
-static void print_threads(const struct stats *s)
+/* qsort has no argument for the keys: a merge sort of indexes into them.
+ * (Only this listing is sorted; events never are.) */
+static void sort_indexes(size_t *idx, size_t *tmp, size_t n, const struct thread_key *keys)
 {
-	printf("events by process/thread:\n");
-	for (size_t i = 0; i < s->nthreads; i++)
-		printf("  %10llu  pid %d thread 0x%lx\n", (unsigned long long)s->threads[i].events,
-		       (int)s->threads[i].pid, s->threads[i].thread);
+	if (n < 2)
+		return;
+	size_t half = n / 2;
+	sort_indexes(idx, tmp, half, keys);
+	sort_indexes(idx + half, tmp, n - half, keys);
+	size_t i = 0, j = half, k = 0;
+	while (i < half && j < n)
+		tmp[k++] = compare_thread_keys(&keys[idx[j]], &keys[idx[i]]) < 0 ? idx[j++] : idx[i++];
+	while (i < half)
+		tmp[k++] = idx[i++];
+	while (j < n)
+		tmp[k++] = idx[j++];
+	memcpy(idx, tmp, n * sizeof *idx);
 }
 
-static void print_rate(const struct stats *s)
+static void print_threads(const struct stats *s)
 {
-	double span = (double)(s->last_ns - s->first_ns) / 1e9;
-	printf("duration: %.9f s, rate: %.1f events/s\n", span,
-	       span > 0 ? (double)s->total / span : 0.0);
-	if (span <= 0)
-		return;
-	uint64_t buckets[RATE_BUCKETS] = {0};
-	uint64_t width = (s->last_ns - s->first_ns) / RATE_BUCKETS + 1;
-	for (size_t i = 0; i < s->total; i++) {
-		uint64_t ns = s->timestamps[i] < s->first_ns ? s->first_ns : s->timestamps[i];
-		buckets[(ns - s->first_ns) / width]++;
+	size_t n = s->threads.count;
+	size_t *idx = xmalloc(n * sizeof *idx), *tmp = xmalloc(n * sizeof *tmp);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_indexes(idx, tmp, n, s->threads.keys);
+	printf("events by process/thread:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct thread_key *k = &s->threads.keys[idx[i]];
+		printf("  %10llu  pid %d thread 0x%lx\n", (unsigned long long)s->thread_events[idx[i]],
+		       (int)k->pid, k->thread);
 	}
-	printf("rate over time (%d slices of %.6f s):\n", RATE_BUCKETS, (double)width / 1e9);
+	free(idx);
+	free(tmp);
+}
+
+static void print_relative(const struct stats *s, uint64_t ns)
+{
+	char rel[32], abs[32];
+	format_signed_time((int64_t)(ns - s->base_ns), rel, sizeof rel);
+	format_time(ns, abs, sizeof abs);
+	printf("%s (%s)", rel, abs);
+}
+
+/* Second pass: user events into slices of the span they cover. */
+static void print_rate_slices(const struct stats *s, struct trace_log *log)
+{
+	uint64_t buckets[RATE_BUCKETS] = {0};
+	uint64_t width = (s->user_last_ns - s->user_first_ns) / RATE_BUCKETS + 1;
+	struct trace_event ev;
+	trace_log_rewind(log);
+	while (trace_log_next(log, &ev) > 0) {
+		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
+		if (is_system_event(ev.info.posix_event_id) || !event_has_time(&ev) ||
+		    ns < s->user_first_ns || (ns - s->user_first_ns) / width >= RATE_BUCKETS)
+			continue; /* (the log is read twice alike; this only keeps it safe) */
+		buckets[(ns - s->user_first_ns) / width]++;
+	}
+	printf("rate of user events over time (%d slices of %.6f s):\n", RATE_BUCKETS,
+	       (double)width / 1e9);
 	for (int b = 0; b < RATE_BUCKETS; b++)
 		printf("  +%10.6f s  %10llu events  %12.1f events/s\n", (double)(width * b) / 1e9,
 		       (unsigned long long)buckets[b], (double)buckets[b] * 1e9 / (double)width);
 }
 
-static void print_status(struct trace_log *log)
+static void print_rate(const struct stats *s, struct trace_log *log)
+{
+	if (s->user_dated == 0) {
+		printf("user events: %llu\n", (unsigned long long)s->user);
+	} else {
+		double span = (double)(s->user_last_ns - s->user_first_ns) / 1e9;
+		printf("user events: %llu, first at ", (unsigned long long)s->user);
+		print_relative(s, s->user_first_ns);
+		printf(", duration: %.9f s, rate: ", span);
+		if (span > 0)
+			printf("%.1f events/s\n", (double)s->user_dated / span);
+		else
+			printf("- events/s (a single instant)\n");
+		if (span > 0)
+			print_rate_slices(s, log);
+	}
+	printf("system events: %llu (not in the rates)\n", (unsigned long long)s->system);
+	if (s->undated)
+		printf("events without a time: %llu\n", (unsigned long long)s->undated);
+}
+
+/* The log records how many events were lost in total (the status); where
+ * is told by the OVERFLOW (time of the first lost event) and RESUME (time
+ * of the next event reported) the reader put around each gap. */
+static void print_losses(const struct stats *s, uint64_t lost)
+{
+	printf("lost events: %llu\n", (unsigned long long)lost);
+	if (!s->ngaps) {
+		if (lost)
+			printf("loss timeline: no OVERFLOW event; the losses are not placed in time\n");
+		return;
+	}
+	printf("loss timeline (%zu gap%s; the log counts losses in total only):\n", s->ngaps,
+	       s->ngaps == 1 ? "" : "s");
+	for (size_t i = 0; i < s->ngaps; i++) {
+		const struct loss_gap *g = &s->gaps[i];
+		printf("  from ");
+		if (g->has_overflow)
+			print_relative(s, g->overflow_ns);
+		else
+			printf("an unknown time (no OVERFLOW)");
+		printf(" to ");
+		if (g->has_resume)
+			print_relative(s, g->resume_ns);
+		else
+			printf("the end (no RESUME)");
+		putchar('\n');
+	}
+}
+
+static void print_status(struct trace_log *log, const struct stats *s)
 {
 	struct posix_trace_status_info st;
 	if (posix_trace_get_status(log->trid, &st) != 0)
 		return;
-	printf("lost events: %llu\n", (unsigned long long)st.posixtrace_lost_events);
+	print_losses(s, st.posixtrace_lost_events);
 	printf("stream: %s, %s, %s\n",
 	       st.posix_stream_status == POSIX_TRACE_RUNNING ? "running" : "suspended",
 	       st.posix_stream_full_status == POSIX_TRACE_FULL ? "full" : "not full",
@@ -120,8 +248,16 @@ static void print_status(struct trace_log *log)
 	       st.posix_log_overrun_status == POSIX_TRACE_OVERRUN ? "overrun" : "no overrun",
 	       st.posix_stream_flush_error,
 	       st.posix_stream_flush_error ? "" : " (none)");
-	if (log->damaged)
-		printf("log damaged: events after the damage are unreadable\n");
+	switch (log_state(log)) {
+	case LOG_CUT_SHORT:
+		printf("log integrity: cut short (ends early, as a crash leaves it)\n");
+		break;
+	case LOG_DAMAGED:
+		printf("log integrity: damaged inside (events may be missing)\n");
+		break;
+	default:
+		printf("log integrity: complete\n");
+	}
 }
 
 static void print_attributes(struct trace_log *log)
@@ -154,36 +290,57 @@ static void print_attributes(struct trace_log *log)
 	       inh == POSIX_TRACE_INHERITED ? "inherited" : "close for child");
 }
 
+static int parse_stats_options(int argc, char **argv, const char **path)
+{
+	static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': stats_help(stdout); return 0;
+		default: return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("stats", optind >= argc ? "no LOG given" : "too many arguments");
+	*path = argv[optind];
+	return -1;
+}
+
+static void free_stats(struct stats *s)
+{
+	thread_table_free(&s->threads);
+	free(s->thread_events);
+	free(s->gaps);
+	free(s);
+}
+
 int cmd_stats(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		stats_help(stdout);
-		return 0;
-	}
-	if (argc < 2)
-		return usage_error("stats", "no LOG given");
-	if (argc > 2)
-		return usage_error("stats", "too many arguments");
-	if (argv[1][0] == '-')
-		return usage_error("stats", "unknown option '%s'", argv[1]);
-	struct trace_log *log = trace_log_open(argv[1]);
+	const char *path = NULL;
+	int rc = parse_stats_options(argc, argv, &path);
+	if (rc >= 0)
+		return rc;
+	struct trace_log *log = trace_log_open(path);
 	if (!log)
 		return EXIT_FAIL;
 	struct stats *s = xmalloc(sizeof *s);
 	memset(s, 0, sizeof *s);
 	struct trace_event ev;
-	int rc;
+	s->base_ns = log_time_base(log);
 	while ((rc = trace_log_next(log, &ev)) > 0)
 		add_event(s, &ev);
-	printf("log: %s\nevents: %llu\n", log->path, (unsigned long long)s->total);
+	/* the state is that of the whole log: taken before a second pass */
+	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
+	printf("log: %s\nevents: %llu (%llu user, %llu system)\n", log->label,
+	       (unsigned long long)s->total, (unsigned long long)s->user,
+	       (unsigned long long)s->system);
 	print_types(s, log);
 	print_threads(s);
-	print_rate(s);
-	print_status(log);
+	print_rate(s, log);
+	print_status(log, s);
 	print_attributes(log);
 	trace_log_close(log);
-	free(s->threads);
-	free(s->timestamps);
-	free(s);
-	return rc < 0 ? EXIT_FAIL : 0;
+	free_stats(s);
+	return rc;
 }

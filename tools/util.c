@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Small helpers of posixtrace(1): messages, number parsing, time and data
- * formatting, name lists, stop signals and the progress line.
+ * formatting, name and number lists, stop signals and the progress line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posixtrace.h"
+#include "tool.h"
 
 volatile sig_atomic_t stop_requested;
 volatile sig_atomic_t stop_signal_sent_by_process;
@@ -52,12 +53,22 @@ int usage_error(const char *cmd, const char *fmt, ...)
 
 void *xmalloc(size_t size)
 {
-	void *p = malloc(size ? size : 1);
+	return xrealloc(NULL, size);
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
 	if (!p) {
 		error_msg("out of memory");
 		exit(EXIT_FAIL);
 	}
 	return p;
+}
+
+bool is_stdio_name(const char *path)
+{
+	return path[0] == '-' && path[1] == '\0';
 }
 
 /* Sizes accept a K, M or G suffix (powers of 1024). */
@@ -93,6 +104,21 @@ bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
+/* A pid or a thread id: decimal, or hexadecimal after 0x (as dump prints
+ * pthread_t values). */
+bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
 uint64_t ts_ns(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
@@ -112,6 +138,28 @@ void format_time(uint64_t ns, char *buf, size_t size)
 	         (unsigned long long)(ns % 1000000000u));
 }
 
+/* Times before a base are negative: printed, not hidden. */
+void format_signed_time(int64_t ns, char *buf, size_t size)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, size, "%c%llu.%09llu", ns < 0 ? '-' : '+',
+	         (unsigned long long)(mag / 1000000000u), (unsigned long long)(mag % 1000000000u));
+}
+
+/* Date and time of day with nanoseconds, in the local time zone or UTC, as
+ * babeltrace2 --clock-date (--clock-gmt). */
+bool format_date(uint64_t ns, bool utc, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char day[40];
+	if (!(utc ? gmtime_r(&sec, &tm) : localtime_r(&sec, &tm)) ||
+	    !strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm))
+		return false;
+	snprintf(buf, size, "%s.%09u", day, (unsigned)(ns % 1000000000u));
+	return true;
+}
+
 /* Text is shown as text when it is printable ASCII (a trailing NUL allowed,
  * since C strings are often posted with it); everything else in hex. */
 bool is_printable_text(const unsigned char *data, size_t len)
@@ -124,6 +172,15 @@ bool is_printable_text(const unsigned char *data, size_t len)
 		if (!(isprint(data[i]) || data[i] == '\t' || data[i] == '\n'))
 			return false;
 	return true;
+}
+
+/* The length of the data as text (without its trailing NUL), 0 if it is
+ * not text. */
+size_t text_length(const unsigned char *data, size_t len)
+{
+	if (!is_printable_text(data, len))
+		return 0;
+	return data[len - 1] == '\0' ? len - 1 : len;
 }
 
 void print_hex(FILE *out, const unsigned char *data, size_t len)
@@ -174,12 +231,11 @@ bool name_list_parse(struct name_list *list, const char *csv)
 			free(copy);
 			return false;
 		}
-		char **grown = realloc(list->names, (list->count + 1) * sizeof *grown);
-		if (!grown || !(grown[list->count] = strdup(tok))) {
+		list->names = xrealloc(list->names, (list->count + 1) * sizeof *list->names);
+		if (!(list->names[list->count] = strdup(tok))) {
 			free(copy);
 			return false;
 		}
-		list->names = grown;
 		list->count++;
 	}
 	free(copy);
@@ -200,6 +256,39 @@ void name_list_free(struct name_list *list)
 		free(list->names[i]);
 	free(list->names);
 	list->names = NULL;
+	list->count = 0;
+}
+
+bool number_list_parse(struct number_list *list, const char *csv)
+{
+	char *copy = strdup(csv), *save = NULL;
+	if (!copy)
+		return false;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!parse_u64(tok, &v)) {
+			free(copy);
+			return false;
+		}
+		list->values = xrealloc(list->values, (list->count + 1) * sizeof *list->values);
+		list->values[list->count++] = v;
+	}
+	free(copy);
+	return list->count > 0;
+}
+
+bool number_list_has(const struct number_list *list, uint64_t value)
+{
+	for (size_t i = 0; i < list->count; i++)
+		if (list->values[i] == value)
+			return true;
+	return false;
+}
+
+void number_list_free(struct number_list *list)
+{
+	free(list->values);
+	list->values = NULL;
 	list->count = 0;
 }
 

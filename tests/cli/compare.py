@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Comparisons for tests/cli/run.sh (posixtrace(1)).
 
 compare.py emitted EMITTED DUMP_JSONL GROUP
@@ -10,6 +11,11 @@ compare.py emitted EMITTED DUMP_JSONL GROUP
 compare.py ctf DUMP_JSONL BABELTRACE_TEXT
     Exit 0 when `babeltrace2 --clock-seconds` lists the same events as the
     dump: time, name, pid, thread, program address, truncation, data.
+compare.py order DUMP_JSONL CHROME_JSON
+    Exit 0 when the Chrome file holds the dump's dated events in the same
+    order (the command reorders nothing: both show the library's order),
+    each at its own time: name (the original event name for a slice's
+    begin or end), pid, and ts = microseconds after otherData.start.
 """
 import collections
 import json
@@ -92,7 +98,28 @@ def compare_ctf(dump_path, bt_path):
     return 0
 
 
+def compare_order(dump_path, chrome_path):
+    with open(chrome_path) as f:
+        doc = json.load(f)
+    sec, nsec = doc["otherData"]["start"].split(".")
+    start = int(sec) * 1000000000 + int(nsec)
+    want = [(e["name"], e["pid"], (e["ts_ns"] - start) / 1000.0)
+            for e in dump_events(dump_path) if e["ts_ns"] != 0]
+    got = [(e["args"].get("event", e["name"]), e["pid"], float(e["ts"]))
+           for e in doc["traceEvents"] if e["ph"] != "M"]
+    if len(got) != len(want):
+        print("%d events in the dump, %d in the Chrome file" % (len(want), len(got)))
+        return 1
+    for n, (w, g) in enumerate(zip(want, got)):
+        if w[0] != g[0] or w[1] != g[1] or abs(w[2] - g[2]) > 0.0015:
+            print("event %d: dump %s, chrome %s" % (n, w, g))
+            return 1
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "emitted":
         sys.exit(compare_emitted(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if sys.argv[1] == "order":
+        sys.exit(compare_order(sys.argv[2], sys.argv[3]))
     sys.exit(compare_ctf(sys.argv[2], sys.argv[3]))

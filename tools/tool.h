@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * posixtrace(1): declarations shared by the command's source files.
+ * The command is a client of the public <trace.h> API only.  (The library's
+ * extension header is include/posixtrace.h; this one is the command's own.)
+ */
+#ifndef POSIXTRACE_TOOL_H
+#define POSIXTRACE_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <trace.h>
+
+#define PROG "posixtrace"
+#define MAX_EVENT_IDS 1024 /* trace_event_set_t has one bit per id */
+#define MIN_STREAM_SIZE (64u << 10) /* the command's smallest --size */
+
+/* Exit statuses of the command's own outcomes (a recorded command's status
+ * is passed through instead). */
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_DAMAGED 3 /* a log damaged inside: what could be read was printed */
+
+/* Subcommands (one file each). */
+int cmd_record(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* util.c */
+void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool parse_size(const char *s, size_t *out);
+bool parse_seconds(const char *s, double *out);
+bool parse_u64(const char *s, uint64_t *out); /* decimal, or hex with 0x */
+uint64_t ts_ns(const struct timespec *ts);
+uint64_t now_realtime_ns(void);
+void format_time(uint64_t ns, char *buf, size_t size);
+void format_signed_time(int64_t ns, char *buf, size_t size);
+bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
+bool is_printable_text(const unsigned char *data, size_t len);
+size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
+void print_hex(FILE *out, const unsigned char *data, size_t len);
+void print_json_string(FILE *out, const unsigned char *s, size_t len);
+const char *policy_name(int policy);
+void *xmalloc(size_t size);
+void *xrealloc(void *p, size_t size);
+bool is_stdio_name(const char *path); /* "-": standard input or output */
+
+/* A comma-separated list of event names (--only, --filter). */
+struct name_list {
+	char **names;
+	size_t count;
+};
+bool name_list_parse(struct name_list *list, const char *csv);
+bool name_list_has(const struct name_list *list, const char *name);
+void name_list_free(struct name_list *list);
+
+/* A comma-separated list of numbers (--pid, --tid). */
+struct number_list {
+	uint64_t *values;
+	size_t count;
+};
+bool number_list_parse(struct number_list *list, const char *csv);
+bool number_list_has(const struct number_list *list, uint64_t value);
+void number_list_free(struct number_list *list);
+
+/* Signals that end a recording or a live session (SIGINT, SIGTERM, SIGHUP)
+ * only set stop_requested (to the signal number); waits notice it. */
+extern volatile sig_atomic_t stop_requested;
+extern volatile sig_atomic_t stop_signal_sent_by_process;
+void install_stop_handlers(void);
+
+/* Progress line for long conversions, only when stderr is a terminal. */
+struct progress {
+	bool enabled;
+	uint64_t total, done, last_ns;
+	const char *what;
+};
+void progress_init(struct progress *p, const char *what, uint64_t total);
+void progress_step(struct progress *p);
+void progress_end(struct progress *p);
+
+/* threads.c: a (pid, thread) pair to a dense index 0, 1, 2, ... in order of
+ * appearance, so that callers keep per-thread data in plain arrays. */
+struct thread_key {
+	pid_t pid;
+	unsigned long thread;
+};
+struct thread_table {
+	struct thread_key *keys; /* by index */
+	size_t count, key_cap;
+	uint32_t *slots; /* open addressing: index + 1, 0 when empty */
+	size_t nslots;
+};
+size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long thread, bool *added);
+void thread_table_free(struct thread_table *t);
+int compare_thread_keys(const void *a, const void *b); /* by pid, then thread */
+
+/* outfile.c: files and directories the command writes.  New ones are created
+ * 0600/0700 and never through a symbolic link; an existing one is replaced
+ * only with force, and only if it is the caller's own (a regular file with
+ * one link, or a directory holding only what the command writes there).
+ * Every refusal is one line on stderr. */
+int create_output_file(const char *path, bool force); /* fd, or -1 */
+int create_output_file_excl(const char *path);      /* fd, -1 (errno EEXIST: taken) */
+int create_output_dir(const char *path, bool force,
+                      bool (*ours)(const char *name)); /* dir fd, or -1 */
+int create_file_in(int dirfd, const char *dir, const char *name); /* fd, or -1 */
+
+/* logfile.c: event type names of a trace stream, cached per id. */
+struct name_cache {
+	trace_id_t trid;
+	bool known[MAX_EVENT_IDS];
+	char name[MAX_EVENT_IDS][TRACE_EVENT_NAME_MAX + 1];
+};
+void name_cache_init(struct name_cache *c, trace_id_t trid);
+const char *name_cache_get(struct name_cache *c, trace_event_id_t id);
+bool is_system_event(trace_event_id_t id);
+bool event_type_exists(trace_id_t trid, const char *name);
+
+/* One event as the library gave it. */
+struct trace_event {
+	struct posix_trace_event_info info;
+	const unsigned char *data;
+	size_t len;
+	const char *name;
+	/* What posixtrace_event_ext() will add: the kernel thread id (0 when
+	 * unknown) and the thread's name ("" when unknown): read_event_ext(). */
+	pid_t tid;
+	char comm[16]; /* POSIXTRACE_COMM_MAX */
+};
+void read_event_ext(trace_id_t trid, struct trace_event *ev);
+bool event_has_time(const struct trace_event *ev);
+bool event_has_thread(const struct trace_event *ev);
+void format_thread(const struct trace_event *ev, char *buf, size_t size);
+
+/* logfile.c: reading a trace log (a pre-recorded stream); "-" is standard
+ * input. */
+struct trace_log {
+	const char *path;
+	const char *label; /* for messages: the path, or "standard input" */
+	int fd;
+	bool seekable; /* a regular file (names are all known at open) */
+	trace_id_t trid;
+	unsigned char *buf;
+	size_t bufsize;
+	struct name_cache names;
+	uint64_t events_read;
+	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
+	 * after the last of them: see log_state(). */
+	uint64_t damage_reports, events_after_damage;
+};
+enum log_state {
+	LOG_COMPLETE,   /* no damage */
+	LOG_CUT_SHORT,  /* ends early, as a crash leaves it: read to its end */
+	LOG_DAMAGED,    /* damaged inside: events may be missing in the middle */
+};
+struct trace_log *trace_log_open(const char *path); /* prints the error */
+struct trace_log *trace_log_open_fd(int fd, const char *path); /* a log we wrote */
+int trace_log_next(struct trace_log *log, struct trace_event *ev); /* 1, 0 at end, -1 */
+int trace_log_rewind(struct trace_log *log);
+void trace_log_close(struct trace_log *log);
+bool trace_log_lost(struct trace_log *log, uint64_t *lost);
+bool trace_log_damaged(const struct trace_log *log);
+enum log_state log_state(const struct trace_log *log);
+int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
+uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
+
+/* eventfmt.c: one event as a line of text or JSON (dump and attach). */
+struct event_printer {
+	bool json;
+	bool have_first;
+	uint64_t first_ns;
+	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
+};
+void print_event(struct event_printer *p, FILE *out, const struct trace_event *ev);
+void describe_data(FILE *out, const struct trace_event *ev);
+
+/* record.c and attach.c: what both do with a target and a log */
+int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
+                      const struct name_list *only);
+void print_log_summary(int fd, const char *path, double seconds);
+void print_pipe_summary(trace_id_t trid, double seconds);
+const char *why_not_traceable(pid_t pid);
+int log_fd_for(const char *path, bool force); /* fd or -1; "-" is stdout */
+const char *log_create_error(int err, int fd);
+
+/* pairs.c: begin/end events of one thread paired into durations. */
+struct pair_rule {
+	char begin[TRACE_EVENT_NAME_MAX + 1], end[TRACE_EVENT_NAME_MAX + 1];
+	char slice[TRACE_EVENT_NAME_MAX + 1];
+};
+struct pair_rules {
+	bool suffixes; /* NAME_begin/NAME_end and NAME:begin/NAME:end */
+	struct pair_rule *rules;
+	size_t count;
+};
+bool pair_rules_add(struct pair_rules *r, const char *spec); /* "BEGIN=END" */
+void pair_rules_free(struct pair_rules *r);
+struct pairing; /* which events of a log are paired */
+struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rules,
+                             uint64_t *first_ns, uint64_t *count);
+enum pair_role { PAIR_NONE, PAIR_BEGIN, PAIR_END };
+enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trace_event *ev,
+                            const char **slice);
+void pairing_free(struct pairing *p);
+
+/* ctf.c and chrome.c */
+int convert_to_ctf(struct trace_log *log, const char *dir, bool force);
+int convert_to_chrome(struct trace_log *log, const char *file, bool force,
+                      const struct pair_rules *pairs);
+
+#endif
