@@ -47,7 +47,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all lib check demo bench install uninstall clean deps tests examples fuzz
+.PHONY: all lib check demo bench install uninstall clean deps tests examples fuzz soak
 all: lib examples
 
 lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
@@ -92,15 +92,33 @@ $(BUILD)/bench/floor: bench/floor.c | $(BUILD)/bench
 examples: $(EXAMPLE_BINS)
 tests: $(TEST_BINS) $(TEST_HELPERS)
 
+# Programs the command's tests run (tests/cli/*.c), built as the examples are.
+CLI_HELPERS := $(patsubst tests/cli/%.c,$(BUILD)/tests/cli/%,$(wildcard tests/cli/*.c))
+tests: $(CLI_HELPERS)
+$(BUILD)/tests/cli:
+	mkdir -p $@
+$(BUILD)/tests/cli/%: tests/cli/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/cli
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+
 deps:
 	@sh scripts/install-deps.sh
 
+# Checks that are scripts, each ending with "N passed, N failed": the
+# public headers in every language mode, the reference pages, the exports.
+SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/abi/check.sh
+
 check: deps
 	@$(MAKE) --no-print-directory all tests
-	@mkdir -p $(BUILD) && if sh tests/header/check.sh > $(BUILD)/header-check.log 2>&1; \
-	  then tail -n 1 $(BUILD)/header-check.log | sed 's/^/header: /'; \
-	  else cat $(BUILD)/header-check.log; exit 1; fi
+	@mkdir -p $(BUILD) && for c in $(SCRIPT_CHECKS); do \
+	  name=$${c%%:*}; script=$${c#*:}; log=$(BUILD)/$$name-check.log; \
+	  if sh $$script $(BUILD) > $$log 2>&1; then grep '^SKIP' $$log | sed "s/^/$$name: /"; \
+	    tail -n 1 $$log | sed "s/^/$$name: /"; \
+	  else grep -v '^ok' $$log; exit 1; fi; done
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
+
+# Long runs of the workload tests, for people, not CI.
+soak: all tests
+	@sh tests/soak/workload.sh $(BUILD)
 
 demo: all
 	@sh examples/demo.sh $(BUILD)
@@ -111,6 +129,7 @@ bench: $(BENCH_BINS)
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/trace.h $(DESTDIR)$(INCLUDEDIR)/trace.h
+	install -m 644 include/posixtrace.h $(DESTDIR)$(INCLUDEDIR)/posixtrace.h
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libposixtrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libposixtrace.so.$(SOVERSION)
 	ln -sf libposixtrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libposixtrace.so
@@ -120,7 +139,8 @@ install: lib
 	    posixtrace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/trace.h $(DESTDIR)$(LIBDIR)/libposixtrace.* \
+	rm -f $(DESTDIR)$(INCLUDEDIR)/trace.h $(DESTDIR)$(INCLUDEDIR)/posixtrace.h \
+	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
 # libFuzzer over trace logs (clang): builds the library into the fuzzer with
@@ -153,14 +173,33 @@ $(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtra
 .PHONY: install-tool uninstall-tool
 install: install-tool
 install-tool: lib $(TOOL)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $(BUILD)/posixtrace.install \
 	  -L$(BUILD) -Wl,-rpath,$(LIBDIR) -lposixtrace $(LDLIBS)
 	install -m 755 $(BUILD)/posixtrace.install $(DESTDIR)$(BINDIR)/posixtrace
 	install -m 644 docs/posixtrace.1 $(DESTDIR)$(MANDIR)/man1/posixtrace.1
-	install -m 644 docs/posixtrace.3 $(DESTDIR)$(MANDIR)/man3/posixtrace.3
 
 uninstall: uninstall-tool
 uninstall-tool:
-	rm -f $(DESTDIR)$(BINDIR)/posixtrace $(DESTDIR)$(MANDIR)/man1/posixtrace.1 \
-	      $(DESTDIR)$(MANDIR)/man3/posixtrace.3
+	rm -f $(DESTDIR)$(BINDIR)/posixtrace $(DESTDIR)$(MANDIR)/man1/posixtrace.1
+
+# --- reference pages and the documents they cite ----------------------------
+DOCDIR    ?= $(PREFIX)/share/doc/posixtrace
+MAN3      := $(wildcard docs/man/man3/*.3)
+DOCS      := docs/CONFORMANCE.md docs/LOG-FORMAT.md docs/SECURITY.md
+
+.PHONY: install-man uninstall-man
+install: install-man
+install-man:
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	sed 's|/usr/local/share/doc/posixtrace|$(DOCDIR)|g' docs/man/man7/posixtrace.7 \
+	  > $(DESTDIR)$(MANDIR)/man7/posixtrace.7
+	chmod 644 $(DESTDIR)$(MANDIR)/man7/posixtrace.7
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall: uninstall-man
+uninstall-man:
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
+	      $(DESTDIR)$(MANDIR)/man7/posixtrace.7
+	rm -rf $(DESTDIR)$(DOCDIR)

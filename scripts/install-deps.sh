@@ -1,8 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs what the tests need (Debian packages), when it is missing.
 # Required: Check (the unit-test framework) and pkg-config.  Wanted: python3
-# and babeltrace2, for the posixtrace command's tests (which say SKIP for
-# the checks that need them).  apt-get is used when the caller is root;
+# and babeltrace2 (the posixtrace command's tests), groff (the reference
+# pages' check), setcap from libcap2-bin (the isolation test's
+# file-capability program), make (the workload test's build); the checks
+# that need them say SKIP without them.  apt-get is used when the caller is root;
 # otherwise the script says what to install, and fails only for what is
 # required.
 set -e
@@ -11,6 +14,9 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 pkg-config --exists check 2>/dev/null || need="$need check"
 command -v python3 >/dev/null 2>&1 || want="$want python3"
 command -v babeltrace2 >/dev/null 2>&1 || want="$want babeltrace2"
+command -v groff >/dev/null 2>&1 || want="$want groff-base"
+command -v setcap >/dev/null 2>&1 || [ -x /sbin/setcap ] || want="$want libcap2-bin"
+command -v make >/dev/null 2>&1 || want="$want make"
 [ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: installing$need$want" >&2

@@ -47,7 +47,8 @@ struct pt_ctl {
 	_Atomic uint32_t flush_error;    /* first error, reset by get_status */
 	_Atomic uint32_t log_full;
 	_Atomic uint32_t log_overrun;    /* reset by get_status */
-	_Atomic uint32_t keeper_ack;     /* futex: bumped after each command */
+	_Atomic uint32_t cmd_sent;       /* commands sent to the keeper */
+	_Atomic uint32_t keeper_ack;     /* futex: commands it carried out */
 	_Atomic int32_t keeper_error;    /* the keeper's first error */
 	_Atomic uint32_t keeper_finished; /* it wrote the end of the log */
 	struct pt_caller flush_caller;   /* of the flush in progress */

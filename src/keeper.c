@@ -249,6 +249,7 @@ static void reach_late(struct keeper *k)
 
 static void command(struct keeper *k, char cmd)
 {
+
 	struct pt_caller who = k->ctl->flush_caller;
 	if (cmd == PT_CMD_FLUSH) {
 		flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
@@ -332,8 +333,6 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	keeper_loop(k);
 }
 
-static int wait_ack(struct pt_handle *h, uint32_t seen);
-
 /* Forks a keeper for the handle's stream. */
 static int spawn(struct pt_handle *h)
 {
@@ -400,6 +399,9 @@ static int replace_keeper(struct pt_handle *h)
 {
 	int err = EIO;
 	reap(h);
+	atomic_store_explicit(&h->ctl->keeper_ack, atomic_load_explicit(&h->ctl->cmd_sent,
+	                                                                 memory_order_acquire),
+	                      memory_order_release);
 	if (!pt_filtered(pt_hdr(&h->map), POSIX_TRACE_ERROR))
 		pt_ctl_put(h->ctl, h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 	uint32_t zero = 0;
@@ -409,37 +411,43 @@ static int replace_keeper(struct pt_handle *h)
 	return EIO;
 }
 
-static int send_cmd(struct pt_handle *h, char cmd)
+/* Commands are numbered (cmd_sent); the keeper counts those it carried
+ * out (keeper_ack), so a caller waits for its own command, not for an
+ * acknowledgement of an earlier one (a flush's, which nobody waits for). */
+static int send_cmd(struct pt_handle *h, char cmd, uint32_t *number)
 {
 	if (h->keeper_sock < 0 || send(h->keeper_sock, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		return EIO;
+	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
 	struct pt_stream_hdr *s = pt_hdr(&h->map);
 	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 	return 0;
 }
 
-/* Waits until the keeper has acknowledged past `seen`; EIO if it died. */
-static int wait_ack(struct pt_handle *h, uint32_t seen)
+/* Waits until the keeper has carried out command `number`; EIO if it died. */
+static int wait_ack(struct pt_handle *h, uint32_t number)
 {
-	while (atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire) == seen) {
+	for (;;) {
+		uint32_t done = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
+		if ((int32_t)(done - number) >= 0)
+			return 0;
 		if (!keeper_alive(h))
 			return EIO;
 		struct timespec tick = {0, 50 * 1000 * 1000};
-		syscall(SYS_futex, &h->ctl->keeper_ack, FUTEX_WAIT, seen, &tick, NULL, 0);
+		syscall(SYS_futex, &h->ctl->keeper_ack, FUTEX_WAIT, done, &tick, NULL, 0);
 	}
-	return 0;
 }
 
 int pt_keeper_command(struct pt_handle *h, char cmd, const struct pt_caller *who)
 {
 	int err = 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
+		uint32_t number;
 		h->ctl->flush_caller = *who;
 		if (cmd == PT_CMD_FLUSH)
 			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
-		uint32_t seen = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
-		if (send_cmd(h, cmd) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, seen) == 0))
+		if (send_cmd(h, cmd, &number) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, number) == 0))
 			return err; /* posix_trace_flush only starts the flush */
 		err = replace_keeper(h);
 	}
@@ -470,8 +478,9 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 {
 	int err = 0;
 	for (int attempt = 0; attempt < 2 && h->keeper > 0; attempt++) {
+		uint32_t number;
 		h->ctl->flush_caller = *who;
-		if (send_cmd(h, PT_CMD_FINISH) != 0) {
+		if (send_cmd(h, PT_CMD_FINISH, &number) != 0) {
 			err = replace_keeper(h);
 			continue;
 		}

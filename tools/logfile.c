@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <posixtrace.h>
+
 #include "tool.h"
 
 bool is_system_event(trace_event_id_t id)
@@ -61,25 +63,20 @@ bool event_type_exists(trace_id_t trid, const char *name)
 }
 
 /*
- * LEAD(posixtrace_event_ext): the one place that will fill the kernel
- * thread id and the thread name, once the library implements the extension
- * of include/posixtrace.h.  Then (and add #include <posixtrace.h>):
- *
- *	struct posixtrace_event_ext ext;
- *	if (posixtrace_event_ext(trid, &ext) == 0) {
- *		ev->tid = ext.posixtrace_tid;
- *		memcpy(ev->comm, ext.posixtrace_comm, sizeof ev->comm);
- *		ev->comm[sizeof ev->comm - 1] = '\0';
- *	}
- *
- * Every output already uses them when they are set (format_thread(), the
- * --tid filter, dump --format json, Chrome tids and thread names).
+ * The kernel thread id and the thread name come from the extension of
+ * <posixtrace.h>; every output uses them when they are set (format_thread(),
+ * the --tid filter, dump --format json, Chrome tids and thread names).
  */
 void read_event_ext(trace_id_t trid, struct trace_event *ev)
 {
-	(void)trid;
+	struct posixtrace_event_ext ext;
 	ev->tid = 0;
 	ev->comm[0] = '\0';
+	if (posixtrace_event_ext(trid, &ext) == 0) {
+		ev->tid = ext.posixtrace_tid;
+		memcpy(ev->comm, ext.posixtrace_comm, sizeof ev->comm);
+		ev->comm[sizeof ev->comm - 1] = '\0';
+	}
 }
 
 /* The library gives a time of 0 to an event it cannot date (the marker of
@@ -263,23 +260,17 @@ bool trace_log_damaged(const struct trace_log *log)
  * POSIX_TRACE_ERROR events with EBADMSG: one, at the very end, is the cut a
  * crash leaves; more than one, or events after one, mean damage inside.
  *
- * LEAD(posixtrace_log_info): once the library implements it, this function
- * also asks the log about itself (and tools/tool.h needs nothing else):
- *
- *	struct posixtrace_log_info li;
- *	if (posixtrace_log_info(log->trid, &li) == 0) {
- *		if (li.posixtrace_damaged_blocks > 1 ||
- *		    (li.posixtrace_damaged_blocks && li.posixtrace_closed))
- *			return LOG_DAMAGED;  (a closed log has all its blocks)
- *		if (!li.posixtrace_closed)
- *			return log->events_after_damage ? LOG_DAMAGED : LOG_CUT_SHORT;
- *	}
- *
- * (a log that was not closed but ends on a whole block is cut short too:
- * its recorder was killed between two flushes).
+ * The log says itself whether it was closed and how many damaged blocks
+ * were met (posixtrace_log_info); the events seen are the fallback.
  */
 enum log_state log_state(const struct trace_log *log)
 {
+	struct posixtrace_log_info li;
+	if (posixtrace_log_info(log->trid, &li) == 0) {
+		if (li.posixtrace_damaged_blocks)
+			return LOG_DAMAGED;
+		return li.posixtrace_closed ? LOG_COMPLETE : LOG_CUT_SHORT;
+	}
 	if (log->damage_reports > 1 || (log->damage_reports && log->events_after_damage))
 		return LOG_DAMAGED;
 	return log->damage_reports ? LOG_CUT_SHORT : LOG_COMPLETE;

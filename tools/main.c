@@ -2,8 +2,7 @@
 /*
  * posixtrace(1): record, watch and read POSIX trace streams and logs.
  * This file only dispatches to the subcommands (one source file each); a
- * new one (such as `list`, once the library can list instrumented
- * processes) is one more line in the table.
+ * new one is one more line in the table.
  */
 #include <string.h>
 
@@ -19,6 +18,7 @@ static const struct {
 	{"dump", cmd_dump, "print the events of a log, one line each"},
 	{"stats", cmd_stats, "counts, rates, losses and attributes of a log"},
 	{"convert", cmd_convert, "convert a log to CTF 1.8 or Chrome trace JSON"},
+	{"list", cmd_list, "list instrumented processes you may trace, and their event types"},
 };
 
 static void print_usage(FILE *out)

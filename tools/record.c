@@ -45,7 +45,7 @@ static void record_help(FILE *out)
 	        "                          - writes the log to standard output (CMD's own\n"
 	        "                          standard output then goes to standard error)\n"
 	        "  --force                 replace LOG if it is an existing file of yours\n"
-	        "  --size BYTES            stream size, at least 64K (K, M, G suffixes)\n"
+	        "  --size BYTES            stream size, at least 4K (K, M, G suffixes)\n"
 	        "  --policy P              stream full policy: loop, until-full, flush (default)\n"
 	        "  --log-policy P          log full policy: loop, until-full, append (default;\n"
 	        "                          the only one for a pipe)\n"
@@ -102,7 +102,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 				return usage_error("record", "bad --size '%s'", optarg);
 			if (o->stream_size < MIN_STREAM_SIZE)
 				return usage_error("record", "--size %s is too small: the smallest "
-				                   "stream is 64K (65536 bytes)", optarg);
+				                   "stream is 4K (4096 bytes)", optarg);
 			break;
 		case OPT_LOG_SIZE:
 			if (!parse_size(optarg, &o->log_size))

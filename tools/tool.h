@@ -17,7 +17,7 @@
 
 #define PROG "posixtrace"
 #define MAX_EVENT_IDS 1024 /* trace_event_set_t has one bit per id */
-#define MIN_STREAM_SIZE (64u << 10) /* the command's smallest --size */
+#define MIN_STREAM_SIZE (4u << 10) /* the command's smallest --size: a page */
 
 /* Exit statuses of the command's own outcomes (a recorded command's status
  * is passed through instead). */
@@ -31,6 +31,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 /* util.c */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -37,7 +37,7 @@ has "help: convert --help: one CTF stream file per writer thread" "stream file p
 hasnt "help: convert --help: no 'instant events' only for chrome" "(instant events)" h-convert.txt
 has "help: convert --help: begin/end pairs" "NAME_begin" h-convert.txt
 has "help: dump --help: - is standard input" "standard input" h-dump.txt
-has "help: record --help: -o - and the minimum size" "at least 64K" h-record.txt
+has "help: record --help: -o - and the minimum size" "at least 4K" h-record.txt
 has "help: attach --help: children" "children" h-attach.txt
 for c in dump stats convert; do
 	has "help: $c --help: exit status 3" "3 if the log is damaged" h-$c.txt
