@@ -224,6 +224,29 @@ int posix_trace_set_filter(trace_id_t, const trace_event_set_t *, int);
 /* Recording (traced process) */
 void posix_trace_event(trace_event_id_t, const void *__PT_RESTRICT, size_t);
 
+/* posix_trace_event() is also a macro (XSH 2.1.1 allows it): when no stream
+ * traces the process it costs the caller one load and a branch, without a
+ * call.  The word is the library's, set before any stream can trace the
+ * process; posixtrace__event() is posix_trace_event() less that test.
+ * (posix_trace_event)(...) or its address reach the function itself;
+ * define POSIXTRACE_NO_INLINE to always call it. */
+extern const volatile unsigned long long *posixtrace__armed;
+void posixtrace__event(trace_event_id_t, const void *, size_t);
+#if !defined(POSIXTRACE_NO_INLINE)
+#if defined(__GNUC__)
+#define __PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define __PT_UNLIKELY(x) (x)
+#endif
+static inline void posixtrace__event_inline(trace_event_id_t __id, const void *__data,
+                                            size_t __len)
+{
+	if (__PT_UNLIKELY(*posixtrace__armed != 0))
+		posixtrace__event(__id, __data, __len);
+}
+#define posix_trace_event(id, data, len) posixtrace__event_inline((id), (data), (len))
+#endif
+
 /* Retrieval (analyzer) */
 int posix_trace_getnext_event(trace_id_t, struct posix_trace_event_info *__PT_RESTRICT,
                               void *__PT_RESTRICT, size_t, size_t *__PT_RESTRICT,

@@ -103,7 +103,7 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited)
 	pt_record_slot_fd(slot, fd);
 	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_ATTACHED, memory_order_release);
 	/* Pairs with the acquire load of attached[].map in record_user_event. */
-	atomic_store_explicit(&a->map, &a->own, memory_order_release);
+	pt_publish_map(a, &a->own);
 	pt_seed_names(a);
 	if (state != PT_ST_SUSPENDED || a->own.inherited)
 		pt_arm(slot, 1);
@@ -327,7 +327,7 @@ static int adopt_own_block(int fd)
 		munmap(pcb, sizeof *pcb);
 		return 0;
 	}
-	pt_proc.pcb = pcb;
+	pt_set_pcb(pcb);
 	pt_proc.pcb_fd = fd;
 	return 1;
 }

@@ -99,10 +99,11 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 /* The log's own state, where the controller's get_status finds it. */
 static void publish_log_state(struct keeper *k)
 {
-	const struct pt_logw_progress *p = pt_logw_progress(&k->ctl->logw);
-	if (p->log_full)
+	struct pt_logw_progress p;
+	pt_logw_read_progress(&k->ctl->logw, &p);
+	if (p.log_full)
 		atomic_store_explicit(&k->ctl->log_full, 1, memory_order_relaxed);
-	if (p->status.log_overrun == POSIX_TRACE_OVERRUN || p->log_full)
+	if (p.status.log_overrun == POSIX_TRACE_OVERRUN || p.log_full)
 		atomic_store_explicit(&k->ctl->log_overrun, 1, memory_order_relaxed);
 }
 
@@ -325,11 +326,15 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	/* The controller's own streams and block are not the keeper's. */
 	for (int i = 0; i < PT_MAX_STREAMS; i++)
 		atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
-	pt_proc.pcb = &pt_proc.pcb_fallback;
+	pt_set_pcb(&pt_proc.pcb_fallback);
 	k->data = malloc(k->h->map.max_data + PT_CTL_DATA_MAX);
 	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
-	k->names_in_log = k->fd >= 0 ? pt_logw_progress(&k->ctl->logw)->nnames : 0;
+	if (k->fd >= 0) {
+		struct pt_logw_progress p;
+		pt_logw_read_progress(&k->ctl->logw, &p);
+		k->names_in_log = p.nnames;
+	}
 	keeper_loop(k);
 }
 

@@ -172,12 +172,12 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 		bytes = atomic_load_explicit(&ch->event_bytes, memory_order_relaxed);
 	}
 	atomic_store_explicit(&l->tail1, c + 1, memory_order_relaxed);
+	if (bytes > off - PT_CHUNK_HDR)
+		bytes = off - PT_CHUNK_HDR;
 	w->chunk = (unsigned char *)ch;
-	w->off = off;
-	w->count = (uint32_t)(commit >> 32);
-	w->cap = m->chunk_size;
-	w->event_bytes = bytes < m->chunk_size ? bytes : 0;
-	w->need_owner = 1;
+	w->commit = commit;
+	w->meta_bytes = off - PT_CHUNK_HDR - bytes;
+	w->limit = 0; /* an OWNER record first */
 }
 
 int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m)
@@ -205,8 +205,8 @@ void pt_lane_release(struct pt_wlane *w, const struct pt_map *m)
 {
 	struct pt_lane *l = lane_ptr(m, w->lane);
 	if (w->chunk)
-		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->event_bytes, w->event_bytes,
-		                      memory_order_relaxed);
+		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->event_bytes,
+		                      pt_wlane_event_bytes(w), memory_order_relaxed);
 	atomic_store_explicit(&l->owner, 0, memory_order_release);
 	push_free(m, w->lane);
 }
@@ -261,6 +261,36 @@ static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
 	return found;
 }
 
+/* The events of a sealed chunk that were not read yet: those at or after
+ * `from`, counted from its commit word, and the time of the first.  Walks
+ * only the records before the first of them. */
+static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk, uint64_t commit,
+                              uint32_t from, uint64_t *first_ts)
+{
+	const struct pt_chunk *ch = (const struct pt_chunk *)chunk;
+	uint32_t end = (uint32_t)commit, total = (uint32_t)(commit >> 32), before = 0;
+	uint32_t off = PT_CHUNK_HDR;
+	uint64_t base = ch->base;
+	*first_ts = UINT64_MAX;
+	while (off + PT_REC_HDR <= end && end <= m->chunk_size) {
+		uint64_t w0;
+		memcpy(&w0, chunk + off, 8);
+		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
+		if (len > m->max_data + sizeof(struct pt_owner_rec) || pt_record_size(len) > end - off)
+			break;
+		if (id == PT_ID_OWNER || id == PT_ID_TIME) {
+			memcpy(&base, chunk + off + PT_REC_HDR, 8);
+		} else if (off >= from) {
+			*first_ts = base + pt_rec_delta(w0);
+			break;
+		} else {
+			before++;
+		}
+		off += (uint32_t)pt_record_size(len);
+	}
+	return total > before ? total - before : 0;
+}
+
 uint32_t pt_steal_oldest(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
@@ -278,13 +308,11 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;
-		uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire), first;
-		uint32_t events = 0, bytes = 0;
-		pt_chunk_walk(m, (unsigned char *)ch, (uint32_t)commit, pt_head_off(hd), &first, &events,
-		              &bytes);
+		uint64_t first, commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
+		uint32_t lost = unread_events(m, (unsigned char *)ch, commit, pt_head_off(hd), &first);
 		pt_held_sub(h, atomic_load_explicit(&ch->event_bytes, memory_order_relaxed));
-		if (events)
-			pt_note_loss(h, first, events);
+		if (lost)
+			pt_note_loss(h, first, lost);
 		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
 		return c;
 	}

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,13 +104,32 @@ static void keep_error(struct pt_logw *w, int err)
 		w->prog.error = err;
 }
 
-/* Publishes w->done: the inactive copy first, then the index. */
+/* Publishes w->done: the copy not current first, then the generation that
+ * makes it current. */
 static void commit(struct pt_logw *w)
 {
 	struct pt_logw_state *st = w->st;
-	uint32_t next = (__atomic_load_n(&st->cur, __ATOMIC_RELAXED) + 1) & 1;
-	st->prog[next] = w->done;
-	__atomic_store_n(&st->cur, next, __ATOMIC_RELEASE);
+	uint64_t next = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
+	st->prog[next & 1] = w->done;
+	__atomic_store_n(&st->gen, next, __ATOMIC_RELEASE);
+}
+
+_Static_assert(sizeof(struct pt_logw_progress) % 8 == 0, "progress in words");
+
+void pt_logw_read_progress(const struct pt_logw_state *st, struct pt_logw_progress *out)
+{
+	enum { WORDS = sizeof(struct pt_logw_progress) / 8 };
+	uint64_t copy[WORDS];
+	for (;;) {
+		uint64_t gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+		const uint64_t *src = (const uint64_t *)(const void *)&st->prog[gen & 1];
+		/* Acquire loads: the second look at gen cannot come first. */
+		for (size_t i = 0; i < WORDS; i++)
+			copy[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) - gen < 2)
+			break;
+	}
+	memcpy(out, copy, sizeof copy);
 }
 
 static uint32_t count_names(const uint64_t *bits)
@@ -151,6 +171,7 @@ static void discard_buffer(struct pt_logw *w)
 	w->out_len = 0;
 	w->out_blocks = 0;
 	w->out_first_seq = w->done.seq;
+	w->out_off = w->done.write_off;
 	no_block(w);
 	reset_room(w);
 	if (!w->seekable)
@@ -181,20 +202,20 @@ static int header_rewrite(struct pt_logw *w)
 
 /* ---- blocks ------------------------------------------------------------- */
 
-static int flush_ring(struct pt_logw *w)
+static int write_ring(const struct pt_logw *w, const struct pt_logw_job *j)
 {
-	uint64_t seq = w->out_first_seq;
+	uint64_t seq = j->first_seq;
 	uint32_t i = 0, bs = w->block_size;
-	while (i < w->out_blocks) {
+	while (i < j->nblocks) {
 		uint64_t slot = seq % w->ring_slots;
-		uint64_t run = w->out_blocks - i;
+		uint64_t run = j->nblocks - i;
 		if (run > w->ring_slots - slot)
 			run = w->ring_slots - slot;
-		const unsigned char *last = w->out + (size_t)(i + run - 1) * bs;
+		const unsigned char *last = j->buf + (size_t)(i + run - 1) * bs;
 		struct pt_log_block b;
 		memcpy(&b, last, sizeof b);
 		size_t bytes = (size_t)(run - 1) * bs + PT_LOG_BLOCK_HDR + b.payload_len;
-		int err = write_all(w->fd, 1, w->out + (size_t)i * bs, bytes,
+		int err = write_all(w->fd, 1, j->buf + (size_t)i * bs, bytes,
 		                    w->data_off + slot * bs);
 		if (err)
 			return err;
@@ -204,27 +225,151 @@ static int flush_ring(struct pt_logw *w)
 	return 0;
 }
 
-/* Writes the sealed blocks (never the block being filled: flushes happen
- * between blocks). */
+static int write_job(const struct pt_logw *w, const struct pt_logw_job *j)
+{
+	if (w->layout == PT_LOG_RING)
+		return write_ring(w, j);
+	return write_all(w->fd, w->seekable, j->buf, j->len, j->off);
+}
+
+/* The sealed blocks of the buffer (flushes happen between blocks: never
+ * the block being filled). */
+static struct pt_logw_job buffer_job(const struct pt_logw *w)
+{
+	struct pt_logw_job j = {
+	    .buf = w->out,
+	    .len = w->out_len,
+	    .nblocks = w->out_blocks,
+	    .first_seq = w->out_first_seq,
+	    .off = w->out_off,
+	    .after = w->prog,
+	};
+	return j;
+}
+
+static void buffer_emptied(struct pt_logw *w)
+{
+	w->out_len = 0;
+	w->out_blocks = 0;
+	w->out_first_seq = w->prog.seq;
+	w->out_off = w->prog.write_off;
+}
+
+/* The writing thread: one buffer at a time.  A buffer whose write failed
+ * still counts as written (its first error is kept): the blocks after it
+ * are already on their way, and a reader reports the damage there. */
+static void *io_main(void *arg)
+{
+	struct pt_logw *w = arg;
+	pthread_mutex_lock(&w->io_lock);
+	for (;;) {
+		while (!w->io_busy && !w->io_stop)
+			pthread_cond_wait(&w->io_cond, &w->io_lock);
+		if (!w->io_busy)
+			break;
+		struct pt_logw_job j = w->io_job;
+		pthread_mutex_unlock(&w->io_lock);
+		int err = write_job(w, &j);
+		pthread_mutex_lock(&w->io_lock);
+		int32_t first = w->done.error ? w->done.error : j.after.error ? j.after.error : err;
+		w->done = j.after;
+		w->done.error = first;
+		commit(w);
+		w->io_busy = 0;
+		pthread_cond_broadcast(&w->io_cond);
+	}
+	pthread_mutex_unlock(&w->io_lock);
+	return NULL;
+}
+
+/* Waits until the thread has written what it was given. */
+static void io_drain(struct pt_logw *w)
+{
+	if (!w->io_running)
+		return;
+	pthread_mutex_lock(&w->io_lock);
+	while (w->io_busy)
+		pthread_cond_wait(&w->io_cond, &w->io_lock);
+	pthread_mutex_unlock(&w->io_lock);
+	if (!w->prog.error)
+		w->prog.error = w->done.error;
+}
+
+static void io_start(struct pt_logw *w)
+{
+	sigset_t all, old;
+	if (pthread_mutex_init(&w->io_lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&w->io_cond, NULL) != 0) {
+		pthread_mutex_destroy(&w->io_lock);
+		return;
+	}
+	/* No signal for the writing thread: they are the keeper's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	w->io_running = pthread_create(&w->io_thread, NULL, io_main, w) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!w->io_running) {
+		pthread_cond_destroy(&w->io_cond);
+		pthread_mutex_destroy(&w->io_lock);
+	}
+}
+
+static void io_stop(struct pt_logw *w)
+{
+	if (!w->io_running)
+		return;
+	pthread_mutex_lock(&w->io_lock);
+	w->io_stop = 1;
+	pthread_cond_broadcast(&w->io_cond);
+	pthread_mutex_unlock(&w->io_lock);
+	pthread_join(w->io_thread, NULL);
+	pthread_cond_destroy(&w->io_cond);
+	pthread_mutex_destroy(&w->io_lock);
+	w->io_running = 0;
+}
+
+/* Writes the buffer now, after what the thread is writing. */
 static void flush(struct pt_logw *w)
 {
+	io_drain(w);
 	if (!w->out_blocks)
 		return;
-	int err;
-	if (w->layout == PT_LOG_RING)
-		err = flush_ring(w);
-	else
-		err = write_all(w->fd, w->seekable, w->out, w->out_len, w->done.write_off);
+	struct pt_logw_job j = buffer_job(w);
+	int err = write_job(w, &j);
 	if (err) {
 		keep_error(w, err);
 		discard_buffer(w);
 	} else {
+		int32_t first = w->done.error;
 		w->done = w->prog;
-		w->out_len = 0;
-		w->out_blocks = 0;
-		w->out_first_seq = w->done.seq;
+		if (first)
+			w->done.error = first;
+		buffer_emptied(w);
 	}
 	commit(w);
+}
+
+/* The buffer cannot take another block: the thread writes it while the
+ * other buffer fills. */
+static void flush_full(struct pt_logw *w)
+{
+	if (!w->io_running) {
+		flush(w);
+		return;
+	}
+	pthread_mutex_lock(&w->io_lock);
+	while (w->io_busy)
+		pthread_cond_wait(&w->io_cond, &w->io_lock);
+	w->io_job = buffer_job(w);
+	w->io_busy = 1;
+	pthread_cond_broadcast(&w->io_cond);
+	pthread_mutex_unlock(&w->io_lock);
+	unsigned char *full = w->out;
+	w->out = w->spare;
+	w->spare = full;
+	buffer_emptied(w);
+	no_block(w);
 }
 
 /* Starts a block at the end of the buffer.  Its end is where the block
@@ -233,7 +378,7 @@ static void flush(struct pt_logw *w)
 static void open_block(struct pt_logw *w, uint64_t ts)
 {
 	if (w->out_len + w->block_size > w->out_cap)
-		flush(w);
+		flush_full(w);
 	w->blk = w->out + w->out_len;
 	w->pos = w->blk + PT_LOG_BLOCK_HDR;
 	w->blk_end = w->blk + (w->room < w->block_size ? w->room : w->block_size);
@@ -293,7 +438,7 @@ static void seal_block(struct pt_logw *w, uint32_t type)
 	w->out_blocks++;
 	no_block(w);
 	if (w->out_len + w->block_size > w->out_cap)
-		flush(w);
+		flush_full(w);
 }
 
 /* Seals the block being filled, if any record is in it. */
@@ -367,8 +512,10 @@ int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
 		emit_pending_names(w);
 		return 0;
 	}
+	io_drain(w); /* w->done is the thread's while it writes */
 	/* In place: the entries of the range, one write. */
-	uint64_t off = w->st->hdr.names_off + (uint64_t)(first_id - PT_LOG_USER_FIRST) * PT_LOG_NAME_SIZE;
+	uint64_t off = w->st->hdr.names_off +
+	               (uint64_t)(first_id - PT_LOG_USER_FIRST) * PT_LOG_NAME_SIZE;
 	int err = write_all(w->fd, 1, w->names[first_id - PT_LOG_USER_FIRST],
 	                    (size_t)count * PT_LOG_NAME_SIZE, off);
 	if (err) {
@@ -514,9 +661,11 @@ static int log_full(struct pt_logw *w, uint64_t ts)
 	return PT_LOGW_FULL;
 }
 
-__attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts,
-                      trace_event_id_t id, const void *data, uint32_t len, int truncated,
-                      uint64_t pc)
+/* Out of line, so that the common case needs no saved registers. */
+__attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct pt_log_ctx *c,
+                                                uint64_t ts, trace_event_id_t id,
+                                                const void *data, uint32_t len, int truncated,
+                                                uint64_t pc)
 {
 	static const struct pt_log_ctx system_ctx;
 	if (w->finished)
@@ -593,12 +742,15 @@ static int alloc_buffers(struct pt_logw *w)
 	}
 	w->out_cap = cap;
 	w->out = malloc(cap);
+	w->spare = malloc(cap);
 	w->ctx = calloc(w->max_ctx, sizeof *w->ctx);
 	w->names = calloc(TRACE_USER_EVENT_MAX, sizeof *w->names);
 	if (!w->out || !w->ctx || !w->names) {
 		pt_logw_free(w);
 		return ENOMEM;
 	}
+	if (w->spare)
+		io_start(w); /* else every write waits */
 	no_block(w);
 	w->ctx_cur = -1;
 	return 0;
@@ -607,8 +759,10 @@ static int alloc_buffers(struct pt_logw *w)
 static int params_ok(const struct pt_logw_params *p)
 {
 	int lp = p->log_policy, sp = p->stream_policy;
-	return (lp == POSIX_TRACE_LOOP || lp == POSIX_TRACE_UNTIL_FULL || lp == POSIX_TRACE_APPEND) &&
-	       (sp == POSIX_TRACE_LOOP || sp == POSIX_TRACE_UNTIL_FULL || sp == POSIX_TRACE_FLUSH) &&
+	return (lp == POSIX_TRACE_LOOP || lp == POSIX_TRACE_UNTIL_FULL ||
+	        lp == POSIX_TRACE_APPEND) &&
+	       (sp == POSIX_TRACE_LOOP || sp == POSIX_TRACE_UNTIL_FULL ||
+	        sp == POSIX_TRACE_FLUSH) &&
 	       (p->inheritance == POSIX_TRACE_CLOSE_FOR_CHILD ||
 	        p->inheritance == POSIX_TRACE_INHERITED) &&
 	       p->max_data_size <= PT_LOG_MAX_DATA;
@@ -629,8 +783,9 @@ static void header_init(struct pt_log_header *h, const struct pt_logw_params *p,
 	h->block_size = pt_log_block_size_for(p->max_data_size);
 	if (h->layout == PT_LOG_RING) {
 		uint64_t slots = p->log_size / h->block_size;
-		h->ring_slots = slots < 2 ? 2 : slots > PT_LOG_MAX_RING_SLOTS ? PT_LOG_MAX_RING_SLOTS
-		                                                             : slots;
+		if (slots < 2)
+			slots = 2;
+		h->ring_slots = slots < PT_LOG_MAX_RING_SLOTS ? slots : PT_LOG_MAX_RING_SLOTS;
 	}
 	h->clockres_ns = p->clockres_ns;
 	h->name_size = PT_LOG_NAME_SIZE;
@@ -653,6 +808,7 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 	int seekable = 0;
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
+	w->finished = 1; /* until it has begun: every call but free fails */
 	int err = check_fd(fd, &seekable);
 	if (err)
 		return err;
@@ -668,11 +824,12 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 	err = alloc_buffers(w);
 	if (err)
 		return err;
+	w->finished = 0;
 	w->done.seq = 0;
 	w->done.write_off = st->hdr.data_off;
 	w->done.status.stream_status = POSIX_TRACE_SUSPENDED;
 	w->prog = w->done;
-	w->out_first_seq = 0;
+	buffer_emptied(w);
 	reset_room(w);
 
 	/* Header and empty name table in one write: no space shows here. */
@@ -702,6 +859,7 @@ int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd)
 	int seekable = 0;
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
+	w->finished = 1;
 	if (!__atomic_load_n(&st->valid, __ATOMIC_ACQUIRE))
 		return EINVAL;
 	int err = check_fd(fd, &seekable);
@@ -717,13 +875,15 @@ int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd)
 	err = alloc_buffers(w);
 	if (err)
 		return err;
+	w->finished = 0;
 	w->prog = w->done;
-	w->out_first_seq = w->done.seq;
+	buffer_emptied(w);
 	memcpy(w->names_given, w->done.names, sizeof w->names_given);
 	reset_room(w);
 	/* A killed writer may have left part of a block after the last one it
 	 * recorded: cut it, so that the log continues right there. */
-	if (seekable && w->layout == PT_LOG_LINEAR && ftruncate(fd, (off_t)w->done.write_off) != 0) {
+	if (seekable && w->layout == PT_LOG_LINEAR &&
+	    ftruncate(fd, (off_t)w->done.write_off) != 0) {
 		err = errno;
 		pt_logw_free(w);
 		return err;
@@ -764,6 +924,7 @@ int pt_logw_clear(struct pt_logw *w)
 	if (w->finished)
 		return EINVAL;
 	int err = 0;
+	io_drain(w);
 	w->out_len = 0;
 	w->out_blocks = 0;
 	no_block(w);
@@ -792,6 +953,7 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 	if (w->finished)
 		return w->done.error ? w->done.error : EINVAL;
 	close_block(w);
+	io_drain(w);
 	take_status(w, s);
 	if (w->layout == PT_LOG_LINEAR) {
 		open_block(w, w->last_ts);
@@ -819,10 +981,12 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 
 void pt_logw_free(struct pt_logw *w)
 {
+	io_stop(w); /* after what it was given is written */
 	free(w->out);
+	free(w->spare);
 	free(w->ctx);
 	free(w->names);
-	w->out = NULL;
+	w->out = w->spare = NULL;
 	w->ctx = NULL;
 	w->names = NULL;
 	w->blk = w->pos = w->blk_end = NULL;

@@ -7,17 +7,21 @@
  * log.  Everything needed to continue is in struct pt_logw_state: a plain
  * struct without pointers that the caller keeps in memory shared with the
  * controller.  It is updated only after the bytes it describes are written,
- * and it changes by publishing a complete new copy (two copies, one index),
- * so a copy taken at any moment is consistent.  Buffers live in struct
- * pt_logw, private to the keeper.
+ * and it changes by publishing a complete new copy (two copies and a
+ * generation count), so what a new keeper finds is always consistent.
+ * Buffers live in struct pt_logw, private to the keeper, which also runs a
+ * thread (signals blocked) that writes a full buffer while the next fills;
+ * if the thread cannot be started, writes are made in line.
  *
  * Functions return 0 or an error number.  Errors of write/pwrite are kept
  * (the first one) in the state and returned by pt_logw_sync/finish.  A
  * writer on a pipe or socket should ignore SIGPIPE (then EPIPE is kept).
+ * One thread calls the functions of one writer.
  */
 #ifndef PT_LOGWRITE_H
 #define PT_LOGWRITE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <trace.h>
 #include "logfmt.h"
@@ -49,11 +53,20 @@ struct pt_logw_progress {
 
 struct pt_logw_state {
 	uint32_t valid;          /* set by pt_logw_begin once the log exists */
-	uint32_t cur;            /* prog[cur] is current; written last */
 	int32_t seekable;
-	uint32_t reserved;
+	uint64_t gen;            /* commits so far; prog[gen & 1] is current */
 	struct pt_log_header hdr; /* the header as begun (constant fields) */
 	struct pt_logw_progress prog[2];
+};
+
+/* Sealed blocks to write, and the progress once they are. */
+struct pt_logw_job {
+	unsigned char *buf;
+	size_t len;
+	uint32_t nblocks;
+	uint64_t first_seq;      /* seq of the first block */
+	uint64_t off;            /* linear: file offset of the first block */
+	struct pt_logw_progress after;
 };
 
 /* The writer's buffers and working copy; private to the keeper. */
@@ -74,6 +87,16 @@ struct pt_logw {
 	size_t out_len;          /* bytes of sealed blocks */
 	uint32_t out_blocks;     /* sealed blocks in the buffer */
 	uint64_t out_first_seq;  /* seq of the first block in the buffer */
+	uint64_t out_off;        /* linear: file offset of the first block */
+
+	/* A thread writes a full buffer while the next one fills (when it
+	 * could be started); everything else waits for it to finish first. */
+	unsigned char *spare;
+	int io_running, io_busy, io_stop;
+	struct pt_logw_job io_job;
+	pthread_t io_thread;
+	pthread_mutex_t io_lock;
+	pthread_cond_t io_cond;
 
 	/* the block being filled (at out + out_len); NULL when none */
 	unsigned char *blk;
@@ -151,10 +174,17 @@ PT_LOG_HIDDEN int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status 
 /* Frees the buffers (not the state, not the fd). */
 PT_LOG_HIDDEN void pt_logw_free(struct pt_logw *w);
 
-/* The state's current progress (for the controller: log_full, error). */
+/* The state's current progress, while no writer runs (a killed keeper's,
+ * a finished log's). */
 static inline const struct pt_logw_progress *pt_logw_progress(const struct pt_logw_state *st)
 {
-	return &st->prog[__atomic_load_n(&st->cur, __ATOMIC_ACQUIRE) & 1];
+	return &st->prog[__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) & 1];
 }
+
+/* A consistent copy of the current progress while a writer may be running
+ * in another process (the controller asking for log_full or the first
+ * error): copied again if the writer published twice meanwhile. */
+PT_LOG_HIDDEN void pt_logw_read_progress(const struct pt_logw_state *st,
+                                         struct pt_logw_progress *out);
 
 #endif

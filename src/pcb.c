@@ -70,7 +70,7 @@ int pt_pcb_create(void)
 	struct pt_pcb *pcb = pt_sealed_object("posixtrace-pcb", sizeof *pcb, &fd);
 	if (!pcb)
 		return ENOMEM;
-	pt_proc.pcb = pcb;
+	pt_set_pcb(pcb);
 	pt_proc.pcb_fd = fd;
 	pt_pcb_init_own(pcb);
 	for (int i = 0; i < PT_PCB_SLOTS; i++)

@@ -34,6 +34,17 @@ struct pt_process pt_proc = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* What the header's posix_trace_event() macro loads: this process's armed
+ * word (zero until the library has set the process up). */
+const volatile unsigned long long *posixtrace__armed =
+    (const volatile unsigned long long *)&pt_proc.pcb_fallback.armed;
+
+void pt_set_pcb(struct pt_pcb *pcb)
+{
+	pt_proc.pcb = pcb;
+	posixtrace__armed = (const volatile unsigned long long *)&pcb->armed;
+}
 static int use_global_membarrier;
 static int wipe_on_fork;
 
@@ -199,7 +210,7 @@ int pt_attach_local(struct pt_map *m)
 		a->traced = 1;
 		a->names_synced = 0;
 		s->fd = -1; /* ends with this image: not taken back after exec */
-		atomic_store_explicit(&a->map, m, memory_order_release);
+		pt_publish_map(a, m);
 		pt_seed_names(a);
 	}
 	pthread_mutex_unlock(&pt_proc.lock);
@@ -256,7 +267,7 @@ static int sort_streams_for_child(void)
 				pt_handle_forget_map(m);
 			}
 			a->gen = ++pt_proc.next_gen;
-			atomic_store_explicit(&a->map, &a->own, memory_order_relaxed);
+			pt_publish_map(a, &a->own);
 			kept = 1;
 			continue;
 		}
@@ -279,7 +290,7 @@ static void new_identity_objects(void)
 	if (pt_proc.chan_tx >= 0)
 		close(pt_proc.chan_tx);
 	pt_proc.chan_rx = pt_proc.chan_tx = -1;
-	pt_proc.pcb = &pt_proc.pcb_fallback;
+	pt_set_pcb(&pt_proc.pcb_fallback);
 	pt_proc.pcb_fd = -1;
 	memset(&pt_proc.pcb_fallback, 0, sizeof pt_proc.pcb_fallback);
 	pt_channel_create(&pt_proc.chan_rx, &pt_proc.chan_tx);

@@ -14,6 +14,11 @@
  * bit in the armed word). */
 struct pt_attached {
 	_Atomic(struct pt_map *) map; /* NULL when the slot is free */
+	/* Copies of what the recording path reads of the map, on the same
+	 * line as map; written before map is published. */
+	struct pt_stream_hdr *hdr;
+	uint32_t clock;
+	uint32_t max_data;
 	uint64_t gen;                 /* changes each time the slot is reused */
 	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
 	int traced;                   /* this process records into it */
@@ -51,6 +56,16 @@ struct pt_process {
 extern struct pt_process pt_proc;
 
 /* process.c */
+void pt_set_pcb(struct pt_pcb *pcb);
+/* Publishes m in a slot: the copies the recording path reads, then map
+ * (release: pairs with the acquire load of map in record(), writer.c). */
+static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
+{
+	a->hdr = (struct pt_stream_hdr *)m->base;
+	a->clock = m->clock;
+	a->max_data = m->max_data;
+	atomic_store_explicit(&a->map, m, memory_order_release);
+}
 void pt_barrier_locked(void);
 void pt_arm(int slot, int on);
 int pt_attach_local(struct pt_map *m);

@@ -41,17 +41,18 @@ struct pt_thread *pt_thread_self(void)
 /* Entering: mark this thread inside (odd), then read the stream table.
  * The compiler barrier suffices because pt_barrier_locked() issues
  * membarrier(2) (pairs with pt_fence_all in process.c); without it, writers
- * pay a full fence. */
-static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint64_t *seq)
+ * take the general path, which pays a full fence (`fenced`). */
+static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint64_t *seq,
+                                                       int fenced)
 {
 	*seq = atomic_load_explicit(&t->cs_seq, memory_order_relaxed);
 	if (*seq & 1)
 		return 0; /* nested, from a signal handler: the event is dropped */
 	atomic_store_explicit(&t->cs_seq, *seq + 1, memory_order_relaxed);
-	if (PT_LIKELY(pt_proc.use_membarrier))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
+	if (fenced)
 		pt_full_fence();
+	else
+		atomic_signal_fence(memory_order_seq_cst);
 	return 1;
 }
 
@@ -110,8 +111,9 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	ch->lane = w->lane;
 	if (w->chunk) {
 		struct pt_chunk *old = (struct pt_chunk *)w->chunk;
-		atomic_store_explicit(&old->event_bytes, w->event_bytes, memory_order_relaxed);
-		atomic_fetch_add_explicit(&pt_hdr(m)->held, w->event_bytes, memory_order_relaxed);
+		uint32_t bytes = pt_wlane_event_bytes(w);
+		atomic_store_explicit(&old->event_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pt_hdr(m)->held, bytes, memory_order_relaxed);
 		atomic_store_explicit(&old->next, c, memory_order_release);
 	} else {
 		uint64_t hd = atomic_load_explicit(&l->head, memory_order_relaxed);
@@ -120,12 +122,10 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	}
 	atomic_store_explicit(&l->tail1, c + 1, memory_order_release);
 	w->chunk = (unsigned char *)ch;
-	w->off = PT_CHUNK_HDR;
-	w->count = 0;
-	w->cap = m->chunk_size;
-	w->event_bytes = 0;
+	w->commit = PT_CHUNK_HDR;
+	w->limit = m->chunk_size;
+	w->meta_bytes = 0;
 	w->base = now;
-	w->need_owner = 0;
 }
 
 /*
@@ -161,7 +161,8 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 	}
 	/* POSIX_TRACE_FLUSH: a quarter of the room used asks the keeper for
 	 * a flush, so that the stream rarely fills up. */
-	if (m->policy == POSIX_TRACE_FLUSH && held + w->event_bytes >= m->event_room / 4)
+	if (m->policy == POSIX_TRACE_FLUSH && w->chunk &&
+	    held + pt_wlane_event_bytes(w) >= m->event_room / 4)
 		pt_keeper_kick(h, pc);
 	start_chunk(t, w, m, c, now);
 	return 1;
@@ -169,21 +170,24 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 
 static void put_meta(struct pt_wlane *w, uint32_t id, const void *data, uint32_t len)
 {
-	unsigned char *p = w->chunk + w->off;
+	unsigned char *p = w->chunk + pt_wlane_end(w);
 	uint64_t w0 = pt_rec_word0(0, id, len, 0), w1 = 0;
+	uint32_t size = (uint32_t)pt_record_size(len);
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
 	memcpy(p + PT_REC_HDR, data, len);
-	w->off += (uint32_t)pt_record_size(len);
+	w->commit += size; /* committed with the event that follows */
+	w->meta_bytes += size;
 }
 
 /* The record does not go straight in: the thread has no lane yet, its
  * chunk is full, the delta would not fit, or it continues the chunk of a
  * lane's previous owner.  0: the event is lost. */
-__attribute__((noinline, cold)) static int prepare(struct pt_thread *t, struct pt_wlane *w,
-                                                   struct pt_attached *a, const struct pt_map *m,
-                                                   uint64_t now, uint32_t size, uintptr_t pc)
+__attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt_attached *a,
+                                                   const struct pt_map *m, uint64_t now,
+                                                   uint32_t size, uintptr_t pc)
 {
+	struct pt_thread *t = pt_self;
 	if (w->gen != a->gen) {
 		if (pt_lane_claim(t, w, m) != 0) {
 			pt_note_loss(pt_hdr(m), now, 1);
@@ -191,21 +195,21 @@ __attribute__((noinline, cold)) static int prepare(struct pt_thread *t, struct p
 		}
 		w->gen = a->gen;
 	}
-	uint32_t meta = 0;
-	if (w->chunk && w->need_owner)
+	uint32_t meta = 0, owner = w->chunk && w->limit == 0;
+	if (owner)
 		meta = (uint32_t)pt_record_size(sizeof(struct pt_owner_rec));
-	else if (w->chunk && now - w->base > PT_DELTA_MAX)
+	else if (w->chunk && (now - w->base) > PT_DELTA_MAX)
 		meta = (uint32_t)pt_record_size(sizeof(uint64_t));
-	if (!w->chunk || w->off + meta + size > w->cap)
+	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size)
 		return next_chunk(t, w, m, now, pc);
-	if (w->need_owner) {
+	if (owner) {
 		struct pt_owner_rec o = {.base = now};
 		o.owner.pid = pt_proc.pid;
 		o.owner.tid = t->tid;
 		o.owner.thread = (uint64_t)t->self;
 		memcpy(o.owner.comm, t->comm, PT_COMM_SIZE);
 		put_meta(w, PT_ID_OWNER, &o, sizeof o);
-		w->need_owner = 0;
+		w->limit = m->chunk_size;
 	} else if (meta) {
 		put_meta(w, PT_ID_TIME, &now, sizeof now);
 	}
@@ -241,48 +245,43 @@ static inline void copy_data(unsigned char *dst, const unsigned char *src, size_
 	}
 }
 
-/* Reserve, write, commit: the event goes into the thread's lane. */
-static void append_record(struct pt_thread *t, int slot, struct pt_attached *a,
-                          const struct pt_map *m, trace_event_id_t id, const void *data,
-                          size_t len, uint64_t *ts, uintptr_t pc)
+/* Reserve, write, commit: the event goes into the thread's lane.  Returns
+ * the time it was given, which the next stream of the same clock reuses. */
+static inline __attribute__((always_inline)) uint64_t append_record(
+    struct pt_wlane *w, struct pt_attached *a, const struct pt_map *m, trace_event_id_t id,
+    const void *data, size_t len, uintptr_t pc, uint64_t now, int fenced)
 {
-	if (!ts[m->clock])
-		ts[m->clock] = pt_clock_raw(m->clock);
-	uint64_t now = ts[m->clock];
+	if (!now)
+		now = pt_clock_raw(a->clock);
 	int truncated = 0;
-	if (!data)
-		len = 0;
-	if (PT_UNLIKELY(len > m->max_data)) {
-		len = m->max_data;
-		truncated = 1;
+	if (PT_UNLIKELY(len > a->max_data || !data)) {
+		truncated = data != NULL;
+		len = data ? a->max_data : 0;
 	}
 	uint32_t size = (uint32_t)pt_record_size(len);
-	struct pt_wlane *w = &t->lanes[slot];
-	if (PT_UNLIKELY(w->gen != a->gen || w->off + size > w->cap || now - w->base > PT_DELTA_MAX ||
-	                w->need_owner) &&
-	    !prepare(t, w, a, m, now, size, pc))
-		return;
-	unsigned char *p = w->chunk + w->off;
+	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
+	                now - w->base > PT_DELTA_MAX) &&
+	    !prepare(w, a, m, now, size, pc))
+		return now;
+	unsigned char *p = w->chunk + pt_wlane_end(w);
 	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, truncated), w1 = pc;
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
 	copy_data(p + PT_REC_HDR, data, len);
-	w->off += size;
-	w->count++;
-	w->event_bytes += size;
+	w->commit += (1ull << 32) + size;
 	/* Publishes the record: pairs with the acquire load of commit in
-	 * lane_peek (reader.c). */
-	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, ((uint64_t)w->count << 32) | w->off,
-	                      memory_order_release);
+	 * lane_look (reader.c). */
+	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit, memory_order_release);
 	/* Commit, then look at waiters: pairs with the reader's store of
-	 * waiters, membarrier, second look (get_event in reader.c). */
-	if (PT_LIKELY(pt_proc.use_membarrier))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
+	 * waiters, membarrier, second look (wait_for_event in getnext.c). */
+	if (fenced)
 		pt_full_fence();
-	struct pt_stream_hdr *h = pt_hdr(m);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	struct pt_stream_hdr *h = a->hdr;
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)))
 		pt_wake_readers(h);
+	return now;
 }
 
 /* A stream that is not running: events attempted while it is full are lost
@@ -307,18 +306,22 @@ __attribute__((cold, noinline)) static void not_running(struct pt_thread *t, int
 	}
 }
 
-__attribute__((noinline)) static void record_user_event(trace_event_id_t id, const void *data,
-                                                        size_t len, uintptr_t pc)
+/* Every case: several streams, a stream handed over and not mapped yet, a
+ * stream not running, a thread's first event, a fork child's first. */
+__attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
+                                                     size_t len, uintptr_t pc)
 {
-	if (id < PT_USER_FIRST || id >= PT_NEVENT_IDS)
+	if (id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)
 		return;
 	if (PT_UNLIKELY(!*pt_proc.fork_word))
 		pt_fork_child();
 	struct pt_thread *t = pt_self;
-	uint64_t seq, ts[3] = {0, 0, 0};
-	if (!t && !(t = thread_register()))
+	uint64_t seq, now = 0;
+	uint32_t now_clock = 0;
+	int fenced = !pt_proc.use_membarrier;
+	if (PT_UNLIKELY(!t) && !(t = thread_register()))
 		return;
-	if (!enter(t, &seq))
+	if (!enter(t, &seq, fenced))
 		return;
 	struct pt_pcb *pcb = pt_proc.pcb;
 	uint64_t armed = atomic_load_explicit(&pcb->armed, memory_order_acquire);
@@ -327,33 +330,86 @@ __attribute__((noinline)) static void record_user_event(trace_event_id_t id, con
 		armed &= armed - 1;
 		struct pt_attached *a = &pt_proc.attached[slot];
 		/* A slot armed for a stream not mapped yet: a controller has
-		 * handed one over on the channel. */
+		 * handed one over on the channel.  (A slot is offered only
+		 * while free, so a mapped one is never offered anew.) */
 		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
-		if (PT_UNLIKELY(!m || a->offer_gen != atomic_load_explicit(&pcb->slots[slot].gen,
-		                                                           memory_order_relaxed))) {
+		if (PT_UNLIKELY(!m)) {
 			pt_take_offers(slot);
 			m = atomic_load_explicit(&a->map, memory_order_acquire);
 			if (!m)
 				continue;
 		}
-		if (!a->traced)
-			continue;
-		uint32_t state = atomic_load_explicit(&pt_hdr(m)->state, memory_order_relaxed);
+		const struct pt_stream_hdr *h = pt_hdr(m);
+		uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
 		if (PT_UNLIKELY(state != PT_ST_RUNNING)) {
 			not_running(t, slot, a, m, state);
 			continue;
 		}
-		if (!pt_filtered(pt_hdr(m), id))
-			append_record(t, slot, a, m, id, data, len, ts, pc);
+		if (pt_filtered(h, id) || !a->traced)
+			continue;
+		if (now_clock != m->clock)
+			now = 0;
+		now = append_record(&t->lanes[slot], a, m, id, data, len, pc, now, fenced);
+		now_clock = m->clock;
 	}
 	leave(t, seq);
 }
 
-void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
+/* The record, then the leave: a function of its own, so that the test
+ * before it needs no registers saved (a filtered event stays cheap), and
+ * with no more arguments than registers. */
+__attribute__((noinline)) static void append_and_leave(struct pt_thread *t, int slot,
+                                                       trace_event_id_t id, const void *data,
+                                                       size_t len, uintptr_t pc)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* The common case inline: one stream, running, this thread known. */
+static inline __attribute__((always_inline)) void record(trace_event_id_t id, const void *data,
+                                                         size_t len, uintptr_t pc)
+{
+	struct pt_thread *t = pt_self;
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
+	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) || !*pt_proc.fork_word ||
+	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !pt_proc.use_membarrier)) {
+		record_general(id, data, len, pc);
+		return;
+	}
+	if (!enter(t, &seq, 0))
+		return;
+	int slot = __builtin_ctzll(armed);
+	struct pt_attached *a = &pt_proc.attached[slot];
+	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
+		const struct pt_stream_hdr *h = a->hdr;
+		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
+			if (!pt_filtered(h, id) && a->traced) {
+				append_and_leave(t, slot, id, data, len, pc);
+				return;
+			}
+			leave(t, seq);
+			return;
+		}
+	}
+	leave(t, seq);
+	record_general(id, data, len, pc);
+}
+
+/* The function itself (the header's macro calls posixtrace__event() only
+ * once a stream may be running). */
+void(posix_trace_event)(trace_event_id_t id, const void *restrict data, size_t len)
 {
 	if (PT_LIKELY(atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed) == 0))
 		return;
-	record_user_event(id, data, len, (uintptr_t)__builtin_return_address(0));
+	record(id, data, len, (uintptr_t)__builtin_return_address(0));
+}
+
+void posixtrace__event(trace_event_id_t id, const void *data, size_t len)
+{
+	record(id, data, len, (uintptr_t)__builtin_return_address(0));
 }
 
 /* Gives back the thread's lane in one slot (or all, slot < 0), keeping its
@@ -361,7 +417,7 @@ void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t le
 void pt_release_lanes(struct pt_thread *t, int slot)
 {
 	uint64_t seq;
-	if (!enter(t, &seq))
+	if (!enter(t, &seq, !pt_proc.use_membarrier))
 		return;
 	for (int s = slot < 0 ? 0 : slot; s < (slot < 0 ? PT_MAX_STREAMS : slot + 1); s++) {
 		struct pt_attached *a = &pt_proc.attached[s];

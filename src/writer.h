@@ -11,14 +11,25 @@
 struct pt_wlane {              /* a thread's writing position in one stream */
 	uint64_t gen;          /* pt_attached.gen it belongs to; 0 = none */
 	unsigned char *chunk;  /* open chunk; NULL: none yet */
-	uint32_t lane;
-	uint32_t off;          /* end of the last committed record */
-	uint32_t count;        /* events committed in the chunk */
-	uint32_t cap;          /* chunk size */
-	uint32_t event_bytes;  /* bytes of event records in the chunk */
-	uint32_t need_owner;   /* continuing another owner's chunk: OWNER first */
+	/* (events << 32) | end offset: what the chunk's commit word says once
+	 * the next record is written. */
+	uint64_t commit;
 	uint64_t base;         /* raw clock base of the deltas */
+	/* End the records may reach: the chunk size, or 0 while something
+	 * must come first (no chunk yet, an OWNER record): the one test the
+	 * fast path makes for all of these. */
+	uint32_t limit;
+	uint32_t lane;
+	uint32_t meta_bytes;   /* bytes of OWNER and TIME records in the chunk */
+	uint32_t pad;
 };
+
+static inline uint32_t pt_wlane_end(const struct pt_wlane *w) { return (uint32_t)w->commit; }
+/* Bytes of event records in the thread's chunk (the "held" accounting). */
+static inline uint32_t pt_wlane_event_bytes(const struct pt_wlane *w)
+{
+	return pt_wlane_end(w) - PT_CHUNK_HDR - w->meta_bytes;
+}
 
 struct pt_thread {
 	/* Odd while the thread is inside posix_trace_event: a stream is not
