@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * controller: traces another program by its pid and prints its events live.
  *

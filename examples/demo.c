@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demo: the three roles of POSIX tracing in one program.
  * The controller creates a stream for this process, filters one event type

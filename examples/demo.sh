@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo: what a new user would type.  Records an instrumented program
 # that forks a child and runs threads (examples/forker), looks at the log
 # with posixtrace dump and stats, converts it to CTF and reads it back with

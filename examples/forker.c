@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * forker: an instrumented program to record with `posixtrace record` (make
  * demo, tests/cli/run.sh).  It forks a child and runs threads, and each of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * worker: an ordinary instrumented program.  It names its trace points and
  * calls posix_trace_event(); whether anything is recorded is decided by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * <trace.h> - the POSIX Trace option (IEEE Std 1003.1) for Linux.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace stream attributes objects (posix_trace_attr_*). */
 #include <string.h>
 #include <time.h>

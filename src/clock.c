@@ -88,23 +88,40 @@ void pt_conv_init(struct pt_clockconv *c, uint32_t kind)
 	c->ticks_1ms = dm ? (uint64_t)((unsigned __int128)dr * 1000000u / dm) : 1000000u;
 }
 
+/* The segment a..b as a multiplier: one division per segment, a multiply
+ * per event.  With 40 fractional bits the rounding error stays under a
+ * nanosecond for 10^12 ticks (minutes at GHz rates) past a point; past that
+ * conversion samples a new point first (pt_conv_mono). */
+static struct pt_convseg segment(const struct pt_calpoint *a, const struct pt_calpoint *b,
+                                 uint64_t lo, uint64_t hi)
+{
+	uint64_t dr = b->raw - a->raw, dm = b->mono > a->mono ? b->mono - a->mono : 0;
+	unsigned __int128 mult = dr ? ((unsigned __int128)dm << PT_CONV_SHIFT) / dr : 0;
+	return (struct pt_convseg){lo, hi, a->raw, a->mono,
+	                           mult > UINT64_MAX ? UINT64_MAX : (uint64_t)mult};
+}
+
+static uint64_t seg_convert(const struct pt_convseg *s, uint64_t raw)
+{
+	if (raw >= s->raw) {
+		unsigned __int128 x = ((unsigned __int128)(raw - s->raw) * s->mult) >> PT_CONV_SHIFT;
+		return x > UINT64_MAX - s->mono ? UINT64_MAX : s->mono + (uint64_t)x;
+	}
+	unsigned __int128 x = ((unsigned __int128)(s->raw - raw) * s->mult) >> PT_CONV_SHIFT;
+	return x > s->mono ? 0 : s->mono - (uint64_t)x;
+}
+
 static uint64_t interpolate(const struct pt_calpoint *a, const struct pt_calpoint *b, uint64_t raw)
 {
-	uint64_t dr = b->raw - a->raw, dm = b->mono - a->mono;
-	if (!dr)
-		return a->mono;
-	if (raw >= a->raw) {
-		unsigned __int128 x = (unsigned __int128)(raw - a->raw) * dm / dr;
-		return x > UINT64_MAX - a->mono ? UINT64_MAX : a->mono + (uint64_t)x;
-	}
-	unsigned __int128 x = (unsigned __int128)(a->raw - raw) * dm / dr;
-	return x > a->mono ? 0 : a->mono - (uint64_t)x;
+	struct pt_convseg s = segment(a, b, 0, UINT64_MAX);
+	return seg_convert(&s, raw);
 }
 
 /* Appends a point; a point that the last segment predicts within 100 ns
  * replaces the last one instead, so a steady clock keeps few points. */
 static void add_point(struct pt_clockconv *c, struct pt_calpoint p)
 {
+	c->seg.lo = c->seg.hi = 0; /* the current segment may have changed */
 	if (p.raw <= c->pts[c->n - 1].raw)
 		return;
 	if (c->n >= 2) {
@@ -129,22 +146,26 @@ void pt_conv_sample(struct pt_clockconv *c)
 		add_point(c, take_point(c->kind));
 }
 
-/* CLOCK_MONOTONIC nanoseconds of a raw value (of an event already
- * recorded, so not later than now, unless the writer lied). */
-uint64_t pt_conv_mono(struct pt_clockconv *c, uint64_t raw)
+/* Finds the segment of raw and makes it the current one. */
+static void find_segment(struct pt_clockconv *c, uint64_t raw)
 {
-	if (c->kind != PT_CLOCK_TSC || c->n < 2)
-		return raw;
 	struct pt_calpoint *last = &c->pts[c->n - 1];
 	if (raw > last->raw && raw - last->raw > c->ticks_1ms) {
 		pt_conv_sample(c);
 		last = &c->pts[c->n - 1];
 	}
-	if (raw >= last->raw)
-		return interpolate(&c->pts[c->n - 2], last, raw);
+	if (raw >= last->raw) {
+		/* Beyond the last point: extrapolated, until a millisecond
+		 * later, when a new point is due. */
+		uint64_t hi = last->raw + c->ticks_1ms;
+		c->seg = segment(&c->pts[c->n - 2], last, last->raw, hi < last->raw ? UINT64_MAX : hi);
+		return;
+	}
+	if (raw < c->pts[0].raw) {
+		c->seg = segment(&c->pts[0], &c->pts[1], 0, c->pts[0].raw);
+		return;
+	}
 	uint32_t lo = 0, hi = c->n - 1; /* pts[lo].raw <= raw < pts[hi].raw */
-	if (raw < c->pts[0].raw)
-		return interpolate(&c->pts[0], &c->pts[1], raw);
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (c->pts[mid].raw <= raw)
@@ -152,5 +173,16 @@ uint64_t pt_conv_mono(struct pt_clockconv *c, uint64_t raw)
 		else
 			hi = mid;
 	}
-	return interpolate(&c->pts[lo], &c->pts[hi], raw);
+	c->seg = segment(&c->pts[lo], &c->pts[hi], c->pts[lo].raw, c->pts[hi].raw);
+}
+
+/* CLOCK_MONOTONIC nanoseconds of a raw value (of an event already
+ * recorded, so not later than now, unless the writer lied). */
+uint64_t pt_conv_mono(struct pt_clockconv *c, uint64_t raw)
+{
+	if (c->kind != PT_CLOCK_TSC || c->n < 2)
+		return raw;
+	if (PT_UNLIKELY(raw < c->seg.lo || raw >= c->seg.hi))
+		find_segment(c, raw);
+	return seg_convert(&c->seg, raw);
 }

@@ -53,13 +53,25 @@ struct pt_calpoint {
 	uint64_t mono;
 };
 
+/* A line between two points as a multiplier, for the raw range [lo, hi). */
+struct pt_convseg {
+	uint64_t lo, hi;
+	uint64_t raw, mono;      /* the line's origin */
+	uint64_t mult;           /* ns per raw unit, fixed point .PT_CONV_SHIFT */
+};
+
 /* A reader's private conversion from raw values to CLOCK_MONOTONIC ns. */
 struct pt_clockconv {
 	uint32_t kind;
 	uint32_t n;
 	uint64_t ticks_1ms;      /* raw units in about a millisecond */
+	/* The segment the last conversion used: a reader converts events in
+	 * time order, so most fall in the same one. */
+	struct pt_convseg seg;
 	struct pt_calpoint pts[PT_CAL_POINTS];
 };
+
+#define PT_CONV_SHIFT 40
 
 void pt_conv_init(struct pt_clockconv *c, uint32_t kind);
 void pt_conv_sample(struct pt_clockconv *c);

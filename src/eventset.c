@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace event type sets (Trace Event Filter option). */
 #include <string.h>
 #include <errno.h>

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "handle.h"
 #include "logfile.h"
+#include "writer.h"
 
 #define NAP_NS 100000L
 #define NAPS 10
@@ -105,12 +106,22 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 {
 	if (!ev || !data_len || !unavailable || (!data && num_bytes))
 		return EINVAL;
+	if (mode == GET_BLOCK) {
+		struct pt_thread *t = pt_thread_peek();
+		struct pt_handle *h = pt_handle_enter_biased(trid, t);
+		if (h) {
+			*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+			pt_handle_leave_biased(t);
+			return 0;
+		}
+	}
 	struct pt_handle *h = pt_handle_get(trid, mode == GET_BLOCK ? PT_H_ACTIVE | PT_H_LOG : PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
 	if (h->kind == PT_H_LOG) {
 		/* A pre-recorded stream never blocks; its end is "unavailable". */
 		*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+		pt_handle_bias(h, trid);
 		pt_handle_put(h);
 		return 0;
 	}

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <unistd.h>
 #include "handle.h"
 #include "logfile.h"
+#include "writer.h"
 
 static struct pt_handle handles[TRACE_SYS_MAX];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +51,71 @@ static void handles_ensure(void)
 	atomic_store_explicit(&handles_ready, 1, memory_order_release);
 }
 
+/* ---- biased handles ----------------------------------------------------
+ * The owner marks itself inside (odd rd_seq), then checks the bias; a
+ * revoker clears the bias, then issues membarrier(2) and waits for the
+ * owner to be seen outside.  The owner's compiler barrier pairs with that
+ * membarrier (as enter() in writer.c pairs with pt_barrier_locked). */
+
+struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
+{
+	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
+	if (!t || idx >= TRACE_SYS_MAX ||
+	    !atomic_load_explicit(&handles_ready, memory_order_acquire))
+		return NULL;
+	struct pt_handle *h = &handles[idx];
+	if (atomic_load_explicit(&h->bias, memory_order_relaxed) != t)
+		return NULL;
+	uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_relaxed);
+	atomic_store_explicit(&t->rd_seq, seq + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->bias, memory_order_acquire) == t &&
+	    atomic_load_explicit(&h->bias_trid, memory_order_relaxed) == trid)
+		return h;
+	atomic_store_explicit(&t->rd_seq, seq + 2, memory_order_release);
+	return NULL;
+}
+
+/* Pairs with the acquire load of rd_seq in revoke_bias. */
+void pt_handle_leave_biased(struct pt_thread *t)
+{
+	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
+void pt_handle_bias(struct pt_handle *h, trace_id_t trid)
+{
+	struct pt_thread *t = pt_thread_self();
+	if (!t || h->bias_revoked || !pt_proc.use_membarrier ||
+	    atomic_load_explicit(&h->bias, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&h->bias_trid, trid, memory_order_relaxed);
+	atomic_store_explicit(&h->bias, t, memory_order_release);
+}
+
+/* Caller holds h->lock.  Afterwards the former owner is not inside. */
+static void revoke_bias(struct pt_handle *h, int for_good)
+{
+	struct pt_thread *owner = atomic_load_explicit(&h->bias, memory_order_relaxed);
+	if (!owner)
+		return;
+	atomic_store_explicit(&h->bias, NULL, memory_order_relaxed);
+	atomic_store_explicit(&h->bias_trid, 0, memory_order_relaxed);
+	h->bias_revoked |= for_good;
+	if (owner == pt_thread_peek())
+		return;
+	pt_fence_all(0);
+	pthread_mutex_lock(&pt_proc.lock);
+	for (struct pt_thread *t = pt_proc.threads; t; t = t->next) {
+		if (t != owner)
+			continue;
+		uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_acquire);
+		while ((seq & 1) && atomic_load_explicit(&t->rd_seq, memory_order_acquire) == seq)
+			sched_yield();
+	}
+	pthread_mutex_unlock(&pt_proc.lock);
+}
+
 /* Returns the handle locked, or NULL for an identifier that is not (or no
  * longer, or not in this process) a trace stream of one of the kinds. */
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
@@ -59,6 +126,9 @@ struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
 		return NULL;
 	struct pt_handle *h = &handles[idx];
 	pthread_mutex_lock(&h->lock);
+	if (atomic_load_explicit(&h->bias, memory_order_relaxed) &&
+	    atomic_load_explicit(&h->bias, memory_order_relaxed) != pt_thread_peek())
+		revoke_bias(h, 1);
 	if (!h->in_use || h->dying || h->gen != (uint32_t)(trid >> TRID_SLOT_BITS) ||
 	    !(h->kind & kinds)) {
 		pthread_mutex_unlock(&h->lock);
@@ -81,6 +151,7 @@ struct pt_handle *pt_handle_alloc(void)
 		if (!h->in_use) {
 			found = h;
 			memset(&h->kind, 0, sizeof *h - offsetof(struct pt_handle, kind));
+			h->bias_revoked = 0;
 			handle_reset(h);
 			h->in_use = 1;
 			h->dying = 1;
@@ -103,6 +174,7 @@ trace_id_t pt_handle_publish(struct pt_handle *h)
 /* Caller holds h->lock. */
 void pt_handle_release(struct pt_handle *h)
 {
+	revoke_bias(h, 0);
 	h->in_use = 0;
 	h->dying = 0;
 	h->gen++;
@@ -147,6 +219,8 @@ void pt_handles_after_fork(void)
 			pt_logfile_free(h);
 		if (h->in_use)
 			handle_reset(h);
+		atomic_store_explicit(&h->bias, NULL, memory_order_relaxed);
+		atomic_store_explicit(&h->bias_trid, 0, memory_order_relaxed);
 		h->in_use = h->dying = h->readers = 0;
 		h->gen++;
 	}

@@ -14,10 +14,18 @@
 enum { PT_H_ACTIVE = 1, PT_H_LOG = 2 };
 struct pt_logfile;
 
+struct pt_thread;
+
 struct pt_handle {
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
 	uint32_t gen;
+	/* A log read by one thread is read without the lock: the handle is
+	 * biased to that thread for identifier bias_trid until another thread
+	 * takes the lock (pt_handle_get revokes the bias, once for good). */
+	_Atomic(struct pt_thread *) bias;
+	_Atomic trace_id_t bias_trid;
+	int bias_revoked;
 	/* Everything from kind on is reset when the handle is taken. */
 	int kind;                  /* PT_H_ACTIVE or PT_H_LOG */
 	struct pt_logfile *log;    /* PT_H_LOG: the pre-recorded stream */
@@ -46,6 +54,13 @@ struct pt_handle {
 };
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
+/* The lock-free way into a log handle biased to the calling thread: NULL
+ * when it is not (then take the lock).  Leave with pt_handle_leave_biased. */
+struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t);
+void pt_handle_leave_biased(struct pt_thread *t);
+/* Caller holds the lock: the calling thread may enter the log handle
+ * without it from now on. */
+void pt_handle_bias(struct pt_handle *h, trace_id_t trid);
 struct pt_handle *pt_handle_alloc(void);
 trace_id_t pt_handle_publish(struct pt_handle *h);
 void pt_handle_release(struct pt_handle *h);

@@ -12,6 +12,7 @@
  * the log from what the old one had written (ctl.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -138,18 +139,20 @@ static void log_became_full(struct keeper *k)
 	                                        memory_order_acq_rel, memory_order_relaxed);
 }
 
-static void log_event(struct keeper *k, const struct posix_trace_event_info *ev,
-                      const struct posixtrace_event_ext *ext, size_t len)
+/* The owner of a stream record and the context of a log record are the
+ * same 32 bytes. */
+_Static_assert(sizeof(struct pt_owner) == sizeof(struct pt_log_ctx) &&
+                   offsetof(struct pt_owner, comm) == offsetof(struct pt_log_ctx, comm),
+               "owner and log context");
+
+static void log_event(struct keeper *k, const struct pt_rawev *e, size_t len)
 {
-	struct pt_log_ctx ctx = {ev->posix_pid, ext->posixtrace_tid, (uint64_t)ev->posix_thread_id, {0}};
-	memcpy(ctx.comm, ext->posixtrace_comm, sizeof ctx.comm);
-	uint64_t ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
-	              (uint64_t)ev->posix_timestamp.tv_nsec;
-	if (ev->posix_event_id > PT_USER_FIRST + k->names_in_log)
+	struct pt_log_ctx ctx;
+	memcpy(&ctx, &e->who, sizeof ctx);
+	if (e->id > PT_USER_FIRST + k->names_in_log)
 		log_new_names(k);
-	int r = pt_logw_event(&k->w, &ctx, ts, ev->posix_event_id, k->data, (uint32_t)len,
-	                      ev->posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD,
-	                      (uint64_t)(uintptr_t)ev->posix_prog_address);
+	int r = pt_logw_event(&k->w, &ctx, e->real_ns, e->id, k->data, (uint32_t)len,
+	                      e->truncation == POSIX_TRACE_TRUNCATED_RECORD, e->pc);
 	if (r == PT_LOGW_FULL)
 		log_became_full(k);
 	else if (r > 0)
@@ -158,12 +161,11 @@ static void log_event(struct keeper *k, const struct posix_trace_event_info *ev,
 
 static void drain(struct keeper *k)
 {
-	struct posix_trace_event_info ev;
-	struct posixtrace_event_ext ext;
+	struct pt_rawev e;
 	size_t len;
-	while (pt_read_next(k->h, &ev, &ext, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
+	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
 		if (k->fd >= 0)
-			log_event(k, &ev, &ext, len);
+			log_event(k, &e, len);
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and

@@ -251,8 +251,11 @@ static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
 		struct pt_chunk *ch = pt_chunk_at(m, c);
 		if (atomic_load_explicit(&ch->next, memory_order_acquire) == PT_NONE)
 			continue;
-		if (!found || ch->base < best_ts) {
-			best_ts = ch->base;
+		/* Racing with a writer that took the chunk and starts it anew:
+		 * only a choice, which the head CAS then validates. */
+		uint64_t base = __atomic_load_n(&ch->base, __ATOMIC_RELAXED);
+		if (!found || base < best_ts) {
+			best_ts = base;
 			*lane = i;
 			*head = hd;
 			found = 1;
@@ -305,6 +308,8 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 		if (nx >= m->max_chunks)
 			continue;
 		uint64_t repl = pt_head_pack(nx, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
+		/* Acquire: the chunk is written over only after this; pairs
+		 * with the reader's claim in stage_more (reader.c). */
 		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;

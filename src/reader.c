@@ -48,6 +48,7 @@ enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN };
 
 #define POLL_NS 100000u /* an idle lane is looked at again after this long */
 #define MAX_WALK 100000u
+#define STAGE_BYTES 8192u /* claimed from a lane at once, at most */
 
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 {
@@ -67,6 +68,8 @@ int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 
 void pt_reader_free(struct pt_reader *rd)
 {
+	for (uint32_t i = 0; rd->cur && i < rd->cap; i++)
+		free(rd->cur[i].stage);
 	free(rd->cur);
 	free(rd->heap);
 	free(rd->chunk_ok);
@@ -210,50 +213,67 @@ static void enter_chunk(struct pt_cursor *cur, const struct pt_map *m, uint32_t 
 	cur->chunk = c;
 	cur->off = cur->end = PT_CHUNK_HDR;
 	cur->end_known = 0;
+	cur->s_off = cur->s_len = 0;
 }
 
-/* Applies the meta records from off up to `upto` (or the next event). */
-enum { PARSE_EVENT, PARSE_END, PARSE_BAD };
-static int parse(struct pt_cursor *cur, const struct pt_map *m, uint32_t upto)
+/* A meta record (a new owner, a new clock base): applied; 0 if it is not
+ * one. */
+static int apply_meta(struct pt_cursor *cur, uint32_t id, uint32_t len, const unsigned char *data)
 {
-	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, cur->chunk);
-	while (cur->off < upto) {
+	if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
+		struct pt_owner_rec o;
+		racy_copy(&o, data, sizeof o);
+		cur->base = o.base;
+		cur->owner = o.owner;
+		cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
+		return 1;
+	}
+	if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
+		racy_copy(&cur->base, data, sizeof cur->base);
+		return 1;
+	}
+	return 0;
+}
+
+static int is_event(const struct pt_map *m, uint32_t id, uint32_t len)
+{
+	return id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data;
+}
+
+/* Applies the staged meta records up to the next event.  The stage holds
+ * whole records (stage_more), in private memory. */
+enum { PARSE_EVENT, PARSE_END, PARSE_BAD };
+static int parse_stage(struct pt_cursor *cur, const struct pt_map *m)
+{
+	while (cur->s_off < cur->s_len) {
 		uint64_t w0;
-		if (upto - cur->off < PT_REC_HDR)
-			return PARSE_BAD;
-		racy_copy(&w0, chunk + cur->off, sizeof w0);
+		memcpy(&w0, cur->stage + cur->s_off, sizeof w0);
 		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
 		uint64_t size = pt_record_size(len);
-		if (size > upto - cur->off)
+		if (size > cur->s_len - cur->s_off)
 			return PARSE_BAD;
-		if (id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data) {
+		if (is_event(m, id, len)) {
 			cur->ts = cur->base + pt_rec_delta(w0);
 			return PARSE_EVENT;
 		}
-		if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
-			struct pt_owner_rec o;
-			racy_copy(&o, chunk + cur->off + PT_REC_HDR, sizeof o);
-			cur->base = o.base;
-			cur->owner = o.owner;
-			cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
-		} else if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
-			racy_copy(&cur->base, chunk + cur->off + PT_REC_HDR, sizeof cur->base);
-		} else {
+		if (!apply_meta(cur, id, len, cur->stage + cur->s_off + PT_REC_HDR))
 			return PARSE_BAD;
-		}
-		cur->off += (uint32_t)size;
+		cur->s_off += (uint32_t)size;
 	}
 	return PARSE_END;
 }
 
 /* Puts the cursor where the lane's head says, walking the chunk from its
- * start to learn the writer and clock base there. */
+ * start to learn the writer and clock base there.  What it reads may be
+ * changing under it (a LOOP writer taking the chunk): the claim that
+ * follows (stage_more) fails then, and the walk is done again. */
 static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint64_t hd)
 {
 	uint32_t c = pt_head_chunk(hd), off = pt_head_off(hd);
 	cur->head = hd;
 	cur->state = CUR_IDLE;
 	cur->end_known = 0;
+	cur->s_off = cur->s_len = 0;
 	if (c == PT_NONE) {
 		cur->chunk = PT_NONE;
 		return 0;
@@ -261,21 +281,24 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 	if (!chunk_ok(rd, m, c) || off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
 		return EINVAL;
 	enter_chunk(cur, m, c);
-	if (parse(cur, m, off) == PARSE_BAD)
-		return EINVAL;
-	/* parse stops at an event before off only if the head points inside
-	 * records that were consumed: walk over events too. */
 	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
-	for (uint32_t steps = 0; cur->off < off && steps < MAX_WALK; steps++) {
+	uint32_t pos = PT_CHUNK_HDR;
+	for (uint32_t steps = 0; pos < off && steps < MAX_WALK; steps++) {
 		uint64_t w0;
-		racy_copy(&w0, chunk + cur->off, sizeof w0);
-		cur->off += (uint32_t)pt_record_size(pt_rec_len(w0));
-		if (cur->off > off || parse(cur, m, off) == PARSE_BAD)
+		if (off - pos < PT_REC_HDR)
 			return EINVAL;
+		racy_copy(&w0, chunk + pos, sizeof w0);
+		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
+		uint64_t size = pt_record_size(len);
+		if (size > off - pos)
+			return EINVAL;
+		if (!is_event(m, id, len) && !apply_meta(cur, id, len, chunk + pos + PT_REC_HDR))
+			return EINVAL;
+		pos += (uint32_t)size;
 	}
-	if (cur->off != off)
+	if (pos != off)
 		return EINVAL;
-	cur->end = off;
+	cur->off = cur->end = off;
 	return 0;
 }
 
@@ -321,6 +344,52 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	return resync(rd, m, cur, hd) == 0 ? 0 : broken_or_moved(rd, m, cur, i);
 }
 
+/* Claims the next committed records of the lane: copies them into the
+ * cursor's private stage, whole records only, then moves the lane's head
+ * past them with one compare-and-swap.  When that succeeds no LOOP writer
+ * took the chunk since the cursor's head was loaded, so the copy is what
+ * the writer committed (a thief writes into a chunk only after taking it
+ * with its own compare-and-swap on the head: pairs with pt_steal_oldest
+ * in lanes.c); the events are the reader's from then on, one atomic operation
+ * for a whole stage instead of one per event.  0, or EAGAIN when the head
+ * moved (the cursor was put where it is now), or EINVAL. */
+static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
+                      uint32_t i)
+{
+	if (!cur->stage) {
+		size_t cap = pt_record_size(m->max_data);
+		cur->stage_cap = (uint32_t)(cap > STAGE_BYTES ? cap : STAGE_BYTES);
+		cur->stage = malloc(cur->stage_cap);
+		if (!cur->stage)
+			return EAGAIN; /* looked at again by the next call */
+	}
+	uint32_t want = cur->end - cur->off;
+	if (want > cur->stage_cap)
+		want = cur->stage_cap;
+	racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
+	uint32_t cut = 0;
+	while (want - cut >= PT_REC_HDR) {
+		uint64_t w0;
+		memcpy(&w0, cur->stage + cut, sizeof w0);
+		uint64_t size = pt_record_size(pt_rec_len(w0));
+		if (size > want - cut)
+			break;
+		cut += (uint32_t)size;
+	}
+	uint64_t hd = cur->head;
+	if (!cut)
+		return broken_or_moved(rd, m, cur, i) ? EINVAL : EAGAIN;
+	uint64_t repl = pt_head_pack(cur->chunk, cur->off + cut, pt_head_tag(hd));
+	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
+	                                             memory_order_acquire))
+		return resync(rd, m, cur, hd) == 0 ? EAGAIN : EINVAL;
+	cur->head = repl;
+	cur->off += cut;
+	cur->s_off = 0;
+	cur->s_len = cut;
+	return 0;
+}
+
 /* Finds the next event of lane i.  The writer's commit word (a line the
  * writer writes per event) of the chunk it writes in is loaded again only
  * with `reload`, during a gather; the chunks the writer has left behind are
@@ -328,24 +397,29 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int reload)
 {
 	struct pt_cursor *cur = &rd->cur[i];
-	for (uint32_t steps = 0; steps < m->max_chunks + 8; steps++) {
+	for (uint32_t steps = 0; steps < m->max_chunks + 4096; steps++) {
 		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
 			return (int)cur->state;
-		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-		if ((hd != cur->head || cur->chunk == PT_NONE) && resync(rd, m, cur, hd) != 0) {
-			cur->state = CUR_BROKEN;
-			return CUR_BROKEN;
+		if (cur->s_off < cur->s_len) {
+			int r = parse_stage(cur, m);
+			if (r == PARSE_EVENT) {
+				cur->state = CUR_READY;
+				return CUR_READY;
+			}
+			if (r == PARSE_BAD)
+				break; /* claimed, so written that way */
 		}
+		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+		if ((hd != cur->head || cur->chunk == PT_NONE) && resync(rd, m, cur, hd) != 0)
+			break;
 		if (cur->chunk == PT_NONE)
 			return CUR_IDLE;
-		int r = parse(cur, m, cur->end);
-		if (r == PARSE_EVENT) {
-			cur->state = CUR_READY;
-			return CUR_READY;
-		}
-		if (r == PARSE_BAD) {
-			if (broken_or_moved(rd, m, cur, i))
-				return CUR_BROKEN;
+		if (cur->off < cur->end) {
+			int err = stage_more(rd, m, cur, i);
+			if (err == EINVAL)
+				break;
+			if (err == EAGAIN && !cur->stage)
+				return CUR_IDLE;
 			continue;
 		}
 		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
@@ -385,7 +459,7 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		if (next_chunk(rd, m, cur, i, next))
 			return CUR_BROKEN;
 	}
-	cur->state = CUR_BROKEN; /* a cycle of chunks */
+	cur->state = CUR_BROKEN; /* bad records, or a cycle of chunks */
 	return CUR_BROKEN;
 }
 
@@ -419,7 +493,7 @@ static void push_synth(struct pt_handle *h, trace_event_id_t id, uint64_t raw, c
 }
 
 static void copy_out(void *data, size_t num_bytes, const void *src, uint32_t len,
-                     size_t *data_len, int *truncation)
+                     size_t *data_len, int32_t *truncation)
 {
 	size_t n = len;
 	if (n > num_bytes) {
@@ -450,31 +524,28 @@ uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t r
 	return m->base_real_ns > m->base_mono_ns - mono ? m->base_real_ns - (m->base_mono_ns - mono) : 0;
 }
 
-static void fill_system(struct pt_handle *h, struct posix_trace_event_info *ev,
-                        struct posixtrace_event_ext *ext, trace_event_id_t id, uint64_t raw,
-                        const struct pt_caller *who)
+static void fill_system(struct pt_handle *h, struct pt_rawev *e, trace_event_id_t id,
+                        uint64_t raw, const struct pt_caller *who)
 {
-	memset(ev, 0, sizeof *ev);
-	memset(ext, 0, sizeof *ext);
-	ev->posix_event_id = id;
-	ev->posix_pid = who->pid;
-	ev->posix_thread_id = (pthread_t)who->thread;
-	ev->posix_prog_address = (void *)(uintptr_t)who->pc;
-	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
-	ext->posixtrace_tid = who->tid;
-	pt_ns_to_timespec(&h->map, pt_raw_to_real(&h->rd, &h->map, raw), &ev->posix_timestamp);
+	memset(e, 0, sizeof *e);
+	e->id = id;
+	e->who.pid = who->pid;
+	e->who.tid = who->tid;
+	e->who.thread = who->thread;
+	e->pc = who->pc;
+	e->truncation = POSIX_TRACE_NOT_TRUNCATED;
+	e->real_ns = pt_raw_to_real(&h->rd, &h->map, raw);
 }
 
-static void emit_synth(struct pt_handle *h, struct posix_trace_event_info *ev,
-                       struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
+static void emit_synth(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
                        size_t *data_len)
 {
 	struct pt_reader *rd = &h->rd;
 	struct pt_synth s = rd->synth[0];
 	memmove(&rd->synth[0], &rd->synth[1], (rd->nsynth - 1) * sizeof rd->synth[0]);
 	rd->nsynth--;
-	fill_system(h, ev, ext, s.id, s.raw, &s.who);
-	copy_out(data, num_bytes, s.data, s.len, data_len, &ev->posix_truncation_status);
+	fill_system(h, e, s.id, s.raw, &s.who);
+	copy_out(data, num_bytes, s.data, s.len, data_len, &e->truncation);
 }
 
 /* UNTIL_FULL, everything read: report the gap and the automatic stop, then
@@ -518,41 +589,24 @@ static void report_end_full(struct pt_handle *h)
 
 /* ---- taking events ------------------------------------------------------ */
 
-/* Copies the lane's ready event out and consumes it; 0 if its chunk was
- * taken by a LOOP writer meanwhile (the copy is then discarded). */
-static int consume(struct pt_handle *h, uint32_t i, struct posix_trace_event_info *ev,
-                   struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len)
+/* Copies the lane's ready event out of the stage and consumes it. */
+static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev *e, void *data,
+                    size_t num_bytes, size_t *data_len)
 {
-	const struct pt_map *m = &h->map;
-	struct pt_cursor *cur = &h->rd.cur[i];
-	const unsigned char *p = (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off;
+	const unsigned char *p = cur->stage + cur->s_off;
 	uint64_t w0, w1;
-	racy_copy(&w0, p, 8);
-	racy_copy(&w1, p + 8, 8);
-	uint32_t len = pt_rec_len(w0), size = (uint32_t)pt_record_size(len);
-	memset(ev, 0, sizeof *ev);
-	ev->posix_truncation_status = (w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
-	                                                       : POSIX_TRACE_NOT_TRUNCATED;
-	copy_out(data, num_bytes, p + PT_REC_HDR, len, data_len, &ev->posix_truncation_status);
-	uint64_t hd = cur->head;
-	uint64_t repl = pt_head_pack(cur->chunk, cur->off + size, pt_head_tag(hd));
-	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
-	                                             memory_order_acquire)) {
-		cur->state = resync(&h->rd, m, cur, hd) == 0 ? CUR_IDLE : CUR_BROKEN;
-		return 0;
-	}
-	ev->posix_event_id = pt_rec_id(w0);
-	ev->posix_pid = cur->owner.pid;
-	ev->posix_thread_id = (pthread_t)cur->owner.thread;
-	ev->posix_prog_address = (void *)(uintptr_t)w1;
-	pt_ns_to_timespec(m, pt_raw_to_real(&h->rd, m, cur->ts), &ev->posix_timestamp);
-	memset(ext, 0, sizeof *ext);
-	ext->posixtrace_tid = cur->owner.tid;
-	memcpy(ext->posixtrace_comm, cur->owner.comm, PT_COMM_SIZE);
-	cur->head = repl;
-	cur->off += size;
+	memcpy(&w0, p, 8);
+	memcpy(&w1, p + 8, 8);
+	uint32_t len = pt_rec_len(w0);
+	e->id = pt_rec_id(w0);
+	e->truncation = (w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
+	                                         : POSIX_TRACE_NOT_TRUNCATED;
+	e->pc = w1;
+	e->who = cur->owner;
+	e->real_ns = pt_raw_to_real(&h->rd, &h->map, cur->ts);
+	copy_out(data, num_bytes, p + PT_REC_HDR, len, data_len, &e->truncation);
+	cur->s_off += (uint32_t)pt_record_size(len);
 	cur->state = CUR_IDLE;
-	return 1;
 }
 
 static void report_broken(struct pt_handle *h)
@@ -644,17 +698,17 @@ static int oldest_source(struct pt_handle *h, uint64_t *raw)
 	return src;
 }
 
-static int emit_ctl(struct pt_handle *h, struct posix_trace_event_info *ev,
-                    struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len)
+static int emit_ctl(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+                    size_t *data_len)
 {
-	struct pt_ctl_event e = h->rd.ctl_next;
+	struct pt_ctl_event c = h->rd.ctl_next;
 	h->rd.ctl_ready = 0;
 	if (!pt_ctl_consume(h->ctl, h->rd.ctl_pos))
 		return 0; /* dropped by a writer of a full LOOP stream */
-	struct pt_caller who = {e.pid, e.tid, e.thread, e.pc};
-	fill_system(h, ev, ext, e.id, e.raw, &who);
-	copy_out(data, num_bytes, e.data, e.len > PT_CTL_DATA_MAX ? (uint32_t)PT_CTL_DATA_MAX : e.len,
-	         data_len, &ev->posix_truncation_status);
+	struct pt_caller who = {c.pid, c.tid, c.thread, c.pc};
+	fill_system(h, e, c.id, c.raw, &who);
+	copy_out(data, num_bytes, c.data, c.len > PT_CTL_DATA_MAX ? (uint32_t)PT_CTL_DATA_MAX : c.len,
+	         data_len, &e->truncation);
 	return 1;
 }
 
@@ -672,9 +726,8 @@ static int at_end(struct pt_handle *h, uintptr_t pc)
 	return h->rd.nsynth != 0;
 }
 
-int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
-                 struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
-                 int live, uintptr_t pc)
+int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+                size_t *data_len, int live, uintptr_t pc)
 {
 	struct pt_reader *rd = &h->rd;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
@@ -686,7 +739,7 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 	 * the call gives up (nothing available) after many turns. */
 	for (int turn = 0; turn < 4096; turn++) {
 		if (rd->nsynth) {
-			emit_synth(h, ev, ext, data, num_bytes, data_len);
+			emit_synth(h, e, data, num_bytes, data_len);
 			return 1;
 		}
 		take_overflow(rd, hdr);
@@ -712,7 +765,7 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 		}
 		if (src == SRC_OVF) {
 			struct pt_caller none = {0, 0, 0, 0};
-			fill_system(h, ev, ext, POSIX_TRACE_OVERFLOW, rd->ovf_raw, &none);
+			fill_system(h, e, POSIX_TRACE_OVERFLOW, rd->ovf_raw, &none);
 			*data_len = 0;
 			rd->ovf_pending = 0;
 			rd->ovf_raw = UINT64_MAX;
@@ -727,22 +780,43 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 			continue;
 		}
 		if (src == SRC_CTL) {
-			if (emit_ctl(h, ev, ext, data, num_bytes, data_len))
+			if (emit_ctl(h, e, data, num_bytes, data_len))
 				return 1;
 			continue;
 		}
 		uint32_t i = rd->heap[0];
-		heap_pop(rd);
-		int got = consume(h, i, ev, ext, data, num_bytes, data_len);
+		consume(h, &rd->cur[i], e, data, num_bytes, data_len);
 		int next = lane_look_cached(rd, &h->map, i);
-		if (next == CUR_READY)
-			heap_push(rd, i);
-		else if (next == CUR_BROKEN)
-			report_broken(h);
-		if (got)
-			return 1;
+		if (next == CUR_READY) {
+			sift_down(rd, 0); /* the lane stays, further down by its new time */
+		} else {
+			heap_pop(rd);
+			if (next == CUR_BROKEN)
+				report_broken(h);
+		}
+		return 1;
 	}
 	return 0;
+}
+
+int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                 struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
+                 int live, uintptr_t pc)
+{
+	struct pt_rawev e;
+	if (!pt_read_raw(h, &e, data, num_bytes, data_len, live, pc))
+		return 0;
+	memset(ev, 0, sizeof *ev);
+	ev->posix_event_id = e.id;
+	ev->posix_pid = e.who.pid;
+	ev->posix_thread_id = (pthread_t)e.who.thread;
+	ev->posix_prog_address = (void *)(uintptr_t)e.pc;
+	ev->posix_truncation_status = e.truncation;
+	pt_ns_to_timespec(&h->map, e.real_ns, &ev->posix_timestamp);
+	memset(ext, 0, sizeof *ext);
+	ext->posixtrace_tid = e.who.tid;
+	memcpy(ext->posixtrace_comm, e.who.comm, PT_COMM_SIZE);
+	return 1;
 }
 
 /* posix_trace_clear: every event recorded so far is dropped. */

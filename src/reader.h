@@ -17,12 +17,16 @@ struct pt_cursor {           /* the reader's place in one lane */
 	uint64_t ts;         /* READY: raw time of the event at off */
 	uint64_t polled;     /* raw time the commit word was last loaded */
 	uint32_t chunk;      /* PT_NONE: no chunk */
-	uint32_t off;        /* next record (after the meta records already applied) */
+	uint32_t off;        /* the lane's head: the records before it are claimed */
 	uint32_t end;        /* committed end, as last loaded */
 	uint32_t state;
 	uint32_t heap_pos;
 	uint32_t end_known;  /* the commit word of this chunk was loaded */
 	struct pt_owner owner;
+	/* Records claimed from the lane (before off), in private memory: the
+	 * next one at stage + s_off. */
+	unsigned char *stage;
+	uint32_t stage_cap, s_off, s_len;
 };
 
 #define PT_SYNTH_MAX 8
@@ -58,10 +62,22 @@ struct pt_reader {
 	struct pt_synth synth[PT_SYNTH_MAX];
 };
 
+/* An event as the reader takes it out, before it becomes a
+ * posix_trace_event_info (or a log record). */
+struct pt_rawev {
+	trace_event_id_t id;
+	int32_t truncation;      /* posix_truncation_status */
+	uint64_t real_ns;        /* on the CLOCK_REALTIME scale of the stream's creation */
+	uint64_t pc;
+	struct pt_owner who;     /* system events: comm empty, tid/thread maybe 0 */
+};
+struct pt_handle;
+int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+                size_t *data_len, int live, uintptr_t pc);
+
 /* One event out of the stream, or 0 when none is there now.  `live`: the
  * stream is read while writers may be running, and lanes that were found
  * empty are looked at again at most once per poll interval. */
-struct pt_handle;
 int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
                  struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
                  int live, uintptr_t pc);

@@ -13,7 +13,7 @@
 #include "clock.h"
 #include "writer.h"
 
-static __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
+__thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
 
 static struct pt_thread *thread_register(void)
 {
@@ -37,6 +37,7 @@ struct pt_thread *pt_thread_self(void)
 {
 	return pt_self ? pt_self : thread_register();
 }
+
 
 /* Entering: mark this thread inside (odd), then read the stream table.
  * The compiler barrier suffices because pt_barrier_locked() issues
@@ -101,7 +102,7 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	atomic_store_explicit(&ch->commit, PT_CHUNK_HDR, memory_order_relaxed);
 	atomic_store_explicit(&ch->next, PT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&ch->event_bytes, 0, memory_order_relaxed);
-	ch->base = now;
+	__atomic_store_n(&ch->base, now, __ATOMIC_RELAXED); /* read by oldest_sealed (lanes.c) */
 	ch->cal_raw = now;
 	ch->cal_mono = m->clock == PT_CLOCK_TSC ? pt_mono_ns() : now;
 	ch->owner.pid = pt_proc.pid;
@@ -141,12 +142,15 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 	struct pt_stream_hdr *h = pt_hdr(m);
 	uint64_t held = atomic_load_explicit(&h->held, memory_order_relaxed);
 	uint32_t c = PT_NONE;
-	/* Another writer may be growing the pool at the same time: its chunks
-	 * are in the pool a moment after it commits them. */
-	for (int tries = 0; held < m->event_room && c == PT_NONE && tries < 16; tries++) {
+	/* Other writers may take the chunks this one's growth step added (or
+	 * grow at the same time): every step adds chunks for someone, and the
+	 * steps end where the mapping does, so trying until then is bounded. */
+	uint32_t steps = m->max_chunks / m->grow_chunks + 16;
+	for (uint32_t tries = 0; held < m->event_room && c == PT_NONE && tries < steps; tries++) {
 		c = pt_pool_pop(m);
 		if (c == PT_NONE && pt_stream_grow(m) != 0)
 			break;
+		held = atomic_load_explicit(&h->held, memory_order_relaxed);
 	}
 	if (c == PT_NONE && m->policy == POSIX_TRACE_LOOP)
 		c = pt_steal_oldest(m);

@@ -35,6 +35,9 @@ struct pt_thread {
 	/* Odd while the thread is inside posix_trace_event: a stream is not
 	 * unmapped until every thread has been seen outside (grace period). */
 	_Alignas(128) _Atomic uint64_t cs_seq;
+	/* Odd while the thread reads a log through a handle biased to it
+	 * without the handle's lock (handle.c). */
+	_Atomic uint64_t rd_seq;
 	pthread_t self;
 	pid_t tid;
 	char comm[PT_COMM_SIZE];   /* its name when it last claimed a lane */
@@ -43,6 +46,9 @@ struct pt_thread {
 };
 
 struct pt_thread *pt_thread_self(void);
+/* The calling thread's, NULL if it never registered. */
+extern __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
+static inline struct pt_thread *pt_thread_peek(void) { return pt_self; }
 void pt_thread_exit(void *arg);
 void pt_forget_other_threads(void);
 void pt_release_lanes(struct pt_thread *t, int slot);

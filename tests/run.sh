@@ -3,7 +3,8 @@
 # Check) and ends with one summary line: "N passed, N failed".
 # Usage: BUILD=build sh tests/run.sh [NAME...]   (NAME: t_attr, ...)
 BUILD=${BUILD:-build}
-passed=0; failed=0; broken=""
+# Counts of checks run before this script (make check's script checks).
+passed=${PT_EXTRA_PASSED:-0}; failed=${PT_EXTRA_FAILED:-0}; broken=""
 only=""
 if [ $# -gt 0 ]; then
 	only=none; progs=""
