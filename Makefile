@@ -119,6 +119,16 @@ check: deps
 	  else failed=$$((failed + 1)); fi; done; \
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
+# The log module's unit tests (tests/unit/t_logformat.c): built from the
+# module's own sources, without the rest of the library, and run by
+# tests/run.sh with the other test programs.
+LOGFMT_SRCS := src/logwrite.c src/logread.c src/crc32c.c
+$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOGFMT_SRCS) \
+  $(wildcard src/*.h) include/trace.h | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) tests/unit/t_logformat.c $(LOGFMT_SRCS) \
+	  -o $@ $(CHECK_LIBS) $(LDLIBS)
+tests: $(BUILD)/tests/t_logformat
+
 # Long runs of the workload tests, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)

@@ -102,9 +102,10 @@ static void publish_log_state(struct keeper *k)
 {
 	struct pt_logw_progress p;
 	pt_logw_read_progress(&k->ctl->logw, &p);
-	if (p.log_full)
+	int full = p.log_full || p.status.log_full == POSIX_TRACE_FULL;
+	if (full)
 		atomic_store_explicit(&k->ctl->log_full, 1, memory_order_relaxed);
-	if (p.status.log_overrun == POSIX_TRACE_OVERRUN || p.log_full)
+	if (p.status.log_overrun == POSIX_TRACE_OVERRUN || full)
 		atomic_store_explicit(&k->ctl->log_overrun, 1, memory_order_relaxed);
 }
 
@@ -260,6 +261,9 @@ static void command(struct keeper *k, char cmd)
 		pt_discard_all(k->h);
 		if (k->fd >= 0)
 			keep_error(k, pt_logw_clear(&k->w));
+		/* posix_trace_clear: the log is no longer full. */
+		atomic_store_explicit(&k->ctl->log_full, 0, memory_order_relaxed);
+		atomic_store_explicit(&k->ctl->log_overrun, 0, memory_order_relaxed);
 	} else if (cmd == PT_CMD_FINISH) {
 		finish(k, &who);
 	}
@@ -318,7 +322,9 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
+	/* A write error is an error number to report, not a death. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 	setsid();
 	prctl(PR_SET_NAME, "posixtrace-keep");
 	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx};

@@ -337,16 +337,14 @@ static void flush(struct pt_logw *w)
 		return;
 	struct pt_logw_job j = buffer_job(w);
 	int err = write_job(w, &j);
-	if (err) {
-		keep_error(w, err);
-		discard_buffer(w);
-	} else {
-		int32_t first = w->done.error;
-		w->done = w->prog;
-		if (first)
-			w->done.error = first;
-		buffer_emptied(w);
-	}
+	/* As in io_main: a failed write still counts as written, so that what
+	 * reached the file (the blocks before the failure: a disk that filled
+	 * up) is not written over by later blocks. */
+	keep_error(w, err);
+	int32_t first = w->done.error ? w->done.error : w->prog.error ? w->prog.error : err;
+	w->done = w->prog;
+	w->done.error = first;
+	buffer_emptied(w);
 	commit(w);
 }
 

@@ -150,6 +150,16 @@ uint64_t pt_as_room(void)
 	return room((uint64_t)rl.rlim_cur, used);
 }
 
+/* The largest file this process may make (RLIMIT_FSIZE): a memfd sized
+ * beyond it would fail, and raise SIGXFSZ in the caller. */
+uint64_t pt_file_room(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UNLIMITED;
+	return (uint64_t)rl.rlim_cur;
+}
+
 int pt_mem_headroom(uint64_t bytes, uint64_t address_space)
 {
 	if (address_space && address_space > pt_as_room())

@@ -13,13 +13,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "process.h"
+#include "stream.h"
 
 /* A shared mapping in a new sealed memfd that an exec keeps (or private
- * memory when that fails, and then nobody else can reach it). */
+ * memory when that fails, and then nobody else can reach it).  A memfd
+ * larger than the process's file size limit is not attempted: sizing it
+ * would raise SIGXFSZ in a program that only registered an event name. */
 void *pt_sealed_object(const char *name, size_t size, int *fd_out)
 {
 	void *p = MAP_FAILED;
-	int fd = memfd_create(name, MFD_ALLOW_SEALING);
+	int fd = size <= pt_file_room() ? memfd_create(name, MFD_ALLOW_SEALING) : -1;
 	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -49,7 +49,7 @@ struct geometry {
  * chunks; the address space after them is for the chunks further writers
  * hold, committed when they need it.
  */
-static int geometry(const struct pt_attr *a, uint64_t as_room, struct geometry *g)
+static int geometry_with(const struct pt_attr *a, uint64_t growth_room, struct geometry *g)
 {
 	uint64_t rec = max_append(a->max_data_size);
 	uint64_t want = a->stream_size / TARGET_CHUNKS;
@@ -67,8 +67,8 @@ static int geometry(const struct pt_attr *a, uint64_t as_room, struct geometry *
 	if (base > PT_MAX_CHUNKS / 2)
 		return ENOMEM;
 	uint64_t growth = base * chunk * 4 > GROWTH_MIN ? base * chunk * 4 : GROWTH_MIN;
-	if (growth > as_room / 4)
-		growth = as_room / 4;
+	if (growth > growth_room)
+		growth = growth_room;
 	uint64_t maxc = base + growth / chunk;
 	if (maxc > PT_MAX_CHUNKS)
 		maxc = PT_MAX_CHUNKS;
@@ -82,6 +82,29 @@ static int geometry(const struct pt_attr *a, uint64_t as_room, struct geometry *
 	g->chunks_off = round_up(g->lanes_off + (uint64_t)g->max_lanes * sizeof(struct pt_lane), PAGE);
 	g->total = g->chunks_off + (uint64_t)maxc * chunk;
 	return g->total > (uint64_t)SIZE_MAX / 4 ? ENOMEM : 0;
+}
+
+/* The address space after the base chunks is a quarter of what the
+ * process may still map, and the whole memfd stays within the largest file
+ * it may make. */
+static int geometry(const struct pt_attr *a, struct geometry *g)
+{
+	uint64_t file_room = pt_file_room(), growth = pt_as_room() / 4;
+	int err = geometry_with(a, growth, g);
+	if (!err && g->total > file_room) {
+		uint64_t base_only;
+		err = geometry_with(a, 0, g);
+		base_only = g->total;
+		if (!err && base_only > file_room)
+			return ENOMEM;
+		if (!err)
+			err = geometry_with(a, file_room - base_only, g);
+		while (!err && g->total > file_room && g->max_chunks > g->base_chunks)
+			err = geometry_with(a, (uint64_t)(g->max_chunks - g->base_chunks - 1) * g->chunk_size, g);
+		if (!err && g->total > file_room)
+			return ENOMEM;
+	}
+	return err;
 }
 
 int pt_populate(void *p, size_t len, int fd, uint64_t off)
@@ -173,7 +196,7 @@ static int commit_base(unsigned char *p, int fd, const struct geometry *g)
 int pt_stream_create(const struct pt_attr *attr, struct pt_map *out)
 {
 	struct geometry g;
-	int err = geometry(attr, pt_as_room(), &g);
+	int err = geometry(attr, &g);
 	if (!err)
 		err = pt_mem_headroom(g.chunks_off + (uint64_t)g.base_chunks * g.chunk_size, g.total);
 	if (err)

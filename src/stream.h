@@ -78,6 +78,7 @@ static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id
  * under its memory cgroup's limit, the available memory and RLIMIT_AS. */
 int pt_mem_headroom(uint64_t bytes, uint64_t address_space);
 uint64_t pt_as_room(void);
+uint64_t pt_file_room(void);
 /* Commits [p, p + len) of a shared mapping: ENOMEM when it cannot. */
 int pt_populate(void *p, size_t len, int fd, uint64_t off);
 

@@ -1,29 +1,59 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: arbitrary bytes as a trace log.  posix_trace_open must
- * refuse them with EINVAL or open them; reading every event, rewinding and
- * reading again, the names and the status must then work without a crash, a
- * hang or a large allocation (run under ASan and UBSan by `make fuzz`).
+ * libFuzzer target over the whole library: arbitrary bytes as a trace log,
+ * given to posix_trace_open as a memory file.  It must refuse them (EINVAL)
+ * or open them; then reading every event, rewinding and reading again (the
+ * same events), the names, the event type list, the attributes, the status,
+ * posixtrace_log_info and posixtrace_event_ext must work without a crash, a
+ * hang, a leak or a large allocation, and posix_trace_close must free it
+ * all.  Built and run by `make fuzz` with ASan and UBSan, with
+ * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION so that CRCs do not stop the
+ * mutations at the first check.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <posixtrace.h>
 #include <trace.h>
 
-static void read_all(trace_id_t trid)
+#define MAX_EVENTS 2000000
+
+/* Reads to the end: the number of events, the number of POSIX_TRACE_ERROR
+ * events, and a digest of what was read. */
+static uint64_t read_all(trace_id_t trid, uint64_t *count, uint64_t *errors)
 {
 	struct posix_trace_event_info ev;
+	struct posixtrace_event_ext ext;
 	unsigned char data[256];
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	size_t len;
 	int unavailable;
-	for (int i = 0; i < 1000000; i++) {
-		if (posix_trace_getnext_event(trid, &ev, data, sizeof data, &len, &unavailable) != 0 ||
-		    unavailable)
+	uint64_t digest = 0;
+	*count = *errors = 0;
+	while (*count < MAX_EVENTS) {
+		if (posix_trace_getnext_event(trid, &ev, data, sizeof data, &len, &unavailable) != 0)
+			abort(); /* an open log reads to its end */
+		if (unavailable)
 			break;
-		posix_trace_eventid_get_name(trid, ev.posix_event_id, name);
+		if (len > sizeof data || posixtrace_event_ext(trid, &ext) != 0 ||
+		    memchr(ext.posixtrace_comm, '\0', sizeof ext.posixtrace_comm) == NULL)
+			abort();
+		if (posix_trace_eventid_get_name(trid, ev.posix_event_id, name) == 0 &&
+		    memchr(name, '\0', sizeof name) == NULL)
+			abort();
+		*errors += ev.posix_event_id == POSIX_TRACE_ERROR;
+		digest = digest * 31 + ev.posix_event_id + (uint64_t)ev.posix_timestamp.tv_sec +
+		         (uint64_t)ev.posix_timestamp.tv_nsec + len + (uint64_t)ev.posix_pid;
+		for (size_t i = 0; i < len; i++)
+			digest += data[i];
+		(*count)++;
 	}
+	if (*count >= MAX_EVENTS)
+		abort(); /* a log of this size cannot hold that many */
+	return digest;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
@@ -36,20 +66,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		return 0;
 	}
 	trace_id_t trid;
-	if (posix_trace_open(fd, &trid) == 0) {
+	int err = posix_trace_open(fd, &trid);
+	if (err == 0) {
 		struct posix_trace_status_info st;
+		struct posixtrace_log_info info;
 		trace_attr_t attr;
 		trace_event_id_t id;
 		int unavailable;
-		read_all(trid);
-		posix_trace_rewind(trid);
-		read_all(trid);
-		posix_trace_get_status(trid, &st);
+		uint64_t n1, n2, e1, e2;
+		uint64_t d1 = read_all(trid, &n1, &e1);
+		if (posix_trace_rewind(trid) != 0)
+			abort();
+		uint64_t d2 = read_all(trid, &n2, &e2);
+		if (n1 != n2 || d1 != d2 || e1 != e2)
+			abort(); /* a second pass reads the same */
+		/* one ERROR per damaged block (a forged log may also hold
+		 * recorded ERROR events) */
+		if (posixtrace_log_info(trid, &info) != 0 || info.posixtrace_version != 2 ||
+		    info.posixtrace_damaged_blocks > e2 ||
+		    (info.posixtrace_closed != 0 && info.posixtrace_closed != 1))
+			abort();
+		if (posix_trace_get_status(trid, &st) != 0)
+			abort();
 		posix_trace_attr_init(&attr);
-		posix_trace_get_attr(trid, &attr);
-		while (posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable) == 0 && !unavailable)
-			;
-		posix_trace_close(trid);
+		if (posix_trace_get_attr(trid, &attr) != 0)
+			abort();
+		posix_trace_attr_destroy(&attr);
+		for (int i = 0; i < 2000; i++)
+			if (posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable) != 0 ||
+			    unavailable)
+				break;
+		if (posix_trace_close(trid) != 0)
+			abort();
+	} else if (err != EINVAL && err != ENOMEM) {
+		abort();
 	}
 	close(fd);
 	return 0;

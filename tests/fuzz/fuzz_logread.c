@@ -6,9 +6,9 @@
  * them (EINVAL) or open them; then reading every event, rewinding, reading
  * again (the same events), the names, the attributes, the status and the
  * info must work without a crash, a hang, a leak or a large allocation.
- * Built by `sh tests/unit/build.sh fuzz SECONDS` with ASan and UBSan, with
- * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION so that CRCs do not stop the
- * mutations at the first check.
+ * Built and run by `make fuzz` (and by `sh tests/unit/build.sh fuzz
+ * SECONDS`) with ASan and UBSan, with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+ * so that CRCs do not stop the mutations at the first check.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,51 +1,271 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Writes real trace logs (one per log policy, with names, several threads'
- * worth of events, truncated data and a pipe-style APPEND log) into the
- * directory given as argument: the seed corpus of fuzz_log.
+ * Writes the seed corpus of the log fuzzers (fuzz_log, fuzz_logread) into
+ * the directory given as argument: real trace logs, format version 2,
+ * written by the library through the public API - one per log-full-policy
+ * (APPEND linear, LOOP ring that wrapped, UNTIL_FULL that filled), one
+ * written to a pipe (no name table, names in NAMES blocks), several event
+ * names (some registered while tracing), data truncated at max-data-size,
+ * blocks sealed by flushes - and damaged copies: cut inside a block, a
+ * payload byte flipped, a block's sequence number changed, a record with
+ * an invalid id, a run of zeros over several blocks.  Every seed stays
+ * below the fuzzers' -max_len (256 KiB).  Block boundaries come from the
+ * format definitions (src/logfmt.h, docs/LOG-FORMAT.md).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <trace.h>
 
-static void write_log(const char *dir, const char *file, int log_policy, size_t log_size, int n)
+#include "../../src/logfmt.h"
+
+#define MAX_SEED (256u << 10)
+
+static const char *dir;
+static int failures;
+
+static void fail(const char *what, const char *file)
 {
-	char path[512];
+	fprintf(stderr, "make_seeds: %s: %s\n", file, what);
+	failures++;
+}
+
+static void wait_flushed(trace_id_t trid)
+{
+	struct posix_trace_status_info st;
+	for (int i = 0; i < 5000; i++) {
+		if (posix_trace_get_status(trid, &st) != 0 ||
+		    st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			return;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* n events of several types and lengths; a flush every flush_every. */
+static void record(trace_id_t trid, const char *file, int n, int flush_every)
+{
+	trace_event_id_t ids[4];
+	posix_trace_eventid_open("seed:alpha", &ids[0]);
+	posix_trace_eventid_open("seed:beta", &ids[1]);
+	ids[2] = POSIX_TRACE_UNNAMED_USEREVENT;
+	posix_trace_start(trid);
+	for (int i = 0; i < n; i++) {
+		char text[100];
+		if (i == n / 2) /* a name that comes while tracing */
+			posix_trace_eventid_open("seed:gamma, named late", &ids[3]);
+		int len = snprintf(text, sizeof text, "event %d of %s %s", i, file,
+		                   i % 7 ? "" : "with a tail longer than max-data-size (64)");
+		posix_trace_event(ids[i % (i >= n / 2 ? 4 : 3)], text, (size_t)len);
+		if (flush_every && i % flush_every == flush_every - 1) {
+			posix_trace_flush(trid);
+			wait_flushed(trid);
+		}
+	}
+	posix_trace_stop(trid);
+}
+
+static int create(int fd, const char *file, int log_policy, size_t log_size, trace_id_t *trid)
+{
 	trace_attr_t attr;
-	trace_id_t trid;
-	trace_event_id_t a, b;
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
-	if (fd < 0)
-		return;
-	posix_trace_eventid_open("seed:alpha", &a);
-	posix_trace_eventid_open("seed:beta", &b);
 	posix_trace_attr_init(&attr);
 	posix_trace_attr_setname(&attr, file);
 	posix_trace_attr_setlogfullpolicy(&attr, log_policy);
 	posix_trace_attr_setlogsize(&attr, log_size);
 	posix_trace_attr_setmaxdatasize(&attr, 64);
-	if (posix_trace_create_withlog(0, &attr, fd, &trid) == 0) {
-		posix_trace_start(trid);
-		for (int i = 0; i < n; i++) {
-			char text[100];
-			int len = snprintf(text, sizeof text, "event %d of %s %s", i, file,
-			                   i % 7 ? "" : "with a tail longer than max-data-size (64)");
-			posix_trace_event(i % 2 ? a : b, text, (size_t)len);
-		}
-		posix_trace_stop(trid);
+	int err = posix_trace_create_withlog(0, &attr, fd, trid);
+	posix_trace_attr_destroy(&attr);
+	return err;
+}
+
+static int open_seed(const char *file)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0)
+		fail("cannot create", file);
+	return fd;
+}
+
+static void check_size(int fd, const char *file)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || sb.st_size <= (off_t)PT_LOG_HEADER_SIZE)
+		fail("no log written", file);
+	else if (sb.st_size > (off_t)MAX_SEED)
+		fail("larger than the fuzzers' -max_len", file);
+}
+
+static void write_log(const char *file, int log_policy, size_t log_size, int n, int flush_every)
+{
+	trace_id_t trid;
+	int fd = open_seed(file);
+	if (fd < 0)
+		return;
+	if (create(fd, file, log_policy, log_size, &trid) != 0) {
+		fail("posix_trace_create_withlog failed", file);
+	} else {
+		record(trid, file, n, flush_every);
 		posix_trace_shutdown(trid);
+		check_size(fd, file);
 	}
 	close(fd);
 }
 
+/* Copies a pipe into a file until EOF (a thread). */
+struct pump {
+	int in, out;
+};
+
+static void *pump_main(void *arg)
+{
+	struct pump *p = arg;
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(p->in, buf, sizeof buf)) > 0)
+		if (write(p->out, buf, (size_t)n) != n)
+			break;
+	return NULL;
+}
+
+/* An APPEND log written to a pipe, as `posixtrace record -o -` does. */
+static void write_pipe_log(const char *file, int n)
+{
+	int p[2];
+	pthread_t th;
+	trace_id_t trid;
+	int fd = open_seed(file);
+	if (fd < 0 || pipe(p) != 0)
+		return;
+	struct pump pump = {p[0], fd};
+	if (pthread_create(&th, NULL, pump_main, &pump) != 0) {
+		fail("no thread", file);
+		return;
+	}
+	int err = create(p[1], file, POSIX_TRACE_APPEND, 0, &trid);
+	close(p[1]); /* the keeper has its own */
+	if (err == 0) {
+		record(trid, file, n, n / 4);
+		posix_trace_shutdown(trid);
+	} else {
+		fail("posix_trace_create_withlog on a pipe failed", file);
+	}
+	pthread_join(th, NULL);
+	close(p[0]);
+	check_size(fd, file);
+	close(fd);
+}
+
+/* ---- damaged copies --------------------------------------------------------- */
+
+struct image {
+	unsigned char *bytes;
+	size_t len;
+	uint64_t block[64]; /* offsets of the blocks, in file order */
+	size_t nblocks;
+};
+
+static int load(const char *file, uint64_t data_off, struct image *im)
+{
+	char path[512];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY);
+	memset(im, 0, sizeof *im);
+	if (fd < 0 || fstat(fd, &sb) != 0 || !(im->bytes = malloc((size_t)sb.st_size)) ||
+	    read(fd, im->bytes, (size_t)sb.st_size) != sb.st_size) {
+		fail("cannot read back", file);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	im->len = (size_t)sb.st_size;
+	for (uint64_t off = data_off; off + PT_LOG_BLOCK_HDR <= im->len && im->nblocks < 64;) {
+		struct pt_log_block b;
+		memcpy(&b, im->bytes + off, sizeof b);
+		if (b.magic != PT_LOG_BLOCK_MAGIC)
+			break;
+		im->block[im->nblocks++] = off;
+		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
+	}
+	if (im->nblocks < 4) {
+		fail("fewer than four blocks", file);
+		free(im->bytes);
+		return -1;
+	}
+	return 0;
+}
+
+static void save(const char *file, const unsigned char *bytes, size_t len)
+{
+	int fd = open_seed(file);
+	if (fd < 0)
+		return;
+	if (write(fd, bytes, len) != (ssize_t)len)
+		fail("short write", file);
+	close(fd);
+}
+
+/* Copies of `from` with one kind of damage each, named prefix-KIND. */
+static void damage(const char *from, uint64_t data_off, const char *prefix)
+{
+	struct image im;
+	char name[128];
+	if (load(from, data_off, &im) != 0)
+		return;
+	unsigned char *copy = malloc(im.len);
+	if (!copy) {
+		free(im.bytes);
+		return;
+	}
+	uint64_t b1 = im.block[1], b2 = im.block[2];
+
+	snprintf(name, sizeof name, "%s-cut.ptlog", prefix); /* the writer died mid-block */
+	save(name, im.bytes, (size_t)(b2 + PT_LOG_BLOCK_HDR + 20));
+
+	memcpy(copy, im.bytes, im.len); /* a payload byte flipped: bad CRC */
+	copy[b1 + PT_LOG_BLOCK_HDR + 30] ^= 0x20;
+	snprintf(name, sizeof name, "%s-flip.ptlog", prefix);
+	save(name, copy, im.len);
+
+	memcpy(copy, im.bytes, im.len); /* block 1 claims a later number */
+	copy[b1 + offsetof(struct pt_log_block, seq)] += 3;
+	snprintf(name, sizeof name, "%s-seq.ptlog", prefix);
+	save(name, copy, im.len);
+
+	memcpy(copy, im.bytes, im.len); /* a record id that is neither event nor meta */
+	uint64_t w0;
+	memcpy(&w0, copy + b2 + PT_LOG_BLOCK_HDR, sizeof w0);
+	w0 = (w0 & ~((uint64_t)PT_REC_ID_MASK << PT_REC_ID_SHIFT)) | (uint64_t)20 << PT_REC_ID_SHIFT;
+	memcpy(copy + b2 + PT_LOG_BLOCK_HDR, &w0, sizeof w0);
+	snprintf(name, sizeof name, "%s-record.ptlog", prefix);
+	save(name, copy, im.len);
+
+	memcpy(copy, im.bytes, im.len); /* zeros over blocks 1 to 2 */
+	memset(copy + b1 + 8, 0, (size_t)(im.block[3] - b1 - 8));
+	snprintf(name, sizeof name, "%s-zeros.ptlog", prefix);
+	save(name, copy, im.len);
+
+	free(copy);
+	free(im.bytes);
+}
+
 int main(int argc, char **argv)
 {
-	const char *dir = argc > 1 ? argv[1] : ".";
-	write_log(dir, "append.ptlog", POSIX_TRACE_APPEND, 1 << 20, 300);
-	write_log(dir, "loop.ptlog", POSIX_TRACE_LOOP, 128 << 10, 6000);
-	write_log(dir, "untilfull.ptlog", POSIX_TRACE_UNTIL_FULL, 100 << 10, 5000);
-	write_log(dir, "small.ptlog", POSIX_TRACE_APPEND, 1 << 20, 3);
-	return 0;
+	dir = argc > 1 ? argv[1] : ".";
+	write_log("append.ptlog", POSIX_TRACE_APPEND, 1 << 20, 300, 40);
+	write_log("loop.ptlog", POSIX_TRACE_LOOP, 128 << 10, 6000, 0);
+	write_log("untilfull.ptlog", POSIX_TRACE_UNTIL_FULL, 100 << 10, 5000, 0);
+	write_log("small.ptlog", POSIX_TRACE_APPEND, 1 << 20, 3, 0);
+	write_pipe_log("pipe.ptlog", 300);
+	damage("append.ptlog", PT_LOG_DATA_OFF, "append");
+	damage("pipe.ptlog", PT_LOG_DATA_OFF_NOTABLE, "pipe");
+	return failures ? 1 : 0;
 }

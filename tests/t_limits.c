@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_limits: tracing under the resource limits a process may run with.
+ *
+ * posix_trace_create and posix_trace_create_withlog, ERRORS: ENOMEM is the
+ * only answer for "no memory for the stream".  A process whose largest
+ * file is limited (RLIMIT_FSIZE, `ulimit -f`) must still be able to trace
+ * a stream that fits the limit, and must never be sent SIGXFSZ by the
+ * library; one whose limit is below any stream gets ENOMEM.  Each case runs
+ * in a child with the limit set, which reports through its exit status.
+ */
+#include "harness.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+/* Runs fn in a child under RLIMIT_FSIZE = limit; returns its wait status. */
+static int under_fsize_limit(rlim_t limit, int (*fn)(void))
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = {limit, limit};
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(100);
+		_exit(fn());
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* A default stream: created, events recorded and read back.  Exit codes
+ * name the step that failed. */
+static int trace_a_little(void)
+{
+	trace_id_t trid;
+	trace_event_id_t id;
+	if (posix_trace_eventid_open("lim.ev", &id) != 0)
+		return 1;
+	if (posix_trace_create(0, NULL, &trid) != 0)
+		return 2;
+	if (posix_trace_start(trid) != 0)
+		return 3;
+	for (int i = 0; i < 1000; i++)
+		posix_trace_event(id, &i, sizeof i);
+	struct posix_trace_event_info ev;
+	int data, unavailable, n = 0;
+	size_t len;
+	while (posix_trace_trygetnext_event(trid, &ev, &data, sizeof data, &len, &unavailable) == 0 &&
+	       !unavailable)
+		n += ev.posix_event_id == id;
+	if (n != 1000)
+		return 4;
+	return posix_trace_shutdown(trid) == 0 ? 0 : 5;
+}
+
+static int create_is_enomem(void)
+{
+	trace_id_t trid;
+	return posix_trace_create(0, NULL, &trid) == ENOMEM ? 0 : 1;
+}
+
+/* What a traced program does (it never knows whether it is traced). */
+static int instrumented_program(void)
+{
+	trace_event_id_t id;
+	if (posix_trace_eventid_open("lim.name", &id) != 0)
+		return 1;
+	posix_trace_event(id, "x", 1);
+	return 0;
+}
+
+START_TEST(instrumented_program_under_a_tiny_file_size_limit_runs)
+{
+	int status = under_fsize_limit(1024, instrumented_program);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "child under RLIMIT_FSIZE 1 KiB: %s %d",
+	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
+	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+END_TEST
+
+START_TEST(stream_within_a_file_size_limit_works)
+{
+	int status = under_fsize_limit(32u << 20, trace_a_little);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "child under RLIMIT_FSIZE 32 MiB: %s %d",
+	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
+	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+END_TEST
+
+START_TEST(stream_beyond_a_file_size_limit_is_enomem_without_sigxfsz)
+{
+	int status = under_fsize_limit(64u << 10, create_is_enomem);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "child under RLIMIT_FSIZE 64 KiB: %s %d",
+	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
+	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("limits");
+	TCase *tc = pt_tcase(s, "fsize");
+	tcase_add_test(tc, instrumented_program_under_a_tiny_file_size_limit_runs);
+	tcase_add_test(tc, stream_within_a_file_size_limit_works);
+	tcase_add_test(tc, stream_beyond_a_file_size_limit_is_enomem_without_sigxfsz);
+	return pt_run(s);
+}
