@@ -75,7 +75,7 @@ APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
 
-$(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+$(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libposixtrace.so | $(BUILD)/examples
@@ -118,6 +118,9 @@ check: deps
 	    passed=$$((passed + $$1)); failed=$$((failed + $$3)); \
 	  else failed=$$((failed + 1)); fi; done; \
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
+
+# The command's helpers, compiled into their test.
+$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h
 
 # The log module's unit tests (tests/unit/t_logformat.c): built from the
 # module's own sources, without the rest of the library, and run by

@@ -4,8 +4,8 @@
  * {TSC before, CLOCK_MONOTONIC, TSC after}, the narrowest of three tries;
  * between two points a raw value is interpolated, so conversion follows NTP
  * slewing and VM migration as closely as points are taken: at creation, at
- * every control and read call (at most once per millisecond), and on every
- * tick of a stream's keeper.
+ * posix_trace_start, on every tick of a stream's keeper, and whenever a
+ * conversion meets a value more than a millisecond past the last point.
  */
 #include <fcntl.h>
 #include <stdio.h>

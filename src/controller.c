@@ -126,7 +126,7 @@ static void filter_snapshot(const struct pt_stream_hdr *hdr, trace_event_set_t *
 		set->__bits[i] = atomic_load_explicit(&hdr->filter[i], memory_order_relaxed);
 }
 
-/* A system event caused by the caller's call (XSH 2.11.1.2: it carries the
+/* A system event caused by the caller's call (XSH 2.11.1, posix_trace_event_info Structure: it carries the
  * process and the address of that call), unless the filter excludes it. */
 static void record(struct pt_handle *h, trace_event_id_t id, const void *data, uint32_t len,
                    const struct pt_caller *who)
@@ -249,7 +249,7 @@ int posix_trace_clear(trace_id_t trid)
 	atomic_store_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	atomic_store_explicit(&hdr->overrun, 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
-	h->lost_seen = pt_stream_lost(&h->map);
+	h->lost_seen = pt_handle_lost(h);
 	pt_handle_put(h);
 	return 0; /* the page lists EINVAL only: a keeper that died was replaced */
 }

@@ -54,10 +54,16 @@ static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, cons
 	uint32_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
 	uint32_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
 	if (head - tail >= PT_CTLQ_LEN) {
-		atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
-		if (!c->loop || !atomic_compare_exchange_strong_explicit(
-		                    &c->tail, &tail, tail + 1, memory_order_acq_rel, memory_order_acquire))
+		/* Full: LOOP drops the oldest, unless the reader just took it
+		 * (the CAS fails: there is room now); the other policies drop
+		 * this one.  Either way the loss is counted (pt_total_lost). */
+		if (!c->loop) {
+			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
 			return;
+		}
+		if (atomic_compare_exchange_strong_explicit(&c->tail, &tail, tail + 1,
+		                                            memory_order_acq_rel, memory_order_acquire))
+			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
 	}
 	struct pt_ctl_event *e = &c->q[head % PT_CTLQ_LEN];
 	memset(e, 0, offsetof(struct pt_ctl_event, data));
@@ -74,14 +80,6 @@ static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, cons
 		memcpy(e->data, data, e->len);
 	/* Pairs with the acquire load of head in pt_ctl_peek. */
 	atomic_store_explicit(&c->head, head + 1, memory_order_release);
-}
-
-void pt_ctl_put_at(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, const void *data,
-                   uint32_t len, const struct pt_caller *who)
-{
-	lock(c);
-	put_locked(c, raw, id, data, len, who);
-	pthread_mutex_unlock(&c->lock);
 }
 
 void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const void *data,

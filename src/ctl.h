@@ -51,7 +51,6 @@ struct pt_ctl {
 	_Atomic uint32_t keeper_ack;     /* futex: commands it carried out */
 	_Atomic int32_t keeper_error;    /* the keeper's first error */
 	_Atomic uint32_t keeper_finished; /* it wrote the end of the log */
-	struct pt_caller flush_caller;   /* of the flush in progress */
 	struct pt_logw_state logw;       /* the log as written so far */
 };
 
@@ -60,8 +59,6 @@ void pt_ctl_destroy(struct pt_ctl *c);
 /* Records an event; the caller's identity (pid 0 for none). */
 void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const void *data,
                 uint32_t len, const struct pt_caller *who);
-void pt_ctl_put_at(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, const void *data,
-                   uint32_t len, const struct pt_caller *who);
 /* The oldest unread event, copied: 1, or 0 when there is none. */
 int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos);
 /* Takes the event peeked at pos: 0 when a writer dropped it meanwhile. */

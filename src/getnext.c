@@ -4,8 +4,8 @@
  * events out of a stream (reader.c) or a log (logfile.c), and waiting.
  *
  * A reader that has caught up waits without asking writers for anything at
- * first (short naps: a busy writer is not made to wake it after every event,
- * and its events are delivered at most about a millisecond late); then it
+ * first (ten naps of 100 us: a busy writer is not made to wake it after
+ * every event, and its events are delivered at most a nap late); then it
  * announces its sleep (waiters) and sleeps until a writer wakes it.
  */
 #include <errno.h>
@@ -87,6 +87,10 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
 		 * us or we see its event. */
 		atomic_store_explicit(&hdr->waiters, 1, memory_order_seq_cst);
 		int bounded = pt_fence_all(h->remote || h->map.inherited) != 0;
+		/* The look must load every lane's commit word: an event
+		 * committed since the last gather would otherwise wait for
+		 * the next one to wake us. */
+		h->rd.gather_raw = 0;
 		if (take(h, ev, data, num_bytes, data_len, pc))
 			return 1;
 		if (bounded || abstime) {

@@ -48,10 +48,17 @@ struct pt_handle {
 	int dying;
 	int readers;               /* threads inside a getnext call */
 	uint32_t typelist_pos;
-	uint64_t lost_seen;        /* pt_stream_lost() at the last get_status */
+	uint64_t lost_seen;        /* pt_handle_lost() at the last get_status */
 	int has_ext;
 	struct posixtrace_event_ext ext; /* of the last event returned */
 };
+
+/* Events an active stream lost: writers' and its control-event queue's. */
+static inline uint64_t pt_handle_lost(const struct pt_handle *h)
+{
+	return pt_stream_lost(&h->map) +
+	       (h->ctl ? atomic_load_explicit(&h->ctl->lost, memory_order_relaxed) : 0);
+}
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
 /* The lock-free way into a log handle biased to the calling thread: NULL

@@ -41,7 +41,9 @@
 #define PT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Streams one process may have at once: created, joined or opened. */
+/* Streams one process may record into at once (its own, joined or handed
+ * over): the slots of its control block.  Identifiers, logs opened included,
+ * are counted apart (TRACE_SYS_MAX). */
 #define PT_MAX_STREAMS PT_PCB_SLOTS
 _Static_assert(TRACE_SYS_MAX <= PT_MAX_STREAMS, "a handle per stream slot");
 

@@ -102,7 +102,8 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited)
 	a->names_synced = 0;
 	pt_record_slot_fd(slot, fd);
 	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_ATTACHED, memory_order_release);
-	/* Pairs with the acquire load of attached[].map in record_user_event. */
+	/* Pairs with the acquire load of attached[].map in record and
+	 * record_general (writer.c). */
 	pt_publish_map(a, &a->own);
 	pt_seed_names(a);
 	if (state != PT_ST_SUSPENDED || a->own.inherited)

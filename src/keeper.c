@@ -91,7 +91,7 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 	st->stream_full = (state == PT_ST_FULL || atomic_load_explicit(&s->full, memory_order_relaxed))
 	                      ? POSIX_TRACE_FULL
 	                      : POSIX_TRACE_NOT_FULL;
-	st->lost_events = pt_stream_lost(&k->h->map);
+	st->lost_events = pt_handle_lost(k->h);
 	st->stream_overrun = st->lost_events ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
 	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->flush_error = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
@@ -170,7 +170,7 @@ static void drain(struct keeper *k)
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and
- * FLUSH_STOP carrying who caused the flush (XSH 2.11.1.2); the STOP reaches
+ * FLUSH_STOP carrying who caused the flush (XSH 2.11.1, posix_trace_event_info Structure); the STOP reaches
  * the log with the next flush, in its place by time. */
 static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request)
 {
@@ -231,7 +231,9 @@ static int needs_flush(const struct keeper *k)
 	const struct pt_stream_hdr *s = k->shdr;
 	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
 		return 0;
-	return atomic_load_explicit(&s->keeper_kicked, memory_order_relaxed) ||
+	/* Acquire: pairs with the exchange in pt_keeper_kick (writer.c), so
+	 * that kick_pid and kick_pc are the kicker's. */
+	return atomic_load_explicit(&s->keeper_kicked, memory_order_acquire) ||
 	       atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
 	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->map.event_room / 4;
 }
@@ -251,10 +253,10 @@ static void reach_late(struct keeper *k)
 	                atomic_load_explicit(&k->shdr->state, memory_order_acquire) == PT_ST_RUNNING);
 }
 
-static void command(struct keeper *k, char cmd)
+static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 {
-
-	struct pt_caller who = k->ctl->flush_caller;
+	struct pt_caller who = msg->who;
+	uint32_t cmd = msg->cmd;
 	if (cmd == PT_CMD_FLUSH) {
 		flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
 	} else if (cmd == PT_CMD_CLEAR) {
@@ -276,16 +278,21 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
 		struct pollfd p = {.fd = k->sock, .events = POLLIN};
 		if (poll(&p, 1, 0) > 0) {
-			char cmds[64];
-			ssize_t got = recv(k->sock, cmds, sizeof cmds, MSG_DONTWAIT);
-			for (ssize_t i = 0; i < got; i++)
-				command(k, cmds[i]);
+			struct pt_cmd_msg msg;
+			ssize_t got;
+			while ((got = recv(k->sock, &msg, sizeof msg, MSG_DONTWAIT)) == sizeof msg)
+				command(k, &msg);
 			if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
 				controller_gone(k);
 		}
 		if (needs_flush(k)) {
+			/* The writer that asked; a flush nobody asked for yet (a
+			 * quarter held, seen before the kick) names the last one
+			 * that did, or the controller. */
 			struct pt_caller who = {atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed), 0, 0,
 			                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
+			if (who.pid <= 0)
+				who.pid = k->controller;
 			uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
 			atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
 			flush(k, &who, req);
@@ -427,9 +434,12 @@ static int replace_keeper(struct pt_handle *h)
 /* Commands are numbered (cmd_sent); the keeper counts those it carried
  * out (keeper_ack), so a caller waits for its own command, not for an
  * acknowledgement of an earlier one (a flush's, which nobody waits for). */
-static int send_cmd(struct pt_handle *h, char cmd, uint32_t *number)
+static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who,
+                    uint32_t *number)
 {
-	if (h->keeper_sock < 0 || send(h->keeper_sock, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+	struct pt_cmd_msg msg = {.cmd = cmd, .who = *who};
+	if (h->keeper_sock < 0 ||
+	    send(h->keeper_sock, &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof msg)
 		return EIO;
 	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
 	struct pt_stream_hdr *s = pt_hdr(&h->map);
@@ -452,15 +462,14 @@ static int wait_ack(struct pt_handle *h, uint32_t number)
 	}
 }
 
-int pt_keeper_command(struct pt_handle *h, char cmd, const struct pt_caller *who)
+int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who)
 {
 	int err = 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		uint32_t number;
-		h->ctl->flush_caller = *who;
 		if (cmd == PT_CMD_FLUSH)
 			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
-		if (send_cmd(h, cmd, &number) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, number) == 0))
+		if (send_cmd(h, cmd, who, &number) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, number) == 0))
 			return err; /* posix_trace_flush only starts the flush */
 		err = replace_keeper(h);
 	}
@@ -492,8 +501,7 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 	int err = 0;
 	for (int attempt = 0; attempt < 2 && h->keeper > 0; attempt++) {
 		uint32_t number;
-		h->ctl->flush_caller = *who;
-		if (send_cmd(h, PT_CMD_FINISH, &number) != 0) {
+		if (send_cmd(h, PT_CMD_FINISH, who, &number) != 0) {
 			err = replace_keeper(h);
 			continue;
 		}

@@ -10,13 +10,21 @@
 
 #include "handle.h"
 
-enum { PT_CMD_FLUSH = 'F', PT_CMD_CLEAR = 'C', PT_CMD_FINISH = 'S' };
+enum { PT_CMD_FLUSH = 1, PT_CMD_CLEAR = 2, PT_CMD_FINISH = 3 };
+
+/* One command on the keeper's socket (SOCK_SEQPACKET: one message each),
+ * with the caller whose call it carries out (FLUSH_START/STOP name it). */
+struct pt_cmd_msg {
+	uint32_t cmd;
+	uint32_t reserved;
+	struct pt_caller who;
+};
 
 /* Writes the log's header and names (a new log), then forks the keeper. */
 int pt_keeper_start(struct pt_handle *h, int logfd);
 /* A command, carried out (flush: started) when it returns.  EIO when the
  * keeper had died: a new one continues, after a POSIX_TRACE_ERROR. */
-int pt_keeper_command(struct pt_handle *h, char cmd, const struct pt_caller *who);
+int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who);
 /* posix_trace_shutdown: the keeper finishes the log and exits; its first
  * error. */
 int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who);

@@ -220,7 +220,7 @@ void pt_held_sub(struct pt_stream_hdr *h, uint32_t bytes)
 }
 
 /* A gap: the reader reports POSIX_TRACE_OVERFLOW at the first lost event's
- * time (XSH 2.11.1.2, posix_stream_overrun_status). */
+ * time (XSH 2.11.1, posix_trace_status_info Structure). */
 void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n)
 {
 	uint64_t cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);

@@ -106,10 +106,8 @@ struct pt_chunk {
 	uint64_t pad1[5];
 	/* Line 1, written once when a writer starts the chunk. */
 	uint64_t base;               /* raw clock base of its first records */
-	uint64_t cal_raw, cal_mono;  /* raw clock and CLOCK_MONOTONIC read together (a hint) */
 	struct pt_owner owner;       /* writer of its first records */
-	uint32_t lane;
-	uint32_t pad2;
+	uint64_t pad2[3];
 };
 _Static_assert(sizeof(struct pt_chunk) == PT_CHUNK_HDR, "chunk header");
 _Static_assert(offsetof(struct pt_chunk, base) == 64, "chunk header lines");

@@ -185,8 +185,19 @@ static inline uint32_t pt_log_rec_size(uint32_t len)
 
 /* The block size a log needs: room for a block header, a context and the
  * largest record; 64 KiB at least, a power of two. */
+/* The largest data a record may carry: the stream's max-data-size, or a
+ * system event's (POSIX_TRACE_FILTER: two trace_event_set_t), whichever is
+ * larger. */
+#define PT_LOG_SYSTEM_DATA_MAX 256u
+_Static_assert(2 * sizeof(trace_event_set_t) == PT_LOG_SYSTEM_DATA_MAX, "FILTER's data");
+static inline uint64_t pt_log_data_max(uint64_t max_data_size)
+{
+	return max_data_size > PT_LOG_SYSTEM_DATA_MAX ? max_data_size : PT_LOG_SYSTEM_DATA_MAX;
+}
+
 static inline uint32_t pt_log_block_size_for(uint64_t max_data_size)
 {
+	max_data_size = pt_log_data_max(max_data_size);
 	uint64_t need = PT_LOG_BLOCK_HDR + PT_LOG_CTX_REC + PT_LOG_TIME_REC +
 	                PT_REC_HDR + ((max_data_size + 7u) & ~(uint64_t)7u);
 	uint32_t size = PT_LOG_MIN_BLOCK;

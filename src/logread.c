@@ -572,7 +572,7 @@ static int open_log(struct pt_logr *r, int fd)
 	r->status = h->status;
 	r->data_off = h->data_off;
 	r->block_size = h->block_size;
-	r->max_data = (uint32_t)h->max_data_size;
+	r->max_data = (uint32_t)pt_log_data_max(h->max_data_size);
 	r->max_ctx = (r->block_size - PT_LOG_BLOCK_HDR) / PT_LOG_CTX_REC + 1;
 	r->ctxs = calloc(r->max_ctx, sizeof *r->ctxs);
 	if (!r->ctxs)

@@ -640,15 +640,15 @@ static int put_event_slow(struct pt_logw *w, const struct pt_log_ctx *c, uint64_
 }
 
 /* An UNTIL_FULL log is full: POSIX_TRACE_STOP (automatic: data 1) ends it,
- * in the room kept for it. */
-static int log_full(struct pt_logw *w, uint64_t ts)
+ * in the room kept for it.  Like the automatic stop of a full stream, it
+ * carries the writer (and call) of the event that found no room. */
+static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, uint64_t pc)
 {
-	static const struct pt_log_ctx system_ctx;
 	int automatic = 1;
 	w->room += FULL_RESERVE - (PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status));
 	if (w->blk)
 		w->blk_end = w->blk + w->block_size;
-	put_event_slow(w, &system_ctx, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, 0);
+	put_event_slow(w, c, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, pc);
 	w->prog.log_full = 1;
 	w->prog.status.log_full = POSIX_TRACE_FULL;
 	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
@@ -673,9 +673,11 @@ __attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct 
 		w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
 		return PT_LOGW_FULL;
 	}
-	if (put_event_slow(w, c ? c : &system_ctx, ts, id, data, len, truncated, pc) == 0)
+	if (!c)
+		c = &system_ctx;
+	if (put_event_slow(w, c, ts, id, data, len, truncated, pc) == 0)
 		return 0;
-	return log_full(w, ts);
+	return log_full(w, c, ts, pc);
 }
 
 int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns,
@@ -729,7 +731,7 @@ static int alloc_buffers(struct pt_logw *w)
 	w->layout = (int)h->layout;
 	w->ring_slots = h->ring_slots;
 	w->data_off = h->data_off;
-	w->max_data = (uint32_t)h->max_data_size;
+	w->max_data = (uint32_t)pt_log_data_max(h->max_data_size);
 	w->max_ctx = (w->block_size - PT_LOG_BLOCK_HDR) / PT_LOG_CTX_REC + 1;
 	size_t cap = OUT_CAP > 2 * (size_t)w->block_size ? OUT_CAP : 2 * (size_t)w->block_size;
 	if (w->layout == PT_LOG_RING) {

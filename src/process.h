@@ -45,7 +45,6 @@ struct pt_process {
 	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];
 	uint64_t next_gen;
 	int use_membarrier;
-	int system_writer;             /* the keeper records nothing of its own */
 	pthread_mutex_t lock;          /* attached[], threads, names */
 	struct pt_thread *threads;
 	pthread_key_t thread_key;

@@ -17,12 +17,15 @@ static void active_status(struct pt_handle *h, struct posix_trace_status_info *s
 	    (state == PT_ST_FULL || atomic_load_explicit(&hdr->full, memory_order_relaxed))
 	        ? POSIX_TRACE_FULL
 	        : POSIX_TRACE_NOT_FULL;
-	st->posix_stream_overrun_status =
-	    atomic_exchange_explicit(&hdr->overrun, 0, memory_order_relaxed) ? POSIX_TRACE_OVERRUN
-	                                                                      : POSIX_TRACE_NO_OVERRUN;
-	uint64_t lost = pt_stream_lost(&h->map);
+	uint64_t lost = pt_handle_lost(h);
 	st->posixtrace_lost_events = lost >= h->lost_seen ? lost - h->lost_seen : 0;
 	h->lost_seen = lost;
+	/* Control events lost count too (the writers' losses set overrun). */
+	st->posix_stream_overrun_status =
+	    atomic_exchange_explicit(&hdr->overrun, 0, memory_order_relaxed) ||
+	            st->posixtrace_lost_events
+	        ? POSIX_TRACE_OVERRUN
+	        : POSIX_TRACE_NO_OVERRUN;
 	st->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
 	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;

@@ -2,11 +2,14 @@
 /*
  * The analyzer side of an active stream: posix_trace_getnext_event() and its
  * timed and non-blocking forms, and the keeper's drain.  The reader keeps a
- * private cursor per lane; a gather looks at every lane once (the only time
- * it loads their writers' commit words) and a heap then hands out the
- * events it found in time order, merged with the controller's own events
- * (ctl.h) and the overflows writers noted.  Everything read from the
- * mapping is checked against the geometry kept in private memory.
+ * private cursor per lane; a gather looks at every lane once (the commit
+ * word of the chunk a writer is writing in, a line the writer writes per
+ * event, is loaded only then; sealed chunks are followed any time) and a
+ * heap then hands out the events it found in time order, merged with the
+ * controller's own events (ctl.h) and the overflows writers noted.  Records
+ * are claimed into private memory a stage at a time (stage_more) before
+ * they are parsed.  Everything read from the mapping is checked against the
+ * geometry kept in private memory.
  */
 #include <errno.h>
 #include <linux/futex.h>

@@ -65,35 +65,44 @@ static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uin
 
 void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 {
-	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&h->keeper_kicked, 1, memory_order_acq_rel))
+	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed))
 		return;
+	/* Who asks, then the ask (release: pairs with the acquire load of
+	 * keeper_kicked in needs_flush, keeper.c).  Writers racing here may
+	 * mix their answers: each of them asked. */
 	atomic_store_explicit(&h->kick_pid, pt_proc.pid, memory_order_relaxed);
 	atomic_store_explicit(&h->kick_pc, pc, memory_order_relaxed);
+	if (atomic_exchange_explicit(&h->keeper_kicked, 1, memory_order_acq_rel))
+		return;
 	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 /* UNTIL_FULL: the stream stops itself; the event that did not fit is lost
- * (XSH 2.11.1.4, POSIX_TRACE_UNTIL_FULL).  Its time and the writer that found
+ * (posix_trace_attr_getstreamfullpolicy, POSIX_TRACE_UNTIL_FULL).  Its time and the writer that found
  * it full are what the automatic POSIX_TRACE_STOP reports. */
 static void stream_full(struct pt_stream_hdr *h, uint64_t ts, uintptr_t pc)
 {
 	uint32_t running = PT_ST_RUNNING;
-	if (atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
-	                                            memory_order_acq_rel, memory_order_relaxed)) {
+	/* Who found it full is written before the state says so, so that a
+	 * reader that sees FULL sees them (the release of the CAS pairs with
+	 * the acquire load of state in at_end, reader.c).  Writers racing
+	 * here may mix their answers: each of them found the stream full. */
+	if (atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING) {
 		atomic_store_explicit(&h->full_ts, ts, memory_order_relaxed);
 		atomic_store_explicit(&h->full_pid, pt_proc.pid, memory_order_relaxed);
 		atomic_store_explicit(&h->full_pc, pc, memory_order_relaxed);
-		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
 	}
+	if (atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
+	                                            memory_order_acq_rel, memory_order_relaxed))
+		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
 	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->lost_total, 1, memory_order_relaxed);
 }
 
 /* The writer starts chunk c for its lane: its header, then the link that
  * seals the previous chunk (release: pairs with the acquire load of next
- * in lane_peek, reader.c), then the lane's tail. */
+ * in lane_look, reader.c), then the lane's tail. */
 static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m,
                         uint32_t c, uint64_t now)
 {
@@ -103,13 +112,10 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	atomic_store_explicit(&ch->next, PT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&ch->event_bytes, 0, memory_order_relaxed);
 	__atomic_store_n(&ch->base, now, __ATOMIC_RELAXED); /* read by oldest_sealed (lanes.c) */
-	ch->cal_raw = now;
-	ch->cal_mono = m->clock == PT_CLOCK_TSC ? pt_mono_ns() : now;
 	ch->owner.pid = pt_proc.pid;
 	ch->owner.tid = t->tid;
 	ch->owner.thread = (uint64_t)t->self;
 	memcpy(ch->owner.comm, t->comm, PT_COMM_SIZE);
-	ch->lane = w->lane;
 	if (w->chunk) {
 		struct pt_chunk *old = (struct pt_chunk *)w->chunk;
 		uint32_t bytes = pt_wlane_event_bytes(w);

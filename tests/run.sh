@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs every test program (each test inside it is forked with a timeout by
 # Check) and ends with one summary line: "N passed, N failed".
 # Usage: BUILD=build sh tests/run.sh [NAME...]   (NAME: t_attr, ...)

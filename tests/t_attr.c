@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Trace stream attributes objects: every posix_trace_attr_* function.
  *
- * Spec pages: posix_trace_attr_destroy (init/destroy), posix_trace_attr_getclockres
+ * Reference pages: posix_trace_attr_destroy (init/destroy), posix_trace_attr_getclockres
  * (clockres, createtime, genversion, name), posix_trace_attr_getinherited (inheritance,
  * log-full-policy, stream-full-policy), posix_trace_attr_getlogsize (log size, max data
  * size, max event sizes, stream size); values per the contract: defaults, accepted
@@ -24,11 +25,6 @@
 #define GENVERSION PT_TEST_GENVERSION
 
 #define NS_PER_SEC 1000000000LL
-
-static long long ts_ns(const struct timespec *t)
-{
-	return (long long)t->tv_sec * NS_PER_SEC + t->tv_nsec;
-}
 
 static void fill_name(char *buf, size_t len, char c)
 {
@@ -963,8 +959,8 @@ START_TEST(test_stream_createtime_is_realtime_at_create)
 	ck_assert_ok(posix_trace_attr_getcreatetime(&out, &ct));
 	ck_assert_int_ge(ct.tv_nsec, 0);
 	ck_assert_int_lt(ct.tv_nsec, 1000000000L);
-	ck_assert_int_ge(ts_ns(&ct), ts_ns(&before) - NS_PER_SEC);
-	ck_assert_int_le(ts_ns(&ct), ts_ns(&after) + NS_PER_SEC);
+	ck_assert_int_ge(pt_ns(&ct), pt_ns(&before) - NS_PER_SEC);
+	ck_assert_int_le(pt_ns(&ct), pt_ns(&after) + NS_PER_SEC);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST

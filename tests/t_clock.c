@@ -2,8 +2,8 @@
 /*
  * t_clock: event timestamps are what clock_gettime would have said.
  *
- * XSH 2.11.1.2 (posix_trace_event_info: posix_timestamp "the time at which
- * the trace event was generated") and posix_trace_attr_getclockres: where
+ * XSH 2.11.1, posix_trace_event_info Structure (posix_timestamp "the time at
+ * which the trace event was generated") and posix_trace_attr_getclockres: where
  * the library records the TSC instead of calling clock_gettime, it converts
  * at read time, and the result must stay within 1 microsecond of a
  * CLOCK_REALTIME reading taken just before and just after the call to
@@ -37,13 +37,6 @@ struct bracket {
 /* Brackets in memory shared with posters in other processes. */
 static struct bracket *brackets;
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void map_brackets(void)
 {
 	brackets = mmap(NULL, NEVENTS * sizeof *brackets, PROT_READ | PROT_WRITE,
@@ -55,9 +48,9 @@ static void map_brackets(void)
 static void post_all(trace_event_id_t id)
 {
 	for (uint32_t i = 0; i < NEVENTS; i++) {
-		brackets[i].before = realtime_ns();
+		brackets[i].before = (uint64_t)pt_realtime_ns();
 		posix_trace_event(id, &i, sizeof i);
-		__atomic_store_n(&brackets[i].after, realtime_ns(), __ATOMIC_RELEASE);
+		__atomic_store_n(&brackets[i].after, (uint64_t)pt_realtime_ns(), __ATOMIC_RELEASE);
 		usleep(SPACING_US);
 	}
 }
@@ -177,8 +170,7 @@ END_TEST
 /* A child that waits for a byte on `go`, then posts every event. */
 static pid_t spawn_poster(int go)
 {
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = pt_fork();
 	if (pid == 0) {
 		char c;
 		if (read(go, &c, 1) != 1)

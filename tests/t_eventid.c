@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Trace event type identifiers and names: posix_trace_eventid_open,
  * posix_trace_trid_eventid_open, posix_trace_eventid_get_name, posix_trace_eventid_equal,
  * posix_trace_eventtypelist_getnext_id and posix_trace_eventtypelist_rewind.
  *
- * Spec pages: posix_trace_event (eventid_open part), posix_trace_eventid_equal (equal,
+ * Reference pages: posix_trace_event (eventid_open part), posix_trace_eventid_equal (equal,
  * get_name, trid_eventid_open), posix_trace_eventtypelist_getnext_id, XSH 2.11.2 (system
  * and unnamed event names), <limits.h> TRACE_EVENT_NAME_MAX / TRACE_USER_EVENT_MAX.
  * Ids, names, limits and list order per the contract: system ids 1..8, unnamed 32, user
@@ -22,25 +23,11 @@
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-static trace_id_t new_stream(void)
-{
-	trace_id_t trid = 0;
-	ck_assert_ok(posix_trace_create(0, NULL, &trid));
-	return trid;
-}
-
 static trace_id_t shut_down_stream(void)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_shutdown(trid));
 	return trid;
-}
-
-static trace_event_id_t open_id(const char *name)
-{
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
 }
 
 static trace_event_id_t trid_open_id(trace_id_t trid, const char *name)
@@ -68,7 +55,7 @@ static void fill_registry(void)
 	char name[32];
 	for (int i = 0; i < MAX_NAMES; i++) {
 		numbered_name(name, sizeof name, i);
-		trace_event_id_t id = open_id(name);
+		trace_event_id_t id = pt_event_id(name);
 		ck_assert_msg(id == FIRST_USER_ID + (trace_event_id_t)i,
 		              "name %d got id %u, expected %u", i, id, FIRST_USER_ID + i);
 	}
@@ -120,29 +107,29 @@ static void assert_list(const trace_event_id_t *got, int n, const trace_event_id
 
 START_TEST(test_eventid_open_first_user_id_is_33)
 {
-	ck_assert_uint_eq(open_id("first"), FIRST_USER_ID);
+	ck_assert_uint_eq(pt_event_id("first"), FIRST_USER_ID);
 }
 END_TEST
 
 START_TEST(test_eventid_open_same_name_same_id)
 {
-	trace_event_id_t a = open_id("same");
-	open_id("other");
-	ck_assert_uint_eq(open_id("same"), a);
+	trace_event_id_t a = pt_event_id("same");
+	pt_event_id("other");
+	ck_assert_uint_eq(pt_event_id("same"), a);
 }
 END_TEST
 
 START_TEST(test_eventid_open_distinct_names_get_ids_in_registration_order)
 {
-	ck_assert_uint_eq(open_id("one"), 33);
-	ck_assert_uint_eq(open_id("two"), 34);
-	ck_assert_uint_eq(open_id("three"), 35);
+	ck_assert_uint_eq(pt_event_id("one"), 33);
+	ck_assert_uint_eq(pt_event_id("two"), 34);
+	ck_assert_uint_eq(pt_event_id("three"), 35);
 }
 END_TEST
 
 START_TEST(test_eventid_open_names_are_case_sensitive)
 {
-	ck_assert_uint_ne(open_id("Name"), open_id("name"));
+	ck_assert_uint_ne(pt_event_id("Name"), pt_event_id("name"));
 }
 END_TEST
 
@@ -150,7 +137,7 @@ START_TEST(test_eventid_open_63_chars_accepted)
 {
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	long_name(name, TRACE_EVENT_NAME_MAX);
-	ck_assert_uint_eq(open_id(name), FIRST_USER_ID);
+	ck_assert_uint_eq(pt_event_id(name), FIRST_USER_ID);
 }
 END_TEST
 
@@ -178,7 +165,7 @@ START_TEST(test_eventid_open_enametoolong_registers_nothing)
 	trace_event_id_t id = 0;
 	long_name(name, TRACE_EVENT_NAME_MAX + 1);
 	ck_assert_err(posix_trace_eventid_open(name, &id), ENAMETOOLONG);
-	ck_assert_uint_eq(open_id("next"), FIRST_USER_ID);
+	ck_assert_uint_eq(pt_event_id("next"), FIRST_USER_ID);
 }
 END_TEST
 
@@ -197,14 +184,14 @@ END_TEST
 
 START_TEST(test_eventid_open_unnamed_event_name_is_32)
 {
-	ck_assert_uint_eq(open_id("posix_trace_unnamed_userevent"), POSIX_TRACE_UNNAMED_USEREVENT);
+	ck_assert_uint_eq(pt_event_id("posix_trace_unnamed_userevent"), POSIX_TRACE_UNNAMED_USEREVENT);
 }
 END_TEST
 
 START_TEST(test_eventid_open_unnamed_event_name_uses_no_user_id)
 {
-	open_id("posix_trace_unnamed_userevent");
-	ck_assert_uint_eq(open_id("first"), FIRST_USER_ID);
+	pt_event_id("posix_trace_unnamed_userevent");
+	ck_assert_uint_eq(pt_event_id("first"), FIRST_USER_ID);
 }
 END_TEST
 
@@ -226,9 +213,9 @@ END_TEST
 START_TEST(test_eventid_open_every_name_past_limit_is_unnamed_userevent)
 {
 	fill_registry();
-	ck_assert_uint_eq(open_id("extra 1"), POSIX_TRACE_UNNAMED_USEREVENT);
-	ck_assert_uint_eq(open_id("extra 2"), POSIX_TRACE_UNNAMED_USEREVENT);
-	ck_assert_uint_eq(open_id("extra 1"), POSIX_TRACE_UNNAMED_USEREVENT);
+	ck_assert_uint_eq(pt_event_id("extra 1"), POSIX_TRACE_UNNAMED_USEREVENT);
+	ck_assert_uint_eq(pt_event_id("extra 2"), POSIX_TRACE_UNNAMED_USEREVENT);
+	ck_assert_uint_eq(pt_event_id("extra 1"), POSIX_TRACE_UNNAMED_USEREVENT);
 }
 END_TEST
 
@@ -237,16 +224,16 @@ START_TEST(test_eventid_open_known_names_keep_ids_past_limit)
 	char name[32];
 	fill_registry();
 	numbered_name(name, sizeof name, 0);
-	ck_assert_uint_eq(open_id(name), FIRST_USER_ID);
+	ck_assert_uint_eq(pt_event_id(name), FIRST_USER_ID);
 	numbered_name(name, sizeof name, MAX_NAMES - 1);
-	ck_assert_uint_eq(open_id(name), LAST_USER_ID);
+	ck_assert_uint_eq(pt_event_id(name), LAST_USER_ID);
 }
 END_TEST
 
 START_TEST(test_names_registered_before_stream_are_known_to_it)
 {
-	trace_event_id_t id = open_id("early");
-	trace_id_t trid = new_stream();
+	trace_event_id_t id = pt_event_id("early");
+	trace_id_t trid = pt_create_default();
 	assert_name(trid, id, "early");
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -254,8 +241,8 @@ END_TEST
 
 START_TEST(test_names_registered_after_stream_creation_are_known_to_it)
 {
-	trace_id_t trid = new_stream();
-	trace_event_id_t id = open_id("late");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t id = pt_event_id("late");
 	assert_name(trid, id, "late");
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -265,8 +252,8 @@ START_TEST(test_name_of_63_chars_round_trips_through_get_name)
 {
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	long_name(name, TRACE_EVENT_NAME_MAX);
-	trace_event_id_t id = open_id(name);
-	trace_id_t trid = new_stream();
+	trace_event_id_t id = pt_event_id(name);
+	trace_id_t trid = pt_create_default();
 	assert_name(trid, id, name);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -275,8 +262,8 @@ END_TEST
 START_TEST(test_name_past_limit_is_not_registered)
 {
 	fill_registry();
-	open_id("one too many");
-	trace_id_t trid = new_stream();
+	pt_event_id("one too many");
+	trace_id_t trid = pt_create_default();
 	assert_name(trid, POSIX_TRACE_UNNAMED_USEREVENT, "posix_trace_unnamed_userevent");
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -286,7 +273,7 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_first_user_id_is_33)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_uint_eq(trid_open_id(trid, "first"), FIRST_USER_ID);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -294,7 +281,7 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_same_name_same_id)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	trace_event_id_t a = trid_open_id(trid, "same");
 	trid_open_id(trid, "other");
 	ck_assert_uint_eq(trid_open_id(trid, "same"), a);
@@ -304,17 +291,17 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_then_eventid_open_same_id)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	trace_event_id_t a = trid_open_id(trid, "shared");
-	ck_assert_uint_eq(open_id("shared"), a);
+	ck_assert_uint_eq(pt_event_id("shared"), a);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST
 
 START_TEST(test_eventid_open_then_trid_eventid_open_same_id)
 {
-	trace_event_id_t a = open_id("shared");
-	trace_id_t trid = new_stream();
+	trace_event_id_t a = pt_event_id("shared");
+	trace_id_t trid = pt_create_default();
 	ck_assert_uint_eq(trid_open_id(trid, "shared"), a);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -322,7 +309,7 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_name_known_to_get_name)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	trace_event_id_t id = trid_open_id(trid, "by trid");
 	assert_name(trid, id, "by trid");
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -331,8 +318,8 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_name_known_to_other_stream)
 {
-	trace_id_t t1 = new_stream();
-	trace_id_t t2 = new_stream();
+	trace_id_t t1 = pt_create_default();
+	trace_id_t t2 = pt_create_default();
 	trace_event_id_t id = trid_open_id(t1, "by trid");
 	assert_name(t2, id, "by trid");
 	ck_assert_ok(posix_trace_shutdown(t1));
@@ -343,7 +330,7 @@ END_TEST
 START_TEST(test_trid_eventid_open_63_chars_accepted)
 {
 	char name[TRACE_EVENT_NAME_MAX + 1];
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	long_name(name, TRACE_EVENT_NAME_MAX);
 	ck_assert_uint_eq(trid_open_id(trid, name), FIRST_USER_ID);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -354,7 +341,7 @@ START_TEST(test_trid_eventid_open_64_chars_is_enametoolong)
 {
 	char name[TRACE_EVENT_NAME_MAX + 2];
 	trace_event_id_t id = 0;
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	long_name(name, TRACE_EVENT_NAME_MAX + 1);
 	ck_assert_err(posix_trace_trid_eventid_open(trid, name, &id), ENAMETOOLONG);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -363,7 +350,7 @@ END_TEST
 
 START_TEST(test_trid_eventid_open_past_limit_is_unnamed_userevent)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	fill_registry();
 	ck_assert_uint_eq(trid_open_id(trid, "one too many"), POSIX_TRACE_UNNAMED_USEREVENT);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -412,7 +399,7 @@ static const struct {
 /* Loop test: _i indexes builtin_names. */
 START_TEST(test_get_name_of_builtin_event)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	assert_name(trid, builtin_names[_i].id, builtin_names[_i].name);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -420,9 +407,9 @@ END_TEST
 
 START_TEST(test_get_name_of_registered_user_event)
 {
-	trace_id_t trid = new_stream();
-	open_id("alpha");
-	trace_event_id_t id = open_id("beta");
+	trace_id_t trid = pt_create_default();
+	pt_event_id("alpha");
+	trace_event_id_t id = pt_event_id("beta");
 	assert_name(trid, id, "beta");
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -430,10 +417,10 @@ END_TEST
 
 START_TEST(test_get_name_repeated_gives_same_name)
 {
-	trace_id_t trid = new_stream();
-	trace_event_id_t id = open_id("stable");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t id = pt_event_id("stable");
 	assert_name(trid, id, "stable");
-	open_id("another");
+	pt_event_id("another");
 	assert_name(trid, id, "stable");
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -446,7 +433,7 @@ static const trace_event_id_t unnamed_ids[] = {0, 9, 31, FIRST_USER_ID, 500, LAS
 START_TEST(test_get_name_of_id_without_name_is_einval)
 {
 	char buf[TRACE_EVENT_NAME_MAX + 1];
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_err(posix_trace_eventid_get_name(trid, unnamed_ids[_i], buf), EINVAL);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -455,8 +442,8 @@ END_TEST
 START_TEST(test_get_name_of_next_unregistered_user_id_is_einval)
 {
 	char buf[TRACE_EVENT_NAME_MAX + 1];
-	trace_id_t trid = new_stream();
-	trace_event_id_t id = open_id("only");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t id = pt_event_id("only");
 	ck_assert_err(posix_trace_eventid_get_name(trid, id + 1, buf), EINVAL);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -488,7 +475,7 @@ END_TEST
 
 START_TEST(test_eventid_equal_same_system_id_is_non_zero)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_int_ne(posix_trace_eventid_equal(trid, POSIX_TRACE_START, POSIX_TRACE_START), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -496,7 +483,7 @@ END_TEST
 
 START_TEST(test_eventid_equal_different_system_ids_is_zero)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_int_eq(posix_trace_eventid_equal(trid, POSIX_TRACE_START, POSIX_TRACE_STOP), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -504,8 +491,8 @@ END_TEST
 
 START_TEST(test_eventid_equal_ids_of_same_name_is_non_zero)
 {
-	trace_id_t trid = new_stream();
-	trace_event_id_t a = open_id("x");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t a = pt_event_id("x");
 	trace_event_id_t b = trid_open_id(trid, "x");
 	ck_assert_int_ne(posix_trace_eventid_equal(trid, a, b), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -514,9 +501,9 @@ END_TEST
 
 START_TEST(test_eventid_equal_ids_of_different_names_is_zero)
 {
-	trace_id_t trid = new_stream();
-	trace_event_id_t a = open_id("x");
-	trace_event_id_t b = open_id("y");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t a = pt_event_id("x");
+	trace_event_id_t b = pt_event_id("y");
 	ck_assert_int_eq(posix_trace_eventid_equal(trid, a, b), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -524,8 +511,8 @@ END_TEST
 
 START_TEST(test_eventid_equal_user_and_unnamed_is_zero)
 {
-	trace_id_t trid = new_stream();
-	trace_event_id_t a = open_id("x");
+	trace_id_t trid = pt_create_default();
+	trace_event_id_t a = pt_event_id("x");
 	ck_assert_int_eq(posix_trace_eventid_equal(trid, a, POSIX_TRACE_UNNAMED_USEREVENT), 0);
 	ck_assert_int_ne(posix_trace_eventid_equal(trid, POSIX_TRACE_UNNAMED_USEREVENT,
 	                                           POSIX_TRACE_UNNAMED_USER_EVENT), 0);
@@ -538,7 +525,7 @@ END_TEST
 START_TEST(test_typelist_fresh_stream_is_system_ids_then_unnamed)
 {
 	trace_event_id_t got[16];
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	int n = read_type_list(trid, got, 16);
 	assert_list(got, n, builtin_ids, N_BUILTIN);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -549,10 +536,10 @@ START_TEST(test_typelist_lists_user_ids_registered_before_creation)
 {
 	trace_event_id_t got[16];
 	const trace_event_id_t want[] = {1, 2, 3, 4, 5, 6, 7, 8, 32, 33, 34, 35};
-	open_id("a");
-	open_id("b");
-	open_id("c");
-	trace_id_t trid = new_stream();
+	pt_event_id("a");
+	pt_event_id("b");
+	pt_event_id("c");
+	trace_id_t trid = pt_create_default();
 	int n = read_type_list(trid, got, 16);
 	assert_list(got, n, want, (int)(sizeof want / sizeof want[0]));
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -563,8 +550,8 @@ START_TEST(test_typelist_lists_user_ids_registered_after_creation)
 {
 	trace_event_id_t got[16];
 	const trace_event_id_t want[] = {1, 2, 3, 4, 5, 6, 7, 8, 32, 33, 34};
-	trace_id_t trid = new_stream();
-	open_id("a");
+	trace_id_t trid = pt_create_default();
+	pt_event_id("a");
 	trid_open_id(trid, "b");
 	int n = read_type_list(trid, got, 16);
 	assert_list(got, n, want, (int)(sizeof want / sizeof want[0]));
@@ -575,9 +562,9 @@ END_TEST
 START_TEST(test_typelist_full_registry_lists_every_user_id)
 {
 	static trace_event_id_t got[1100];
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	fill_registry();
-	open_id("one too many");
+	pt_event_id("one too many");
 	int n = read_type_list(trid, got, 1100);
 	ck_assert_int_eq(n, N_BUILTIN + MAX_NAMES);
 	for (int i = 0; i < N_BUILTIN; i++)
@@ -592,7 +579,7 @@ START_TEST(test_typelist_sets_unavailable_zero_when_returning_an_id)
 {
 	trace_event_id_t id = 0;
 	int unavailable = 7;
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable));
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(id, POSIX_TRACE_START);
@@ -603,7 +590,7 @@ END_TEST
 START_TEST(test_typelist_unavailable_stays_set_after_end)
 {
 	trace_event_id_t got[16], id = 0;
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	read_type_list(trid, got, 16);
 	for (int i = 0; i < 3; i++) {
 		int unavailable = 0;
@@ -621,9 +608,9 @@ START_TEST(test_typelist_lists_name_registered_after_end)
 {
 	trace_event_id_t got[16], id = 0;
 	int unavailable = 0;
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	read_type_list(trid, got, 16);
-	trace_event_id_t late = open_id("registered at the end");
+	trace_event_id_t late = pt_event_id("registered at the end");
 	ck_assert_ok(posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable));
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(id, late);
@@ -637,9 +624,9 @@ START_TEST(test_typelist_rewind_after_new_registration_lists_it)
 {
 	trace_event_id_t got[16];
 	const trace_event_id_t want[] = {1, 2, 3, 4, 5, 6, 7, 8, 32, 33};
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	read_type_list(trid, got, 16);
-	open_id("registered at the end");
+	pt_event_id("registered at the end");
 	ck_assert_ok(posix_trace_eventtypelist_rewind(trid));
 	int n = read_type_list(trid, got, 16);
 	assert_list(got, n, want, (int)(sizeof want / sizeof want[0]));
@@ -649,7 +636,7 @@ END_TEST
 
 START_TEST(test_typelist_rewind_restarts_mid_list)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_uint_eq(next_type(trid), 1);
 	ck_assert_uint_eq(next_type(trid), 2);
 	ck_assert_uint_eq(next_type(trid), 3);
@@ -663,8 +650,8 @@ END_TEST
 START_TEST(test_typelist_rewind_after_end_lists_again)
 {
 	trace_event_id_t got[16];
-	trace_id_t trid = new_stream();
-	open_id("a");
+	trace_id_t trid = pt_create_default();
+	pt_event_id("a");
 	read_type_list(trid, got, 16);
 	ck_assert_ok(posix_trace_eventtypelist_rewind(trid));
 	int n = read_type_list(trid, got, 16);
@@ -676,7 +663,7 @@ END_TEST
 
 START_TEST(test_typelist_rewind_on_fresh_stream_succeeds)
 {
-	trace_id_t trid = new_stream();
+	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_eventtypelist_rewind(trid));
 	ck_assert_uint_eq(next_type(trid), 1);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -685,8 +672,8 @@ END_TEST
 
 START_TEST(test_typelist_iterators_are_per_stream)
 {
-	trace_id_t t1 = new_stream();
-	trace_id_t t2 = new_stream();
+	trace_id_t t1 = pt_create_default();
+	trace_id_t t2 = pt_create_default();
 	ck_assert_uint_eq(next_type(t1), 1);
 	ck_assert_uint_eq(next_type(t1), 2);
 	ck_assert_uint_eq(next_type(t1), 3);

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Trace event type sets: posix_trace_eventset_empty, _fill, _add, _del, _ismember.
  *
- * Spec page: posix_trace_eventset_add (all five functions).  Membership of each fill
+ * Reference page: posix_trace_eventset_add (all five functions).  Membership of each fill
  * constant per the contract (WOPID = OVERFLOW, RESUME, ERROR; SYSTEM = ids 1..8; ALL =
  * ids 1..8 and 32..1023), add/del idempotence ("shall not be considered an error"),
  * EINVAL for ids >= 1024, NULL pointers and an invalid `what`.

@@ -1,14 +1,16 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t_filter: the trace event type filter of a stream traced in-process.
  *
  * Checks posix_trace_set_filter / posix_trace_get_filter
- * (posix_trace_get_filter.txt): empty filter at creation (posix_trace_create.txt),
- * SET/ADD/SUB semantics, filtered events not recorded (posix_trace_event.txt),
- * the POSIX_TRACE_FILTER system event with old and new sets as data when the
- * filter changes while running, and the event_filter data of POSIX_TRACE_START
- * (Table "Trace and Trace Event Filter Options: System Trace Events" in
- * xsh_2_11_tracing.txt).  The contract adds: the filter applies to system event
- * types too.  Events are read back with posix_trace_trygetnext_event.
+ * (posix_trace_get_filter, DESCRIPTION): empty filter at creation
+ * (posix_trace_create, DESCRIPTION), SET/ADD/SUB semantics, filtered events
+ * not recorded (posix_trace_event, DESCRIPTION), the POSIX_TRACE_FILTER system
+ * event with old and new sets as data when the filter changes while running,
+ * and the event_filter data of POSIX_TRACE_START (XSH 2.11.2, table "Trace and
+ * Trace Event Filter Options: System Trace Events").  The contract adds: the
+ * filter applies to system event types too.  Events are read back with
+ * posix_trace_trygetnext_event.
  */
 #include "harness.h"
 
@@ -18,40 +20,8 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 #define MAX_EVENTS 128
-#define DATA_BUF 1024
 
-struct ev {
-	struct posix_trace_event_info info;
-	unsigned char data[DATA_BUF];
-	size_t len;
-};
-
-static struct ev got[MAX_EVENTS];
-
-/* Reads every available event of trid into got[]; returns how many. */
-static int drain(trace_id_t trid)
-{
-	int n = 0;
-	for (;;) {
-		int unavailable = -1;
-		size_t len = 0;
-		ck_assert_int_lt(n, MAX_EVENTS);
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &got[n].info, got[n].data,
-		                                          sizeof got[n].data, &len, &unavailable));
-		if (unavailable)
-			return n;
-		got[n].len = len;
-		n++;
-	}
-}
-
-static int count_id(int n, trace_event_id_t id)
-{
-	int c = 0;
-	for (int i = 0; i < n; i++)
-		c += got[i].info.posix_event_id == id;
-	return c;
-}
+static struct pt_ev got[MAX_EVENTS]; /* events read back */
 
 /* A set holding exactly the ids given (list terminated by 0). */
 static trace_event_set_t set_of(trace_event_id_t first, ...)
@@ -106,13 +76,13 @@ START_TEST(without_filter_every_event_is_recorded)
 	posix_trace_event(b, NULL, 0);
 	posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, NULL, 0);
 	ck_assert_ok(posix_trace_stop(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 5);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_START), 1);
-	ck_assert_int_eq(count_id(n, a), 1);
-	ck_assert_int_eq(count_id(n, b), 1);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_UNNAMED_USEREVENT), 1);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_STOP), 1);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_START), 1);
+	ck_assert_int_eq(pt_count_id(got, n, a), 1);
+	ck_assert_int_eq(pt_count_id(got, n, b), 1);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_UNNAMED_USEREVENT), 1);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_STOP), 1);
 }
 END_TEST
 
@@ -220,7 +190,7 @@ START_TEST(filtered_user_event_is_not_recorded)
 	posix_trace_event(a, "a", 1);
 	posix_trace_event(b, "b", 1);
 	posix_trace_event(a, "a", 1);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, b);
@@ -236,8 +206,8 @@ START_TEST(event_removed_from_filter_is_recorded_again)
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SUB_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(a, NULL, 0);
-	int n = drain(trid);
-	ck_assert_int_eq(count_id(n, a), 1);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(pt_count_id(got, n, a), 1);
 }
 END_TEST
 
@@ -252,7 +222,7 @@ START_TEST(all_events_filter_records_nothing)
 	posix_trace_event(a, NULL, 0);
 	posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, NULL, 0);
 	ck_assert_ok(posix_trace_stop(trid));
-	ck_assert_int_eq(drain(trid), 0);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 0);
 }
 END_TEST
 
@@ -262,7 +232,7 @@ START_TEST(start_event_data_is_filter_at_start)
 	trace_event_set_t s = set_of(40, 77, 1023, POSIX_TRACE_ERROR, 0);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[0].len, sizeof(trace_event_set_t));
@@ -277,7 +247,7 @@ START_TEST(filtering_stop_suppresses_stop_event)
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_stop(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	struct posix_trace_status_info st;
@@ -294,7 +264,7 @@ START_TEST(filtering_start_suppresses_start_event)
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(a, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, a);
 }
@@ -309,7 +279,7 @@ START_TEST(filter_change_while_running_records_old_and_new_sets)
 	ck_assert_ok(posix_trace_set_filter(trid, &old, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &add, POSIX_TRACE_ADD_EVENTSET));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_FILTER);
 	ck_assert_uint_eq(got[1].len, 2 * sizeof(trace_event_set_t));
@@ -325,7 +295,7 @@ START_TEST(filter_event_has_caller_pid_and_thread)
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_FILTER);
 	ck_assert_int_eq(got[1].info.posix_pid, getpid());
@@ -340,7 +310,7 @@ START_TEST(filter_sub_while_running_records_old_and_new_sets)
 	ck_assert_ok(posix_trace_set_filter(trid, &old, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &sub, POSIX_TRACE_SUB_EVENTSET));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_FILTER);
 	ck_assert_uint_eq(got[1].len, 2 * sizeof(trace_event_set_t));
@@ -356,7 +326,7 @@ START_TEST(filter_set_while_running_records_event_even_if_unchanged)
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SET_EVENTSET));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_FILTER);
 	ck_assert_uint_eq(got[1].len, 2 * sizeof(trace_event_set_t));
@@ -374,9 +344,9 @@ START_TEST(filter_change_while_suspended_records_no_filter_event)
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_SUB_EVENTSET));
 	ck_assert_ok(posix_trace_start(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 3);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_FILTER), 0);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_FILTER), 0);
 }
 END_TEST
 
@@ -389,7 +359,7 @@ START_TEST(filter_change_while_running_takes_effect_immediately)
 	posix_trace_event(a, "1", 1);
 	ck_assert_ok(posix_trace_set_filter(trid, &s, POSIX_TRACE_ADD_EVENTSET));
 	posix_trace_event(a, "2", 1);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 3);
 	ck_assert_uint_eq(got[1].info.posix_event_id, a);
 	ck_assert_mem_eq(got[1].data, "1", 1);
@@ -410,10 +380,10 @@ START_TEST(two_streams_with_different_filters_get_different_events)
 	ck_assert_ok(posix_trace_start(s2));
 	posix_trace_event(a, NULL, 0);
 	posix_trace_event(b, NULL, 0);
-	int n = drain(s1);
+	int n = pt_drain(s1, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, b);
-	n = drain(s2);
+	n = pt_drain(s2, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, a);
 }
@@ -459,7 +429,7 @@ START_TEST(set_filter_bad_how_while_running_records_nothing)
 	trace_event_set_t s = set_of(40, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_err(posix_trace_set_filter(trid, &s, 99), EINVAL);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 }
@@ -504,7 +474,7 @@ END_TEST
 
 /* ---- clear ----------------------------------------------------------------- */
 
-/* posix_trace_clear.txt: the stream is reinitialised "as if it were returning
+/* posix_trace_clear, DESCRIPTION: the stream is reinitialised "as if it were returning
  * from posix_trace_create()", whose filter is empty; names are kept. */
 START_TEST(clear_empties_filter_and_records_filtered_ids_again)
 {
@@ -517,9 +487,9 @@ START_TEST(clear_empties_filter_and_records_filtered_ids_again)
 	trace_event_set_t after = filter_of(trid);
 	assert_set_eq(after, e);
 	posix_trace_event(a, NULL, 0);
-	int n = drain(trid);
-	ck_assert_int_eq(count_id(n, a), 1);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_FILTER), 0);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(pt_count_id(got, n, a), 1);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_FILTER), 0);
 }
 END_TEST
 

@@ -1,10 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t_fork: trace streams across fork().
  *
- * Checks (posix_trace_create.txt) that a trace stream identifier is valid only
- * in the process that created it: used in a child after fork() every function
- * returns EINVAL; and (posix_trace_attr_getinherited.txt) that with the default
- * inheritance POSIX_TRACE_CLOSE_FOR_CHILD the child is not traced and tracing
+ * Checks (posix_trace_create, DESCRIPTION) that a trace stream identifier is
+ * valid only in the process that created it: used in a child after fork()
+ * every function returns EINVAL; and (posix_trace_attr_getinherited,
+ * DESCRIPTION) that with the default inheritance POSIX_TRACE_CLOSE_FOR_CHILD
+ * the child is not traced and tracing
  * of the parent continues: the child's posix_trace_event() does not land in the
  * parent's stream, the parent's stream keeps working while and after the child
  * runs and exits, and the child can create its own stream and trace itself.
@@ -22,41 +24,11 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 #define MAX_EVENTS 128
-#define DATA_BUF 1024
+#define DATA_BUF 1024 /* a child's buffer for one event */
 
-struct ev {
-	struct posix_trace_event_info info;
-	unsigned char data[DATA_BUF];
-	size_t len;
-};
+static struct pt_ev got[MAX_EVENTS]; /* events read back */
 
-static struct ev got[MAX_EVENTS];
-
-/* Reads every available event of trid into got[]; returns how many. */
-static int drain(trace_id_t trid)
-{
-	int n = 0;
-	for (;;) {
-		int unavailable = -1;
-		size_t len = 0;
-		ck_assert_int_lt(n, MAX_EVENTS);
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &got[n].info, got[n].data,
-		                                          sizeof got[n].data, &len, &unavailable));
-		if (unavailable)
-			return n;
-		got[n].len = len;
-		n++;
-	}
-}
-
-static int count_id(int n, trace_event_id_t id)
-{
-	int c = 0;
-	for (int i = 0; i < n; i++)
-		c += got[i].info.posix_event_id == id;
-	return c;
-}
-
+/* How many of the first n events read back come from pid. */
 static int count_pid(int n, pid_t pid)
 {
 	int c = 0;
@@ -65,28 +37,12 @@ static int count_pid(int n, pid_t pid)
 	return c;
 }
 
-static trace_id_t create_started(void)
-{
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, NULL, &trid));
-	ck_assert_ok(posix_trace_start(trid));
-	return trid;
-}
-
-/* In a child: fail with this step number unless cond holds. */
-#define STEP(step, cond)                                                         \
-	do {                                                                     \
-		if (!(cond))                                                     \
-			return (step);                                           \
-	} while (0)
-
 /* Forks; the child runs fn(trid) and _exits with its result; the parent
  * waits and asserts the child exited with 0.  Returns the child's pid. */
 static pid_t run_in_child(int (*fn)(trace_id_t), trace_id_t trid)
 {
 	fflush(NULL);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		alarm(10); /* never outlive the test if a call blocks */
 		_exit(fn(trid));
@@ -199,7 +155,7 @@ static int child_shutdown(trace_id_t trid)
 
 START_TEST(child_start_of_parent_trid_is_einval)
 {
-	run_in_child(child_start, create_started());
+	run_in_child(child_start, pt_create_started());
 }
 END_TEST
 
@@ -216,61 +172,61 @@ END_TEST
 
 START_TEST(child_stop_of_parent_trid_is_einval)
 {
-	run_in_child(child_stop, create_started());
+	run_in_child(child_stop, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_get_status_of_parent_trid_is_einval)
 {
-	run_in_child(child_get_status, create_started());
+	run_in_child(child_get_status, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_get_attr_of_parent_trid_is_einval)
 {
-	run_in_child(child_get_attr, create_started());
+	run_in_child(child_get_attr, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_clear_of_parent_trid_is_einval)
 {
-	run_in_child(child_clear, create_started());
+	run_in_child(child_clear, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_filter_functions_on_parent_trid_are_einval)
 {
-	run_in_child(child_filters, create_started());
+	run_in_child(child_filters, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_trygetnext_on_parent_trid_is_einval)
 {
-	run_in_child(child_trygetnext, create_started());
+	run_in_child(child_trygetnext, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_getnext_on_parent_trid_is_einval_without_blocking)
 {
-	run_in_child(child_getnext, create_started());
+	run_in_child(child_getnext, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_timedgetnext_on_parent_trid_is_einval)
 {
-	run_in_child(child_timedgetnext, create_started());
+	run_in_child(child_timedgetnext, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_event_type_functions_on_parent_trid_are_einval)
 {
-	run_in_child(child_event_types, create_started());
+	run_in_child(child_event_types, pt_create_started());
 }
 END_TEST
 
 START_TEST(child_shutdown_of_parent_trid_is_einval)
 {
-	run_in_child(child_shutdown, create_started());
+	run_in_child(child_shutdown, pt_create_started());
 }
 END_TEST
 
@@ -289,9 +245,9 @@ static int child_posts_event(trace_id_t trid)
 START_TEST(child_event_is_not_recorded_in_parent_stream)
 {
 	child_ev = pt_event_id("from_child");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	pid_t child = run_in_child(child_posts_event, trid);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_int_eq(count_pid(n, child), 0);
@@ -319,8 +275,7 @@ START_TEST(child_event_is_not_recorded_in_parent_stream_started_after_fork)
 	ck_assert_int_eq(pipe(fds), 0);
 	ready_fd = fds[0];
 	fflush(NULL);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		alarm(10);
 		_exit(child_waits_then_posts_event(trid));
@@ -330,20 +285,19 @@ START_TEST(child_event_is_not_recorded_in_parent_stream_started_after_fork)
 	int status = 0;
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
-	ck_assert_int_eq(count_id(n, child_ev), 0);
+	ck_assert_int_eq(pt_count_id(got, n, child_ev), 0);
 }
 END_TEST
 
 START_TEST(parent_stream_works_after_child_exits)
 {
 	trace_event_id_t id = pt_event_id("parent_after_child");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	fflush(NULL);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0)
 		exit(0); /* a normal exit: runs the library's exit-time cleanup */
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
@@ -353,7 +307,7 @@ START_TEST(parent_stream_works_after_child_exits)
 	struct posix_trace_status_info st;
 	ck_assert_ok(posix_trace_get_status(trid, &st));
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 3);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
@@ -367,14 +321,14 @@ END_TEST
 START_TEST(parent_stream_keeps_running_after_child_stop_and_shutdown)
 {
 	trace_event_id_t id = pt_event_id("parent_after_child_shutdown");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	run_in_child(child_stop, trid);
 	run_in_child(child_shutdown, trid);
 	struct posix_trace_status_info st;
 	ck_assert_ok(posix_trace_get_status(trid, &st));
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
 }
@@ -384,11 +338,10 @@ START_TEST(parent_events_still_recorded_while_child_lives)
 {
 	int fds[2];
 	trace_event_id_t id = pt_event_id("parent_while_child");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_int_eq(pipe(fds), 0);
 	fflush(NULL);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		char c;
 		alarm(10);
@@ -396,7 +349,7 @@ START_TEST(parent_events_still_recorded_while_child_lives)
 		_exit(read(fds[0], &c, 1) == 1 ? 0 : 1);
 	}
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(write(fds[1], "x", 1), 1);
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	ck_assert_int_eq(n, 2);
@@ -436,7 +389,7 @@ static int child_traces_itself(trace_id_t parent_trid)
 
 START_TEST(child_can_create_its_own_stream_and_trace_itself)
 {
-	run_in_child(child_traces_itself, create_started());
+	run_in_child(child_traces_itself, pt_create_started());
 }
 END_TEST
 
@@ -465,7 +418,7 @@ static int child_traces_itself_by_pid(trace_id_t parent_trid)
 
 START_TEST(child_can_create_stream_for_its_own_pid)
 {
-	run_in_child(child_traces_itself_by_pid, create_started());
+	run_in_child(child_traces_itself_by_pid, pt_create_started());
 }
 END_TEST
 
@@ -473,10 +426,10 @@ END_TEST
 START_TEST(child_own_stream_does_not_reach_parent_stream)
 {
 	trace_event_id_t id = pt_event_id("parent_after_child_stream");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	pid_t child = run_in_child(child_traces_itself, trid);
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Retrieval: posix_trace_getnext_event, posix_trace_trygetnext_event and
  * posix_trace_timedgetnext_event on an active stream without log
- * (spec: posix_trace_getnext_event.txt; shutdown wake-up:
- * posix_trace_create.txt; contract: "Retrieval").
+ * (posix_trace_getnext_event, DESCRIPTION and ERRORS; shutdown wake-up:
+ * posix_trace_shutdown, DESCRIPTION; contract: "Retrieval").
  *
  * Checks: oldest event first, several threads merged by timestamp with each
  * thread's order kept; trygetnext never blocks; getnext blocks until an
@@ -11,6 +12,7 @@
  * event is available; EINTR; truncation on read; argument errors; an event
  * is reported once; reading frees space in the stream.
  */
+#define PT_EV_DATA 64 /* the events read back whole here are small */
 #include "harness.h"
 
 #include <pthread.h>
@@ -19,48 +21,18 @@
 #include <stdint.h>
 #include <time.h>
 
-struct rec {
-	struct posix_trace_event_info info;
-	unsigned char data[64];
-	size_t len;
-};
-
 static trace_id_t new_stream(int policy, size_t stream_size)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
-	if (stream_size)
-		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	return trid;
-}
-
-/* Reads with trygetnext until the stream reports nothing; returns the count. */
-static size_t drain(trace_id_t trid, struct rec *out, size_t max)
-{
-	size_t n = 0;
-	for (;;) {
-		struct rec r;
-		int unavailable = -1;
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &r.info, r.data, sizeof r.data,
-		                                          &r.len, &unavailable));
-		if (unavailable)
-			return n;
-		ck_assert_msg(n < max, "more than %zu events in the stream", max);
-		out[n++] = r;
-	}
+	return pt_create(0, (struct pt_attrs){.policy = policy, .size = stream_size});
 }
 
 /* A running stream whose START event has already been read. */
 static trace_id_t started_stream(int policy, size_t stream_size)
 {
 	trace_id_t trid = new_stream(policy, stream_size);
-	struct rec r[4];
+	struct pt_ev r[4];
 	ck_assert_ok(posix_trace_start(trid));
-	ck_assert_uint_eq(drain(trid, r, 4), 1);
+	ck_assert_uint_eq(pt_drain(trid, r, 4), 1);
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
 	return trid;
 }
@@ -70,45 +42,21 @@ static void post_u32(trace_event_id_t id, uint32_t v)
 	posix_trace_event(id, &v, sizeof v);
 }
 
-static uint32_t rec_u32(const struct rec *r)
-{
-	uint32_t v;
-	ck_assert_uint_eq(r->len, sizeof v);
-	memcpy(&v, r->data, sizeof v);
-	return v;
-}
-
-static struct timespec realtime_plus_ms(long ms)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	} else if (t.tv_nsec < 0) {
-		t.tv_sec--;
-		t.tv_nsec += 1000000000L;
-	}
-	return t;
-}
-
 /* ---- order ------------------------------------------------------------- */
 
 START_TEST(trygetnext_reports_oldest_event_first)
 {
 	trace_id_t trid = new_stream(POSIX_TRACE_LOOP, 0);
 	trace_event_id_t id = pt_event_id("order");
-	struct rec r[32];
+	struct pt_ev r[32];
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < 20; i++)
 		post_u32(id, i);
-	ck_assert_uint_eq(drain(trid, r, 32), 21);
+	ck_assert_uint_eq(pt_drain(trid, r, 32), 21);
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
 	for (uint32_t i = 0; i < 20; i++) {
 		ck_assert_uint_eq(r[i + 1].info.posix_event_id, id);
-		ck_assert_uint_eq(rec_u32(&r[i + 1]), i);
+		ck_assert_uint_eq(pt_ev_u32(&r[i + 1]), i);
 		ck_assert(pt_ts_le(&r[i].info.posix_timestamp, &r[i + 1].info.posix_timestamp));
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -122,13 +70,13 @@ START_TEST(getnext_reports_available_events_oldest_first_without_blocking)
 	for (uint32_t i = 0; i < 10; i++)
 		post_u32(id, i);
 	for (uint32_t i = 0; i < 10; i++) {
-		struct rec r;
+		struct pt_ev r;
 		int unavailable = -1;
 		ck_assert_ok(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data,
 		                                       &r.len, &unavailable));
 		ck_assert_int_eq(unavailable, 0);
 		ck_assert_uint_eq(r.info.posix_event_id, id);
-		ck_assert_uint_eq(rec_u32(&r), i);
+		ck_assert_uint_eq(pt_ev_u32(&r), i);
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -141,14 +89,14 @@ START_TEST(timedgetnext_reports_available_events_oldest_first)
 	for (uint32_t i = 0; i < 10; i++)
 		post_u32(id, i);
 	for (uint32_t i = 0; i < 10; i++) {
-		struct rec r;
+		struct pt_ev r;
 		int unavailable = -1;
-		struct timespec abstime = realtime_plus_ms(5000);
+		struct timespec abstime = pt_in_ms(5000);
 		ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data,
 		                                            &r.len, &unavailable, &abstime));
 		ck_assert_int_eq(unavailable, 0);
 		ck_assert_uint_eq(r.info.posix_event_id, id);
-		ck_assert_uint_eq(rec_u32(&r), i);
+		ck_assert_uint_eq(pt_ev_u32(&r), i);
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -157,43 +105,25 @@ END_TEST
 #define MT_THREADS 4
 #define MT_EVENTS 500
 
-struct mt_arg {
-	trace_event_id_t id;
-	uint32_t thread;
-	pthread_t self;
-	pthread_barrier_t *go;
-};
-
-static void *mt_writer(void *p)
+/* Writer t posts {t, i} for i = 0 .. MT_EVENTS - 1. */
+static void post_pair(trace_event_id_t id, uint32_t thread, uint32_t seq)
 {
-	struct mt_arg *a = p;
-	a->self = pthread_self();
-	pthread_barrier_wait(a->go);
-	for (uint32_t i = 0; i < MT_EVENTS; i++) {
-		uint32_t d[2] = { a->thread, i };
-		posix_trace_event(a->id, d, sizeof d);
-	}
-	return NULL;
+	uint32_t d[2] = { thread, seq };
+	posix_trace_event(id, d, sizeof d);
 }
 
 START_TEST(events_of_several_threads_come_out_merged_by_timestamp)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	trace_event_id_t id = pt_event_id("threads");
-	pthread_t th[MT_THREADS];
-	struct mt_arg arg[MT_THREADS];
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, MT_THREADS);
-	for (uint32_t t = 0; t < MT_THREADS; t++) {
-		arg[t] = (struct mt_arg){ id, t, 0, &go };
-		ck_assert_int_eq(pthread_create(&th[t], NULL, mt_writer, &arg[t]), 0);
-	}
+	struct pt_writer arg[MT_THREADS];
 	for (uint32_t t = 0; t < MT_THREADS; t++)
-		pthread_join(th[t], NULL);
-	pthread_barrier_destroy(&go);
+		arg[t] = (struct pt_writer){ .id = id, .thread = t, .count = MT_EVENTS,
+		                             .post = post_pair };
+	pt_run_writers(arg, MT_THREADS);
 
-	static struct rec r[MT_THREADS * MT_EVENTS + 8];
-	ck_assert_uint_eq(drain(trid, r, MT_THREADS * MT_EVENTS + 8), MT_THREADS * MT_EVENTS);
+	static struct pt_ev r[MT_THREADS * MT_EVENTS + 8];
+	ck_assert_uint_eq(pt_drain(trid, r, MT_THREADS * MT_EVENTS + 8), MT_THREADS * MT_EVENTS);
 	uint32_t next[MT_THREADS] = { 0 };
 	for (size_t i = 0; i < MT_THREADS * MT_EVENTS; i++) {
 		uint32_t d[2];
@@ -274,14 +204,14 @@ START_TEST(getnext_blocks_until_another_thread_records_an_event)
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct later l = { trid, pt_event_id("later"), 100, 0, 0 };
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = -1;
 	ck_assert_ok(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                       &unavailable));
 	pthread_join(th, NULL);
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(r.info.posix_event_id, l.id);
-	ck_assert_uint_eq(rec_u32(&r), 0xfeedu);
+	ck_assert_uint_eq(pt_ev_u32(&r), 0xfeedu);
 	ck_assert(pthread_equal(r.info.posix_thread_id, l.self));
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -292,7 +222,7 @@ START_TEST(getnext_woken_by_shutdown_returns_einval)
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct later l = { trid, 0, 100, 1, 0 };
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                        &unavailable),
@@ -308,7 +238,7 @@ START_TEST(getnext_woken_by_shutdown_sets_unavailable)
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct later l = { trid, 0, 100, 1, 0 };
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = 0;
 	(void)posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len, &unavailable);
 	pthread_join(th, NULL);
@@ -319,7 +249,7 @@ END_TEST
 START_TEST(getnext_on_stream_shut_down_before_returns_einval)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable;
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_err(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
@@ -333,8 +263,8 @@ END_TEST
 START_TEST(timedgetnext_with_past_abstime_and_no_event_returns_etimedout)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct timespec abstime = realtime_plus_ms(-1000);
-	struct rec r;
+	struct timespec abstime = pt_in_ms(-1000);
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                             &unavailable, &abstime),
@@ -347,7 +277,7 @@ START_TEST(timedgetnext_with_epoch_abstime_returns_etimedout)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct timespec abstime = { 0, 0 };
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                             &unavailable, &abstime),
@@ -359,8 +289,8 @@ END_TEST
 START_TEST(timedgetnext_waits_until_abstime_then_returns_etimedout)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct timespec abstime = realtime_plus_ms(80), now;
-	struct rec r;
+	struct timespec abstime = pt_in_ms(80), now;
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                             &unavailable, &abstime),
@@ -376,8 +306,8 @@ END_TEST
 START_TEST(timedgetnext_timeout_sets_unavailable)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct timespec abstime = realtime_plus_ms(20);
-	struct rec r;
+	struct timespec abstime = pt_in_ms(20);
+	struct pt_ev r;
 	int unavailable = 0;
 	(void)posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                     &unavailable, &abstime);
@@ -389,8 +319,8 @@ END_TEST
 START_TEST(timedgetnext_with_negative_nsec_and_no_event_returns_einval)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct timespec abstime = realtime_plus_ms(1000);
-	struct rec r;
+	struct timespec abstime = pt_in_ms(1000);
+	struct pt_ev r;
 	int unavailable = 0;
 	abstime.tv_nsec = -1;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
@@ -403,8 +333,8 @@ END_TEST
 START_TEST(timedgetnext_with_nsec_one_billion_and_no_event_returns_einval)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
-	struct timespec abstime = realtime_plus_ms(1000);
-	struct rec r;
+	struct timespec abstime = pt_in_ms(1000);
+	struct pt_ev r;
 	int unavailable = 0;
 	abstime.tv_nsec = 1000000000L;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
@@ -418,26 +348,26 @@ static void check_timed_reports_available_event(struct timespec abstime)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	trace_event_id_t id = pt_event_id("timed");
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = -1;
 	post_u32(id, 77);
 	ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                            &unavailable, &abstime));
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(r.info.posix_event_id, id);
-	ck_assert_uint_eq(rec_u32(&r), 77);
+	ck_assert_uint_eq(pt_ev_u32(&r), 77);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 
 START_TEST(timedgetnext_reports_available_event_despite_past_abstime)
 {
-	check_timed_reports_available_event(realtime_plus_ms(-1000));
+	check_timed_reports_available_event(pt_in_ms(-1000));
 }
 END_TEST
 
 START_TEST(timedgetnext_reports_available_event_despite_negative_nsec)
 {
-	struct timespec abstime = realtime_plus_ms(1000);
+	struct timespec abstime = pt_in_ms(1000);
 	abstime.tv_nsec = -1;
 	check_timed_reports_available_event(abstime);
 }
@@ -445,7 +375,7 @@ END_TEST
 
 START_TEST(timedgetnext_reports_available_event_despite_nsec_one_billion)
 {
-	struct timespec abstime = realtime_plus_ms(1000);
+	struct timespec abstime = pt_in_ms(1000);
 	abstime.tv_nsec = 1000000000L;
 	check_timed_reports_available_event(abstime);
 }
@@ -455,16 +385,16 @@ START_TEST(timedgetnext_woken_by_event_from_another_thread)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct later l = { trid, pt_event_id("later"), 100, 0, 0 };
-	struct timespec abstime = realtime_plus_ms(10000);
+	struct timespec abstime = pt_in_ms(10000);
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = -1;
 	ck_assert_ok(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                            &unavailable, &abstime));
 	pthread_join(th, NULL);
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(r.info.posix_event_id, l.id);
-	ck_assert_uint_eq(rec_u32(&r), 0xfeedu);
+	ck_assert_uint_eq(pt_ev_u32(&r), 0xfeedu);
 	ck_assert(pthread_equal(r.info.posix_thread_id, l.self));
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -474,9 +404,9 @@ START_TEST(timedgetnext_woken_by_shutdown_returns_einval)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	struct later l = { trid, 0, 100, 1, 0 };
-	struct timespec abstime = realtime_plus_ms(10000);
+	struct timespec abstime = pt_in_ms(10000);
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                             &unavailable, &abstime),
@@ -494,7 +424,7 @@ START_TEST(timedgetnext_with_farthest_deadline_is_woken_by_shutdown)
 	struct later l = { trid, 0, 100, 1, 0 };
 	struct timespec abstime = {(time_t)((~(uint64_t)0) >> 1), 999999999};
 	pthread_t th = start_later(&l);
-	struct rec r;
+	struct pt_ev r;
 	int unavailable = 0;
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                             &unavailable, &abstime),
@@ -508,29 +438,6 @@ END_TEST
 
 static void on_usr1(int sig) { (void)sig; }
 
-struct intr_arg {
-	trace_id_t trid;
-	int timed;
-	int rc;
-	atomic_int done;
-};
-
-static void *intr_reader(void *p)
-{
-	struct intr_arg *a = p;
-	struct rec r;
-	int unavailable;
-	struct timespec abstime = realtime_plus_ms(10000);
-	if (a->timed)
-		a->rc = posix_trace_timedgetnext_event(a->trid, &r.info, r.data, sizeof r.data, &r.len,
-		                                       &unavailable, &abstime);
-	else
-		a->rc = posix_trace_getnext_event(a->trid, &r.info, r.data, sizeof r.data, &r.len,
-		                                  &unavailable);
-	atomic_store(&a->done, 1);
-	return NULL;
-}
-
 static void check_interrupted_by_signal(int timed)
 {
 	struct sigaction sa;
@@ -542,9 +449,9 @@ static void check_interrupted_by_signal(int timed)
 
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	trace_event_id_t id = pt_event_id("intr");
-	struct intr_arg a = { trid, timed, -1, 0 };
+	struct pt_blocked_reader a = { trid, timed, -1, 0 };
 	pthread_t th;
-	ck_assert_int_eq(pthread_create(&th, NULL, intr_reader, &a), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, pt_blocked_reader_main, &a), 0);
 	pt_sleep_ms(100);
 	/* Signal until the call returns (the first signal may come before the
 	 * thread blocks); after 2 s post an event so that the test ends. */
@@ -558,10 +465,10 @@ static void check_interrupted_by_signal(int timed)
 	ck_assert_err(a.rc, EINTR);
 
 	/* No effect: an event posted now is still reported. */
-	struct rec r[4];
+	struct pt_ev r[4];
 	post_u32(id, 2);
-	ck_assert_uint_eq(drain(trid, r, 4), 1);
-	ck_assert_uint_eq(rec_u32(&r[0]), 2);
+	ck_assert_uint_eq(pt_drain(trid, r, 4), 1);
+	ck_assert_uint_eq(pt_ev_u32(&r[0]), 2);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 
@@ -629,15 +536,10 @@ END_TEST
 
 static trace_id_t started_stream_maxdata(size_t maxdata)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	struct rec r[4];
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, maxdata));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.max_data = maxdata});
+	struct pt_ev r[4];
 	ck_assert_ok(posix_trace_start(trid));
-	ck_assert_uint_eq(drain(trid, r, 4), 1);
+	ck_assert_uint_eq(pt_drain(trid, r, 4), 1);
 	return trid;
 }
 
@@ -722,7 +624,7 @@ enum which { GETNEXT, TRYGETNEXT, TIMEDGETNEXT };
 static int call(enum which w, trace_id_t trid, struct posix_trace_event_info *ev, void *data,
                 size_t num_bytes, size_t *len, int *unavailable)
 {
-	struct timespec abstime = realtime_plus_ms(1000);
+	struct timespec abstime = pt_in_ms(1000);
 	switch (w) {
 	case GETNEXT:
 		return posix_trace_getnext_event(trid, ev, data, num_bytes, len, unavailable);
@@ -804,15 +706,15 @@ START_TEST(reported_event_is_never_reported_again)
 {
 	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 0);
 	trace_event_id_t id = pt_event_id("once");
-	struct rec r[8];
+	struct pt_ev r[8];
 	for (uint32_t i = 0; i < 3; i++)
 		post_u32(id, i);
-	ck_assert_uint_eq(drain(trid, r, 8), 3);
-	ck_assert_uint_eq(drain(trid, r, 8), 0);
+	ck_assert_uint_eq(pt_drain(trid, r, 8), 3);
+	ck_assert_uint_eq(pt_drain(trid, r, 8), 0);
 	post_u32(id, 3);
-	ck_assert_uint_eq(drain(trid, r, 8), 1);
-	ck_assert_uint_eq(rec_u32(&r[0]), 3);
-	ck_assert_uint_eq(drain(trid, r, 8), 0);
+	ck_assert_uint_eq(pt_drain(trid, r, 8), 1);
+	ck_assert_uint_eq(pt_ev_u32(&r[0]), 3);
+	ck_assert_uint_eq(pt_drain(trid, r, 8), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST
@@ -833,14 +735,14 @@ START_TEST(reading_events_frees_space_for_new_ones)
 	ck_assert_uint_gt(stream_size, sys_size + ev_size);
 	size_t per_round = (stream_size - sys_size) / ev_size;
 
-	static struct rec r[4096];
+	static struct pt_ev r[4096];
 	uint32_t seq = 0;
 	ck_assert_ok(posix_trace_start(trid));
 	for (int round = 0; round < 3; round++) {
 		uint32_t first = seq;
 		for (size_t i = 0; i < per_round; i++)
 			post_u32(id, seq++);
-		size_t n = drain(trid, r, 4096);
+		size_t n = pt_drain(trid, r, 4096);
 		size_t k = 0;
 		if (round == 0) {
 			ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
@@ -849,7 +751,7 @@ START_TEST(reading_events_frees_space_for_new_ones)
 		ck_assert_uint_eq(n, k + per_round);
 		for (size_t i = 0; i < per_round; i++) {
 			ck_assert_uint_eq(r[k + i].info.posix_event_id, id);
-			ck_assert_uint_eq(rec_u32(&r[k + i]), first + i);
+			ck_assert_uint_eq(pt_ev_u32(&r[k + i]), first + i);
 		}
 		struct posix_trace_status_info st;
 		ck_assert_ok(posix_trace_get_status(trid, &st));

@@ -1,20 +1,24 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t_inherit: the Trace Inherit option, with real process trees.
  *
- * Checks the inheritance attribute (posix_trace_attr_getinherited.txt:
- * POSIX_TRACE_INHERITED, POSIX_TRACE_CLOSE_FOR_CHILD, EINVAL, default; read
+ * Checks the inheritance attribute (posix_trace_attr_getinherited, DESCRIPTION
+ * and ERRORS: POSIX_TRACE_INHERITED, POSIX_TRACE_CLOSE_FOR_CHILD, EINVAL,
+ * default; read
  * at posix_trace_create and shown by posix_trace_get_attr), that the
  * children of a process traced with POSIX_TRACE_INHERITED record into the
  * same stream with their own pid and thread ids (fork, three generations,
  * fork+exec, posix_spawn, vfork+exec, system(), exec of an already traced
  * child) and that no child records into a POSIX_TRACE_CLOSE_FOR_CHILD
- * stream; that a traced tree maps a name to one id (posix_trace_event.txt,
- * "unique for all the processes being traced in this same trace stream"),
+ * stream; that a traced tree maps a name to one id (posix_trace_eventid_open,
+ * DESCRIPTION: "unique for all the processes being traced in this same trace
+ * stream"),
  * named by the controller; the same with the controller in a separate
  * process; that the controller's trace_id_t is invalid in its child and
  * its streams are shut down when it exits, execs or is killed
- * (posix_trace_create.txt); and, under stress, 4 processes x 4 threads writing into one inherited
- * stream while the controller reads: nothing lost while there is room,
+ * (posix_trace_create, DESCRIPTION); and, under stress, 4 processes x 4
+ * threads writing into one inherited stream while the controller reads:
+ * nothing lost while there is room,
  * nothing duplicated, reordered per thread or torn, received + lost ==
  * written under LOOP and UNTIL_FULL, and a writer killed with SIGKILL does
  * not harm the others.  Contract: "Trace Inherit option".
@@ -24,6 +28,7 @@
  * statuses; every child is killed with the test (PR_SET_PDEATHSIG, atexit)
  * and arms alarm(10).  PT_STRESS_SCALE scales the stress counts.
  */
+#define PT_EV_DATA 64 /* the events read back here are small */
 #include "harness.h"
 
 #include <dirent.h>
@@ -47,77 +52,16 @@ extern char **environ;
 
 /* ---- processes -------------------------------------------------------------- */
 
-static pid_t kids[32];
-static int nkids;
-static pid_t used_pids[64]; /* every pid a test used: checked for leftovers */
-static int nused;
-static pid_t test_pid;
-
-static void use_pid(pid_t pid)
-{
-	if (nused < (int)(sizeof used_pids / sizeof used_pids[0]))
-		used_pids[nused++] = pid;
-}
-
-static void track(pid_t pid)
-{
-	ck_assert_int_lt(nkids, (int)(sizeof kids / sizeof kids[0]));
-	kids[nkids++] = pid;
-	use_pid(pid);
-}
-
-static void untrack(pid_t pid)
-{
-	for (int i = 0; i < nkids; i++)
-		if (kids[i] == pid)
-			kids[i] = kids[--nkids];
-}
-
-static void reap(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	untrack(pid);
-}
-
-static void kill_all_kids(void)
-{
-	if (getpid() != test_pid)
-		return; /* a forked child inherits this handler */
-	while (nkids > 0)
-		reap(kids[nkids - 1]);
-}
-
 static void setup(void)
 {
-	test_pid = getpid();
-	nkids = 0;
-	nused = 0;
-	use_pid(test_pid);
-	atexit(kill_all_kids);
-}
-
-/* Waits (bounded) for a child to end; returns its wait status. */
-static int wait_end(pid_t pid, int timeout_ms)
-{
-	int status = 0;
-	for (int waited = 0;; waited += 5) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		ck_assert_msg(r == 0, "waitpid(%d) failed", (int)pid);
-		ck_assert_msg(waited < timeout_ms, "child %d did not exit", (int)pid);
-		usleep(5000);
-	}
-	untrack(pid);
-	return status;
+	pt_children_setup();
+	atexit(pt_kill_children);
 }
 
 /* The child must exit with 0; otherwise its status is the failed step. */
 static void wait_ok(pid_t pid)
 {
-	int status = wait_end(pid, 8000);
+	int status = pt_wait_exit(pid, 8000);
 	ck_assert_msg(WIFEXITED(status), "child %d killed by signal %d", (int)pid,
 	              WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	ck_assert_msg(WEXITSTATUS(status) == 0, "child %d failed at step %d", (int)pid,
@@ -129,16 +73,15 @@ static void wait_ok(pid_t pid)
 static pid_t fork_child(int (*fn)(void *), void *arg)
 {
 	fflush(NULL);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = pt_fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(10);
-		if (getppid() != test_pid)
+		if (getppid() != pt_children()->test_pid)
 			_exit(125);
 		_exit(fn(arg));
 	}
-	track(pid);
+	pt_track(pid);
 	return pid;
 }
 
@@ -154,13 +97,6 @@ static pid_t fork_plain(int (*fn)(void *), void *arg)
 	return pid;
 }
 
-/* In a child: fail with this step number unless cond holds. */
-#define STEP(step, cond)                                                         \
-	do {                                                                     \
-		if (!(cond))                                                     \
-			return (step);                                           \
-	} while (0)
-
 /* In a child: waits for its own child; 0 if it exited with 0. */
 static int child_wait(pid_t pid)
 {
@@ -171,15 +107,6 @@ static int child_wait(pid_t pid)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
-}
-
-static const char *helper_path(void)
-{
-	static char path[PATH_MAX];
-	const char *dir = getenv("PT_TEST_HELPERS");
-	snprintf(path, sizeof path, "%s/inherit_child", dir ? dir : "build/tests/helpers");
-	ck_assert_msg(access(path, X_OK) == 0, "%s not found: set PT_TEST_HELPERS", path);
-	return path;
 }
 
 /* ---- /dev/shm objects ------------------------------------------------------ */
@@ -221,17 +148,7 @@ static int objects_gone(pid_t pid, int timeout_ms)
  * /dev/shm/posixtrace.* object names a pid the test used. */
 static void finish(void)
 {
-	char name[320] = "";
-	kill_all_kids();
-	for (int waited = 0;; waited += 20) {
-		int left = 0;
-		for (int i = 0; i < nused && !left; i++)
-			left = shm_objects_of(used_pids[i], name, sizeof name);
-		if (!left)
-			return;
-		ck_assert_msg(waited < 2500, "left behind: %s", name);
-		usleep(20000);
-	}
+	pt_children_finish(shm_objects_of);
 }
 
 /* ---- reports through pipes --------------------------------------------------- */
@@ -297,25 +214,22 @@ static pid_t read_ids(int fd, trace_event_id_t *ids, int max)
 
 /* ---- streams and events ------------------------------------------------------ */
 
-struct ev {
-	struct posix_trace_event_info info;
-	uint32_t data[16];
-	size_t len;
-};
+/* The i-th 32-bit word of an event's data, UINT32_MAX past its end. */
+static uint32_t word(const struct pt_ev *e, size_t i)
+{
+	uint32_t w = UINT32_MAX;
+	if (e->len >= (i + 1) * sizeof w)
+		memcpy(&w, e->data + i * sizeof w, sizeof w);
+	return w;
+}
 
-static uint32_t tag_of(const struct ev *e) { return e->len >= 8 ? e->data[0] : UINT32_MAX; }
+/* Events posted by post() carry {tag, seq}. */
+static uint32_t tag_of(const struct pt_ev *e) { return e->len >= 8 ? word(e, 0) : UINT32_MAX; }
 
 static void post(trace_event_id_t id, uint32_t tag, uint32_t seq)
 {
 	uint32_t data[2] = {tag, seq};
 	posix_trace_event(id, data, sizeof data);
-}
-
-static trace_event_id_t user_id(const char *name)
-{
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
 }
 
 static trace_id_t create_stream(pid_t pid, int inheritance)
@@ -336,55 +250,27 @@ static trace_id_t started(pid_t pid, int inheritance)
 	return trid;
 }
 
-static int is_user(const struct ev *e)
-{
-	return e->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT;
-}
-
-static int try_ev(trace_id_t trid, struct ev *e)
-{
-	int unavailable = -1;
-	ck_assert_ok(posix_trace_trygetnext_event(trid, &e->info, e->data, sizeof e->data,
-	                                          &e->len, &unavailable));
-	return !unavailable;
-}
-
-/* Every user event available now, in order, into out (at most max). */
-static int drain_user(trace_id_t trid, struct ev *out, int max)
-{
-	struct ev e;
-	int n = 0;
-	for (int all = 0; try_ev(trid, &e); all++) {
-		ck_assert_int_lt(all, 1000000);
-		if (is_user(&e)) {
-			ck_assert_int_lt(n, max);
-			out[n++] = e;
-		}
-	}
-	return n;
-}
-
 /* User events until `want` have arrived or timeout_ms passed; returns how
  * many (stored in out). */
-static int collect_user(trace_id_t trid, struct ev *out, int want, int timeout_ms)
+static int collect_user(trace_id_t trid, struct pt_ev *out, int want, int timeout_ms)
 {
 	struct timespec end = pt_in_ms(timeout_ms);
 	int n = 0;
 	while (n < want) {
 		int unavailable = -1;
-		struct ev e;
+		struct pt_ev e;
 		int rc = posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data,
 		                                        &e.len, &unavailable, &end);
 		if (rc == ETIMEDOUT)
 			break;
 		ck_assert_msg(rc == 0, "timedgetnext returned %d (%s)", rc, strerror(rc));
-		if (is_user(&e))
+		if (pt_is_user(&e))
 			out[n++] = e;
 	}
 	return n;
 }
 
-static int count_tag(const struct ev *evs, int n, uint32_t tag)
+static int count_tag(const struct pt_ev *evs, int n, uint32_t tag)
 {
 	int c = 0;
 	for (int i = 0; i < n; i++)
@@ -392,7 +278,7 @@ static int count_tag(const struct ev *evs, int n, uint32_t tag)
 	return c;
 }
 
-static const struct ev *find_tag(const struct ev *evs, int n, uint32_t tag)
+static const struct pt_ev *find_tag(const struct pt_ev *evs, int n, uint32_t tag)
 {
 	for (int i = 0; i < n; i++)
 		if (tag_of(&evs[i]) == tag)
@@ -402,7 +288,7 @@ static const struct ev *find_tag(const struct ev *evs, int n, uint32_t tag)
 }
 
 /* Every event with `tag` comes from pid. */
-static void assert_tag_from(const struct ev *evs, int n, uint32_t tag, pid_t pid, int count)
+static void assert_tag_from(const struct pt_ev *evs, int n, uint32_t tag, pid_t pid, int count)
 {
 	ck_assert_msg(count_tag(evs, n, tag) == count, "%d events with tag %u, expected %d",
 	              count_tag(evs, n, tag), tag, count);
@@ -514,7 +400,7 @@ START_TEST(attr_changed_after_create_does_not_change_child_tracing)
 	int other = _i ? POSIX_TRACE_CLOSE_FOR_CHILD : POSIX_TRACE_INHERITED;
 	trace_attr_t attr;
 	trace_id_t trid;
-	ev_id = user_id("inh.attr");
+	ev_id = pt_event_id("inh.attr");
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_attr_setinherited(&attr, at_create));
 	ck_assert_ok(posix_trace_create(0, &attr, &trid));
@@ -524,8 +410,8 @@ START_TEST(attr_changed_after_create_does_not_change_child_tracing)
 	post(ev_id, 1, 0);
 	pid_t c = fork_child(child_posts_tag_2, NULL);
 	wait_ok(c);
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	assert_tag_from(got, n, 1, getpid(), 1);
 	assert_tag_from(got, n, 2, c, _i ? 1 : 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -559,14 +445,14 @@ START_TEST(fork_child_records_with_its_own_pid_and_threads)
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	rep_fd = p[1];
-	ev_id = user_id("inh.fork");
+	ev_id = pt_event_id("inh.fork");
 	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
 	post(ev_id, 1, 0);
 	pid_t c = fork_child(child_posts_from_two_threads, NULL);
 	wait_ok(c);
 	struct rep r10 = read_rep(p[0]), r11 = read_rep(p[0]);
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	ck_assert_int_eq(n, 3);
 	assert_tag_from(got, n, 1, getpid(), 1);
 	assert_tag_from(got, n, 10, c, 1);
@@ -583,14 +469,14 @@ END_TEST
 
 START_TEST(fork_child_is_not_recorded_in_close_for_child_stream)
 {
-	ev_id = user_id("inh.close");
+	ev_id = pt_event_id("inh.close");
 	trace_id_t trid = started(0, POSIX_TRACE_CLOSE_FOR_CHILD);
 	post(ev_id, 1, 0);
 	pid_t c = fork_child(child_posts_tag_2, NULL);
 	wait_ok(c);
 	post(ev_id, 3, 0);
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	ck_assert_int_eq(n, 2);
 	assert_tag_from(got, n, 1, getpid(), 1);
 	assert_tag_from(got, n, 3, getpid(), 1);
@@ -601,18 +487,18 @@ END_TEST
 
 START_TEST(child_records_into_inherited_stream_only_when_both_kinds_exist)
 {
-	ev_id = user_id("inh.both");
+	ev_id = pt_event_id("inh.both");
 	trace_id_t inh = started(0, POSIX_TRACE_INHERITED);
 	trace_id_t cfc = started(0, POSIX_TRACE_CLOSE_FOR_CHILD);
 	post(ev_id, 1, 0);
 	pid_t c = fork_child(child_posts_tag_2, NULL);
 	wait_ok(c);
-	struct ev got[8];
-	int n = drain_user(inh, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(inh, got, 8);
 	ck_assert_int_eq(n, 2);
 	assert_tag_from(got, n, 1, getpid(), 1);
 	assert_tag_from(got, n, 2, c, 1);
-	n = drain_user(cfc, got, 8);
+	n = pt_drain_user(cfc, got, 8);
 	ck_assert_int_eq(n, 1);
 	assert_tag_from(got, n, 1, getpid(), 1);
 	ck_assert_ok(posix_trace_shutdown(cfc));
@@ -636,12 +522,12 @@ START_TEST(three_generations_record_with_their_pids)
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	rep_fd = p[1];
-	ev_id = user_id("inh.gen");
+	ev_id = pt_event_id("inh.gen");
 	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
 	pid_t c = fork_child(generation, (void *)(intptr_t)1);
 	wait_ok(c);
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	ck_assert_int_eq(n, 3);
 	pid_t seen[3];
 	for (int i = 0; i < 3; i++) {
@@ -681,20 +567,17 @@ static pid_t start_helper(int how, int report, const char *opt, ...)
 	char rfd[16], *argv[32];
 	int argc = 0;
 	snprintf(rfd, sizeof rfd, "%d", report);
-	argv[argc++] = (char *)helper_path();
+	argv[argc++] = (char *)pt_helper_path("inherit_child");
 	argv[argc++] = "-r";
 	argv[argc++] = rfd;
 	va_list ap;
 	va_start(ap, opt);
-	for (const char *a = opt; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	argc = pt_append_args(argv, argc, 32, opt, ap);
 	va_end(ap);
-	argv[argc] = NULL;
 	pid_t pid = 0;
 	if (how == BY_FORK_EXEC) {
 		fflush(NULL);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
+		pid = pt_fork();
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			execv(argv[0], argv);
@@ -721,7 +604,7 @@ static pid_t start_helper(int how, int report, const char *opt, ...)
 		              "system(%s) returned %d", cmd, status);
 		return 0;
 	}
-	track(pid);
+	pt_track(pid);
 	return pid;
 }
 
@@ -741,13 +624,13 @@ START_TEST(exec_started_helper_records_with_its_pid)
 		h = reported;
 	ck_assert_int_eq(reported, h);
 	ck_assert_int_ne(h, getpid());
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	ck_assert_msg(count_tag(got, n, 200) == 3, "%s: %d of 3 helper events recorded",
 	              how_name[_i], count_tag(got, n, 200));
 	assert_tag_from(got, n, 200, h, 3);
 	for (int i = 0; i < n; i++) {
-		ck_assert_uint_eq(got[i].data[1], (uint32_t)i);
+		ck_assert_uint_eq(word(&got[i], 1), (uint32_t)i);
 		ck_assert_uint_eq(got[i].info.posix_event_id, id);
 	}
 	ck_assert(pt_name_is(trid, id, "inh.exec"));
@@ -766,8 +649,8 @@ START_TEST(exec_started_helper_is_not_recorded_in_close_for_child_stream)
 	read_ids(p[0], &id, 1);
 	if (h)
 		wait_ok(h);
-	struct ev got[8];
-	ck_assert_int_eq(drain_user(trid, got, 8), 0);
+	struct pt_ev got[8];
+	ck_assert_int_eq(pt_drain_user(trid, got, 8), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
 }
@@ -789,17 +672,17 @@ START_TEST(traced_fork_child_stays_traced_across_two_execs)
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	rep_fd = p[1];
-	ev_id = user_id("inh.exec");
+	ev_id = pt_event_id("inh.exec");
 	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
-	pid_t c = fork_child(child_posts_then_execs_helper_twice, (void *)helper_path());
+	pid_t c = fork_child(child_posts_then_execs_helper_twice, (void *)pt_helper_path("inherit_child"));
 	trace_event_id_t id1, id2;
 	ck_assert_int_eq(read_ids(p[0], &id1, 1), c);
 	ck_assert_int_eq(read_ids(p[0], &id2, 1), c);
 	wait_ok(c);
 	ck_assert_uint_eq(id1, ev_id);
 	ck_assert_uint_eq(id2, ev_id);
-	struct ev got[8];
-	int n = drain_user(trid, got, 8);
+	struct pt_ev got[8];
+	int n = pt_drain_user(trid, got, 8);
 	assert_tag_from(got, n, 300, c, 1);
 	assert_tag_from(got, n, 301, c, 2);
 	assert_tag_from(got, n, 302, c, 2);
@@ -835,16 +718,16 @@ START_TEST(parent_and_fork_child_share_name_ids_both_ways)
 	pid_t c = fork_child(child_registers_then_waits, NULL);
 	trace_event_id_t childs = (trace_event_id_t)read_rep(p[0]).tag;
 	/* registered first by the child: same id here, named by the controller */
-	ck_assert_uint_eq(user_id("inh.n.child-first"), childs);
+	ck_assert_uint_eq(pt_event_id("inh.n.child-first"), childs);
 	ck_assert(pt_name_is(trid, childs, "inh.n.child-first"));
 	/* registered first by the parent: the child gets the same id */
-	trace_event_id_t parents = user_id("inh.n.parent-first");
+	trace_event_id_t parents = pt_event_id("inh.n.parent-first");
 	ck_assert_uint_ne(parents, childs);
 	ck_assert_int_eq(write(g[1], "g", 1), 1);
 	ck_assert_uint_eq((trace_event_id_t)read_rep(p[0]).tag, parents);
 	wait_ok(c);
-	struct ev got[4];
-	int n = drain_user(trid, got, 4);
+	struct pt_ev got[4];
+	int n = pt_drain_user(trid, got, 4);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, childs);
 	ck_assert_int_eq(got[0].info.posix_pid, c);
@@ -857,7 +740,7 @@ START_TEST(exec_started_helper_shares_name_ids_with_parent)
 {
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
-	trace_event_id_t parents = user_id("inh.x.parent-first");
+	trace_event_id_t parents = pt_event_id("inh.x.parent-first");
 	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
 	pid_t h = start_helper(_i, p[1], "-n", "inh.x.helper-first", "-n", "inh.x.parent-first",
 	                       "-t", "400", "-c", "1", NULL);
@@ -866,11 +749,11 @@ START_TEST(exec_started_helper_shares_name_ids_with_parent)
 	if (h)
 		wait_ok(h);
 	ck_assert_uint_eq(ids[1], parents);
-	ck_assert_uint_eq(user_id("inh.x.helper-first"), ids[0]);
+	ck_assert_uint_eq(pt_event_id("inh.x.helper-first"), ids[0]);
 	ck_assert_uint_ne(ids[0], ids[1]);
 	ck_assert(pt_name_is(trid, ids[0], "inh.x.helper-first"));
-	struct ev got[4];
-	int n = drain_user(trid, got, 4);
+	struct pt_ev got[4];
+	int n = pt_drain_user(trid, got, 4);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, ids[0]);
 	ck_assert_int_eq(got[0].info.posix_pid, reported);
@@ -952,7 +835,7 @@ static void check_target_tree(int post_first, int inheritance)
 	ck_assert_int_eq(pipe(hp), 0);
 	rep_fd = p[1];
 	go_fd = g[0];
-	struct target_args ta = {helper_path(), hp[1], post_first};
+	struct target_args ta = {pt_helper_path("inherit_child"), hp[1], post_first};
 	pid_t t = fork_child(target_main, &ta);
 	ck_assert_int_eq(read_rep(p[0]).pid, t);
 	trace_id_t trid = started(t, inheritance);
@@ -964,9 +847,9 @@ static void check_target_tree(int post_first, int inheritance)
 	pid_t h = read_ids(hp[0], &hid, 1);
 	ck_assert_int_eq(r2.tag, 2);
 	ck_assert_int_eq(r4.tag, 4);
-	struct ev got[16];
+	struct pt_ev got[16];
 	int n = collect_user(trid, got, inh ? 5 : 1, 5000);
-	n += drain_user(trid, got + n, 16 - n);
+	n += pt_drain_user(trid, got + n, 16 - n);
 	assert_tag_from(got, n, 1, t, 1);
 	assert_tag_from(got, n, 2, r2.pid, inh);
 	assert_tag_from(got, n, 3, h, inh);
@@ -1043,7 +926,7 @@ START_TEST(separate_controller_names_id_registered_first_by_target_child)
 	ck_assert_int_eq(read_rep(p[0]).pid, t);
 	trace_id_t trid = started(t, POSIX_TRACE_INHERITED);
 	ck_assert_int_eq(write(g[1], "g", 1), 1);
-	struct ev got[4];
+	struct pt_ev got[4];
 	int n = collect_user(trid, got, 2, 5000);
 	struct rep child = read_rep(p[0]), target = read_rep(p[0]);
 	ck_assert_int_ne(child.pid, t);
@@ -1085,15 +968,15 @@ static int child_uses_parents_trid(void *arg)
 
 START_TEST(controllers_trid_is_einval_in_its_fork_child)
 {
-	ev_id = user_id("inh.trid");
+	ev_id = pt_event_id("inh.trid");
 	ctl_trid = started(0, POSIX_TRACE_INHERITED);
 	pid_t c = fork_child(child_uses_parents_trid, NULL);
 	wait_ok(c);
 	struct posix_trace_status_info st;
 	ck_assert_ok(posix_trace_get_status(ctl_trid, &st));
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
-	struct ev got[4];
-	int n = drain_user(ctl_trid, got, 4);
+	struct pt_ev got[4];
+	int n = pt_drain_user(ctl_trid, got, 4);
 	assert_tag_from(got, n, 2, c, 1);
 	ck_assert_ok(posix_trace_shutdown(ctl_trid));
 	finish();
@@ -1159,11 +1042,11 @@ START_TEST(controller_exit_exec_or_kill_shuts_down_inherited_stream)
 	pid_t c = fork_child(controller_then_dies, (void *)(intptr_t)_i);
 	pid_t g = 0;
 	ck_assert_msg(read_full(ok[0], &g, sizeof g, 5000), "controller failed");
-	use_pid(g);
+	pt_use_pid(g);
 	if (_i == CTL_EXITS)
 		wait_ok(c);
 	else if (_i == CTL_KILLED)
-		ck_assert(WIFSIGNALED(wait_end(c, 5000)));
+		ck_assert(WIFSIGNALED(pt_wait_exit(c, 5000)));
 	else
 		pt_wait_exec(c);
 	ck_assert_msg(objects_gone(c, 2000), "stream object still there after the controller %s",
@@ -1175,7 +1058,7 @@ START_TEST(controller_exit_exec_or_kill_shuts_down_inherited_stream)
 	ck_assert_msg(read_full(prog[0], buf, 3, 3000), "the child stopped posting");
 	/* and it can be traced again, alone */
 	trace_id_t trid = started(g, POSIX_TRACE_CLOSE_FOR_CHILD);
-	struct ev got[2];
+	struct pt_ev got[2];
 	ck_assert_int_eq(collect_user(trid, got, 2, 5000), 2);
 	ck_assert_int_eq(got[0].info.posix_pid, g);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -1203,10 +1086,7 @@ static uint32_t check_of(uint32_t p, uint32_t t, uint32_t s)
 
 static uint32_t stress_count(void)
 {
-	const char *s = getenv("PT_STRESS_SCALE");
-	double scale = s ? strtod(s, NULL) : 1.0;
-	double n = 3000.0 * (scale > 0 ? scale : 1.0);
-	return n < 1000 ? 1000 : n > 1e8 ? 100000000u : (uint32_t)n;
+	return pt_stress_scaled(3000, 1000, 100000000u);
 }
 
 /* Shared by the writers (MAP_SHARED | MAP_ANONYMOUS, inherited by fork). */
@@ -1265,14 +1145,14 @@ struct tally {
 	uint64_t user_events;
 };
 
-static void account(struct tally *t, const struct ev *e)
+static void account(struct tally *t, const struct pt_ev *e)
 {
 	if (e->info.posix_event_id == POSIX_TRACE_OVERFLOW)
 		t->overflow_events++;
 	if (e->info.posix_event_id == POSIX_TRACE_STOP && e->len == sizeof(int) &&
-	    e->data[0] == 1)
+	    word(e, 0) == 1)
 		t->auto_stops++;
-	if (!is_user(e))
+	if (!pt_is_user(e))
 		return;
 	struct payload pl;
 	ck_assert_uint_eq(e->info.posix_event_id, ev_id);
@@ -1327,7 +1207,7 @@ static void run_stress(const struct stress_cfg *cfg)
 	memset(sh, 0, sizeof *sh);
 	victim = cfg->kill_victim ? NPROC - 1 : -1;
 	pace = cfg->pace;
-	ev_id = user_id("inh.stress");
+	ev_id = pt_event_id("inh.stress");
 	uint32_t total = per_thread * NPROC * NTHR;
 	size_t maxev;
 	trace_attr_t attr;
@@ -1375,7 +1255,7 @@ static void run_stress(const struct stress_cfg *cfg)
 	int running = NPROC, victim_killed = 0, done[NPROC] = {0};
 	uint32_t victim_written[NTHR] = {0};
 	for (uint64_t iter = 0; running > 0; iter++) {
-		struct ev e;
+		struct pt_ev e;
 		int unavailable = -1;
 		struct timespec abstime = pt_in_ms(20);
 		int rc = posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
@@ -1389,7 +1269,7 @@ static void run_stress(const struct stress_cfg *cfg)
 				int status;
 				if (done[p] || p == victim || waitpid(t.pid[p], &status, WNOHANG) != t.pid[p])
 					continue;
-				untrack(t.pid[p]);
+				pt_untrack(t.pid[p]);
 				ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 				              "writer %d: status %#x (exit 66: a sanitizer report)", p,
 				              status);
@@ -1399,7 +1279,7 @@ static void run_stress(const struct stress_cfg *cfg)
 		}
 		if (victim >= 0 && !victim_killed &&
 		    atomic_load(&sh->written[victim][0]) >= per_thread / 4) {
-			reap(t.pid[victim]); /* SIGKILL while it writes */
+			pt_reap(t.pid[victim]); /* SIGKILL while it writes */
 			victim_killed = 1;
 			done[victim] = 1;
 			running--;
@@ -1410,8 +1290,8 @@ static void run_stress(const struct stress_cfg *cfg)
 		ck_assert_msg(now.tv_sec < deadline.tv_sec, "stress did not finish in time");
 	}
 	/* every writer is gone: what is left is all there is */
-	struct ev e;
-	for (uint64_t n = 0; try_ev(trid, &e); n++) {
+	struct pt_ev e;
+	for (uint64_t n = 0; pt_try_ev(trid, &e); n++) {
 		ck_assert_uint_lt(n, 100000000u);
 		account(&t, &e);
 	}
@@ -1458,8 +1338,8 @@ static void run_stress(const struct stress_cfg *cfg)
 	if (cfg->side_by_side) {
 		/* the close-for-child stream has the controller's events only */
 		uint32_t seq = 0;
-		while (try_ev(cfc, &e)) {
-			if (!is_user(&e))
+		while (pt_try_ev(cfc, &e)) {
+			if (!pt_is_user(&e))
 				continue;
 			struct payload pl;
 			memcpy(&pl, e.data, sizeof pl);
@@ -1475,8 +1355,8 @@ static void run_stress(const struct stress_cfg *cfg)
 		pid_t c = fork_child(child_posts_tag_2, NULL);
 		post(ev_id, 1, 0);
 		wait_ok(c);
-		struct ev got[4];
-		int n = drain_user(trid, got, 4);
+		struct pt_ev got[4];
+		int n = pt_drain_user(trid, got, 4);
 		assert_tag_from(got, n, 1, getpid(), 1);
 		assert_tag_from(got, n, 2, c, 1);
 	}
@@ -1527,8 +1407,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("inherit");
-	TCase *tc = pt_tcase(s, "attribute");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	TCase *tc = pt_tcase_fixture(s, "attribute", setup, NULL);
 	tcase_add_test(tc, inheritance_defaults_to_close_for_child);
 	tcase_add_test(tc, setinherited_stores_both_values);
 	tcase_add_test(tc, setinherited_rejects_other_values_and_keeps_the_old_one);
@@ -1536,42 +1415,36 @@ int main(void)
 	tcase_add_loop_test(tc, get_attr_shows_inheritance_read_at_create, 0, 2);
 	tcase_add_loop_test(tc, attr_changed_after_create_does_not_change_child_tracing, 0, 2);
 
-	tc = pt_tcase(s, "fork");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "fork", setup, NULL);
 	tcase_add_test(tc, fork_child_records_with_its_own_pid_and_threads);
 	tcase_add_test(tc, fork_child_is_not_recorded_in_close_for_child_stream);
 	tcase_add_test(tc, child_records_into_inherited_stream_only_when_both_kinds_exist);
 	tcase_add_test(tc, three_generations_record_with_their_pids);
 
-	tc = pt_tcase(s, "exec");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "exec", setup, NULL);
 	tcase_add_loop_test(tc, exec_started_helper_records_with_its_pid, BY_FORK_EXEC,
 	                    BY_SYSTEM + 1);
 	tcase_add_loop_test(tc, exec_started_helper_is_not_recorded_in_close_for_child_stream,
 	                    BY_FORK_EXEC, BY_SYSTEM + 1);
 	tcase_add_test(tc, traced_fork_child_stays_traced_across_two_execs);
 
-	tc = pt_tcase(s, "names");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "names", setup, NULL);
 	tcase_add_test(tc, parent_and_fork_child_share_name_ids_both_ways);
 	tcase_add_loop_test(tc, exec_started_helper_shares_name_ids_with_parent, BY_FORK_EXEC,
 	                    BY_SYSTEM + 1);
 
-	tc = pt_tcase(s, "separate controller");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "separate controller", setup, NULL);
 	tcase_add_test(tc, separate_controller_records_target_tree_with_their_pids);
 	tcase_add_test(tc, separate_controller_close_for_child_stream_records_target_alone);
 	tcase_add_test(tc, separate_controller_records_children_started_before_targets_first_event);
 	tcase_add_test(tc, separate_controller_names_id_registered_first_by_target_child);
 
-	tc = pt_tcase(s, "controller");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "controller", setup, NULL);
 	tcase_add_test(tc, controllers_trid_is_einval_in_its_fork_child);
 	tcase_add_loop_test(tc, controller_exit_exec_or_kill_shuts_down_inherited_stream, CTL_EXITS,
 	                    CTL_KILLED + 1);
 
-	tc = pt_tcase(s, "stress");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "stress", setup, NULL);
 	tcase_add_loop_test(tc, stress_large_inherited_stream_loses_nothing, 0, 2);
 	tcase_add_test(tc, stress_small_until_full_stream_accounts_for_losses);
 	tcase_add_test(tc, stress_small_loop_stream_accounts_for_losses);

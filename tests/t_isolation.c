@@ -37,7 +37,6 @@
 #include "harness.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <grp.h>
 #include <libgen.h>
 #include <poll.h>
@@ -80,15 +79,6 @@ struct leftovers {
 static struct leftovers *left;
 static pid_t test_pid, watchdog;
 static const char *test_name = "?";
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
 
 /* The test users' objects in /dev/shm: those users exist only for these
  * tests, so everything they own there was planted by one. */
@@ -143,7 +133,7 @@ static void clean_up(void)
 	}
 	remove_users_shm_objects();
 	for (int i = 0; i < left->ndirs; i++)
-		nftw(left->dirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		pt_remove_tree(left->dirs[i]);
 	left->ndirs = 0;
 }
 
@@ -188,8 +178,7 @@ static void setup(void)
 	lock_shm();
 	forget_earlier_runs();
 	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-	watchdog = fork();
-	ck_assert_int_ge(watchdog, 0);
+	watchdog = pt_fork();
 	if (watchdog == 0) {
 		char c;
 		close(p[1]);
@@ -445,8 +434,7 @@ static struct child start(const struct spawn *o, char *const argv[])
 	if (o->hold)
 		ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
 	pid_t parent = getpid();
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = pt_fork();
 	if (pid == 0) {
 		if (o->hold)
 			close(hold[1]);
@@ -473,8 +461,7 @@ static void release(struct child *c)
 static pid_t fork_child(void)
 {
 	pid_t parent = getpid();
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = pt_fork();
 	if (pid == 0) {
 		setpgid(0, 0);
 		signal(SIGPIPE, SIG_DFL);
@@ -508,17 +495,6 @@ static int wait_bounded(pid_t pid, int timeout_ms, int *status)
 	}
 }
 
-static void describe_status(int status, char *out, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(out, len, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(out, len, "killed by signal %d (%s)", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-	else
-		snprintf(out, len, "status 0x%x", status);
-}
-
 /* Waits (bounded) for a child and notes a problem unless it exited 0. */
 static void expect_exit0(pid_t pid, int timeout_ms, const char *what)
 {
@@ -528,7 +504,7 @@ static void expect_exit0(pid_t pid, int timeout_ms, const char *what)
 		problem("%s did not end within %d ms (hangs)", what, timeout_ms);
 		return;
 	}
-	describe_status(status, how, sizeof how);
+	pt_describe_status(status, how, sizeof how);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		problem("%s: %s", what, how);
 }
@@ -866,10 +842,8 @@ static struct proc start_attacker(const char *mode, const char *opt, ...)
 	argv[argc++] = (char *)mode;
 	va_list ap;
 	va_start(ap, opt);
-	for (const char *a = opt; a && argc < 15; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	argc = pt_append_args(argv, argc, 16, opt, ap);
 	va_end(ap);
-	argv[argc] = NULL;
 	struct proc p = start_proc(&user_b, argv, 0);
 	char line[512];
 	ck_assert_msg(expect_line(p.out, "ready", line, sizeof line, 10000),
@@ -1666,30 +1640,13 @@ static int children_named(pid_t parent, const char *comm, pid_t *first)
 	struct dirent *e;
 	int n = 0;
 	while (d && (e = readdir(d))) {
-		char path[300], buf[512];
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t len = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-		if (!open_paren || !close_paren)
-			continue;
-		int ppid = 0;
-		char state;
-		if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2 || ppid != parent)
-			continue;
-		*close_paren = '\0';
-		if (strcmp(open_paren + 1, comm) != 0)
+		char name[64];
+		pid_t pid = atoi(e->d_name), ppid = 0;
+		if (pid <= 0 || pt_proc_stat(pid, name, sizeof name, NULL, &ppid) != 0 ||
+		    ppid != parent || strcmp(name, comm) != 0)
 			continue;
 		if (n++ == 0 && first)
-			*first = (pid_t)atoi(e->d_name);
+			*first = pid;
 	}
 	if (d)
 		closedir(d);
@@ -1733,16 +1690,8 @@ static int kill_keeper(int rep, pid_t *keeper)
 	kill(*keeper, SIGKILL);
 	/* Until the keeper is dead (a zombie, or reaped by the library). */
 	for (int i = 0; i < 500; i++) {
-		char path[64], buf[256];
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)*keeper);
-		int sfd = open(path, O_RDONLY | O_CLOEXEC);
-		if (sfd < 0)
-			break;
-		ssize_t n = read(sfd, buf, sizeof buf - 1);
-		close(sfd);
-		buf[n > 0 ? n : 0] = '\0';
-		char *p = strrchr(buf, ')');
-		if (p && p[2] == 'Z')
+		char state = 0;
+		if (pt_proc_stat(*keeper, NULL, 0, &state, NULL) != 0 || state == 'Z')
 			break;
 		usleep(2000);
 	}
@@ -1826,7 +1775,7 @@ START_TEST(item8_dead_keeper_is_an_error_number)
 		problem("not one child process named posixtrace-keep after "
 		        "posix_trace_create_withlog (%s)", l->seen);
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		describe_status(st, how, sizeof how);
+		pt_describe_status(st, how, sizeof how);
 		problem("the controller (%s) ended with %s at step %s", l->seen, how, step);
 	} else {
 		if (flush != EIO)
@@ -1901,7 +1850,7 @@ static void check_big_streams(pid_t pid, int rep_fd, const char *limit)
 	if (!ended) {
 		problem("with %s, a %ld MiB stream hung at step %s", limit, BIG_STREAM / MIB, step);
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		describe_status(st, how, sizeof how);
+		pt_describe_status(st, how, sizeof how);
 		problem("with %s, the process asking for a %ld MiB stream ended with %s at step %s",
 		        limit, BIG_STREAM / MIB, how, step);
 	} else {
@@ -2111,7 +2060,7 @@ static void open_crafted(const char *path, const char *what)
 		problem("posix_trace_open and reading %s took more than %d ms", what,
 		        OPEN_BOUND_MS);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		describe_status(status, how, sizeof how);
+		pt_describe_status(status, how, sizeof how);
 		problem("reading %s: %s", what, how);
 	} else {
 		ssize_t n = read(rep[0], line, sizeof line - 1);
@@ -2205,9 +2154,8 @@ END_TEST
 
 static TCase *tcase(Suite *s, const char *name, double timeout)
 {
-	TCase *tc = pt_tcase(s, name);
+	TCase *tc = pt_tcase_fixture(s, name, setup, teardown);
 	tcase_set_timeout(tc, timeout);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	return tc;
 }
 

@@ -8,6 +8,12 @@
  * a stream that fits the limit, and must never be sent SIGXFSZ by the
  * library; one whose limit is below any stream gets ENOMEM.  Each case runs
  * in a child with the limit set, which reports through its exit status.
+ *
+ * The control events a controller records (START, STOP, FILTER...) wait
+ * for the reader in a queue of 256 entries per stream (docs/CONFORMANCE.md):
+ * beyond that, a POSIX_TRACE_LOOP stream drops the oldest and the others the
+ * newest, and either way posix_trace_get_status reports the overrun and the
+ * count (XSH 2.11.1, posix_trace_status_info Structure: posix_stream_overrun_status).
  */
 #include "harness.h"
 
@@ -103,6 +109,58 @@ START_TEST(stream_beyond_a_file_size_limit_is_enomem_without_sigxfsz)
 }
 END_TEST
 
+#define CTLQ 256
+
+/* A START and 300 filter changes nobody reads (FILTER is recorded while
+ * the stream runs): 301 control events for a queue of 256. */
+static void flood_control_events(int policy, int *kept, unsigned long long *lost,
+                                 int *overrun)
+{
+	trace_attr_t attr;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_event_set_t set;
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_ok(posix_trace_start(trid));
+	for (int i = 0; i < CTLQ + 44; i++)
+		ck_assert_ok(posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET));
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(trid, &st));
+	*lost = st.posixtrace_lost_events;
+	*overrun = st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN;
+	*kept = 0;
+	for (;;) {
+		struct posix_trace_event_info ev;
+		unsigned char data[256];
+		size_t len;
+		int unavailable;
+		ck_assert_ok(posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len,
+		                                          &unavailable));
+		if (unavailable)
+			break;
+		*kept += ev.posix_event_id == POSIX_TRACE_FILTER ||
+		                 ev.posix_event_id == POSIX_TRACE_START;
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	posix_trace_attr_destroy(&attr);
+}
+
+START_TEST(control_events_beyond_the_queue_are_counted_lost)
+{
+	int policies[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL};
+	for (int p = 0; p < 2; p++) {
+		int kept, overrun;
+		unsigned long long lost;
+		flood_control_events(policies[p], &kept, &lost, &overrun);
+		ck_assert_msg(overrun, "policy %d: no overrun reported", policies[p]);
+		ck_assert_uint_eq(lost, 45);
+		ck_assert_uint_eq(kept + lost, CTLQ + 45);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("limits");
@@ -110,5 +168,7 @@ int main(void)
 	tcase_add_test(tc, instrumented_program_under_a_tiny_file_size_limit_runs);
 	tcase_add_test(tc, stream_within_a_file_size_limit_works);
 	tcase_add_test(tc, stream_beyond_a_file_size_limit_is_enomem_without_sigxfsz);
+	tc = pt_tcase(s, "control_queue");
+	tcase_add_test(tc, control_events_beyond_the_queue_are_counted_lost);
 	return pt_run(s);
 }

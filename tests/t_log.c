@@ -11,7 +11,7 @@
  * and get_status on streams with log and on pre-recorded streams
  * (posix_trace_get_attr, posix_trace_get_status), getnext on streams with
  * log (posix_trace_getnext_event, ERRORS), clear with a log
- * (posix_trace_clear), the log members of the status structure (XSH 2.11.1.1)
+ * (posix_trace_clear), the log members of the status structure (XSH 2.11.1, posix_trace_status_info Structure)
  * and POSIX_TRACE_FLUSH_START / FLUSH_STOP (XSH 2.11.2), the marking of the
  * log file's times (XSH 2.11), with the project's promises for the Trace Log
  * option: what posixtrace_log_info and posixtrace_event_ext say of a log, and
@@ -812,7 +812,7 @@ START_TEST(flush_records_flush_start_and_flush_stop)
 			ck_assert_uint_gt(i, stop);
 	}
 	/* system events of a flush the controller asked for: its process and
-	 * thread (posix_trace_event_info, XSH 2.11.1.1), no data */
+	 * thread (XSH 2.11.1, posix_trace_event_info Structure), no data */
 	ck_assert_int_eq(l.ev[start].info.posix_pid, getpid());
 	ck_assert_int_eq(l.ev[stop].info.posix_pid, getpid());
 	ck_assert(pthread_equal(l.ev[start].info.posix_thread_id, pthread_self()));
@@ -2005,6 +2005,50 @@ START_TEST(flush_marks_log_modification_and_change_times)
 }
 END_TEST
 
+/* The system events keep their data whatever the max-data-size: START
+ * (the filter) and FILTER (old and new sets) are larger than 16 bytes
+ * (posix_trace_attr_setmaxdatasize; XSH 2.11.2, system trace event types). */
+START_TEST(small_max_data_size_keeps_system_events_in_the_log)
+{
+	FILE *tmp = tmpfile();
+	ck_assert_ptr_nonnull(tmp);
+	int fd = fileno(tmp);
+	trace_attr_t attr;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, 16));
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	trace_event_set_t set;
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_ok(posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	int start = 0, filter = 0, error = 0;
+	for (;;) {
+		struct posix_trace_event_info ev;
+		unsigned char data[512];
+		size_t len;
+		int unavailable;
+		ck_assert_ok(posix_trace_getnext_event(trid, &ev, data, sizeof data, &len,
+		                                       &unavailable));
+		if (unavailable)
+			break;
+		start += ev.posix_event_id == POSIX_TRACE_START && len == sizeof(trace_event_set_t);
+		filter += ev.posix_event_id == POSIX_TRACE_FILTER &&
+		          len == 2 * sizeof(trace_event_set_t);
+		error += ev.posix_event_id == POSIX_TRACE_ERROR;
+	}
+	ck_assert_int_eq(start, 1);
+	ck_assert_int_eq(filter, 1);
+	ck_assert_int_eq(error, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	fclose(tmp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -2046,6 +2090,7 @@ int main(void)
 	tcase_add_test(tc, flush_twice_in_a_row_succeeds);
 
 	tc = pt_tcase(s, "roundtrip");
+	tcase_add_test(tc, small_max_data_size_keeps_system_events_in_the_log);
 	tcase_add_test(tc, roundtrip_every_event_read_once_in_thread_order);
 	tcase_add_test(tc, roundtrip_every_field_equals_active_stream);
 	tcase_add_test(tc, roundtrip_event_ext_gives_thread_id_and_name);

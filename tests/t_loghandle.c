@@ -2,7 +2,7 @@
 /*
  * t_loghandle: one pre-recorded stream read by several threads.
  *
- * posix_trace_open and posix_trace_getnext_event (XSH 2.11.1.3, Trace Log):
+ * posix_trace_open and posix_trace_getnext_event (XSH 2.11, the Trace Log option):
  * a trace stream identifier is usable by every thread of the process.  The
  * library reads a log without locking while one thread uses it, and must
  * give every event exactly once, in order, however threads take turns or

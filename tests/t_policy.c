@@ -1,16 +1,20 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stream full policies of an active stream without log: POSIX_TRACE_UNTIL_FULL
- * and POSIX_TRACE_LOOP (spec: posix_trace_attr_getinherited.txt "stream-full-
- * policy"; posix_trace_attr_getlogsize.txt, the no-loss guarantee;
- * posix_trace_get_attr.txt, overrun reset; posix_trace_start.txt, start/stop
- * on a full stream; xsh_2_11_tracing.txt, status members, overrun and the
- * OVERFLOW/RESUME/STOP events; contract: "Full policies").
+ * and POSIX_TRACE_LOOP (posix_trace_attr_getstreamfullpolicy, DESCRIPTION:
+ * "stream-full-policy"; posix_trace_attr_getmaxusereventsize, DESCRIPTION:
+ * the no-loss guarantee; posix_trace_get_status, DESCRIPTION: overrun reset;
+ * posix_trace_start and posix_trace_stop, DESCRIPTION: start/stop on a full
+ * stream; XSH 2.11.1, posix_trace_status_info Structure: status members and
+ * overrun; XSH 2.11.2, System Trace Event Type Definitions: the OVERFLOW,
+ * RESUME and STOP events; contract: "Full policies").
  *
  * Streams are 4096 bytes; event sizes come from
  * posix_trace_attr_getmaxusereventsize / getmaxsystemeventsize.  Each stream
  * is filled from the main thread with events whose data is a uint32_t
  * sequence number 0, 1, 2, ...
  */
+#define PT_EV_DATA 256 /* the largest event posted here has 255 bytes */
 #include "harness.h"
 
 #include <pthread.h>
@@ -20,22 +24,9 @@
 #define STREAM_SIZE 4096u
 #define FILL_CAP 1000000u /* give up filling after this many events */
 
-struct rec {
-	struct posix_trace_event_info info;
-	unsigned char data[256];
-	size_t len;
-};
-
 static trace_id_t new_stream(int policy)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	return trid;
+	return pt_create(0, (struct pt_attrs){.policy = policy, .size = STREAM_SIZE});
 }
 
 static size_t user_event_size(trace_id_t trid, size_t data_len)
@@ -58,50 +49,9 @@ static size_t system_event_size(trace_id_t trid)
 	return n;
 }
 
-/* Reads with trygetnext until nothing is reported; returns a malloc'd array
- * (the caller frees it) and its length in *n. */
-static struct rec *drain(trace_id_t trid, size_t *n)
-{
-	size_t cap = 256;
-	struct rec *out = malloc(cap * sizeof *out);
-	ck_assert_ptr_nonnull(out);
-	*n = 0;
-	for (;;) {
-		int unavailable = -1;
-		if (*n == cap) {
-			cap *= 2;
-			out = realloc(out, cap * sizeof *out);
-			ck_assert_ptr_nonnull(out);
-		}
-		struct rec *r = &out[*n];
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &r->info, r->data, sizeof r->data,
-		                                          &r->len, &unavailable));
-		if (unavailable)
-			return out;
-		++*n;
-		ck_assert_msg(*n <= 4 * FILL_CAP, "the stream never runs empty");
-	}
-}
-
-static uint32_t rec_seq(const struct rec *r)
-{
-	uint32_t v;
-	ck_assert_uint_eq(r->len, sizeof v);
-	memcpy(&v, r->data, sizeof v);
-	return v;
-}
-
 static int ts_eq(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
-static struct posix_trace_status_info status(trace_id_t trid)
-{
-	struct posix_trace_status_info st;
-	memset(&st, 0xa5, sizeof st);
-	ck_assert_ok(posix_trace_get_status(trid, &st));
-	return st;
 }
 
 /* A stream being filled: what was posted and what get_status said was lost. */
@@ -121,7 +71,7 @@ static void post(struct fill *f)
 
 static void read_status(struct fill *f)
 {
-	f->last = status(f->trid);
+	f->last = pt_status(f->trid);
 	f->lost += f->last.posixtrace_lost_events;
 }
 
@@ -152,19 +102,19 @@ START_TEST(until_full_keeps_every_event_within_stream_min_size)
 	for (uint32_t i = 0; i < n_fit; i++)
 		posix_trace_event(id, &i, sizeof i);
 
-	struct posix_trace_status_info st = status(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
 
 	size_t n;
-	struct rec *r = drain(trid, &n);
+	struct pt_ev *r = pt_drain_all(trid, &n);
 	ck_assert_uint_eq(n, 1 + n_fit);
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
 	for (uint32_t i = 0; i < n_fit; i++) {
 		ck_assert_uint_eq(r[1 + i].info.posix_event_id, id);
-		ck_assert_uint_eq(rec_seq(&r[1 + i]), i);
+		ck_assert_uint_eq(pt_ev_u32(&r[1 + i]), i);
 	}
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -193,7 +143,7 @@ START_TEST(until_full_keeps_events_of_mixed_sizes_within_stream_min_size)
 		ck_assert_uint_lt(n_posted, 128);
 	}
 	size_t n;
-	struct rec *r = drain(trid, &n);
+	struct pt_ev *r = pt_drain_all(trid, &n);
 	ck_assert_uint_eq(n, 1 + n_posted);
 	for (size_t i = 0; i < n_posted; i++) {
 		ck_assert_uint_eq(r[1 + i].info.posix_event_id, id);
@@ -201,7 +151,7 @@ START_TEST(until_full_keeps_events_of_mixed_sizes_within_stream_min_size)
 		for (size_t b = 0; b < posted[i]; b++)
 			ck_assert_uint_eq(r[1 + i].data[b], (unsigned char)i);
 	}
-	ck_assert_uint_eq(status(trid).posixtrace_lost_events, 0);
+	ck_assert_uint_eq(pt_status(trid).posixtrace_lost_events, 0);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
@@ -209,21 +159,11 @@ END_TEST
 
 #define GUARANTEE_THREADS 16
 
-struct gt_arg {
-	trace_event_id_t id;
-	uint32_t thread, count;
-	pthread_barrier_t *go;
-};
-
-static void *gt_writer(void *p)
+/* Writer t posts t << 16 | i. */
+static void post_packed(trace_event_id_t id, uint32_t thread, uint32_t seq)
 {
-	struct gt_arg *a = p;
-	pthread_barrier_wait(a->go);
-	for (uint32_t i = 0; i < a->count; i++) {
-		uint32_t d = a->thread << 16 | i;
-		posix_trace_event(a->id, &d, sizeof d);
-	}
-	return NULL;
+	uint32_t d = thread << 16 | seq;
+	posix_trace_event(id, &d, sizeof d);
 }
 
 /* Contract: the guarantee holds for up to 16 writer threads. */
@@ -234,26 +174,20 @@ START_TEST(until_full_guarantee_holds_for_16_writer_threads)
 	size_t ev = user_event_size(trid, sizeof(uint32_t)), sys = system_event_size(trid);
 	uint32_t per_thread = (uint32_t)((STREAM_SIZE - sys) / ev / GUARANTEE_THREADS);
 	ck_assert_uint_gt(per_thread, 0);
-	pthread_t th[GUARANTEE_THREADS];
-	struct gt_arg arg[GUARANTEE_THREADS];
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, GUARANTEE_THREADS);
+	struct pt_writer arg[GUARANTEE_THREADS];
 	ck_assert_ok(posix_trace_start(trid));
-	for (uint32_t t = 0; t < GUARANTEE_THREADS; t++) {
-		arg[t] = (struct gt_arg){ id, t, per_thread, &go };
-		ck_assert_int_eq(pthread_create(&th[t], NULL, gt_writer, &arg[t]), 0);
-	}
 	for (uint32_t t = 0; t < GUARANTEE_THREADS; t++)
-		pthread_join(th[t], NULL);
-	pthread_barrier_destroy(&go);
+		arg[t] = (struct pt_writer){ .id = id, .thread = t, .count = per_thread,
+		                             .post = post_packed };
+	pt_run_writers(arg, GUARANTEE_THREADS);
 
-	ck_assert_uint_eq(status(trid).posixtrace_lost_events, 0);
+	ck_assert_uint_eq(pt_status(trid).posixtrace_lost_events, 0);
 	size_t n;
-	struct rec *r = drain(trid, &n);
+	struct pt_ev *r = pt_drain_all(trid, &n);
 	ck_assert_uint_eq(n, 1 + (size_t)per_thread * GUARANTEE_THREADS);
 	uint32_t next[GUARANTEE_THREADS] = { 0 };
 	for (size_t i = 1; i < n; i++) {
-		uint32_t d = rec_seq(&r[i]), t = d >> 16;
+		uint32_t d = pt_ev_u32(&r[i]), t = d >> 16;
 		ck_assert_uint_lt(t, GUARANTEE_THREADS);
 		ck_assert_uint_eq(d & 0xffffu, next[t]);
 		next[t]++;
@@ -290,7 +224,7 @@ START_TEST(until_full_events_posted_while_full_are_lost)
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	for (int i = 0; i < 10; i++)
 		post(&f);
-	struct posix_trace_status_info st = status(f.trid);
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
@@ -302,7 +236,7 @@ END_TEST
 START_TEST(until_full_overrun_status_is_reset_by_get_status)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
-	struct posix_trace_status_info st = status(f.trid);
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
@@ -314,16 +248,16 @@ END_TEST
 /* Expects the readout START, 0..k-1, OVERFLOW, STOP(1), RESUME, START and
  * returns k.  The restart's START is the first valid event after the
  * overflow, so RESUME comes right before it, with its timestamp. */
-static uint32_t check_until_full_readout(struct fill *f, const struct rec *r, size_t n)
+static uint32_t check_until_full_readout(struct fill *f, const struct pt_ev *r, size_t n)
 {
 	uint32_t k = f->posted - (uint32_t)f->lost;
 	ck_assert_uint_eq(n, (size_t)k + 5);
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_START);
 	for (uint32_t i = 0; i < k; i++) {
 		ck_assert_uint_eq(r[1 + i].info.posix_event_id, f->id);
-		ck_assert_uint_eq(rec_seq(&r[1 + i]), i);
+		ck_assert_uint_eq(pt_ev_u32(&r[1 + i]), i);
 	}
-	const struct rec *ovf = &r[k + 1], *stop = &r[k + 2], *resume = &r[k + 3], *start = &r[k + 4];
+	const struct pt_ev *ovf = &r[k + 1], *stop = &r[k + 2], *resume = &r[k + 3], *start = &r[k + 4];
 	ck_assert_uint_eq(ovf->info.posix_event_id, POSIX_TRACE_OVERFLOW);
 	ck_assert_uint_eq(ovf->len, 0);
 	ck_assert_uint_eq(stop->info.posix_event_id, POSIX_TRACE_STOP);
@@ -350,7 +284,7 @@ START_TEST(until_full_reader_gets_recorded_events_then_overflow_stop_start)
 		post(&f); /* lost */
 	read_status(&f);
 	size_t n;
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	check_until_full_readout(&f, r, n);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
@@ -361,8 +295,8 @@ START_TEST(until_full_stream_restarts_once_drained)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	size_t n;
-	free(drain(f.trid, &n));
-	struct posix_trace_status_info st = status(f.trid);
+	free(pt_drain_all(f.trid, &n));
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
@@ -373,15 +307,15 @@ START_TEST(until_full_events_after_restart_follow_without_gap_marks)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	size_t n;
-	free(drain(f.trid, &n));
+	free(pt_drain_all(f.trid, &n));
 	uint32_t seq = f.posted;
 	post(&f);
 	post(&f);
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(r[0].info.posix_event_id, f.id);
-	ck_assert_uint_eq(rec_seq(&r[0]), seq);
-	ck_assert_uint_eq(rec_seq(&r[1]), seq + 1);
+	ck_assert_uint_eq(pt_ev_u32(&r[0]), seq);
+	ck_assert_uint_eq(pt_ev_u32(&r[1]), seq + 1);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
 }
@@ -394,7 +328,7 @@ START_TEST(until_full_lost_count_is_posted_minus_received)
 		post(&f);
 	read_status(&f);
 	size_t n, received = 0;
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	for (size_t i = 0; i < n; i++)
 		received += r[i].info.posix_event_id == f.id;
 	read_status(&f);
@@ -409,14 +343,14 @@ START_TEST(until_full_start_on_full_stream_changes_nothing)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	ck_assert_ok(posix_trace_start(f.trid));
-	struct posix_trace_status_info st = status(f.trid);
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
 	post(&f); /* still lost */
 	read_status(&f);
 	ck_assert_uint_eq(f.last.posixtrace_lost_events, 1);
 	size_t n;
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	check_until_full_readout(&f, r, n); /* no START recorded by the call */
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
@@ -427,13 +361,13 @@ START_TEST(until_full_stop_on_full_stream_changes_nothing)
 {
 	struct fill f = fill_until_full(POSIX_TRACE_UNTIL_FULL);
 	ck_assert_ok(posix_trace_stop(f.trid));
-	struct posix_trace_status_info st = status(f.trid);
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
 	size_t n;
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	check_until_full_readout(&f, r, n); /* no STOP(0); restarts as usual */
-	st = status(f.trid);
+	st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
@@ -472,7 +406,7 @@ START_TEST(loop_overrun_status_is_reset_by_get_status)
 {
 	struct fill f = overfill_loop();
 	read_status(&f);
-	struct posix_trace_status_info st = status(f.trid);
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
@@ -487,10 +421,10 @@ START_TEST(loop_reader_gets_overflow_resume_then_newest_events)
 {
 	struct fill f = overfill_loop();
 	size_t n;
-	struct rec *all = drain(f.trid, &n);
+	struct pt_ev *all = pt_drain_all(f.trid, &n);
 	ck_assert_uint_ge(n, 4);
 	ck_assert_uint_eq(all[0].info.posix_event_id, POSIX_TRACE_START);
-	struct rec *r = all + 1;
+	struct pt_ev *r = all + 1;
 	n--;
 	ck_assert_uint_eq(r[0].info.posix_event_id, POSIX_TRACE_OVERFLOW);
 	ck_assert_uint_eq(r[0].len, 0);
@@ -504,9 +438,9 @@ START_TEST(loop_reader_gets_overflow_resume_then_newest_events)
 	ck_assert_uint_gt(first, 0); /* the oldest ones are lost */
 	for (size_t i = 2; i < n; i++) {
 		ck_assert_uint_eq(r[i].info.posix_event_id, f.id);
-		ck_assert_uint_eq(rec_seq(&r[i]), first + (uint32_t)(i - 2));
+		ck_assert_uint_eq(pt_ev_u32(&r[i]), first + (uint32_t)(i - 2));
 	}
-	ck_assert_uint_eq(rec_seq(&r[n - 1]), f.posted - 1);
+	ck_assert_uint_eq(pt_ev_u32(&r[n - 1]), f.posted - 1);
 	free(all);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
 }
@@ -516,7 +450,7 @@ START_TEST(loop_received_plus_lost_is_posted)
 {
 	struct fill f = overfill_loop();
 	size_t n, received = 0;
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	for (size_t i = 0; i < n; i++)
 		received += r[i].info.posix_event_id == f.id || r[i].info.posix_event_id == POSIX_TRACE_START;
 	read_status(&f);
@@ -531,15 +465,15 @@ START_TEST(loop_drained_stream_reports_new_events_without_overflow)
 {
 	struct fill f = overfill_loop();
 	size_t n;
-	free(drain(f.trid, &n));
+	free(pt_drain_all(f.trid, &n));
 	read_status(&f);
 	uint32_t seq = f.posted;
 	post(&f);
-	struct rec *r = drain(f.trid, &n);
+	struct pt_ev *r = pt_drain_all(f.trid, &n);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(r[0].info.posix_event_id, f.id);
-	ck_assert_uint_eq(rec_seq(&r[0]), seq);
-	ck_assert_uint_eq(status(f.trid).posixtrace_lost_events, 0);
+	ck_assert_uint_eq(pt_ev_u32(&r[0]), seq);
+	ck_assert_uint_eq(pt_status(f.trid).posixtrace_lost_events, 0);
 	free(r);
 	ck_assert_ok(posix_trace_shutdown(f.trid));
 }
@@ -550,8 +484,8 @@ START_TEST(loop_drained_stream_is_not_full)
 {
 	struct fill f = overfill_loop();
 	size_t n;
-	free(drain(f.trid, &n));
-	struct posix_trace_status_info st = status(f.trid);
+	free(pt_drain_all(f.trid, &n));
+	struct posix_trace_status_info st = pt_status(f.trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_ok(posix_trace_shutdown(f.trid));

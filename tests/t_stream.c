@@ -1,16 +1,18 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t_stream: trace streams traced in-process (pid 0) and the events they record.
  *
- * Checks posix_trace_create / posix_trace_shutdown (posix_trace_create.txt),
- * posix_trace_start / posix_trace_stop (posix_trace_start.txt),
- * posix_trace_event (posix_trace_event.txt), posix_trace_get_attr /
- * posix_trace_get_status (posix_trace_get_attr.txt), posix_trace_clear
- * (posix_trace_clear.txt), and the status and event structures and the system
- * trace event table of XSH 2.11 (xsh_2_11_tracing.txt), with the
+ * Checks posix_trace_create and posix_trace_shutdown (DESCRIPTION, ERRORS),
+ * posix_trace_start and posix_trace_stop, posix_trace_event,
+ * posix_trace_get_attr and posix_trace_get_status, posix_trace_clear, and the
+ * status and event structures (XSH 2.11.1, posix_trace_status_info Structure,
+ * posix_trace_event_info Structure) and the system trace event tables (XSH
+ * 2.11.2, System Trace Event Type Definitions), with the
  * implementation choices of the behaviour contract (defaults, ESRCH,
  * TRACE_SYS_MAX per process, ids ignored outside 32..1023).
  * Events are read back with posix_trace_trygetnext_event.
  */
+#define PT_EV_DATA 4096 /* room for the data of any event posted here */
 #include "harness.h"
 
 #include <pthread.h>
@@ -23,88 +25,22 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 #define MAX_EVENTS 256
-#define DATA_BUF 4096
 
-struct ev {
-	struct posix_trace_event_info info;
-	unsigned char data[DATA_BUF];
-	size_t len;
-};
+static struct pt_ev got[MAX_EVENTS]; /* events read back */
 
-static struct ev got[MAX_EVENTS];
-
-/* Reads every available event of trid into got[]; returns how many. */
-static int drain(trace_id_t trid)
-{
-	int n = 0;
-	for (;;) {
-		int unavailable = -1;
-		size_t len = 0;
-		ck_assert_int_lt(n, MAX_EVENTS);
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &got[n].info, got[n].data,
-		                                          sizeof got[n].data, &len, &unavailable));
-		if (unavailable)
-			return n;
-		got[n].len = len;
-		n++;
-	}
-}
-
-static int count_id(int n, trace_event_id_t id)
-{
-	int c = 0;
-	for (int i = 0; i < n; i++)
-		c += got[i].info.posix_event_id == id;
-	return c;
-}
-
+/* A user event id, in the range the contract gives user events. */
 static trace_event_id_t user_id(const char *name)
 {
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
+	trace_event_id_t id = pt_event_id(name);
 	ck_assert_uint_ge(id, 33);
 	ck_assert_uint_lt(id, 1024);
 	return id;
 }
 
-static trace_id_t create_started(void)
-{
-	trace_id_t trid = pt_create_default();
-	ck_assert_ok(posix_trace_start(trid));
-	return trid;
-}
-
-static struct posix_trace_status_info status_of(trace_id_t trid)
-{
-	struct posix_trace_status_info st;
-	memset(&st, 0xa5, sizeof st);
-	ck_assert_ok(posix_trace_get_status(trid, &st));
-	return st;
-}
-
-static int64_t ns_of(struct timespec ts)
-{
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ns_of(ts);
-}
-
 /* A small stream with the given full policy (max-data-size default 1024). */
 static trace_id_t create_small(int policy)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 16384));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	return trid;
+	return pt_create(0, (struct pt_attrs){.policy = policy, .size = 16384});
 }
 
 /* Records 1000-byte events until the stream reports FULL; returns the status
@@ -115,7 +51,7 @@ static struct posix_trace_status_info fill_until_full(trace_id_t trid, trace_eve
 	for (long i = 0; i < 1000000; i++) {
 		posix_trace_event(id, payload, sizeof payload);
 		if (i % 8 == 7) {
-			struct posix_trace_status_info st = status_of(trid);
+			struct posix_trace_status_info st = pt_status(trid);
 			if (st.posix_stream_full_status == POSIX_TRACE_FULL)
 				return st;
 		}
@@ -217,11 +153,11 @@ END_TEST
 
 START_TEST(create_pid_zero_traces_caller)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	trace_event_id_t id = user_id("create_pid_zero");
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
-	ck_assert_int_eq(count_id(n, id), 1);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(pt_count_id(got, n, id), 1);
 }
 END_TEST
 
@@ -232,8 +168,8 @@ START_TEST(create_own_pid_traces_caller)
 	ck_assert_ok(posix_trace_create(getpid(), NULL, &trid));
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
-	ck_assert_int_eq(count_id(n, id), 1);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(pt_count_id(got, n, id), 1);
 }
 END_TEST
 
@@ -247,12 +183,7 @@ END_TEST
 START_TEST(create_reaped_child_pid_is_esrch)
 {
 	trace_id_t trid;
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0)
-		_exit(0);
-	ck_assert_int_eq(waitpid(child, NULL, 0), child);
-	ck_assert_err(posix_trace_create(child, NULL, &trid), ESRCH);
+	ck_assert_err(posix_trace_create(pt_gone_pid(), NULL, &trid), ESRCH);
 }
 END_TEST
 
@@ -276,8 +207,7 @@ END_TEST
 START_TEST(create_sleeping_child_pid_succeeds)
 {
 	trace_id_t trid;
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		sleep(30);
 		_exit(0);
@@ -349,7 +279,7 @@ END_TEST
 
 START_TEST(new_stream_is_suspended_not_full_no_overrun)
 {
-	struct posix_trace_status_info st = status_of(pt_create_default());
+	struct posix_trace_status_info st = pt_status(pt_create_default());
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
@@ -358,7 +288,7 @@ END_TEST
 
 START_TEST(new_stream_log_status_fields)
 {
-	struct posix_trace_status_info st = status_of(pt_create_default());
+	struct posix_trace_status_info st = pt_status(pt_create_default());
 	ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
 	ck_assert_int_eq(st.posix_stream_flush_error, 0);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
@@ -369,7 +299,7 @@ END_TEST
 START_TEST(new_stream_has_no_events)
 {
 	trace_id_t trid = pt_create_default();
-	ck_assert_int_eq(drain(trid), 0);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 0);
 }
 END_TEST
 
@@ -378,9 +308,9 @@ END_TEST
 START_TEST(start_records_start_event_with_empty_filter_data)
 {
 	trace_event_set_t empty;
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_eventset_empty(&empty));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[0].len, sizeof(trace_event_set_t));
@@ -391,8 +321,8 @@ END_TEST
 
 START_TEST(start_event_has_caller_pid_and_thread)
 {
-	trace_id_t trid = create_started();
-	ck_assert_int_eq(drain(trid), 1);
+	trace_id_t trid = pt_create_started();
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 1);
 	ck_assert_int_eq(got[0].info.posix_pid, getpid());
 	ck_assert(pthread_equal(got[0].info.posix_thread_id, pthread_self()));
 }
@@ -403,7 +333,7 @@ START_TEST(start_event_prog_address_is_in_caller)
 	void (*volatile fn)(trace_id_t) = start_here;
 	trace_id_t trid = pt_create_default();
 	fn(trid);
-	ck_assert_int_eq(drain(trid), 1);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 1);
 	uintptr_t pc = (uintptr_t)got[0].info.posix_prog_address;
 	uintptr_t lo = (uintptr_t)fn;
 	ck_assert_msg(pc > lo && pc < lo + 4096, "prog address %p not inside start_here (%p)",
@@ -413,7 +343,7 @@ END_TEST
 
 START_TEST(start_sets_status_running)
 {
-	struct posix_trace_status_info st = status_of(create_started());
+	struct posix_trace_status_info st = pt_status(pt_create_started());
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 }
@@ -421,21 +351,21 @@ END_TEST
 
 START_TEST(start_when_running_records_no_second_start)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_start(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_START), 1);
-	ck_assert_int_eq(status_of(trid).posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_START), 1);
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_RUNNING);
 }
 END_TEST
 
 START_TEST(stop_records_stop_event_with_int_zero)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	int zero = 0;
 	ck_assert_ok(posix_trace_stop(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_STOP);
@@ -446,9 +376,9 @@ END_TEST
 
 START_TEST(stop_event_has_caller_pid_and_thread)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_int_eq(got[1].info.posix_pid, getpid());
 	ck_assert(pthread_equal(got[1].info.posix_thread_id, pthread_self()));
 }
@@ -456,9 +386,9 @@ END_TEST
 
 START_TEST(stop_sets_status_suspended)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
-	struct posix_trace_status_info st = status_of(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 }
@@ -468,18 +398,18 @@ START_TEST(stop_when_suspended_records_nothing)
 {
 	trace_id_t trid = pt_create_default();
 	ck_assert_ok(posix_trace_stop(trid));
-	ck_assert_int_eq(drain(trid), 0);
-	ck_assert_int_eq(status_of(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 0);
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
 }
 END_TEST
 
 START_TEST(second_stop_records_no_second_stop)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_ok(posix_trace_stop(trid));
-	int n = drain(trid);
-	ck_assert_int_eq(count_id(n, POSIX_TRACE_STOP), 1);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(pt_count_id(got, n, POSIX_TRACE_STOP), 1);
 }
 END_TEST
 
@@ -489,7 +419,7 @@ START_TEST(events_before_start_are_not_recorded)
 	trace_id_t trid = pt_create_default();
 	posix_trace_event(id, "x", 1);
 	ck_assert_ok(posix_trace_start(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 }
@@ -498,23 +428,23 @@ END_TEST
 START_TEST(events_after_stop_are_not_recorded)
 {
 	trace_event_id_t id = user_id("after_stop");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
 	posix_trace_event(id, "x", 1);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
-	ck_assert_int_eq(count_id(n, id), 0);
+	ck_assert_int_eq(pt_count_id(got, n, id), 0);
 }
 END_TEST
 
 START_TEST(restart_after_stop_records_start_and_events)
 {
 	trace_event_id_t id = user_id("restart");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 4);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_STOP);
@@ -528,9 +458,9 @@ END_TEST
 START_TEST(event_has_id_pid_and_thread)
 {
 	trace_event_id_t id = user_id("fields");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	posix_trace_event(id, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
 	ck_assert_int_eq(got[1].info.posix_pid, getpid());
@@ -542,9 +472,9 @@ START_TEST(event_prog_address_is_in_calling_function)
 {
 	void (*volatile fn)(trace_event_id_t) = trace_point_here;
 	trace_event_id_t id = user_id("prog_address");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	fn(id);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	uintptr_t pc = (uintptr_t)got[1].info.posix_prog_address;
 	uintptr_t lo = (uintptr_t)fn;
@@ -562,11 +492,11 @@ static void *post_from_thread(void *arg)
 START_TEST(event_from_other_thread_has_that_thread_id)
 {
 	trace_event_id_t id = user_id("other_thread");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, post_from_thread, &id), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
 	ck_assert(pthread_equal(got[1].info.posix_thread_id, th));
@@ -577,10 +507,10 @@ END_TEST
 START_TEST(events_are_read_in_recording_order)
 {
 	trace_event_id_t id = user_id("order");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	for (int i = 0; i < 50; i++)
 		posix_trace_event(id, &i, sizeof i);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 51);
 	for (int i = 0; i < 50; i++) {
 		int v;
@@ -594,27 +524,27 @@ END_TEST
 START_TEST(event_timestamps_are_non_decreasing)
 {
 	trace_event_id_t id = user_id("timestamps");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	for (int i = 0; i < 100; i++)
 		posix_trace_event(id, NULL, 0);
 	ck_assert_ok(posix_trace_stop(trid));
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 102);
 	for (int i = 1; i < n; i++)
-		ck_assert_int_ge(ns_of(got[i].info.posix_timestamp),
-		                 ns_of(got[i - 1].info.posix_timestamp));
+		ck_assert_int_ge(pt_ns(&got[i].info.posix_timestamp),
+		                 pt_ns(&got[i - 1].info.posix_timestamp));
 }
 END_TEST
 
 START_TEST(event_timestamp_is_close_to_realtime)
 {
 	trace_event_id_t id = user_id("realtime");
-	trace_id_t trid = create_started();
-	int64_t before = realtime_ns();
+	trace_id_t trid = pt_create_started();
+	int64_t before = pt_realtime_ns();
 	posix_trace_event(id, NULL, 0);
-	int64_t after = realtime_ns();
-	ck_assert_int_eq(drain(trid), 2);
-	int64_t ts = ns_of(got[1].info.posix_timestamp);
+	int64_t after = pt_realtime_ns();
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
+	int64_t ts = pt_ns(&got[1].info.posix_timestamp);
 	ck_assert_int_ge(got[1].info.posix_timestamp.tv_nsec, 0);
 	ck_assert_int_lt(got[1].info.posix_timestamp.tv_nsec, 1000000000);
 	ck_assert_int_ge(ts, before - 1000000000);
@@ -628,9 +558,9 @@ START_TEST(event_data_round_trips)
 	for (size_t i = 0; i < sizeof payload; i++)
 		payload[i] = (unsigned char)(i * 7 + 1);
 	trace_event_id_t id = user_id("data");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	posix_trace_event(id, payload, sizeof payload);
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_uint_eq(got[1].len, sizeof payload);
 	ck_assert_int_eq(got[1].info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
 	ck_assert_mem_eq(got[1].data, payload, sizeof payload);
@@ -639,12 +569,7 @@ END_TEST
 
 static trace_id_t create_with_max_data(size_t max)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, max));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.max_data = max});
 	ck_assert_ok(posix_trace_start(trid));
 	return trid;
 }
@@ -657,7 +582,7 @@ START_TEST(event_data_longer_than_max_is_truncated_record)
 	trace_event_id_t id = user_id("truncated");
 	trace_id_t trid = create_with_max_data(16);
 	posix_trace_event(id, payload, sizeof payload);
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_uint_eq(got[1].len, 16);
 	ck_assert_int_eq(got[1].info.posix_truncation_status, POSIX_TRACE_TRUNCATED_RECORD);
 	ck_assert_mem_eq(got[1].data, payload, 16);
@@ -670,7 +595,7 @@ START_TEST(event_data_of_exactly_max_is_not_truncated)
 	trace_event_id_t id = user_id("exact_max");
 	trace_id_t trid = create_with_max_data(16);
 	posix_trace_event(id, payload, sizeof payload);
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_uint_eq(got[1].len, 16);
 	ck_assert_int_eq(got[1].info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
 	ck_assert_mem_eq(got[1].data, payload, 16);
@@ -684,11 +609,11 @@ START_TEST(event_ids_outside_user_range_are_ignored)
 	                                       POSIX_TRACE_ERROR, 9, 31, 1024, 1025, 5000,
 	                                       0xffffffffu};
 	trace_event_id_t marker = user_id("marker");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		posix_trace_event(bad[i], "bad", 3);
 	posix_trace_event(marker, NULL, 0);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_uint_eq(got[1].info.posix_event_id, marker);
@@ -697,9 +622,9 @@ END_TEST
 
 START_TEST(event_unnamed_user_event_is_recorded)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, "u", 1);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, POSIX_TRACE_UNNAMED_USEREVENT);
 	ck_assert_uint_eq(got[1].len, 1);
@@ -709,9 +634,9 @@ END_TEST
 START_TEST(event_with_null_data_has_length_zero)
 {
 	trace_event_id_t id = user_id("null_data");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	posix_trace_event(id, NULL, 10);
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
 	ck_assert_uint_eq(got[1].len, 0);
 }
@@ -721,8 +646,8 @@ START_TEST(event_without_any_stream_has_no_effect)
 {
 	trace_event_id_t id = user_id("no_stream");
 	posix_trace_event(id, "abc", 3);
-	trace_id_t trid = create_started();
-	ck_assert_int_eq(drain(trid), 1);
+	trace_id_t trid = pt_create_started();
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 1);
 }
 END_TEST
 
@@ -731,10 +656,10 @@ START_TEST(event_lands_in_every_running_stream)
 	trace_event_id_t id = user_id("several");
 	trace_id_t trid[3];
 	for (int i = 0; i < 3; i++)
-		trid[i] = create_started();
+		trid[i] = pt_create_started();
 	posix_trace_event(id, "abc", 3);
 	for (int i = 0; i < 3; i++) {
-		int n = drain(trid[i]);
+		int n = pt_drain(trid[i], got, MAX_EVENTS);
 		ck_assert_int_eq(n, 2);
 		ck_assert_uint_eq(got[1].info.posix_event_id, id);
 		ck_assert_uint_eq(got[1].len, 3);
@@ -746,10 +671,10 @@ END_TEST
 START_TEST(event_skips_suspended_stream_of_several)
 {
 	trace_event_id_t id = user_id("suspended_one");
-	trace_id_t running = create_started(), suspended = pt_create_default();
+	trace_id_t running = pt_create_started(), suspended = pt_create_default();
 	posix_trace_event(id, NULL, 0);
-	ck_assert_int_eq(count_id(drain(running), id), 1);
-	ck_assert_int_eq(drain(suspended), 0);
+	ck_assert_int_eq(pt_count_id(got, pt_drain(running, got, MAX_EVENTS), id), 1);
+	ck_assert_int_eq(pt_drain(suspended, got, MAX_EVENTS), 0);
 }
 END_TEST
 
@@ -795,14 +720,14 @@ START_TEST(get_attr_creation_time_is_realtime_at_create)
 {
 	trace_attr_t attr;
 	struct timespec created;
-	int64_t before = realtime_ns();
+	int64_t before = pt_realtime_ns();
 	trace_id_t trid = pt_create_default();
-	int64_t after = realtime_ns();
+	int64_t after = pt_realtime_ns();
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getcreatetime(&attr, &created));
-	ck_assert_int_ge(ns_of(created), before);
-	ck_assert_int_le(ns_of(created), after);
+	ck_assert_int_ge(pt_ns(&created), before);
+	ck_assert_int_le(pt_ns(&created), after);
 }
 END_TEST
 
@@ -856,7 +781,7 @@ START_TEST(attr_destroyed_after_create_does_not_affect_stream)
 	ck_assert_ok(posix_trace_attr_destroy(&attr));
 	ck_assert_ok(posix_trace_start(trid));
 	posix_trace_event(id, payload, sizeof payload);
-	ck_assert_int_eq(drain(trid), 2);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 2);
 	ck_assert_uint_eq(got[1].len, 32);
 	ck_assert_int_eq(got[1].info.posix_truncation_status, POSIX_TRACE_TRUNCATED_RECORD);
 }
@@ -894,7 +819,7 @@ START_TEST(get_status_reports_overrun_once_then_resets_it)
 	ck_assert_ok(posix_trace_start(trid));
 	struct posix_trace_status_info st = fill_until_full(trid, id);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
-	st = status_of(trid);
+	st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
 }
@@ -908,10 +833,10 @@ START_TEST(get_status_lost_events_counted_then_reset)
 	(void)fill_until_full(trid, id);
 	for (int i = 0; i < 5; i++)
 		posix_trace_event(id, NULL, 0);
-	struct posix_trace_status_info st = status_of(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 5);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
-	ck_assert_uint_eq(status_of(trid).posixtrace_lost_events, 0);
+	ck_assert_uint_eq(pt_status(trid).posixtrace_lost_events, 0);
 }
 END_TEST
 
@@ -922,7 +847,7 @@ START_TEST(start_on_full_until_full_stream_changes_nothing)
 	ck_assert_ok(posix_trace_start(trid));
 	(void)fill_until_full(trid, id);
 	ck_assert_ok(posix_trace_start(trid));
-	struct posix_trace_status_info st = status_of(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
 }
@@ -933,24 +858,24 @@ END_TEST
 START_TEST(clear_discards_recorded_events)
 {
 	trace_event_id_t id = user_id("clear_gone");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	for (int i = 0; i < 10; i++)
 		posix_trace_event(id, &i, sizeof i);
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(drain(trid), 0);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 0);
 }
 END_TEST
 
 START_TEST(clear_keeps_running_stream_running)
 {
 	trace_event_id_t id = user_id("clear_running");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	posix_trace_event(id, "old", 3);
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(status_of(trid).posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_RUNNING);
 	posix_trace_event(id, "new", 3);
-	int n = drain(trid);
+	int n = pt_drain(trid, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(got[0].info.posix_event_id, id);
 	ck_assert_mem_eq(got[0].data, "new", 3);
@@ -959,18 +884,18 @@ END_TEST
 
 START_TEST(clear_keeps_suspended_stream_suspended)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(status_of(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
-	ck_assert_int_eq(drain(trid), 0);
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_int_eq(pt_drain(trid, got, MAX_EVENTS), 0);
 }
 END_TEST
 
 START_TEST(clear_keeps_event_names)
 {
 	char name[TRACE_EVENT_NAME_MAX + 1];
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	trace_event_id_t id = user_id("clear_named");
 	trace_event_id_t tid;
 	ck_assert_ok(posix_trace_trid_eventid_open(trid, "clear_named_by_trid", &tid));
@@ -991,7 +916,7 @@ START_TEST(clear_makes_full_stream_not_full)
 	ck_assert_ok(posix_trace_start(trid));
 	(void)fill_until_full(trid, id);
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(status_of(trid).posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_int_eq(pt_status(trid).posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 }
 END_TEST
 
@@ -1003,7 +928,7 @@ START_TEST(clear_resets_overrun_status)
 	(void)fill_until_full(trid, id);
 	posix_trace_event(id, NULL, 0); /* lost: overrun again */
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(status_of(trid).posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(pt_status(trid).posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 }
 END_TEST
 
@@ -1018,7 +943,7 @@ END_TEST
 START_TEST(shutdown_running_stream_with_unread_events_succeeds)
 {
 	trace_event_id_t id = user_id("unread");
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	for (int i = 0; i < 10; i++)
 		posix_trace_event(id, &i, sizeof i);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -1028,7 +953,7 @@ END_TEST
 
 START_TEST(shutdown_trid_is_invalid_afterwards)
 {
-	trace_id_t trid = create_started();
+	trace_id_t trid = pt_create_started();
 	ck_assert_ok(posix_trace_shutdown(trid));
 	assert_trid_rejected(trid);
 }
@@ -1037,10 +962,10 @@ END_TEST
 START_TEST(shutdown_leaves_other_streams_working)
 {
 	trace_event_id_t id = user_id("other_streams");
-	trace_id_t a = create_started(), b = create_started();
+	trace_id_t a = pt_create_started(), b = pt_create_started();
 	ck_assert_ok(posix_trace_shutdown(a));
 	posix_trace_event(id, NULL, 0);
-	int n = drain(b);
+	int n = pt_drain(b, got, MAX_EVENTS);
 	ck_assert_int_eq(n, 2);
 	ck_assert_uint_eq(got[1].info.posix_event_id, id);
 }

@@ -1,12 +1,14 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stress: several writer threads record numbered events while one reader
- * thread drains the stream (spec: posix_trace_getnext_event.txt, "reported
- * sequentially", "cannot be reported again"; posix_trace_attr_getinherited.txt,
- * stream full policies; posix_trace_attr_getlogsize.txt, the no-loss
- * guarantee; contract: "Retrieval", "Full policies", posixtrace_lost_events).
+ * thread drains the stream (posix_trace_getnext_event, DESCRIPTION: "shall be
+ * sequential", "cannot be reported again"; posix_trace_attr_getstreamfullpolicy,
+ * DESCRIPTION: stream full policies; posix_trace_attr_getmaxusereventsize,
+ * DESCRIPTION: the no-loss guarantee; contract: "Retrieval", "Full policies",
+ * posixtrace_lost_events).
  *
  * Each writer t posts PT_STRESS_SCALE * 200000 events of its own type whose
- * 16-byte data is {t, sequence number, mix(t, seq)}.  The reader blocks in
+ * 16-byte data is {t, sequence number, pt_mix(t, seq)} (struct pt_payload).  The reader blocks in
  * posix_trace_getnext_event until the main thread, after joining the
  * writers, stops the stream (POSIX_TRACE_STOP with data 0 is the last event),
  * then empties it with posix_trace_trygetnext_event.  Checks: every event is
@@ -16,6 +18,7 @@
  * when the stream is large enough for every event.
  * PT_STRESS_VERBOSE=1 prints the counts of each run.
  */
+#define PT_EV_DATA 64 /* the events are pt_payload records */
 #include "harness.h"
 
 #include <pthread.h>
@@ -28,71 +31,9 @@
 #define SMALL_STREAM (256u * 1024u)
 #define LARGE_STREAM (64u * 1024u * 1024u)
 
-struct payload {
-	uint32_t thread;
-	uint32_t seq;
-	uint64_t check;
-};
-
-struct rec {
-	struct posix_trace_event_info info;
-	unsigned char data[64];
-	size_t len;
-};
-
-static uint64_t mix(uint32_t t, uint32_t s)
-{
-	uint64_t x = ((uint64_t)t << 32 | s) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static uint32_t events_per_writer(void)
 {
-	const char *s = getenv("PT_STRESS_SCALE");
-	double scale = s ? strtod(s, NULL) : 1.0;
-	double n = 200000.0 * (scale > 0 ? scale : 1.0);
-	return n < 100 ? 100 : n > 4e9 ? 4000000000u : (uint32_t)n;
-}
-
-/* Reads with trygetnext until nothing is reported; returns the number of
- * events read (at most max are stored), or -(error number). */
-static long drain(trace_id_t trid, struct rec *out, size_t max)
-{
-	long n = 0;
-	for (;;) {
-		struct rec r;
-		int unavailable = -1;
-		int rc = posix_trace_trygetnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
-		                                      &unavailable);
-		if (rc)
-			return -rc;
-		if (unavailable)
-			return n;
-		if ((size_t)n < max)
-			out[n] = r;
-		n++;
-	}
-}
-
-/* ---- writers ------------------------------------------------------------ */
-
-struct writer {
-	trace_event_id_t id;
-	uint32_t thread, count;
-	pthread_barrier_t *go;
-};
-
-static void *writer_main(void *p)
-{
-	struct writer *w = p;
-	pthread_barrier_wait(w->go);
-	for (uint32_t i = 0; i < w->count; i++) {
-		struct payload d = { w->thread, i, mix(w->thread, i) };
-		posix_trace_event(w->id, &d, sizeof d);
-	}
-	return NULL;
+	return pt_stress_scaled(200000, 100, 4000000000u);
 }
 
 /* ---- reader: everything it learns stays here until the main thread checks -- */
@@ -114,7 +55,7 @@ struct reader {
 	atomic_int done;
 };
 
-static void note_error(struct reader *r, const char *msg, const struct rec *e)
+static void note_error(struct reader *r, const char *msg, const struct pt_ev *e)
 {
 	if (r->error[0] == 0)
 		snprintf(r->error, sizeof r->error, "%s (event id %u, len %zu, event #%llu)", msg,
@@ -122,41 +63,41 @@ static void note_error(struct reader *r, const char *msg, const struct rec *e)
 		         (unsigned long long)r->received);
 }
 
-static void check_user_event(struct reader *r, const struct rec *e)
+static void check_user_event(struct reader *r, const struct pt_ev *e)
 {
-	struct payload d;
+	struct pt_payload d;
 	if (e->len != sizeof d || e->info.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED)
 		{
 		note_error(r, "torn event: wrong length or truncated", e);
 		return;
 	}
 	memcpy(&d, e->data, sizeof d);
-	if (d.thread >= (uint32_t)r->nwriters || e->info.posix_event_id != r->ids[d.thread] ||
-	    d.check != mix(d.thread, d.seq))
+	if (d.writer >= (uint32_t)r->nwriters || e->info.posix_event_id != r->ids[d.writer] ||
+	    d.check != pt_mix(d.writer, d.seq))
 		{
 		note_error(r, "torn event: type and data disagree", e);
 		return;
 	}
-	if ((int64_t)d.seq < r->next_seq[d.thread])
+	if ((int64_t)d.seq < r->next_seq[d.writer])
 		{
 		note_error(r, "duplicated or reordered event (sequence not increasing)", e);
 		return;
 	}
-	if (r->seen[d.thread] && !pthread_equal(r->thread_of[d.thread], e->info.posix_thread_id))
+	if (r->seen[d.writer] && !pthread_equal(r->thread_of[d.writer], e->info.posix_thread_id))
 		{
 		note_error(r, "torn event: thread id changed", e);
 		return;
 	}
-	if (r->seen[d.thread] && !pt_ts_le(&r->last_ts[d.thread], &e->info.posix_timestamp))
+	if (r->seen[d.writer] && !pt_ts_le(&r->last_ts[d.writer], &e->info.posix_timestamp))
 		{
 		note_error(r, "timestamp of a thread's events decreased", e);
 		return;
 	}
-	r->seen[d.thread] = 1;
-	r->thread_of[d.thread] = e->info.posix_thread_id;
-	r->last_ts[d.thread] = e->info.posix_timestamp;
-	r->next_seq[d.thread] = (int64_t)d.seq + 1;
-	r->per_writer[d.thread]++;
+	r->seen[d.writer] = 1;
+	r->thread_of[d.writer] = e->info.posix_thread_id;
+	r->last_ts[d.writer] = e->info.posix_timestamp;
+	r->next_seq[d.writer] = (int64_t)d.seq + 1;
+	r->per_writer[d.writer]++;
 	r->received++;
 }
 
@@ -164,7 +105,7 @@ static void *reader_main(void *p)
 {
 	struct reader *r = p;
 	for (;;) {
-		struct rec e;
+		struct pt_ev e;
 		int unavailable = -1;
 		int rc = posix_trace_getnext_event(r->trid, &e.info, e.data, sizeof e.data, &e.len,
 		                                   &unavailable);
@@ -186,8 +127,10 @@ static void *reader_main(void *p)
 			if (e.len == sizeof v)
 				memcpy(&v, e.data, sizeof v);
 			if (v == 0) {
-				struct rec rest[4];
-				r->after_stop = drain(r->trid, rest, 4);
+				/* (a failed check in pt_drain ends the test
+				 * process from this thread too) */
+				struct pt_ev rest[4];
+				r->after_stop = pt_drain(r->trid, rest, 4);
 				break;
 			}
 			r->auto_stops++;
@@ -209,14 +152,8 @@ struct result {
 static void run(int policy, size_t stream_size, int nwriters, struct result *res)
 {
 	uint32_t count = events_per_writer();
-	trace_attr_t attr;
-	trace_id_t trid;
 	ck_assert_int_le(nwriters, MAX_WRITERS);
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = policy, .size = stream_size});
 
 	memset(res, 0, sizeof *res);
 	struct reader *rd = &res->rd;
@@ -229,23 +166,18 @@ static void run(int policy, size_t stream_size, int nwriters, struct result *res
 	}
 
 	/* Read START here so that it cannot be lost later. */
-	struct rec first[4];
+	struct pt_ev first[4];
 	ck_assert_ok(posix_trace_start(trid));
-	ck_assert_int_eq(drain(trid, first, 4), 1);
+	ck_assert_int_eq(pt_drain(trid, first, 4), 1);
 	ck_assert_uint_eq(first[0].info.posix_event_id, POSIX_TRACE_START);
 
-	pthread_t rth, wth[MAX_WRITERS];
-	struct writer w[MAX_WRITERS];
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, (unsigned)nwriters);
+	pthread_t rth;
+	struct pt_writer w[MAX_WRITERS];
 	ck_assert_int_eq(pthread_create(&rth, NULL, reader_main, rd), 0);
-	for (int t = 0; t < nwriters; t++) {
-		w[t] = (struct writer){ rd->ids[t], (uint32_t)t, count, &go };
-		ck_assert_int_eq(pthread_create(&wth[t], NULL, writer_main, &w[t]), 0);
-	}
 	for (int t = 0; t < nwriters; t++)
-		pthread_join(wth[t], NULL);
-	pthread_barrier_destroy(&go);
+		w[t] = (struct pt_writer){ .id = rd->ids[t], .thread = (uint32_t)t, .count = count,
+		                           .post = pt_post_payload };
+	pt_run_writers(w, (uint32_t)nwriters);
 	res->posted = (uint64_t)count * (uint64_t)nwriters;
 
 	/* Stop until it takes (a full UNTIL_FULL stream ignores stop until the
@@ -274,7 +206,7 @@ static void run(int policy, size_t stream_size, int nwriters, struct result *res
 	ck_assert_int_eq(rd->after_stop, 0);
 	for (int t = 0; t < nwriters; t++)
 		if (rd->seen[t])
-			ck_assert_msg(pthread_equal(rd->thread_of[t], wth[t]),
+			ck_assert_msg(pthread_equal(rd->thread_of[t], w[t].self),
 			              "events of writer %d carry another thread id", t);
 	ck_assert_msg(res->rd.received + res->lost == res->posted,
 	              "received %llu + lost %llu != posted %llu",
@@ -288,7 +220,7 @@ static size_t large_stream_size(int nwriters)
 	trace_attr_t attr;
 	size_t ev, sys;
 	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(struct payload), &ev));
+	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(struct pt_payload), &ev));
 	ck_assert_ok(posix_trace_attr_getmaxsystemeventsize(&attr, &sys));
 	ck_assert_ok(posix_trace_attr_destroy(&attr));
 	/* START, every user event, and STOP(0) if the reader is slow */

@@ -56,7 +56,6 @@
 #include "harness.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -67,36 +66,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-
-/* ---- what the helpers post (same layout as tests/helpers/wl_*.c) --------- */
-
-struct wl_payload {
-	uint32_t writer;
-	uint32_t seq;
-	uint64_t check;
-};
-
-/* wl_post's shared progress file. */
-struct wl_progress {
-	_Atomic uint64_t posted;
-	_Atomic uint32_t ready;
-	_Atomic uint32_t stop;
-	_Atomic uint32_t done;
-};
-
-static uint64_t wl_mix(uint32_t writer, uint32_t seq)
-{
-	uint64_t x = ((uint64_t)writer << 32 | seq) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static void post_payload(trace_event_id_t id, uint32_t writer, uint32_t seq)
-{
-	struct wl_payload p = {writer, seq, wl_mix(writer, seq)};
-	posix_trace_event(id, &p, sizeof p);
-}
 
 /* ---- scale: PT_WORKLOAD_SCALE multiplies the counts (tests/soak/) -------- */
 
@@ -154,25 +123,12 @@ static void kill_groups(void)
 	}
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path); /* what cannot be removed is left; keep going */
-	return 0;
-}
-
-static void remove_tree(const char *path)
-{
-	if (path[0])
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static void test_cleanup(void)
 {
 	if (getpid() != test_pid)
 		return; /* a forked child inherits the handler */
 	kill_groups();
-	remove_tree(dir);
+	pt_remove_tree(dir);
 }
 
 static void setup(void)
@@ -205,37 +161,12 @@ static off_t file_size(const char *path)
 
 /* ---- programs ------------------------------------------------------------ */
 
-static const char *helpers_dir(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("PT_TEST_HELPERS");
-	if (env)
-		return env;
-	/* run by hand: BUILD/tests/t_workload -> BUILD/tests/helpers */
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
-	ck_assert_int_gt(n, 0);
-	path[n] = '\0';
-	strcpy(strrchr(path, '/'), "/helpers");
-	return path;
-}
-
-static char *helper(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-	snprintf(p, PATH_MAX, "%s/%s", helpers_dir(), name);
-	ck_assert_msg(access(p, X_OK) == 0, "%s not found: build the tests, or set PT_TEST_HELPERS",
-	              p);
-	return p;
-}
-
 /* The posixtrace command, or NULL (the test then says it skipped). */
 static char *tool(const char *test)
 {
 	static char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/../../posixtrace", helpers_dir());
-	if (access(path, X_OK) == 0)
+	int n = snprintf(path, sizeof path, "%s/../../posixtrace", pt_helpers_dir());
+	if (n > 0 && n < (int)sizeof path && access(path, X_OK) == 0)
 		return path;
 	fprintf(stderr, "t_workload: %s: SKIPPED (no posixtrace command at %s)\n", test, path);
 	return NULL;
@@ -268,8 +199,7 @@ static struct proc spawn(char *const argv[], const char *out, int held, const in
 	ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
 	fflush(NULL);
-	p.pid = fork();
-	ck_assert_int_ge(p.pid, 0);
+	p.pid = pt_fork();
 	if (p.pid == 0) {
 		int high[4];
 		setpgid(0, 0);
@@ -340,16 +270,6 @@ static int exited_0(int status)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static void describe_status(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(buf, len, "status 0x%x", status);
-}
-
 /* Waits up to timeout_ms for a byte on fd. */
 static int wait_byte(int fd, int timeout_ms)
 {
@@ -367,7 +287,7 @@ static size_t room_for(uint64_t user, uint64_t sys)
 	trace_attr_t attr;
 	size_t ev, sysev;
 	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(struct wl_payload), &ev));
+	ck_assert_ok(posix_trace_attr_getmaxusereventsize(&attr, sizeof(struct pt_payload), &ev));
 	ck_assert_ok(posix_trace_attr_getmaxsystemeventsize(&attr, &sysev));
 	ck_assert_ok(posix_trace_attr_destroy(&attr));
 	return (size_t)user * ev + (size_t)sys * sysev;
@@ -447,7 +367,7 @@ static struct proc start_record(const char *tool_path, char *const argv[], size_
 static void record_ended(int status, char *const argv[])
 {
 	char how[64];
-	describe_status(status, how, sizeof how);
+	pt_describe_status(status, how, sizeof how);
 	ck_assert_msg(exited_0(status), "posixtrace record -- %s: %s; output: %s", argv[0], how,
 	              file_head(in_dir("record.out")));
 }
@@ -563,7 +483,7 @@ static int ts_before(const struct timespec *a, const struct timespec *b)
 static void tally_user(struct tally *t, const struct posix_trace_event_info *info,
                        const void *data, size_t len, const char *name)
 {
-	struct wl_payload p;
+	struct pt_payload p;
 	t->user++;
 	t->last_user_pos = t->pos;
 	if (t->ctl_flush_state == 2)
@@ -580,7 +500,7 @@ static void tally_user(struct tally *t, const struct posix_trace_event_info *inf
 		return;
 	}
 	memcpy(&p, data, sizeof p);
-	if (p.writer >= t->nwriters || p.check != wl_mix(p.writer, p.seq)) {
+	if (p.writer >= t->nwriters || p.check != pt_mix(p.writer, p.seq)) {
 		note(t, P_TORN, "event #%lld (id %u, pid %d): payload {writer %u, seq %u} is not one "
 		     "the test posted", (long long)t->pos, info->posix_event_id,
 		     (int)info->posix_pid, p.writer, p.seq);
@@ -960,7 +880,7 @@ static void loop_script(char *buf, size_t len, int n, int events)
 	snprintf(buf, len,
 	         "i=0; while [ $i -lt %d ]; do '%s' -w $i -c %d -n wl.loop.a -n wl.loop.b || exit 1; "
 	         "i=$((i+1)); done",
-	         n, helper("wl_post"), events);
+	         n, pt_helper_path("wl_post"), events);
 }
 
 static void check_loop_log(const char *what, const char *log, int n, int fits)
@@ -1059,7 +979,7 @@ static const char *write_makefile(void)
 	fprintf(f, "\n");
 	for (int j = 0; j < JOBS; j++)
 		fprintf(f, "job%d:\n\t@'%s' -w %d -c %d -n wl.job.begin -n wl.job.end\n", j,
-		        helper("wl_post"), j, JOB_EVENTS);
+		        pt_helper_path("wl_post"), j, JOB_EVENTS);
 	ck_assert_int_eq(fclose(f), 0);
 	return path;
 }
@@ -1071,7 +991,7 @@ static void background_script(char *buf, size_t len)
 	         "r=0; while [ $r -lt %d ]; do j=0; while [ $j -lt 10 ]; do "
 	         "'%s' -w $((r * 10 + j)) -c %d -n wl.job.begin -n wl.job.end & j=$((j+1)); done; "
 	         "wait; r=$((r+1)); done",
-	         JOBS / 10, helper("wl_post"), JOB_EVENTS);
+	         JOBS / 10, pt_helper_path("wl_post"), JOB_EVENTS);
 }
 
 static void check_jobs_log(const char *what, const char *log)
@@ -1160,7 +1080,7 @@ static char **server_command(const char *report)
 	snprintf(k, sizeof k, "%d", SERVER_KILLS);
 	char **a = server_argv;
 	int n = 0;
-	a[n++] = helper("wl_server");
+	a[n++] = pt_helper_path("wl_server");
 	a[n++] = "-w", a[n++] = w;
 	a[n++] = "-r", a[n++] = r;
 	a[n++] = "-k", a[n++] = k;
@@ -1250,7 +1170,7 @@ static void *poster_main(void *arg)
 	if (p->created)
 		pthread_barrier_wait(p->created);
 	for (uint32_t k = 0; k < p->count; k++)
-		post_payload(p->id, p->writer, k);
+		pt_post_payload(p->id, p->writer, k);
 	if (p->posted)
 		pthread_barrier_wait(p->posted);
 	return NULL;
@@ -1322,7 +1242,7 @@ START_TEST(churn_of_2000_threads_through_record)
 	snprintf(n, sizeof n, "%d", CHURN_THREADS);
 	snprintf(p, sizeof p, "%d", CHURN_ALIVE);
 	snprintf(c, sizeof c, "%d", CHURN_EVENTS);
-	char *argv[] = {helper("wl_threads"), "churn", "-n", n, "-p", p, "-c", c, NULL};
+	char *argv[] = {pt_helper_path("wl_threads"), "churn", "-n", n, "-p", p, "-c", c, NULL};
 	const char *log = in_dir("churn.ptlog");
 	record(pt, argv, room_for(CHURN_THREADS * CHURN_EVENTS, SYS_ROOM), log, TIMEOUT_S);
 	struct tally *t = tally_new("2,000 short-lived threads, posixtrace record", CHURN_THREADS,
@@ -1397,7 +1317,7 @@ START_TEST(thousand_threads_alive_at_once_through_record)
 	char n[16], c[16];
 	snprintf(n, sizeof n, "%d", ALIVE_THREADS);
 	snprintf(c, sizeof c, "%d", ALIVE_EVENTS);
-	char *argv[] = {helper("wl_threads"), "alive", "-n", n, "-c", c, NULL};
+	char *argv[] = {pt_helper_path("wl_threads"), "alive", "-n", n, "-c", c, NULL};
 	const char *log = in_dir("alive.ptlog");
 	record(pt, argv, room_for(ALIVE_THREADS * ALIVE_EVENTS, SYS_ROOM), log, TIMEOUT_S);
 	struct tally *t = tally_new("1,000 threads alive at once, posixtrace record",
@@ -1464,7 +1384,7 @@ static char **idle_command(void)
 	snprintf(n, sizeof n, "%d", IDLE_THREADS);
 	snprintf(s, sizeof s, "%d", IDLE_SECONDS);
 	int i = 0;
-	argv[i++] = helper("wl_threads");
+	argv[i++] = pt_helper_path("wl_threads");
 	argv[i++] = "idle";
 	argv[i++] = "-n", argv[i++] = n;
 	argv[i++] = "-s", argv[i++] = s;
@@ -1578,7 +1498,7 @@ static char **forkfirst_command(void)
 	static char c[16];
 	static char *argv[4];
 	snprintf(c, sizeof c, "%d", FORK_CHILD_EVENTS);
-	argv[0] = helper("wl_forkfirst");
+	argv[0] = pt_helper_path("wl_forkfirst");
 	argv[1] = c;
 	argv[2] = "1";
 	argv[3] = NULL;
@@ -1644,7 +1564,7 @@ static void own_text(uintptr_t *lo, uintptr_t *hi)
 	ck_assert_msg(*lo < *hi, "no text mapping of %s", exe);
 }
 
-static struct wl_progress *map_progress(const char *path)
+static struct pt_progress *map_progress(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
@@ -1655,7 +1575,7 @@ static struct wl_progress *map_progress(const char *path)
 	return m;
 }
 
-static void wait_posted(struct wl_progress *pr, uint64_t n, const char *when)
+static void wait_posted(struct pt_progress *pr, uint64_t n, const char *when)
 {
 	for (int i = 0; atomic_load(&pr->posted) < n; i++) {
 		ck_assert_msg(i < 10000, "the application posted %llu events %s, not %llu within 10 s",
@@ -1671,7 +1591,7 @@ START_TEST(xrat_controller_application_analyzer)
 	/* process 2: the instrumented application (XRAT "Application
 	 * Instrumentation"), waiting on a pipe after opening its names */
 	const char *progress_path = in_dir("progress"), *log = in_dir("xrat.ptlog");
-	struct wl_progress *pr = map_progress(progress_path);
+	struct pt_progress *pr = map_progress(progress_path);
 	int go[2], hold[2];
 	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
@@ -1679,7 +1599,7 @@ START_TEST(xrat_controller_application_analyzer)
 	snprintf(count, sizeof count, "%d", XRAT_MAX_EVENTS);
 	/* a steady stream of events (one every microsecond or so), so that some are
 	 * posted while the flush runs */
-	char *argv[] = {helper("wl_post"), "-w", "0", "-c", count, "-n", "my_first_event", "-n",
+	char *argv[] = {pt_helper_path("wl_post"), "-w", "0", "-c", count, "-n", "my_first_event", "-n",
 	                "my_second_event", "-s", "1000", "-g", "10", "-H", "11", "-m",
 	                (char *)progress_path, NULL};
 	int fds[2] = {go[0], hold[0]};
@@ -1732,8 +1652,7 @@ START_TEST(xrat_controller_application_analyzer)
 	own_text(&t->text_lo, &t->text_hi);
 	t->read_error = -1;
 	fflush(NULL);
-	pid_t analyzer = fork();
-	ck_assert_int_ge(analyzer, 0);
+	pid_t analyzer = pt_fork();
 	if (analyzer == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(20);
@@ -1797,19 +1716,8 @@ static void sweep(void)
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		char path[64], buf[512];
-		int pid = atoi(e->d_name), ppid = 0;
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/stat", pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		char *p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+		pid_t pid = atoi(e->d_name), ppid = 0;
+		if (pid > 0 && pt_proc_stat(pid, NULL, 0, NULL, &ppid) == 0 && ppid == getpid())
 			kill(pid, SIGKILL);
 	}
 	if (d)
@@ -1820,9 +1728,8 @@ static void sweep(void)
 
 static TCase *long_tcase(Suite *s, const char *name)
 {
-	TCase *tc = pt_tcase(s, name);
+	TCase *tc = pt_tcase_fixture(s, name, setup, NULL);
 	tcase_set_timeout(tc, 55);
-	tcase_add_checked_fixture(tc, setup, NULL);
 	return tc;
 }
 
@@ -1879,6 +1786,6 @@ int main(void)
 
 	int rc = pt_run(s);
 	sweep();
-	remove_tree(scratch_root);
+	pt_remove_tree(scratch_root);
 	return rc;
 }

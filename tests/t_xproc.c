@@ -1,14 +1,16 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t_xproc: tracing another process, with real processes.
  *
- * Checks posix_trace_create for another pid (posix_trace_create.txt: the
- * stream traces process pid; ESRCH, EPERM), posix_trace_event in the traced
- * process (posix_trace_event.txt), names shared between the traced process
- * and the controller (posix_trace_eventid_equal.txt: eventid_get_name,
- * trid_eventid_open, eventtypelist), retrieval across processes
- * (posix_trace_getnext_event.txt: blocking, timeout, shutdown), and XSH 2.11
- * (xsh_2_11_tracing.txt: trace stream for a traced process, filters per
- * stream), with the behaviour contract's section "Cross-process tracing":
+ * Checks posix_trace_create for another pid (posix_trace_create, DESCRIPTION:
+ * the stream traces process pid; ERRORS: ESRCH, EPERM), posix_trace_event in
+ * the traced process, names shared between the traced process and the
+ * controller (posix_trace_eventid_get_name, posix_trace_trid_eventid_open,
+ * posix_trace_eventtypelist_getnext_id), retrieval across processes
+ * (posix_trace_getnext_event and posix_trace_timedgetnext_event: blocking,
+ * timeout, shutdown), and XSH 2.11 Tracing (its introduction: a trace stream
+ * for a traced process, filters per stream), with the behaviour contract's
+ * section "Cross-process tracing":
  * a target that has not loaded the library, exec, exit and SIGKILL of the
  * target or of the controller, pid reuse, /dev/shm objects (mode 0600,
  * nothing left behind), and a target scribbling over its streams.
@@ -18,6 +20,7 @@
  * the test: at its end (finish), and by PR_SET_PDEATHSIG when a failed check
  * ends the test process.
  */
+#define PT_EV_DATA 512 /* traced's events: 8 bytes and up to 256 of padding */
 #include "harness.h"
 
 #include <dirent.h>
@@ -42,69 +45,9 @@
 
 /* ---- child processes ------------------------------------------------------ */
 
-static pid_t kids[32];
-static int nkids;
-static pid_t used_pids[64]; /* every pid a test used: checked for leftovers */
-static int nused;
-static pid_t test_pid;
-
-static void use_pid(pid_t pid)
-{
-	if (nused < (int)(sizeof used_pids / sizeof used_pids[0]))
-		used_pids[nused++] = pid;
-}
-
-static void track(pid_t pid)
-{
-	ck_assert_int_lt(nkids, (int)(sizeof kids / sizeof kids[0]));
-	kids[nkids++] = pid;
-	use_pid(pid);
-}
-
-/* Kills and reaps one child (no-op if already reaped). */
-static void reap(pid_t pid)
-{
-	for (int i = 0; i < nkids; i++) {
-		if (kids[i] != pid)
-			continue;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		kids[i] = kids[--nkids];
-		return;
-	}
-}
-
-/* Waits for a child to end by itself (bounded); returns its wait status. */
-static int wait_exit(pid_t pid, int timeout_ms)
-{
-	int status = 0;
-	for (int waited = 0;; waited += 10) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		ck_assert_msg(r == 0, "waitpid(%d) failed", (int)pid);
-		ck_assert_msg(waited < timeout_ms, "child %d did not exit", (int)pid);
-		usleep(10000);
-	}
-	for (int i = 0; i < nkids; i++)
-		if (kids[i] == pid)
-			kids[i] = kids[--nkids];
-	return status;
-}
-
-static void kill_all_kids(void)
-{
-	while (nkids > 0)
-		reap(kids[nkids - 1]);
-}
-
 static void setup(void)
 {
-	test_pid = getpid();
-	nkids = 0;
-	nused = 0;
-	use_pid(test_pid);
+	pt_children_setup();
 	setvbuf(stdout, NULL, _IOLBF, 0); /* notes survive a failed check's _exit */
 }
 
@@ -112,8 +55,7 @@ static void setup(void)
  * execs argv.  stdin_fd >= 0 becomes its stdin; uid >= 0: it becomes uid. */
 static pid_t spawn(char *const argv[], int stdin_fd, int uid)
 {
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = pt_fork();
 	if (pid == 0) {
 		if (stdin_fd >= 0)
 			dup2(stdin_fd, 0);
@@ -121,24 +63,13 @@ static pid_t spawn(char *const argv[], int stdin_fd, int uid)
 		                 setuid((uid_t)uid) != 0))
 			_exit(126);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != test_pid)
+		if (getppid() != pt_children()->test_pid)
 			_exit(125);
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	track(pid);
+	pt_track(pid);
 	return pid;
-}
-
-static const char *helper_path(const char *name)
-{
-	static char path[4][PATH_MAX];
-	static int next;
-	const char *dir = getenv("PT_TEST_HELPERS");
-	char *p = path[next++ % 4];
-	snprintf(p, PATH_MAX, "%s/%s", dir ? dir : "build/tests/helpers", name);
-	ck_assert_msg(access(p, X_OK) == 0, "%s not found: set PT_TEST_HELPERS", p);
-	return p;
 }
 
 /* A running tests/helpers/traced. */
@@ -179,7 +110,7 @@ static struct helper start_traced_as(int uid, int gated, const char *opt, ...)
 	int argc = 0;
 	ck_assert_int_eq(pipe(rp), 0);
 	snprintf(rfd, sizeof rfd, "%d", rp[1]);
-	argv[argc++] = (char *)helper_path("traced");
+	argv[argc++] = (char *)pt_helper_path("traced");
 	argv[argc++] = "-r";
 	argv[argc++] = rfd;
 	if (gated) {
@@ -283,32 +214,22 @@ static int target_objects_gone(pid_t pid, int timeout_ms)
 	return 0;
 }
 
+/* Any object of pid in /dev/shm (there must be none at all). */
+static int shm_left_by(pid_t pid, char *found, size_t len)
+{
+	return shm_objects_of(pid, 0, found, len);
+}
+
 /* The end of every test: children killed, and within ~2 s (the keeper's
  * time) no /dev/shm/posixtrace.* object names a pid the test used. */
 static void finish(void)
 {
-	char name[320] = "";
-	kill_all_kids();
-	for (int waited = 0;; waited += 20) {
-		int left = 0;
-		for (int i = 0; i < nused && !left; i++)
-			left = shm_objects_of(used_pids[i], 0, name, sizeof name);
-		if (!left)
-			return;
-		ck_assert_msg(waited < 2500, "left behind: %s", name);
-		usleep(20000);
-	}
+	pt_children_finish(shm_left_by);
 }
 
 /* ---- events ----------------------------------------------------------------- */
 
-struct ev {
-	struct posix_trace_event_info info;
-	unsigned char data[512];
-	size_t len;
-};
-
-static uint64_t seq_of(const struct ev *e)
+static uint64_t seq_of(const struct pt_ev *e)
 {
 	uint64_t seq = UINT64_MAX;
 	if (e->len >= 8)
@@ -316,13 +237,8 @@ static uint64_t seq_of(const struct ev *e)
 	return seq;
 }
 
-static int is_user(const struct ev *e)
-{
-	return e->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT;
-}
-
 /* traced's padding: every byte after the sequence number is (uint8_t)k. */
-static int data_intact(const struct ev *e, size_t pad)
+static int data_intact(const struct pt_ev *e, size_t pad)
 {
 	if (e->len != 8 + pad)
 		return 0;
@@ -334,7 +250,7 @@ static int data_intact(const struct ev *e, size_t pad)
 }
 
 /* The next event within timeout_ms: 1, or 0 on timeout. */
-static int next_ev(trace_id_t trid, struct ev *e, int timeout_ms)
+static int next_ev(trace_id_t trid, struct pt_ev *e, int timeout_ms)
 {
 	int unavailable = -1;
 	struct timespec abstime = pt_in_ms(timeout_ms);
@@ -348,7 +264,7 @@ static int next_ev(trace_id_t trid, struct ev *e, int timeout_ms)
 }
 
 /* The next user event within timeout_ms (system events skipped). */
-static int next_user(trace_id_t trid, struct ev *e, int timeout_ms)
+static int next_user(trace_id_t trid, struct pt_ev *e, int timeout_ms)
 {
 	struct timespec end = pt_in_ms(timeout_ms), now;
 	for (;;) {
@@ -356,35 +272,9 @@ static int next_user(trace_id_t trid, struct ev *e, int timeout_ms)
 		long left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0 || !next_ev(trid, e, (int)left))
 			return 0;
-		if (is_user(e))
+		if (pt_is_user(e))
 			return 1;
 	}
-}
-
-/* The next event if one is there now: 1, or 0 when unavailable. */
-static int try_ev(trace_id_t trid, struct ev *e)
-{
-	int unavailable = -1;
-	ck_assert_ok(posix_trace_trygetnext_event(trid, &e->info, e->data, sizeof e->data,
-	                                          &e->len, &unavailable));
-	return !unavailable;
-}
-
-/* Reads all that is there now; returns how many, the user ones kept in out. */
-static int drain_user(trace_id_t trid, struct ev *out, int max, int *total)
-{
-	struct ev e;
-	int n = 0, all = 0;
-	while (try_ev(trid, &e)) {
-		ck_assert_int_lt(all++, 1000000);
-		if (is_user(&e)) {
-			ck_assert_int_lt(n, max);
-			out[n++] = e;
-		}
-	}
-	if (total)
-		*total = all;
-	return n;
 }
 
 static trace_id_t create_for(pid_t pid)
@@ -426,7 +316,7 @@ START_TEST(events_of_traced_helper_carry_its_pid_and_thread)
 {
 	struct helper h = start_traced(0, "-d", "1000", NULL);
 	trace_id_t trid = create_started_for(h.pid);
-	struct ev e;
+	struct pt_ev e;
 	uint64_t prev = 0;
 	for (int i = 0; i < 10; i++) {
 		ck_assert_msg(next_user(trid, &e, 5000), "no event from the helper");
@@ -446,7 +336,7 @@ START_TEST(start_event_of_remote_stream_is_the_controllers)
 {
 	struct helper h = start_traced(1, NULL);
 	trace_id_t trid = create_started_for(h.pid);
-	struct ev e;
+	struct pt_ev e;
 	ck_assert(next_ev(trid, &e, 2000));
 	ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
 	ck_assert_int_eq(e.info.posix_pid, getpid());
@@ -460,7 +350,7 @@ START_TEST(helper_events_have_the_ids_of_their_names)
 {
 	struct helper h = start_traced(0, "-d", "500", NULL);
 	trace_id_t trid = create_started_for(h.pid);
-	struct ev e;
+	struct pt_ev e;
 	for (int i = 0; i < 10; i++) {
 		ck_assert(next_user(trid, &e, 5000));
 		ck_assert(pt_name_is(trid, e.info.posix_event_id, seq_of(&e) % 2 ? "xp.tock" : "xp.tick"));
@@ -476,10 +366,10 @@ START_TEST(events_from_several_helper_threads_keep_per_thread_order)
 	struct helper h = start_traced(1, "-t", "4", "-c", "50", "-d", "100", NULL);
 	trace_id_t trid = create_started_for(h.pid);
 	go(&h);
-	int status = wait_exit(h.pid, 5000);
+	int status = pt_wait_exit(h.pid, 5000);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	static struct ev got[THREADS * COUNT + 8];
-	int n = drain_user(trid, got, THREADS * COUNT + 8, NULL);
+	static struct pt_ev got[THREADS * COUNT + 8];
+	int n = pt_drain_user(trid, got, THREADS * COUNT + 8);
 	ck_assert_int_eq(n, THREADS * COUNT);
 	pthread_t threads[THREADS];
 	uint64_t next[THREADS] = {0};
@@ -523,7 +413,7 @@ START_TEST(name_registered_after_create_is_named_and_listed)
 	trace_id_t trid = create_started_for(h.pid);
 	ck_assert_uint_eq(listed_id(trid, "xp.late"), 0);
 	go(&h);
-	struct ev e;
+	struct pt_ev e;
 	trace_event_id_t late = 0;
 	for (int i = 0; i < 100 && !late; i++) {
 		ck_assert(next_user(trid, &e, 5000));
@@ -549,7 +439,7 @@ START_TEST(trid_eventid_open_before_target_registers_gives_its_id)
 	ck_assert_uint_ne(late, tick);
 	ck_assert_ok(posix_trace_start(trid));
 	go(&h);
-	struct ev e;
+	struct pt_ev e;
 	int seen_late = 0;
 	for (int i = 0; i < 30; i++) {
 		ck_assert(next_user(trid, &e, 5000));
@@ -571,16 +461,15 @@ END_TEST
 /* In a child that became nobody: the result of creating a stream for pid. */
 static int create_as_nobody(pid_t pid)
 {
-	pid_t c = fork();
-	ck_assert_int_ge(c, 0);
+	pid_t c = pt_fork();
 	if (c == 0) {
 		trace_id_t trid;
 		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 			_exit(255);
 		_exit(posix_trace_create(pid, NULL, &trid));
 	}
-	track(c);
-	int status = wait_exit(c, 5000);
+	pt_track(c);
+	int status = pt_wait_exit(c, 5000);
 	ck_assert(WIFEXITED(status));
 	return WEXITSTATUS(status);
 }
@@ -612,7 +501,7 @@ START_TEST(root_traces_helper_running_as_nobody)
 	ck_assert_msg(stream_fd_of(h.pid, path, sizeof path, 5000),
 	              "the helper run as nobody did not take root's stream");
 	ck_assert_int_eq(shm_objects_of(h.pid, 1, NULL, 0), 0);
-	struct ev e;
+	struct pt_ev e;
 	for (int i = 0; i < 5; i++) {
 		ck_assert_msg(next_user(trid, &e, 5000), "no event from the helper run as nobody");
 		ck_assert_int_eq(e.info.posix_pid, h.pid);
@@ -630,8 +519,7 @@ START_TEST(unprivileged_controller_traces_helper_of_same_user)
 		return;
 	}
 	struct helper h = start_traced_as(NOBODY, 0, "-d", "1000", NULL);
-	pid_t c = fork();
-	ck_assert_int_ge(c, 0);
+	pid_t c = pt_fork();
 	if (c == 0) {
 		trace_id_t trid;
 		struct posix_trace_event_info info;
@@ -655,8 +543,8 @@ START_TEST(unprivileged_controller_traces_helper_of_same_user)
 		}
 		_exit(posix_trace_shutdown(trid) ? 5 : 0);
 	}
-	track(c);
-	int status = wait_exit(c, 8000);
+	pt_track(c);
+	int status = pt_wait_exit(c, 8000);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	              "the controller run as nobody failed at step %d", WEXITSTATUS(status));
 	finish();
@@ -685,16 +573,15 @@ START_TEST(stream_is_a_sealed_memfd_with_no_name)
 	ck_assert_int_ne(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), 0);
 	close(fd);
 	if (geteuid() == 0) {
-		pid_t c = fork();
-		ck_assert_int_ge(c, 0);
+		pid_t c = pt_fork();
 		if (c == 0) {
 			if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 				_exit(255);
 			int other = open(path, O_RDONLY);
 			_exit(other < 0 ? errno : 0);
 		}
-		track(c);
-		int status = wait_exit(c, 5000);
+		pt_track(c);
+		int status = pt_wait_exit(c, 5000);
 		ck_assert(WIFEXITED(status));
 		ck_assert_int_eq(WEXITSTATUS(status), EACCES);
 	}
@@ -705,12 +592,11 @@ END_TEST
 
 START_TEST(create_for_reaped_or_negative_pid_is_esrch)
 {
-	pid_t c = fork();
-	ck_assert_int_ge(c, 0);
+	pid_t c = pt_fork();
 	if (c == 0)
 		_exit(0);
-	track(c);
-	wait_exit(c, 5000);
+	pt_track(c);
+	pt_wait_exit(c, 5000);
 	trace_id_t trid;
 	ck_assert_err(posix_trace_create(c, NULL, &trid), ESRCH);
 	ck_assert_err(posix_trace_create(-c, NULL, &trid), ESRCH);
@@ -722,8 +608,8 @@ END_TEST
  * controller), none with a sequence number of the replacement image. */
 static void assert_only_from(trace_id_t trid, pid_t pid)
 {
-	static struct ev got[4096];
-	int n = drain_user(trid, got, 4096, NULL);
+	static struct pt_ev got[4096];
+	int n = pt_drain_user(trid, got, 4096);
 	for (int i = 0; i < n; i++) {
 		ck_assert_int_eq(got[i].info.posix_pid, pid);
 		ck_assert_uint_lt(seq_of(&got[i]), SEQ_AFTER_EXEC);
@@ -734,9 +620,9 @@ START_TEST(stream_of_dead_target_is_not_joined_by_new_process)
 {
 	struct helper a = start_traced(0, "-d", "1000", NULL);
 	trace_id_t trid = create_started_for(a.pid);
-	struct ev e;
+	struct pt_ev e;
 	ck_assert(next_user(trid, &e, 5000));
-	reap(a.pid);
+	pt_reap(a.pid);
 	struct helper b = start_traced(0, "-d", "200", "-b", "1000000", NULL);
 	usleep(300000);
 	ck_assert(alive(b.pid));
@@ -758,8 +644,7 @@ static pid_t spawn_with_pid(pid_t want, char *const argv[])
 		ok = fclose(f) == 0 && ok;
 		if (!ok)
 			return 0;
-		pid_t c = fork();
-		ck_assert_int_ge(c, 0);
+		pid_t c = pt_fork();
 		if (c == 0) {
 			if (getpid() != want)
 				_exit(0);
@@ -768,7 +653,7 @@ static pid_t spawn_with_pid(pid_t want, char *const argv[])
 			_exit(127);
 		}
 		if (c == want) {
-			track(c);
+			pt_track(c);
 			return c;
 		}
 		waitpid(c, NULL, 0);
@@ -780,14 +665,14 @@ START_TEST(process_reusing_target_pid_never_joins)
 {
 	struct helper a = start_traced(0, "-d", "1000", NULL);
 	trace_id_t trid = create_started_for(a.pid);
-	struct ev e;
+	struct pt_ev e;
 	ck_assert(next_user(trid, &e, 5000));
-	reap(a.pid); /* b may even start in the same clock tick as a did */
+	pt_reap(a.pid); /* b may even start in the same clock tick as a did */
 	int rp[2];
 	char rfd[16];
 	ck_assert_int_eq(pipe(rp), 0);
 	snprintf(rfd, sizeof rfd, "%d", rp[1]);
-	char *argv[] = {(char *)helper_path("traced"), "-d", "200", "-b", "1000000", "-r", rfd,
+	char *argv[] = {(char *)pt_helper_path("traced"), "-d", "200", "-b", "1000000", "-r", rfd,
 	                NULL};
 	pid_t b = spawn_with_pid(a.pid, argv);
 	close(rp[1]);
@@ -814,9 +699,9 @@ static void assert_stays_empty(pid_t pid)
 {
 	trace_id_t trid = create_started_for(pid);
 	usleep(200000);
-	struct ev e;
+	struct pt_ev e;
 	int n = 0;
-	while (try_ev(trid, &e)) {
+	while (pt_try_ev(trid, &e)) {
 		ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
 		ck_assert_int_eq(e.info.posix_pid, getpid());
 		n++;
@@ -839,7 +724,7 @@ END_TEST
 
 START_TEST(target_with_library_that_never_posts_stays_empty)
 {
-	char *argv[] = {(char *)helper_path("plain"), "30", NULL};
+	char *argv[] = {(char *)pt_helper_path("plain"), "30", NULL};
 	pid_t pid = spawn(argv, -1, -1);
 	pt_wait_exec(pid);
 	usleep(50000); /* let it load the library (either way the stream is empty) */
@@ -859,7 +744,7 @@ static pid_t start_shell_then_traced(int *go_fd, int *ready_fd)
 	ck_assert_int_eq(pipe(rp), 0);
 	snprintf(rfd, sizeof rfd, "%d", rp[1]);
 	char *argv[] = {"/bin/sh", "-c", "read x && exec \"$0\" \"$@\"",
-	                (char *)helper_path("traced"), "-r", rfd, "-d", "500", NULL};
+	                (char *)pt_helper_path("traced"), "-r", rfd, "-d", "500", NULL};
 	pid_t pid = spawn(argv, in[0], -1);
 	close(in[0]);
 	close(rp[1]);
@@ -876,7 +761,7 @@ START_TEST(target_loading_library_after_create_joins_at_load)
 	trace_id_t trid = create_started_for(pid);
 	ck_assert_int_eq(write(go_fd, "go\n", 3), 3);
 	ck_assert_uint_ne(read_ready(ready_fd, 5000), 0);
-	struct ev e;
+	struct pt_ev e;
 	for (int i = 0; i < 5; i++) {
 		ck_assert_msg(next_user(trid, &e, 5000), "the exec'd helper did not join");
 		ck_assert_int_eq(e.info.posix_pid, pid);
@@ -897,7 +782,7 @@ START_TEST(names_opened_before_target_loads_library_are_adopted)
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_int_eq(write(go_fd, "go\n", 3), 3);
 	ck_assert_uint_ne(read_ready(ready_fd, 5000), 0);
-	struct ev e;
+	struct pt_ev e;
 	for (int i = 0; i < 6; i++) {
 		ck_assert(next_user(trid, &e, 5000));
 		const char *want = seq_of(&e) % 2 ? "xp.tock" : "xp.tick";
@@ -916,7 +801,7 @@ END_TEST
  * returns the number read. */
 static int read_unfiltered(trace_id_t trid, pid_t pid, trace_event_id_t filtered, int n)
 {
-	struct ev e;
+	struct pt_ev e;
 	int got = 0;
 	while (got < n && next_user(trid, &e, 5000)) {
 		if (e.info.posix_pid != pid || e.info.posix_event_id == filtered)
@@ -956,8 +841,7 @@ END_TEST
 START_TEST(streams_of_two_controller_processes_filter_independently)
 {
 	struct helper h = start_traced(0, "-d", "500", NULL);
-	pid_t c = fork();
-	ck_assert_int_ge(c, 0);
+	pid_t c = pt_fork();
 	if (c == 0) {
 		trace_id_t trid;
 		trace_event_id_t tick;
@@ -986,13 +870,13 @@ START_TEST(streams_of_two_controller_processes_filter_independently)
 		}
 		_exit(posix_trace_shutdown(trid) ? 4 : 0);
 	}
-	track(c);
+	pt_track(c);
 	trace_event_id_t tock;
 	trace_id_t trid = create_filtering(h.pid, "xp.tock", &tock);
 	ck_assert_ok(posix_trace_start(trid));
 	ck_assert_int_eq(read_unfiltered(trid, h.pid, tock, 20), 20);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	int status = wait_exit(c, 8000);
+	int status = pt_wait_exit(c, 8000);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	              "the other controller failed at step %d", WEXITSTATUS(status));
 	finish();
@@ -1006,10 +890,10 @@ static trace_id_t quiet_stream(struct helper *h)
 {
 	*h = start_traced(1, "-d", "1000", NULL);
 	trace_id_t trid = create_started_for(h->pid);
-	struct ev e;
-	ck_assert(try_ev(trid, &e));
+	struct pt_ev e;
+	ck_assert(pt_try_ev(trid, &e));
 	ck_assert_uint_eq(e.info.posix_event_id, POSIX_TRACE_START);
-	ck_assert(!try_ev(trid, &e));
+	ck_assert(!pt_try_ev(trid, &e));
 	return trid;
 }
 
@@ -1027,7 +911,7 @@ START_TEST(getnext_is_woken_by_target_event)
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, let_go_later, &h.go), 0);
 	alarm(8);
-	struct ev e;
+	struct pt_ev e;
 	int unavailable = -1;
 	ck_assert_ok(posix_trace_getnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
 	                                       &unavailable));
@@ -1046,7 +930,7 @@ START_TEST(timedgetnext_on_quiet_remote_stream_times_out)
 {
 	struct helper h;
 	trace_id_t trid = quiet_stream(&h);
-	struct ev e;
+	struct pt_ev e;
 	int unavailable = 0;
 	struct timespec abstime = pt_in_ms(200);
 	ck_assert_err(posix_trace_timedgetnext_event(trid, &e.info, e.data, sizeof e.data, &e.len,
@@ -1057,29 +941,14 @@ START_TEST(timedgetnext_on_quiet_remote_stream_times_out)
 }
 END_TEST
 
-struct blocked {
-	trace_id_t trid;
-	int rc;
-};
-
-static void *getnext_thread(void *arg)
-{
-	struct blocked *b = arg;
-	struct ev e;
-	int unavailable;
-	b->rc = posix_trace_getnext_event(b->trid, &e.info, e.data, sizeof e.data, &e.len,
-	                                  &unavailable);
-	return NULL;
-}
-
 START_TEST(shutdown_wakes_getnext_blocked_on_remote_stream)
 {
 	struct helper h;
-	struct blocked b = {.rc = -1};
+	struct pt_blocked_reader b = {.rc = -1};
 	b.trid = quiet_stream(&h);
 	pthread_t t;
 	alarm(8);
-	ck_assert_int_eq(pthread_create(&t, NULL, getnext_thread, &b), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, pt_blocked_reader_main, &b), 0);
 	usleep(200000);
 	ck_assert_ok(posix_trace_shutdown(b.trid));
 	pthread_join(t, NULL);
@@ -1126,20 +995,19 @@ START_TEST(controller_death_removes_stream_and_target_runs_on)
 	struct helper h = start_traced(0, "-d", "500", NULL);
 	int ok[2];
 	ck_assert_int_eq(pipe(ok), 0);
-	pid_t c = fork();
-	ck_assert_int_ge(c, 0);
+	pid_t c = pt_fork();
 	if (c == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		run_controller(h.pid, _i, ok[1]);
 	}
-	track(c);
+	pt_track(c);
 	close(ok[1]);
 	char k = 0;
 	struct pollfd p = {.fd = ok[0], .events = POLLIN};
 	ck_assert_int_eq(poll(&p, 1, 5000), 1);
 	ck_assert_msg(read(ok[0], &k, 1) == 1 && k == 'k', "controller failed");
 	if (_i != CTL_EXECS) {
-		int status = wait_exit(c, 5000);
+		int status = pt_wait_exit(c, 5000);
 		ck_assert(_i == CTL_EXITS ? WIFEXITED(status) : WIFSIGNALED(status));
 	} else {
 		pt_wait_exec(c);
@@ -1151,7 +1019,7 @@ START_TEST(controller_death_removes_stream_and_target_runs_on)
 	ck_assert(alive(h.pid));
 	/* still posting, and traceable again */
 	trace_id_t trid = create_started_for(h.pid);
-	struct ev e;
+	struct pt_ev e;
 	ck_assert(next_user(trid, &e, 5000));
 	ck_assert_int_eq(e.info.posix_pid, h.pid);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -1167,18 +1035,18 @@ START_TEST(controller_reads_every_event_of_target_that_exited)
 	struct helper h = start_traced(1, "-c", "300", "-d", "0", "-P", "32", NULL);
 	trace_id_t trid = create_started_for(h.pid);
 	go(&h);
-	int status = wait_exit(h.pid, 5000);
+	int status = pt_wait_exit(h.pid, 5000);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	static struct ev got[COUNT + 1];
-	int n = drain_user(trid, got, COUNT + 1, NULL);
+	static struct pt_ev got[COUNT + 1];
+	int n = pt_drain_user(trid, got, COUNT + 1);
 	ck_assert_int_eq(n, COUNT);
 	for (int i = 0; i < n; i++) {
 		ck_assert_int_eq(got[i].info.posix_pid, h.pid);
 		ck_assert_uint_eq(seq_of(&got[i]), (uint64_t)i);
 		ck_assert(data_intact(&got[i], 32));
 	}
-	struct ev e;
-	ck_assert(!try_ev(trid, &e));
+	struct pt_ev e;
+	ck_assert(!pt_try_ev(trid, &e));
 	ck_assert(!next_ev(trid, &e, 100));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
@@ -1196,19 +1064,19 @@ START_TEST(controller_reads_whole_events_of_target_killed_mid_run)
 	ck_assert_ok(posix_trace_attr_destroy(&attr));
 	ck_assert_ok(posix_trace_start(trid));
 	go(&h);
-	struct ev e;
+	struct pt_ev e;
 	ck_assert(next_user(trid, &e, 5000));
-	reap(h.pid); /* SIGKILL while it posts as fast as it can */
+	pt_reap(h.pid); /* SIGKILL while it posts as fast as it can */
 	uint64_t prev = seq_of(&e);
 	int n = 1, overflow = 0;
 	ck_assert(data_intact(&e, 32));
-	while (try_ev(trid, &e)) {
+	while (pt_try_ev(trid, &e)) {
 		ck_assert_int_lt(n, 10000000);
 		if (e.info.posix_event_id == POSIX_TRACE_OVERFLOW) {
 			overflow = 1;
 			continue;
 		}
-		if (!is_user(&e))
+		if (!pt_is_user(&e))
 			continue;
 		ck_assert_int_eq(e.info.posix_pid, h.pid);
 		ck_assert_msg(data_intact(&e, 32), "torn event after seq %llu",
@@ -1221,7 +1089,7 @@ START_TEST(controller_reads_whole_events_of_target_killed_mid_run)
 		overflow = 0;
 		n++;
 	}
-	ck_assert(!try_ev(trid, &e));
+	ck_assert(!pt_try_ev(trid, &e));
 	ck_assert(!next_ev(trid, &e, 100));
 	ck_assert_ok(posix_trace_shutdown(trid));
 	finish();
@@ -1231,11 +1099,11 @@ END_TEST
 START_TEST(events_after_target_exec_arrive_with_same_pid_and_ids)
 {
 	struct helper h = start_traced(1, "-n", "xp.tick", "-c", "20", "-d", "0", "-x", "--",
-	                               helper_path("traced"), "-n", "xp.tick", "-r", "@rfd",
+	                               pt_helper_path("traced"), "-n", "xp.tick", "-r", "@rfd",
 	                               "-b", "1000000", "-d", "1000", NULL);
 	trace_id_t trid = create_started_for(h.pid);
 	go(&h);
-	struct ev e;
+	struct pt_ev e;
 	trace_event_id_t before = 0;
 	uint64_t next = 0;
 	int after = 0;
@@ -1274,12 +1142,12 @@ START_TEST(target_scribbling_over_stream_does_not_break_controller)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	long events = 0, errors = 0;
 	for (long i = 0; i < 2000000; i++) {
-		struct ev e;
+		struct pt_ev e;
 		int got;
 		if (i % 8 == 7)
 			got = next_ev(trid, &e, 5);
 		else
-			got = try_ev(trid, &e);
+			got = pt_try_ev(trid, &e);
 		if (got) {
 			events++;
 			errors += e.info.posix_event_id == POSIX_TRACE_ERROR;
@@ -1305,21 +1173,18 @@ int main(void)
 	Suite *s = suite_create("xproc");
 	TCase *tc;
 
-	tc = pt_tcase(s, "events");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "events", setup, NULL);
 	tcase_add_test(tc, events_of_traced_helper_carry_its_pid_and_thread);
 	tcase_add_test(tc, start_event_of_remote_stream_is_the_controllers);
 	tcase_add_test(tc, helper_events_have_the_ids_of_their_names);
 	tcase_add_test(tc, events_from_several_helper_threads_keep_per_thread_order);
 
-	tc = pt_tcase(s, "names");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "names", setup, NULL);
 	tcase_add_test(tc, name_registered_before_create_is_listed);
 	tcase_add_test(tc, name_registered_after_create_is_named_and_listed);
 	tcase_add_test(tc, trid_eventid_open_before_target_registers_gives_its_id);
 
-	tc = pt_tcase(s, "permissions_and_pids");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "permissions_and_pids", setup, NULL);
 	tcase_add_test(tc, create_for_process_of_another_user_is_eperm);
 	tcase_add_test(tc, root_traces_helper_running_as_nobody);
 	tcase_add_test(tc, unprivileged_controller_traces_helper_of_same_user);
@@ -1328,34 +1193,29 @@ int main(void)
 	tcase_add_test(tc, stream_of_dead_target_is_not_joined_by_new_process);
 	tcase_add_test(tc, process_reusing_target_pid_never_joins);
 
-	tc = pt_tcase(s, "uninstrumented");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "uninstrumented", setup, NULL);
 	tcase_add_test(tc, uninstrumented_target_stream_stays_empty);
 	tcase_add_test(tc, target_with_library_that_never_posts_stays_empty);
 	tcase_add_test(tc, target_loading_library_after_create_joins_at_load);
 	tcase_add_test(tc, names_opened_before_target_loads_library_are_adopted);
 
-	tc = pt_tcase(s, "several_streams");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "several_streams", setup, NULL);
 	tcase_add_test(tc, two_streams_of_one_controller_filter_independently);
 	tcase_add_test(tc, streams_of_two_controller_processes_filter_independently);
 
-	tc = pt_tcase(s, "blocking");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "blocking", setup, NULL);
 	tcase_add_test(tc, getnext_is_woken_by_target_event);
 	tcase_add_test(tc, timedgetnext_on_quiet_remote_stream_times_out);
 	tcase_add_test(tc, shutdown_wakes_getnext_blocked_on_remote_stream);
 
-	tc = pt_tcase(s, "lifecycle");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "lifecycle", setup, NULL);
 	tcase_add_loop_test(tc, controller_death_removes_stream_and_target_runs_on, CTL_EXITS,
 	                    CTL_KILLED + 1);
 	tcase_add_test(tc, controller_reads_every_event_of_target_that_exited);
 	tcase_add_test(tc, controller_reads_whole_events_of_target_killed_mid_run);
 	tcase_add_test(tc, events_after_target_exec_arrive_with_same_pid_and_ids);
 
-	tc = pt_tcase(s, "untrusted_memory");
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tc = pt_tcase_fixture(s, "untrusted_memory", setup, NULL);
 	tcase_add_loop_test(tc, target_scribbling_over_stream_does_not_break_controller, 0, 4);
 
 	return pt_run(s);

@@ -231,6 +231,8 @@ bool name_list_parse(struct name_list *list, const char *csv)
 			free(copy);
 			return false;
 		}
+		/* The grown array is stored before strdup can fail: realloc may
+		 * have freed the old one (tests/t_toolutil.c). */
 		list->names = xrealloc(list->names, (list->count + 1) * sizeof *list->names);
 		if (!(list->names[list->count] = strdup(tok))) {
 			free(copy);

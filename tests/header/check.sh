@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Compiles every tests/header/ source against include/trace.h in every language mode
 # with every compiler present: C files as C99, C11 and C17, each plain, with
 # -D_GNU_SOURCE and with -D_POSIX_C_SOURCE=200809L, under gcc and clang; C++ files as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <trace.h> first in a C++ translation unit, then C and C++ library headers.
  * See uses.h for the checks. */
 #include <trace.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <trace.h> between glibc headers, included twice (include guard, no redefinition).
  * See uses.h for the checks. */
 #include <time.h>

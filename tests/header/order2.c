@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <trace.h> first, before every glibc header it could clash with: it must not
  * redefine or be redefined by them.  See uses.h for the checks. */
 #include <trace.h>

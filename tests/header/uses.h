@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Included at the end of every tests/header/ source file, after <trace.h> and the
  * system headers in the order that file tests.  Checks (at compile time only) what
- * the trace.h spec page and <limits.h>/<sys/types.h> excerpts require of <trace.h>:
+ * XBD <trace.h> and the <limits.h>/<sys/types.h> excerpts require of <trace.h>:
  * every POSIX_TRACE_* constant is an integer constant expression, distinct from the
  * others of its group; both spellings of the unnamed user event are the same id;
  * the TRACE_* limits and their _POSIX_TRACE_* minimums have the values of the

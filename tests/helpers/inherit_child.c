@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inherit_child: a program linking libposixtrace, started by t_inherit with
  * fork+exec, posix_spawn, vfork+exec or system() from a process traced with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plain: a program that never calls a posix_trace function (t_xproc).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * traced: an instrumented program for the cross-process tests (t_xproc).
  *

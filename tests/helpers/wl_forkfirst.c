@@ -6,7 +6,7 @@
  * name.  The child then opens "wl.child" and posts COUNT events as writer 1;
  * the parent opens "wl.parent", posts PARENT_COUNT events as writer 0,
  * waits for the child and exits 0 if the child did.  Event k of writer w has
- * the 16-byte payload {w, k, wl_mix(w, k)}.
+ * the 16-byte payload {w, k, pt_mix(w, k)}.
  *
  *   usage: wl_forkfirst [COUNT [PARENT_COUNT]]   (defaults 100 and 1)
  */
@@ -18,29 +18,15 @@
 #include <trace.h>
 #include <unistd.h>
 
-struct wl_payload {
-	uint32_t writer;
-	uint32_t seq;
-	uint64_t check;
-};
-
-static uint64_t wl_mix(uint32_t writer, uint32_t seq)
-{
-	uint64_t x = ((uint64_t)writer << 32 | seq) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+#include "../harness.h" /* pt_payload, pt_post_payload */
 
 static int post_events(const char *name, uint32_t writer, long count)
 {
 	trace_event_id_t id;
 	if (posix_trace_eventid_open(name, &id) != 0)
 		return 3;
-	for (long k = 0; k < count; k++) {
-		struct wl_payload p = {writer, (uint32_t)k, wl_mix(writer, (uint32_t)k)};
-		posix_trace_event(id, &p, sizeof p);
-	}
+	for (long k = 0; k < count; k++)
+		pt_post_payload(id, writer, (uint32_t)k);
 	return 0;
 }
 

@@ -6,7 +6,7 @@
  *
  * It opens its event names, posts numbered events from its main thread and
  * exits.  Event k has the type names[k % nnames] and the 16-byte payload
- * {writer, k, wl_mix(writer, k)}, so a reader can check counts, per-writer
+ * {writer, k, pt_mix(writer, k)}, so a reader can check counts, per-writer
  * order and whole records (the layout is the one t_workload.c reads).
  *
  *   -w WRITER   writer id carried in every payload (default 0)
@@ -16,7 +16,7 @@
  *   -s NSEC     spin NSEC nanoseconds after each event (default 0): a steady
  *               stream of events without the scheduler's sleep granularity
  *   -g FD       before posting, wait until a byte can be read from FD
- *   -m FILE     shared progress file (struct wl_progress below, mapped
+ *   -m FILE     shared progress file (struct pt_progress of tests/harness.h, mapped
  *               MAP_SHARED): `ready` is set once the names are open, the
  *               number of calls that returned is stored after each
  *               posix_trace_event returns, posting ends early once `stop`
@@ -36,36 +36,16 @@
 #include <trace.h>
 #include <unistd.h>
 
+#include "../harness.h" /* pt_post_payload, pt_progress */
+
 #define MAX_NAMES 8
 
-struct wl_payload {
-	uint32_t writer;
-	uint32_t seq;
-	uint64_t check;
-};
-
-/* What a controller watches while the application posts. */
-struct wl_progress {
-	_Atomic uint64_t posted; /* calls to posix_trace_event that returned */
-	_Atomic uint32_t ready;  /* set here once the names are open */
-	_Atomic uint32_t stop;   /* set by the controller: post no more */
-	_Atomic uint32_t done;   /* set here once posting ended */
-};
-
-static uint64_t wl_mix(uint32_t writer, uint32_t seq)
-{
-	uint64_t x = ((uint64_t)writer << 32 | seq) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static struct wl_progress *map_progress(const char *path)
+static struct pt_progress *map_progress(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	void *p = mmap(NULL, sizeof(struct wl_progress), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, sizeof(struct pt_progress), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -93,7 +73,7 @@ int main(int argc, char **argv)
 	uint32_t writer = 0;
 	long count = 3, delay_us = 0, spin = 0;
 	unsigned alarm_s = 120;
-	struct wl_progress *progress = NULL;
+	struct pt_progress *progress = NULL;
 
 	while ((opt = getopt(argc, argv, "w:c:n:d:s:g:m:H:a:")) != -1) {
 		switch (opt) {
@@ -126,8 +106,7 @@ int main(int argc, char **argv)
 	for (long k = 0; k < count; k++) {
 		if (progress && atomic_load(&progress->stop))
 			break;
-		struct wl_payload p = {writer, (uint32_t)k, wl_mix(writer, (uint32_t)k)};
-		posix_trace_event(ids[k % nnames], &p, sizeof p);
+		pt_post_payload(ids[k % nnames], writer, (uint32_t)k);
 		if (progress)
 			atomic_store(&progress->posted, (uint64_t)k + 1);
 		if (delay_us)

@@ -10,7 +10,7 @@
  *
  * Worker slot w posts as writer w; the i-th replacement posts as writer
  * WORKERS + i.  A writer's event k has the type req_begin (k even) or
- * req_end (k odd) and the 16-byte payload {writer, k, wl_mix(writer, k)}.
+ * req_end (k odd) and the 16-byte payload {writer, k, pt_mix(writer, k)}.
  * After each posix_trace_event returns, the worker stores k + 1 in its slot
  * of an anonymous MAP_SHARED mapping made before the first fork, so the
  * parent knows how many calls returned even for a worker it killed (whose
@@ -38,14 +38,10 @@
 #include <trace.h>
 #include <unistd.h>
 
+#include "../harness.h" /* pt_payload, pt_post_payload */
+
 #define MAX_WORKERS 32
 #define MAX_WRITERS (2 * MAX_WORKERS)
-
-struct wl_payload {
-	uint32_t writer;
-	uint32_t seq;
-	uint64_t check;
-};
 
 struct shared {
 	_Atomic uint64_t posted[MAX_WRITERS]; /* calls that returned, per writer */
@@ -54,18 +50,9 @@ struct shared {
 static trace_event_id_t req_begin, req_end;
 static struct shared *shm;
 
-static uint64_t wl_mix(uint32_t writer, uint32_t seq)
-{
-	uint64_t x = ((uint64_t)writer << 32 | seq) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void post(uint32_t writer, uint32_t seq)
 {
-	struct wl_payload p = {writer, seq, wl_mix(writer, seq)};
-	posix_trace_event(seq % 2 ? req_end : req_begin, &p, sizeof p);
+	pt_post_payload(seq % 2 ? req_end : req_begin, writer, seq);
 	atomic_store_explicit(&shm->posted[writer], (uint64_t)seq + 1, memory_order_release);
 }
 

@@ -3,7 +3,7 @@
  * wl_threads: thread workloads for the workload tests (t_workload).
  *
  * Thread t is writer t: its event k has the type of the name given with -n
- * (default "wl.thread") and the 16-byte payload {t, k, wl_mix(t, k)}.
+ * (default "wl.thread") and the 16-byte payload {t, k, pt_mix(t, k)}.
  *
  *   churn  -n THREADS -p ALIVE -c COUNT: THREADS short-lived threads, at most
  *          ALIVE at once, each posting COUNT events and exiting
@@ -25,11 +25,7 @@
 #include <trace.h>
 #include <unistd.h>
 
-struct wl_payload {
-	uint32_t writer;
-	uint32_t seq;
-	uint64_t check;
-};
+#include "../harness.h" /* pt_payload, pt_post_payload */
 
 static trace_event_id_t event_id;
 static long count = 20;
@@ -39,20 +35,10 @@ static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static int idle_posted, idle_over;
 
-static uint64_t wl_mix(uint32_t writer, uint32_t seq)
-{
-	uint64_t x = ((uint64_t)writer << 32 | seq) + 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void post_events(uint32_t writer, long n)
 {
-	for (long k = 0; k < n; k++) {
-		struct wl_payload p = {writer, (uint32_t)k, wl_mix(writer, (uint32_t)k)};
-		posix_trace_event(event_id, &p, sizeof p);
-	}
+	for (long k = 0; k < n; k++)
+		pt_post_payload(event_id, writer, (uint32_t)k);
 }
 
 static void *churn_thread(void *arg)
