@@ -113,7 +113,7 @@ check: deps
 	@mkdir -p $(BUILD) && passed=0; failed=0; for c in $(SCRIPT_CHECKS); do \
 	  name=$${c%%:*}; script=$${c#*:}; log=$(BUILD)/$$name-check.log; \
 	  sh $$script $(BUILD) > $$log 2>&1; grep -v '^ok' $$log | sed "s/^/[$$name] /"; \
-	  set -- $$(tail -n 1 $$log); \
+	  set -- $$(tail -n 1 $$log | tr -d ,); \
 	  if [ "$$2" = passed ] && [ "$$4" = failed ]; then \
 	    passed=$$((passed + $$1)); failed=$$((failed + $$3)); \
 	  else failed=$$((failed + 1)); fi; done; \

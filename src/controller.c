@@ -150,11 +150,14 @@ int posix_trace_start(trace_id_t trid)
 	if (!h)
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	/* The state's value only (as in stop_locked): relaxed would do. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_SUSPENDED) {
 		trace_event_set_t filter;
 		filter_snapshot(hdr, &filter);
 		pt_conv_sample(&h->rd.conv);
 		record(h, POSIX_TRACE_START, &filter, sizeof filter, &who);
+		/* Publishes nothing (writers load state relaxed and see it by the armed
+		 * bit's release in target_arm): relaxed would do. */
 		atomic_store_explicit(&hdr->state, PT_ST_RUNNING, memory_order_release);
 		h->running = 1;
 		target_arm(h, 1);
@@ -167,6 +170,8 @@ static void stop_locked(struct pt_handle *h, const struct pt_caller *who)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	uint32_t running = PT_ST_RUNNING;
+	/* The state's value only, here and in the CASes of posix_trace_clear,
+	 * restart_full_stream (reader.c) and keeper.c: relaxed would do. */
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_acquire)) {
 		int manual = 0;
@@ -234,6 +239,7 @@ int posix_trace_clear(trace_id_t trid)
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	uint32_t full = PT_ST_FULL;
+	/* The state's value only, as in stop_locked. */
 	atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_SUSPENDED,
 	                                        memory_order_acq_rel, memory_order_relaxed);
 	/* The keeper reads a stream with a log: it drops what is there. */
@@ -284,6 +290,7 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
 		change[1].__bits[i] = w;
 		atomic_store_explicit(&hdr->filter[i], w, memory_order_relaxed);
 	}
+	/* The state's value only. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_RUNNING)
 		record(h, POSIX_TRACE_FILTER, change, sizeof change, &who);
 	pt_handle_put(h);

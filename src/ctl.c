@@ -52,6 +52,8 @@ static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, cons
                        uint32_t len, const struct pt_caller *who)
 {
 	uint32_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
+	/* Pairs with the release CAS of tail in pt_ctl_consume and the release
+	 * store in pt_ctl_discard_all: the reader's copy is done before reuse. */
 	uint32_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
 	if (head - tail >= PT_CTLQ_LEN) {
 		/* Full: LOOP drops the oldest, unless the reader just took it
@@ -61,6 +63,8 @@ static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, cons
 			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
 			return;
 		}
+		/* Acquire on failure: as the load above.  Release: pairs with
+		 * the acquire load of tail in pt_ctl_peek, so its head is as new. */
 		if (atomic_compare_exchange_strong_explicit(&c->tail, &tail, tail + 1,
 		                                            memory_order_acq_rel, memory_order_acquire))
 			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
@@ -104,6 +108,8 @@ static void copy_entry(struct pt_ctl_event *dst, const struct pt_ctl_event *src)
 
 int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos)
 {
+	/* tail pairs with the LOOP drop's CAS in put_locked (head, loaded next, is
+	 * at least as new); head with the release store in put_locked (the entry). */
 	uint32_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
 	if (atomic_load_explicit(&c->head, memory_order_acquire) == tail)
 		return 0;
@@ -112,7 +118,8 @@ int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos)
 	return 1;
 }
 
-/* Pairs with the acquire load of tail in put_locked. */
+/* Release: the copy of the entry first; pairs with the acquire load and
+ * CAS of tail in put_locked. */
 int pt_ctl_consume(struct pt_ctl *c, uint32_t pos)
 {
 	return atomic_compare_exchange_strong_explicit(&c->tail, &pos, pos + 1, memory_order_acq_rel,
@@ -121,6 +128,8 @@ int pt_ctl_consume(struct pt_ctl *c, uint32_t pos)
 
 void pt_ctl_discard_all(struct pt_ctl *c)
 {
+	/* head: no entry is read, relaxed would do; the release of tail pairs
+	 * with the acquire load of tail in put_locked. */
 	atomic_store_explicit(&c->tail, atomic_load_explicit(&c->head, memory_order_acquire),
 	                      memory_order_release);
 }

@@ -74,6 +74,7 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
                           size_t *data_len, uintptr_t pc, int *err)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	/* Pairs with the release fetch-add of futex_seq in pt_wake_readers (stream.c). */
 	uint32_t seq = atomic_load_explicit(&hdr->futex_seq, memory_order_acquire);
 	struct timespec deadline, *dl = NULL;
 	if (*naps < NAPS) {

@@ -44,10 +44,13 @@ static void handles_init(void)
 
 static void handles_ensure(void)
 {
+	/* Pairs with the release store below: handles_init's work is seen. */
 	if (PT_LIKELY(atomic_load_explicit(&handles_ready, memory_order_acquire)))
 		return;
 	pt_init();
 	pthread_once(&handles_once, handles_init);
+	/* Pairs with the acquire loads of handles_ready above and in
+	 * pt_handle_enter_biased. */
 	atomic_store_explicit(&handles_ready, 1, memory_order_release);
 }
 
@@ -60,6 +63,7 @@ static void handles_ensure(void)
 struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 {
 	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
+	/* Pairs with the release store of handles_ready in handles_ensure. */
 	if (!t || idx >= TRACE_SYS_MAX ||
 	    !atomic_load_explicit(&handles_ready, memory_order_acquire))
 		return NULL;
@@ -68,10 +72,13 @@ struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 		return NULL;
 	uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_relaxed);
 	atomic_store_explicit(&t->rd_seq, seq + 1, memory_order_relaxed);
+	/* Odd rd_seq, then bias: the barrier pairs with the membarrier in
+	 * revoke_bias; the load with the release store in pt_handle_bias. */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&h->bias, memory_order_acquire) == t &&
 	    atomic_load_explicit(&h->bias_trid, memory_order_relaxed) == trid)
 		return h;
+	/* Pairs with the acquire loads of rd_seq in revoke_bias. */
 	atomic_store_explicit(&t->rd_seq, seq + 2, memory_order_release);
 	return NULL;
 }
@@ -90,6 +97,8 @@ void pt_handle_bias(struct pt_handle *h, trace_id_t trid)
 	    atomic_load_explicit(&h->bias, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&h->bias_trid, trid, memory_order_relaxed);
+	/* Pairs with the acquire load of bias in pt_handle_enter_biased: what was
+	 * done under the lock comes first. */
 	atomic_store_explicit(&h->bias, t, memory_order_release);
 }
 
@@ -104,11 +113,16 @@ static void revoke_bias(struct pt_handle *h, int for_good)
 	h->bias_revoked |= for_good;
 	if (owner == pt_thread_peek())
 		return;
-	pt_fence_all(0);
+	/* Cleared bias, then rd_seq: pairs with the compiler barrier after the odd
+	 * store of rd_seq in pt_handle_enter_biased. */
+	if (pt_fence_all(0) != 0 && pt_proc.use_membarrier)
+		pt_fence_all_slowly();
 	pthread_mutex_lock(&pt_proc.lock);
 	for (struct pt_thread *t = pt_proc.threads; t; t = t->next) {
 		if (t != owner)
 			continue;
+		/* Pairs with the release stores of rd_seq in pt_handle_leave_biased
+		 * and pt_handle_enter_biased. */
 		uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_acquire);
 		while ((seq & 1) && atomic_load_explicit(&t->rd_seq, memory_order_acquire) == seq)
 			sched_yield();

@@ -83,6 +83,7 @@ uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);
 /* Full barrier on every thread of this process (and of every process, with
  * global); 0 when membarrier did it. */
 int pt_fence_all(int global);
+void pt_fence_all_slowly(void);
 pid_t pt_gettid(void);
 pid_t pt_proc_pid(void);
 

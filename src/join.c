@@ -70,9 +70,11 @@ void pt_record_slot_fd(int slot, int fd)
 }
 
 /* Maps the stream in fd into slot (taking fd) and records into it; with
- * only_inherited, only a stream traced with inheritance.  Caller holds
- * pt_proc.lock. */
-int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited)
+ * only_inherited, only a stream traced with inheritance.  The slot goes
+ * from state `from` to ATTACHED with a CAS: a controller offering or
+ * withdrawing at the same moment wins, and the join is given up (EAGAIN).
+ * Caller holds pt_proc.lock. */
+int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from)
 {
 	struct pt_attached *a = &pt_proc.attached[slot];
 	if (!pt_trust_fd(fd)) {
@@ -85,6 +87,7 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited)
 		return err;
 	}
 	struct pt_stream_hdr *h = pt_hdr(&a->own);
+	/* The state's value only: relaxed would do. */
 	uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
 	if (state == PT_ST_DEAD || !can_read_clock(a->own.clock) ||
 	    (only_inherited && !a->own.inherited)) {
@@ -101,7 +104,15 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited)
 	a->traced = 1;
 	a->names_synced = 0;
 	pt_record_slot_fd(slot, fd);
-	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_ATTACHED, memory_order_release);
+	/* Release: fd and ino first; pairs with the acquire load of state in
+	 * rejoin_own_streams after an exec (which orders them anyway). */
+	if (!atomic_compare_exchange_strong_explicit(&pt_proc.pcb->slots[slot].state, &from,
+	                                             PT_SLOT_ATTACHED, memory_order_acq_rel,
+	                                             memory_order_relaxed)) {
+		pt_record_slot_fd(slot, -1);
+		pt_stream_unmap(&a->own); /* closes fd */
+		return EAGAIN;
+	}
 	/* Pairs with the acquire load of attached[].map in record and
 	 * record_general (writer.c). */
 	pt_publish_map(a, &a->own);
@@ -130,6 +141,8 @@ static void take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 	struct pt_pcb_slot *s = &pt_proc.pcb->slots[msg->slot];
 	struct pt_attached *a = &pt_proc.attached[msg->slot];
 	struct pt_map *cur = atomic_load_explicit(&a->map, memory_order_relaxed);
+	/* gen pairs with the acq_rel fetch-add in pt_remote_offer (remote.c): an
+	 * offer whose gen is seen is seen OFFERED.  state: the value only. */
 	if (atomic_load_explicit(&s->gen, memory_order_acquire) != msg->gen ||
 	    atomic_load_explicit(&s->state, memory_order_acquire) != PT_SLOT_OFFERED ||
 	    (cur && cur != &a->own)) {
@@ -137,9 +150,15 @@ static void take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 		return;
 	}
 	release_joined_locked((int)msg->slot);
-	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, 0) != 0) {
-		pt_arm((int)msg->slot, 0);
-		atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
+	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, 0, PT_SLOT_OFFERED) != 0) {
+		/* Refused: the offer goes, unless it was withdrawn or replaced
+		 * meanwhile.  Pairs with the acq_rel CAS of state in
+		 * pt_remote_offer (remote.c) and pt_attach_local (process.c). */
+		uint32_t offered = PT_SLOT_OFFERED;
+		if (atomic_load_explicit(&s->gen, memory_order_acquire) == msg->gen &&
+		    atomic_compare_exchange_strong_explicit(&s->state, &offered, PT_SLOT_FREE,
+		                                            memory_order_acq_rel, memory_order_relaxed))
+			pt_arm((int)msg->slot, 0);
 	}
 }
 
@@ -161,6 +180,8 @@ static void drain_channel_locked(void)
 static void settle_slot_locked(int slot)
 {
 	struct pt_attached *a = &pt_proc.attached[slot];
+	/* Pairs with the CAS to OFFERED in pt_remote_offer (remote.c); the
+	 * value only. */
 	if (!atomic_load_explicit(&a->map, memory_order_relaxed) &&
 	    atomic_load_explicit(&pt_proc.pcb->slots[slot].state, memory_order_acquire) != PT_SLOT_OFFERED)
 		pt_arm(slot, 0);
@@ -184,6 +205,8 @@ void pt_take_offers_before_fork(void)
 {
 	if (pt_proc.chan_rx < 0)
 		return;
+	/* Pairs with the release RMWs of armed in pt_remote_arm (remote.c) and
+	 * pt_arm (process.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
 	int pending = 0;
 	for (int i = 0; i < PT_PCB_SLOTS; i++)
@@ -204,6 +227,8 @@ void pt_drop_dead(int slot)
 		return;
 	struct pt_attached *a = &pt_proc.attached[slot];
 	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	/* Pairs with the exchange to DEAD in pt_stream_end (stream.c); the value
+	 * only. */
 	if (m && m == &a->own &&
 	    atomic_load_explicit(&pt_hdr(m)->state, memory_order_acquire) == PT_ST_DEAD)
 		pt_detach_locked(slot);
@@ -266,6 +291,8 @@ static int lock_peek(struct pt_pcb *pcb)
 {
 	for (int spins = 0; spins < 100000; spins++) {
 		int32_t owner = 0;
+		/* Pairs with the release store of peek_owner in peek_ancestor_offers:
+		 * the last holder's peeks are done. */
 		if (atomic_compare_exchange_strong_explicit(&pcb->peek_owner, &owner, pt_proc.pid,
 		                                            memory_order_acquire, memory_order_relaxed))
 			return 1;
@@ -298,6 +325,7 @@ static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 		off = -1;
 		setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off);
 	}
+	/* Pairs with the acquire CAS of peek_owner in lock_peek. */
 	atomic_store_explicit(&pcb->peek_owner, 0, memory_order_release);
 }
 
@@ -367,6 +395,8 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 {
 	for (int slot = 0; slot < PT_PCB_SLOTS; slot++) {
 		struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
+		/* Pairs with the release store of ATTACHED in pt_join_fd_locked, made
+		 * before the exec. */
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
 		int fd = s->fd;
 		if (state == PT_SLOT_ATTACHED && pt_fd_is(fd, s->ino)) {
@@ -374,12 +404,13 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 				if (fds[i].fd == fd)
 					fds[i].kind = 0; /* taken */
 			if (pt_join_fd_locked(fd, slot, atomic_load_explicit(&s->gen, memory_order_relaxed),
-			                      0) == 0)
+			                      0, PT_SLOT_ATTACHED) == 0)
 				continue;
 		}
 		if (state != PT_SLOT_OFFERED) {
 			/* The old image's own streams (as their controller) ended
-			 * with it; the offers still on the channel are taken below. */
+			 * with it; the offers still on the channel are taken below.
+			 * Pairs with the acq_rel CAS of state in pt_remote_offer (remote.c). */
 			atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
 			pt_arm(slot, 0);
 		}
@@ -388,6 +419,8 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 
 static int free_slot_locked(void)
 {
+	/* Pairs with the release stores of FREE (pt_detach_locked in process.c,
+	 * take_one_offer, rejoin_own_streams); the value only. */
 	for (int i = 0; i < PT_PCB_SLOTS; i++)
 		if (!atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed) &&
 		    atomic_load_explicit(&pt_proc.pcb->slots[i].state, memory_order_acquire) == PT_SLOT_FREE)
@@ -418,9 +451,11 @@ static void join_inherited(int fd)
 		close(fd);
 		return;
 	}
+	/* A newer gen fails an older offer's checks (take_one_offer, pt_remote_withdraw
+	 * in remote.c); the value only: relaxed would do. */
 	uint32_t gen = atomic_fetch_add_explicit(&pt_proc.pcb->slots[slot].gen, 1,
 	                                         memory_order_acq_rel) + 1;
-	pt_join_fd_locked(fd, slot, gen, 1);
+	pt_join_fd_locked(fd, slot, gen, 1, PT_SLOT_FREE);
 }
 
 /* The registry of the ancestor whose streams this process joins, so that

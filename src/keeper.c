@@ -85,6 +85,7 @@ static void fill_params(struct pt_logw_params *p, const struct pt_handle *h)
 static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 {
 	struct pt_stream_hdr *s = k->shdr;
+	/* The state's value only: relaxed would do. */
 	uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
 	memset(st, 0, sizeof *st);
 	st->stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
@@ -136,6 +137,7 @@ static void log_became_full(struct keeper *k)
 	atomic_store_explicit(&k->ctl->log_full, 1, memory_order_relaxed);
 	atomic_store_explicit(&k->ctl->log_overrun, 1, memory_order_relaxed);
 	uint32_t running = PT_ST_RUNNING;
+	/* The state's value only: nothing is published with it. */
 	atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                        memory_order_acq_rel, memory_order_relaxed);
 }
@@ -184,11 +186,15 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 	snapshot_status(k, &st);
 	keep_error(k, pt_logw_sync(&k->w, &st));
 	publish_log_state(k);
+	/* Release: flush_error, log_full and log_overrun first; pairs with the
+	 * acquire load of flush_done in active_status (query.c). */
 	atomic_store_explicit(&k->ctl->flush_done, request, memory_order_release);
 }
 
 static void ack(struct keeper *k)
 {
+	/* Release: the command's effects first; pairs with the acquire load of
+	 * keeper_ack in wait_ack. */
 	atomic_fetch_add_explicit(&k->ctl->keeper_ack, 1, memory_order_release);
 	syscall(SYS_futex, &k->ctl->keeper_ack, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
@@ -196,6 +202,7 @@ static void ack(struct keeper *k)
 __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_caller *who)
 {
 	if (k->fd >= 0) {
+		/* A request number only (it becomes flush_done): relaxed would do. */
 		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
 		drain(k); /* the last FLUSH_STOP, and the shutdown's STOP */
 		struct pt_logw_status st;
@@ -203,6 +210,8 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 		keep_error(k, pt_logw_finish(&k->w, &st));
 	}
 	int err = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
+	/* Release: keeper_error first; pairs with the acquire load of
+	 * keeper_finished in keeper_result. */
 	atomic_store_explicit(&k->ctl->keeper_finished, 1, memory_order_release);
 	ack(k);
 	_exit(err > 0 && err < 256 ? err : err ? EIO : 0);
@@ -215,6 +224,7 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 	struct pt_caller ctl = {k->controller, 0, 0, 0};
 	uint32_t running = PT_ST_RUNNING;
 	int manual = 0;
+	/* The state's value only, as in log_became_full. */
 	if (atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_relaxed) &&
 	    !pt_filtered(k->shdr, POSIX_TRACE_STOP))
@@ -249,6 +259,7 @@ static void reach_late(struct keeper *k)
 		return;
 	if (h->target.reg)
 		pt_reg_to_stream(h->target.reg, &h->map, 1);
+	/* The state's value only. */
 	pt_remote_offer(&h->target, h->map.fd,
 	                atomic_load_explicit(&k->shdr->state, memory_order_acquire) == PT_ST_RUNNING);
 }
@@ -258,6 +269,7 @@ static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 	struct pt_caller who = msg->who;
 	uint32_t cmd = msg->cmd;
 	if (cmd == PT_CMD_FLUSH) {
+		/* A request number only, as in finish. */
 		flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
 	} else if (cmd == PT_CMD_CLEAR) {
 		pt_discard_all(k->h);
@@ -275,6 +287,8 @@ static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 {
 	for (;;) {
+		/* Pairs with the release fetch-adds of keeper_wake in pt_keeper_kick
+		 * (writer.c) and send_cmd: what came before the count moved is seen. */
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
 		struct pollfd p = {.fd = k->sock, .events = POLLIN};
 		if (poll(&p, 1, 0) > 0) {
@@ -293,6 +307,8 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 			                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
 			if (who.pid <= 0)
 				who.pid = k->controller;
+			/* A request number only (active_status compares it with flush_done):
+			 * relaxed would do. */
 			uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
 			atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
 			flush(k, &who, req);
@@ -419,6 +435,8 @@ static int replace_keeper(struct pt_handle *h)
 {
 	int err = EIO;
 	reap(h);
+	/* Numbers only (every command sent counts as carried out; nothing is
+	 * published to wait_ack): relaxed would do. */
 	atomic_store_explicit(&h->ctl->keeper_ack, atomic_load_explicit(&h->ctl->cmd_sent,
 	                                                                 memory_order_acquire),
 	                      memory_order_release);
@@ -441,8 +459,10 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 	if (h->keeper_sock < 0 ||
 	    send(h->keeper_sock, &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof msg)
 		return EIO;
+	/* A command number only: relaxed would do. */
 	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
 	struct pt_stream_hdr *s = pt_hdr(&h->map);
+	/* Pairs with the acquire load of keeper_wake in keeper_loop. */
 	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 	return 0;
@@ -452,6 +472,8 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 static int wait_ack(struct pt_handle *h, uint32_t number)
 {
 	for (;;) {
+		/* Pairs with the release fetch-add of keeper_ack in ack: the command's
+		 * effects are seen. */
 		uint32_t done = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
 		if ((int32_t)(done - number) >= 0)
 			return 0;
@@ -467,6 +489,7 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 	int err = 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		uint32_t number;
+		/* A request number only: relaxed would do. */
 		if (cmd == PT_CMD_FLUSH)
 			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
 		if (send_cmd(h, cmd, who, &number) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, number) == 0))
@@ -488,6 +511,8 @@ static int keeper_result(struct pt_handle *h)
 		struct pollfd p = {.fd = h->keeper_pidfd, .events = POLLIN};
 		while (h->keeper_pidfd >= 0 && poll(&p, 1, -1) < 0 && errno == EINTR)
 			;
+		/* Pairs with the release store of keeper_finished in finish: keeper_error
+		 * is final. */
 		if (!atomic_load_explicit(&h->ctl->keeper_finished, memory_order_acquire))
 			return -1;
 		return atomic_load_explicit(&h->ctl->keeper_error, memory_order_relaxed);

@@ -21,6 +21,8 @@ static struct pt_lane *lane_ptr(const struct pt_map *m, uint32_t i) { return pt_
 static uint32_t lanes_known(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* nlanes is a count only (relaxed would do); committed_lanes pairs with
+	 * the release CAS in pt_stream_commit_lane (stream.c): lanes below it are backed. */
 	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
 	uint32_t c = atomic_load_explicit(&h->committed_lanes, memory_order_acquire);
 	if (n > c)
@@ -32,6 +34,8 @@ static uint32_t lanes_known(const struct pt_map *m)
 static uint32_t pop_free(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* The load and the CAS pair with the release CAS in push_free: the link
+	 * and what pt_lane_release stored (event_bytes) are seen. */
 	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_acquire);
 	for (;;) {
 		uint32_t l1 = (uint32_t)top;
@@ -51,6 +55,7 @@ static void push_free(const struct pt_map *m, uint32_t lane)
 	struct pt_lane *l = lane_ptr(m, lane);
 	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_relaxed);
 	uint64_t repl;
+	/* Release: pairs with the acquire load and CAS of free_lanes in pop_free. */
 	do {
 		atomic_store_explicit(&l->free_next1, (uint32_t)top, memory_order_relaxed);
 		repl = (uint64_t)(lane + 1) | (((top >> 32) + 1) << 32);
@@ -67,6 +72,9 @@ static uint32_t reclaim_dead(const struct pt_map *m)
 	int seen_alive = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct pt_lane *l = lane_ptr(m, i);
+		/* The owner token's value only (the lane's chunks are reached through
+		 * tail1, next and commit, each paired): here and in the CAS below,
+		 * relaxed would do. */
 		uint64_t tok = atomic_load_explicit(&l->owner, memory_order_acquire);
 		if (!tok || tok == pt_proc.owner_token)
 			continue;
@@ -85,6 +93,8 @@ static uint32_t reclaim_dead(const struct pt_map *m)
 static uint32_t new_lane(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* A count only: the page is committed after it, and readers check
+	 * (lanes_known; lanes_readable in reader.c); relaxed would do. */
 	uint32_t n = atomic_fetch_add_explicit(&h->nlanes, 1, memory_order_acq_rel);
 	if (n >= m->max_lanes || pt_stream_commit_lane(m, n) != 0)
 		return PT_NONE;
@@ -135,12 +145,15 @@ int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t e
  * owner died between linking a chunk and recording it as the tail. */
 static uint32_t open_chunk(const struct pt_map *m, struct pt_lane *l)
 {
+	/* tail1 pairs with its release store in start_chunk (writer.c);
+	 * committed_chunks with the release CAS in pt_stream_grow (stream.c). */
 	uint32_t c = atomic_load_explicit(&l->tail1, memory_order_acquire);
 	uint32_t committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
 	if (c == 0 || c > committed || c > m->max_chunks)
 		return PT_NONE;
 	c--;
 	for (int i = 0; i < MAX_CHAIN; i++) {
+		/* Pairs with the release store of next in start_chunk (writer.c). */
 		uint32_t next = atomic_load_explicit(&pt_chunk_at(m, c)->next, memory_order_acquire);
 		if (next == PT_NONE)
 			return c;
@@ -160,6 +173,7 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	if (c == PT_NONE)
 		return;
 	struct pt_chunk *ch = pt_chunk_at(m, c);
+	/* Pairs with the release store of commit in append_record (writer.c). */
 	uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
 	uint32_t off = (uint32_t)commit, events, bytes;
 	uint64_t first;
@@ -199,14 +213,16 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	return 0;
 }
 
-/* Pairs with the acquire pop of the free stack in pt_lane_claim: the next
- * owner sees event_bytes and the tail. */
+/* The next owner sees event_bytes through push_free's release CAS, which
+ * pairs with the acquire load and CAS in pop_free. */
 void pt_lane_release(struct pt_wlane *w, const struct pt_map *m)
 {
 	struct pt_lane *l = lane_ptr(m, w->lane);
 	if (w->chunk)
 		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->event_bytes,
 		                      pt_wlane_event_bytes(w), memory_order_relaxed);
+	/* No acquire load waits for this 0 (push_free publishes the lane):
+	 * relaxed would do. */
 	atomic_store_explicit(&l->owner, 0, memory_order_release);
 	push_free(m, w->lane);
 }
@@ -228,7 +244,8 @@ void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n)
 	                                                          memory_order_relaxed,
 	                                                          memory_order_relaxed))
 		;
-	/* Pairs with the acquire load of ovf_count in the reader. */
+	/* Release: ovf_ts above first; pairs with the acquire load and the
+	 * exchange of ovf_count in take_overflow (reader.c). */
 	atomic_fetch_add_explicit(&h->ovf_count, n, memory_order_release);
 	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->lost_total, n, memory_order_relaxed);
@@ -242,13 +259,17 @@ static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
 	uint32_t n = lanes_known(m), committed;
 	uint64_t best_ts = UINT64_MAX;
 	int found = 0;
+	/* Pairs with the release CAS of committed_chunks in pt_stream_grow (stream.c). */
 	committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
+		/* Pairs with the release store of head in start_chunk (writer.c) and
+		 * the head CASes of next_chunk (reader.c) and pt_steal_oldest. */
 		uint64_t hd = atomic_load_explicit(&lane_ptr(m, i)->head, memory_order_acquire);
 		uint32_t c = pt_head_chunk(hd);
 		if (c >= committed || c >= m->max_chunks)
 			continue;
 		struct pt_chunk *ch = pt_chunk_at(m, c);
+		/* Pairs with the release store of next in start_chunk (writer.c). */
 		if (atomic_load_explicit(&ch->next, memory_order_acquire) == PT_NONE)
 			continue;
 		/* Racing with a writer that took the chunk and starts it anew:
@@ -304,15 +325,19 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 			return PT_NONE;
 		uint32_t c = pt_head_chunk(hd);
 		struct pt_chunk *ch = pt_chunk_at(m, c);
+		/* Pairs with the release store of next in start_chunk (writer.c): the
+		 * chunk's commit and event_bytes are final, the next one's header written. */
 		uint32_t nx = atomic_load_explicit(&ch->next, memory_order_acquire);
 		if (nx >= m->max_chunks)
 			continue;
 		uint64_t repl = pt_head_pack(nx, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
 		/* Acquire: the chunk is written over only after this; pairs
-		 * with the reader's claim in stage_more (reader.c). */
+		 * with the reader's claim in stage_more (reader.c).  Release:
+		 * the next chunk's header goes on with the head to lane_look. */
 		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;
+		/* Pairs with the release store of commit in append_record (writer.c). */
 		uint64_t first, commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
 		uint32_t lost = unread_events(m, (unsigned char *)ch, commit, pt_head_off(hd), &first);
 		pt_held_sub(h, atomic_load_explicit(&ch->event_bytes, memory_order_relaxed));

@@ -105,11 +105,16 @@ static void keep_error(struct pt_logw *w, int err)
 }
 
 /* Publishes w->done: the copy not current first, then the generation that
- * makes it current. */
+ * makes it current (release: pairs with the acquire loads of gen in
+ * pt_logw_read_progress and pt_logw_progress, logwrite.h). */
 static void commit(struct pt_logw *w)
 {
 	struct pt_logw_state *st = w->st;
 	uint64_t next = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
+	/* The slot written now is the one readers copied two commits ago:
+	 * the last publication comes first (pairs with the acquire loads of
+	 * pt_logw_read_progress, which sees gen moved if it copied any of it). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	st->prog[next & 1] = w->done;
 	__atomic_store_n(&st->gen, next, __ATOMIC_RELEASE);
 }
@@ -121,12 +126,15 @@ void pt_logw_read_progress(const struct pt_logw_state *st, struct pt_logw_progre
 	enum { WORDS = sizeof(struct pt_logw_progress) / 8 };
 	uint64_t copy[WORDS];
 	for (;;) {
+		/* Pairs with the release store of gen in commit. */
 		uint64_t gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
 		const uint64_t *src = (const uint64_t *)(const void *)&st->prog[gen & 1];
 		/* Acquire loads: the second look at gen cannot come first. */
 		for (size_t i = 0; i < WORDS; i++)
 			copy[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) - gen < 2)
+		/* Only an unchanged gen proves the copy whole: the commit after
+		 * next writes the very slot copied. */
+		if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) == gen)
 			break;
 	}
 	memcpy(out, copy, sizeof copy);
@@ -814,6 +822,7 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 		return err;
 	if (!p || !params_ok(p) || (!seekable && p->log_policy != POSIX_TRACE_APPEND))
 		return EINVAL;
+	/* Publishes nothing (no keeper reads the state yet): relaxed would do. */
 	__atomic_store_n(&st->valid, 0, __ATOMIC_RELEASE);
 	memset(st, 0, sizeof *st);
 	st->seekable = seekable;
@@ -850,6 +859,8 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 		return err;
 	}
 	commit(w);
+	/* Release: the state built above first; pairs with the acquire load of
+	 * valid in pt_logw_resume. */
 	__atomic_store_n(&st->valid, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -860,6 +871,7 @@ int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd)
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
 	w->finished = 1;
+	/* Pairs with the release store of valid in pt_logw_begin. */
 	if (!__atomic_load_n(&st->valid, __ATOMIC_ACQUIRE))
 		return EINVAL;
 	int err = check_fd(fd, &seekable);

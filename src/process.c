@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "writer.h"
 
@@ -152,7 +153,21 @@ __attribute__((constructor)) static void pt_constructor(void) { pt_init(); }
 /* Full barrier on every thread of the process, and with `global` on every
  * registered process too (or on this thread only, when writers fence
  * themselves because membarrier is unavailable).  Returns 0 when the
- * barrier covered other processes. */
+ * barrier covered other processes.  The heavy side of the asymmetric pairs:
+ * the compiler barriers in enter(), append_record (writer.c) and
+ * pt_handle_enter_biased (handle.c). */
+/* membarrier(2) failed although writers count on it (they fence with a
+ * compiler barrier only): a store still in another CPU's store buffer
+ * reaches memory within nanoseconds, and a thread switched out went through
+ * a full barrier, so waiting a millisecond stands in for the barrier. */
+void pt_fence_all_slowly(void)
+{
+	pt_full_fence();
+	struct timespec pause = {0, 1000000L};
+	nanosleep(&pause, NULL);
+	pt_full_fence();
+}
+
 int pt_fence_all(int global)
 {
 	int cmd = global ? MEMBARRIER_CMD_GLOBAL_EXPEDITED : MEMBARRIER_CMD_PRIVATE_EXPEDITED;
@@ -169,8 +184,10 @@ int pt_fence_all(int global)
  * Caller holds pt_proc.lock; the calling thread itself may be inside. */
 void pt_barrier_locked(void)
 {
-	pt_fence_all(0);
+	if (pt_fence_all(0) != 0 && pt_proc.use_membarrier)
+		pt_fence_all_slowly();
 	for (struct pt_thread *t = pt_proc.threads; t; t = t->next) {
+		/* These loads pair with the release store of cs_seq in leave() (writer.c). */
 		uint64_t seq = atomic_load_explicit(&t->cs_seq, memory_order_acquire);
 		if (!(seq & 1) || pthread_equal(t->self, pthread_self()))
 			continue;
@@ -182,6 +199,9 @@ void pt_barrier_locked(void)
 void pt_arm(int slot, int on)
 {
 	uint64_t bit = 1ull << slot;
+	/* Release: the slot's map and the stream's state first; pairs with the
+	 * acquire loads of armed in record, record_general (writer.c) and
+	 * pt_take_offers_before_fork (join.c). */
 	if (on)
 		atomic_fetch_or_explicit(&pt_proc.pcb->armed, bit, memory_order_release);
 	else
@@ -197,6 +217,8 @@ int pt_attach_local(struct pt_map *m)
 	for (int i = 0; i < PT_PCB_SLOTS && slot < 0; i++) {
 		struct pt_pcb_slot *s = &pt_proc.pcb->slots[i];
 		uint32_t st = PT_SLOT_FREE;
+		/* Pairs with the release stores of FREE (pt_detach_locked; take_one_offer
+		 * and rejoin_own_streams in join.c); against pt_remote_offer, the value only. */
 		if (!atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed) &&
 		    atomic_compare_exchange_strong_explicit(&s->state, &st, PT_SLOT_ATTACHED,
 		                                            memory_order_acq_rel, memory_order_relaxed))
@@ -224,11 +246,15 @@ void pt_detach_locked(int slot)
 	struct pt_attached *a = &pt_proc.attached[slot];
 	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	pt_arm(slot, 0);
+	/* Nothing is published with NULL (relaxed would do): the grace period is
+	 * pt_barrier_locked's, paired with enter() and leave() (writer.c). */
 	atomic_store_explicit(&a->map, NULL, memory_order_release);
 	pt_barrier_locked();
 	if (m == &a->own)
 		pt_stream_unmap(&a->own);
 	pt_proc.pcb->slots[slot].fd = -1;
+	/* Release: the slot's fd and the unmapping first; pairs with the acq_rel
+	 * CAS of state in pt_remote_offer (remote.c) and pt_attach_local. */
 	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_FREE, memory_order_release);
 }
 

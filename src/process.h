@@ -57,7 +57,8 @@ extern struct pt_process pt_proc;
 /* process.c */
 void pt_set_pcb(struct pt_pcb *pcb);
 /* Publishes m in a slot: the copies the recording path reads, then map
- * (release: pairs with the acquire load of map in record(), writer.c). */
+ * (release: pairs with the acquire loads of map in record, record_general
+ * and pt_release_lanes, writer.c). */
 static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 {
 	a->hdr = (struct pt_stream_hdr *)m->base;
@@ -76,7 +77,7 @@ int pt_owner_alive(uint64_t token);
 
 /* join.c: streams handed to this process */
 int pt_trust_fd(int fd);
-int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited);
+int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from);
 void pt_take_offers_before_fork(void);
 void pt_record_slot_fd(int slot, int fd);
 void pt_take_offers(int slot);

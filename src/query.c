@@ -11,6 +11,7 @@
 static void active_status(struct pt_handle *h, struct posix_trace_status_info *st)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	/* The state's value only (full is a number): relaxed would do. */
 	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
 	st->posix_stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
 	st->posix_stream_full_status =
@@ -32,6 +33,8 @@ static void active_status(struct pt_handle *h, struct posix_trace_status_info *s
 	if (!h->has_log)
 		return;
 	struct pt_ctl *c = h->ctl;
+	/* flush_req is a number (relaxed would do); flush_done pairs with its release
+	 * store in flush (keeper.c): the flush error and log status are as new. */
 	uint32_t req = atomic_load_explicit(&c->flush_req, memory_order_acquire);
 	uint32_t done = atomic_load_explicit(&c->flush_done, memory_order_acquire);
 	st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
@@ -129,7 +132,9 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
 		trace_event_id_t cand = pt_typelist_id(h->typelist_pos);
 		struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 		/* Names are registered in id order: the first unknown id ends
-		 * the list for now, and a name registered later comes next. */
+		 * the list for now, and a name registered later comes next.
+		 * Pairs with the release store of name_valid in
+		 * pt_stream_set_name (stream.c); only the flag is used. */
 		if (cand < PT_NEVENT_IDS &&
 		    (cand <= PT_USER_FIRST ||
 		     atomic_load_explicit(&hdr->name_valid[cand - PT_USER_FIRST], memory_order_acquire))) {

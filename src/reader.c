@@ -113,6 +113,8 @@ static int chunk_ok(struct pt_reader *rd, const struct pt_map *m, uint32_t c)
 static uint32_t lanes_readable(struct pt_reader *rd, const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* A count only: new_lane (lanes.c) adds before the lane's page is
+	 * committed, so pages are checked below; relaxed would do. */
 	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
 	if (n > m->max_lanes)
 		n = m->max_lanes;
@@ -310,6 +312,8 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 static int broken_or_moved(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
                            uint32_t i)
 {
+	/* Pairs with the release store of head in start_chunk (writer.c) and the
+	 * head CAS in pt_steal_oldest (lanes.c): resync reads the chunk named. */
 	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
 	if (hd != cur->head && resync(rd, m, cur, hd) == 0)
 		return 0;
@@ -336,6 +340,8 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 		return broken_or_moved(rd, m, cur, i);
 	uint64_t hd = cur->head;
 	uint64_t repl = pt_head_pack(next, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
+	/* Acquire on failure pairs with the head CAS in pt_steal_oldest (lanes.c):
+	 * resync reads the chunk the thief moved the head to. */
 	if (atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
 	                                            memory_order_acquire)) {
 		uint32_t old = cur->chunk;
@@ -383,6 +389,8 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	if (!cut)
 		return broken_or_moved(rd, m, cur, i) ? EINVAL : EAGAIN;
 	uint64_t repl = pt_head_pack(cur->chunk, cur->off + cut, pt_head_tag(hd));
+	/* Release: the copy above comes first; pairs with the head CAS in
+	 * pt_steal_oldest (lanes.c), after which the thief writes. */
 	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
 	                                             memory_order_acquire))
 		return resync(rd, m, cur, hd) == 0 ? EAGAIN : EINVAL;
@@ -412,6 +420,8 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 			if (r == PARSE_BAD)
 				break; /* claimed, so written that way */
 		}
+		/* Pairs with the release store of head in start_chunk (writer.c) and
+		 * the head CAS in pt_steal_oldest (lanes.c). */
 		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
 		if ((hd != cur->head || cur->chunk == PT_NONE) && resync(rd, m, cur, hd) != 0)
 			break;
@@ -428,7 +438,8 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
 		uint32_t end = cur->end;
 		if (reload || !cur->end_known) {
-			/* Pairs with the release store of commit in append_record. */
+			/* Pairs with the release store of commit in append_record
+			 * (writer.c). */
 			end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
 			cur->end_known = 1;
 			if (end > m->chunk_size || end < cur->off) {
@@ -441,14 +452,15 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 				continue;
 			}
 		}
-		/* Pairs with the release store of next in start_chunk. */
+		/* Pairs with the release store of next in start_chunk (writer.c). */
 		uint32_t next = atomic_load_explicit(&ch->next, memory_order_acquire);
 		if (next == PT_NONE) {
 			cur->state = CUR_IDLE;
 			return CUR_IDLE;
 		}
 		/* Sealed: commit is final now; look again for records
-		 * committed since it was last loaded. */
+		 * committed since it was last loaded (pairs with the release
+		 * store of commit in append_record, writer.c). */
 		uint32_t final = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
 		if (final != end) {
 			if (final > m->chunk_size || final < end) {
@@ -565,6 +577,8 @@ static void restart_full_stream(struct pt_handle *h, uintptr_t pc)
 	push_synth(h, POSIX_TRACE_STOP, full_ts, &automatic, sizeof automatic, &finder);
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
 	uint32_t full = PT_ST_FULL;
+	/* The state's value only: full_ts, full_pid and full_pc above came with
+	 * at_end's acquire load; relaxed would do. */
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_RUNNING,
 	                                            memory_order_acq_rel, memory_order_relaxed)) {
 		trace_event_set_t filter;
@@ -667,12 +681,19 @@ static int writers_gone(struct pt_handle *h)
 
 static void take_overflow(struct pt_reader *rd, struct pt_stream_hdr *hdr)
 {
+	/* Pairs with the release fetch-add of ovf_count in pt_note_loss (lanes.c):
+	 * the ovf_ts it lowered first is seen. */
 	if (!atomic_load_explicit(&hdr->ovf_count, memory_order_acquire))
 		return;
 	rd->ovf_pending += atomic_exchange_explicit(&hdr->ovf_count, 0, memory_order_acq_rel);
 	uint64_t ts = atomic_exchange_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	if (ts < rd->ovf_raw)
 		rd->ovf_raw = ts;
+	/* A loss counted whose time an earlier exchange took (the writer
+	 * lowers ovf_ts before it counts): it happened after that time and
+	 * before now; the last gather is the closest time known. */
+	if (rd->ovf_raw == UINT64_MAX)
+		rd->ovf_raw = rd->gather_raw;
 }
 
 enum { SRC_NONE, SRC_LANE, SRC_CTL, SRC_OVF };
@@ -720,6 +741,9 @@ static int emit_ctl(struct pt_handle *h, struct pt_rawev *e, void *data, size_t 
 static int at_end(struct pt_handle *h, uintptr_t pc)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	/* Pairs with the release CAS of state in stream_full (writer.c): full_ts,
+	 * full_pid and full_pc are the finder's.  DEAD and ended_full pair with
+	 * the exchange and the store in pt_stream_end (stream.c). */
 	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
 	if (state == PT_ST_FULL)
 		restart_full_stream(h, pc);

@@ -104,6 +104,7 @@ void pt_registry_copy_after_fork(void)
 
 static trace_event_id_t find_name(struct pt_registry *reg, const char *name, uint32_t below)
 {
+	/* Pairs with the release store of name_valid in reg_register. */
 	for (uint32_t i = 1; i < below && i < TRACE_USER_EVENT_MAX; i++)
 		if (atomic_load_explicit(&reg->name_valid[i], memory_order_acquire) &&
 		    strncmp(reg->names[i], name, PT_NAME_SIZE) == 0)
@@ -113,6 +114,8 @@ static trace_event_id_t find_name(struct pt_registry *reg, const char *name, uin
 
 static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
 {
+	/* next_name is an index only (entry i is published by name_valid[i]),
+	 * here and in the fetch-add below: relaxed would do. */
 	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
 	trace_event_id_t id = find_name(reg, name, n);
 	if (id)
@@ -125,7 +128,7 @@ static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
 	size_t len = strnlen(name, TRACE_EVENT_NAME_MAX);
 	memcpy(reg->names[i], name, len);
 	reg->names[i][len] = '\0';
-	/* Pairs with the acquire loads of name_valid in find_name/pt_reg_name. */
+	/* Pairs with the acquire loads of name_valid in find_name and pt_reg_name. */
 	atomic_store_explicit(&reg->name_valid[i], 1, memory_order_release);
 	id = find_name(reg, name, i);
 	return id ? id : PT_USER_FIRST + i;
@@ -137,6 +140,7 @@ int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)
 	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
 		return EINVAL;
 	uint32_t i = id - PT_USER_FIRST;
+	/* Pairs with the release store of name_valid in reg_register. */
 	if (!atomic_load_explicit(&reg->name_valid[i], memory_order_acquire))
 		return EINVAL;
 	memcpy(out, reg->names[i], PT_NAME_SIZE);
@@ -146,6 +150,7 @@ int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)
 
 uint32_t pt_reg_count(struct pt_registry *reg)
 {
+	/* An index only (see reg_register): relaxed would do. */
 	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
 	return n > TRACE_USER_EVENT_MAX ? TRACE_USER_EVENT_MAX : n;
 }

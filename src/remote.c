@@ -162,13 +162,19 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 	for (int i = 0; i < PT_PCB_SLOTS; i++) {
 		struct pt_pcb_slot *s = &r->pcb->slots[i];
 		uint32_t free_ = PT_SLOT_FREE;
+		/* Pairs with the target's release stores of FREE (pt_detach_locked in
+		 * process.c, take_one_offer and rejoin_own_streams in join.c). */
 		if (!atomic_compare_exchange_strong_explicit(&s->state, &free_, PT_SLOT_OFFERED,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;
 		r->slot = i;
+		/* Release: OFFERED first; pairs with the acquire loads of gen in
+		 * take_one_offer (join.c) and pt_remote_withdraw. */
 		r->gen = atomic_fetch_add_explicit(&s->gen, 1, memory_order_acq_rel) + 1;
 		struct pt_offer_msg msg = {PT_OFFER_MAGIC, (uint32_t)i, r->gen, 0};
 		if (pt_channel_send(r->tx, &msg, stream_fd) != 0) {
+			/* Pairs with the acq_rel CAS of state above and in
+			 * pt_attach_local (process.c). */
 			atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
 			r->slot = -1;
 			return EAGAIN;
@@ -185,6 +191,9 @@ void pt_remote_arm(struct pt_remote *r, int on)
 	if (!r->pcb || r->slot < 0)
 		return;
 	uint64_t bit = 1ull << r->slot;
+	/* Release: the offer and the stream's state first; pairs with the acquire
+	 * loads of armed in record, record_general (writer.c) and
+	 * pt_take_offers_before_fork (join.c). */
 	if (on)
 		atomic_fetch_or_explicit(&r->pcb->armed, bit, memory_order_release);
 	else
@@ -197,6 +206,8 @@ void pt_remote_withdraw(struct pt_remote *r)
 		return;
 	struct pt_pcb_slot *s = &r->pcb->slots[r->slot];
 	uint32_t offered = PT_SLOT_OFFERED;
+	/* Values only (a newer offer or join_inherited in join.c changed gen, or the
+	 * target took the offer): relaxed would do. */
 	if (atomic_load_explicit(&s->gen, memory_order_acquire) == r->gen &&
 	    atomic_compare_exchange_strong_explicit(&s->state, &offered, PT_SLOT_FREE,
 	                                            memory_order_acq_rel, memory_order_relaxed))

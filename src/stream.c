@@ -289,6 +289,8 @@ void pt_stream_unmap(struct pt_map *m)
 uint32_t pt_pool_pop(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* The load and the CAS pair with the release CAS in pt_pool_push: the
+	 * link, and the giver's last reads of the chunk (retire, reader.c), come first. */
 	uint64_t top = atomic_load_explicit(&h->free_top, memory_order_acquire);
 	for (;;) {
 		uint32_t idx = (uint32_t)top;
@@ -312,6 +314,7 @@ void pt_pool_push(const struct pt_map *m, uint32_t idx)
 	struct pt_chunk *c = pt_chunk_at(m, idx);
 	uint64_t top = atomic_load_explicit(&h->free_top, memory_order_relaxed);
 	uint64_t repl;
+	/* Release: pairs with the acquire load and CAS of free_top in pt_pool_pop. */
 	do {
 		atomic_store_explicit(&c->free_next, (uint32_t)top, memory_order_relaxed);
 		repl = (uint64_t)idx | (((top >> 32) + 1) << 32);
@@ -324,6 +327,8 @@ void pt_pool_push(const struct pt_map *m, uint32_t idx)
 int pt_stream_grow(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* Pairs with the release CAS below in another writer; only the value is
+	 * used here (relaxed would do). */
 	uint32_t c = atomic_load_explicit(&h->committed_chunks, memory_order_acquire);
 	if (c < m->base_chunks || c >= m->max_chunks)
 		return ENOMEM;
@@ -332,7 +337,9 @@ int pt_stream_grow(const struct pt_map *m)
 	if (pt_mem_headroom(bytes, 0) != 0 ||
 	    pt_populate(pt_chunk_at(m, c), bytes, m->fd, m->chunks_off + (uint64_t)c * m->chunk_size))
 		return ENOMEM;
-	/* Two writers may commit the same pages; one of them adds the chunks. */
+	/* Two writers may commit the same pages; one of them adds the chunks.
+	 * Release: the pages first; pairs with the acquire loads of
+	 * committed_chunks in open_chunk and oldest_sealed (lanes.c). */
 	if (atomic_compare_exchange_strong_explicit(&h->committed_chunks, &c, c + n,
 	                                            memory_order_acq_rel, memory_order_acquire))
 		for (uint32_t i = c; i < c + n; i++)
@@ -344,6 +351,8 @@ int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
 	uint32_t page_end = (lane / PT_LANES_PER_PAGE + 1) * PT_LANES_PER_PAGE;
+	/* Pairs with the release CAS below in another writer: a lane under it
+	 * is backed. */
 	uint32_t cur = atomic_load_explicit(&h->committed_lanes, memory_order_acquire);
 	if (lane >= m->max_lanes)
 		return ENOMEM;
@@ -354,6 +363,8 @@ int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane)
 	    pt_populate(first, PAGE, m->fd, m->lanes_off + (uint64_t)(page_end - PT_LANES_PER_PAGE) *
 	                                                      sizeof(struct pt_lane)))
 		return ENOMEM;
+	/* Release: the page first; pairs with the acquire loads of committed_lanes
+	 * above and in lanes_known (lanes.c). */
 	while (cur < page_end &&
 	       !atomic_compare_exchange_weak_explicit(&h->committed_lanes, &cur, page_end,
 	                                              memory_order_acq_rel, memory_order_acquire))
@@ -364,6 +375,7 @@ int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane)
 void pt_wake_readers(struct pt_stream_hdr *h)
 {
 	atomic_store_explicit(&h->waiters, 0, memory_order_relaxed);
+	/* Pairs with the acquire load of futex_seq in wait_for_event (getnext.c). */
 	atomic_fetch_add_explicit(&h->futex_seq, 1, memory_order_release);
 	syscall(SYS_futex, &h->futex_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
@@ -374,12 +386,16 @@ void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char 
 		return;
 	uint32_t idx = id - PT_USER_FIRST;
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* Pairs with the release store below (an earlier setter); the value only. */
 	if (atomic_load_explicit(&h->name_valid[idx], memory_order_acquire))
 		return;
 	char *dst = pt_name_at(m, idx);
 	size_t n = strnlen(name, TRACE_EVENT_NAME_MAX);
 	memcpy(dst, name, n);
 	dst[n] = '\0';
+	/* Release: the name first; pairs with the acquire loads of name_valid in
+	 * pt_stream_get_name, pt_stream_nnames and, in query.c,
+	 * posix_trace_eventtypelist_getnext_id. */
 	atomic_store_explicit(&h->name_valid[idx], 1, memory_order_release);
 }
 
@@ -393,6 +409,7 @@ int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out)
 	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
 		return EINVAL;
 	uint32_t idx = id - PT_USER_FIRST;
+	/* Pairs with the release store of name_valid in pt_stream_set_name. */
 	if (!atomic_load_explicit(&pt_hdr(m)->name_valid[idx], memory_order_acquire))
 		return EINVAL;
 	const char *src = pt_name_at(m, idx);
@@ -406,6 +423,8 @@ int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out)
 uint32_t pt_stream_nnames(const struct pt_map *m)
 {
 	uint32_t n = 1;
+	/* Pairs with the release store in pt_stream_set_name; only the count is
+	 * used (pt_stream_get_name loads the flag again). */
 	while (n < TRACE_USER_EVENT_MAX &&
 	       atomic_load_explicit(&pt_hdr(m)->name_valid[n], memory_order_acquire))
 		n++;
@@ -435,6 +454,10 @@ uint64_t pt_stream_lost(const struct pt_map *m)
  * reports the overflow and the automatic stop. */
 void pt_stream_end(struct pt_stream_hdr *h)
 {
+	/* Acquire: a FULL carries stream_full's full_ts, full_pid and full_pc
+	 * (writer.c) on to ended_full.  Both releases pair with the acquire loads
+	 * of state and ended_full in at_end (reader.c); pt_drop_dead (join.c)
+	 * uses the value only. */
 	if (atomic_exchange_explicit(&h->state, PT_ST_DEAD, memory_order_acq_rel) == PT_ST_FULL)
 		atomic_store_explicit(&h->ended_full, 1, memory_order_release);
 }

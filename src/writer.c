@@ -40,9 +40,10 @@ struct pt_thread *pt_thread_self(void)
 
 
 /* Entering: mark this thread inside (odd), then read the stream table.
- * The compiler barrier suffices because pt_barrier_locked() issues
- * membarrier(2) (pairs with pt_fence_all in process.c); without it, writers
- * take the general path, which pays a full fence (`fenced`). */
+ * The compiler barrier pairs with the membarrier(2) (pt_fence_all) that
+ * pt_barrier_locked (process.c) issues between its NULL store of map and its
+ * loads of cs_seq; without membarrier, writers take the general path, which
+ * pays a full fence (`fenced`). */
 static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint64_t *seq,
                                                        int fenced)
 {
@@ -57,7 +58,8 @@ static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint
 	return 1;
 }
 
-/* Pairs with the acquire load of cs_seq in pt_barrier_locked(). */
+/* Release: what the thread did inside comes before it is seen outside;
+ * pairs with the acquire loads of cs_seq in pt_barrier_locked (process.c). */
 static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uint64_t seq)
 {
 	atomic_store_explicit(&t->cs_seq, seq + 2, memory_order_release);
@@ -74,6 +76,8 @@ void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 	atomic_store_explicit(&h->kick_pc, pc, memory_order_relaxed);
 	if (atomic_exchange_explicit(&h->keeper_kicked, 1, memory_order_acq_rel))
 		return;
+	/* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c):
+	 * a keeper that sees the new count sees the kick. */
 	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
@@ -101,8 +105,8 @@ static void stream_full(struct pt_stream_hdr *h, uint64_t ts, uintptr_t pc)
 }
 
 /* The writer starts chunk c for its lane: its header, then the link that
- * seals the previous chunk (release: pairs with the acquire load of next
- * in lane_look, reader.c), then the lane's tail. */
+ * seals the previous chunk (or the lane's head), then the lane's tail; each
+ * release names its pair below. */
 static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m,
                         uint32_t c, uint64_t now)
 {
@@ -121,12 +125,19 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 		uint32_t bytes = pt_wlane_event_bytes(w);
 		atomic_store_explicit(&old->event_bytes, bytes, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pt_hdr(m)->held, bytes, memory_order_relaxed);
+		/* Seals the old chunk (final commit, event_bytes) and publishes the new
+		 * header: pairs with the acquire loads of next in lane_look (reader.c),
+		 * open_chunk, oldest_sealed and pt_steal_oldest (lanes.c). */
 		atomic_store_explicit(&old->next, c, memory_order_release);
 	} else {
 		uint64_t hd = atomic_load_explicit(&l->head, memory_order_relaxed);
+		/* The lane's first chunk, header written: pairs with the acquire loads
+		 * of head in lane_look, broken_or_moved (reader.c), oldest_sealed (lanes.c). */
 		atomic_store_explicit(&l->head, pt_head_pack(c, PT_CHUNK_HDR, pt_head_tag(hd) + 1),
 		                      memory_order_release);
 	}
+	/* Pairs with the acquire load of tail1 in open_chunk (lanes.c): the
+	 * lane's next owner finds the chunk's header. */
 	atomic_store_explicit(&l->tail1, c + 1, memory_order_release);
 	w->chunk = (unsigned char *)ch;
 	w->commit = PT_CHUNK_HDR;
@@ -279,8 +290,8 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	memcpy(p + 8, &w1, 8);
 	copy_data(p + PT_REC_HDR, data, len);
 	w->commit += (1ull << 32) + size;
-	/* Publishes the record: pairs with the acquire load of commit in
-	 * lane_look (reader.c). */
+	/* Publishes the record: pairs with the acquire loads of commit in
+	 * lane_look (reader.c), continue_chunk and pt_steal_oldest (lanes.c). */
 	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit, memory_order_release);
 	/* Commit, then look at waiters: pairs with the reader's store of
 	 * waiters, membarrier, second look (wait_for_event in getnext.c). */
@@ -334,6 +345,8 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	if (!enter(t, &seq, fenced))
 		return;
 	struct pt_pcb *pcb = pt_proc.pcb;
+	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
+	 * pt_remote_arm (remote.c): what was stored before the bit is seen. */
 	uint64_t armed = atomic_load_explicit(&pcb->armed, memory_order_acquire);
 	while (armed) {
 		int slot = __builtin_ctzll(armed);
@@ -341,7 +354,8 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 		struct pt_attached *a = &pt_proc.attached[slot];
 		/* A slot armed for a stream not mapped yet: a controller has
 		 * handed one over on the channel.  (A slot is offered only
-		 * while free, so a mapped one is never offered anew.) */
+		 * while free, so a mapped one is never offered anew.)  Acquire:
+		 * pairs with the release store in pt_publish_map (process.h). */
 		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 		if (PT_UNLIKELY(!m)) {
 			pt_take_offers(slot);
@@ -383,6 +397,8 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
                                                          size_t len, uintptr_t pc)
 {
 	struct pt_thread *t = pt_self;
+	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
+	 * pt_remote_arm (remote.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
 	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) || !*pt_proc.fork_word ||
 	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !pt_proc.use_membarrier)) {
@@ -393,6 +409,8 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 		return;
 	int slot = __builtin_ctzll(armed);
 	struct pt_attached *a = &pt_proc.attached[slot];
+	/* Pairs with the release store of map in pt_publish_map (process.h):
+	 * a->hdr is the map's. */
 	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
 		const struct pt_stream_hdr *h = a->hdr;
 		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
@@ -431,6 +449,7 @@ void pt_release_lanes(struct pt_thread *t, int slot)
 		return;
 	for (int s = slot < 0 ? 0 : slot; s < (slot < 0 ? PT_MAX_STREAMS : slot + 1); s++) {
 		struct pt_attached *a = &pt_proc.attached[s];
+		/* Pairs with the release store of map in pt_publish_map (process.h). */
 		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 		struct pt_wlane *w = &t->lanes[s];
 		if (m && w->gen == a->gen && a->traced)

@@ -1141,8 +1141,8 @@ static int open_stream_of(pid_t pid, int *num)
 		snprintf(path, sizeof path, "/proc/%d/fd/%s", (int)pid, e->d_name);
 		ssize_t n = readlink(path, link, sizeof link - 1);
 		if (n > 0 && (link[n] = '\0', strstr(link, "posixtrace-stream"))) {
+			*num = atoi(e->d_name); /* before closedir frees e */
 			closedir(d);
-			*num = atoi(e->d_name);
 			return open(path, O_RDWR | O_CLOEXEC);
 		}
 	}
