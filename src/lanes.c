@@ -115,12 +115,14 @@ int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t e
 	*events = *ev_bytes = 0;
 	if (end > m->chunk_size)
 		return EINVAL;
-	while (off + PT_REC_HDR <= end) {
+	while (off + PT_REC_HDR_MIN <= end) {
 		uint64_t w0;
 		memcpy(&w0, chunk + off, 8);
 		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint32_t size = (uint32_t)pt_record_size(len);
+		uint32_t size = (uint32_t)pt_rec_size(w0);
 		if (len > m->max_data + sizeof(struct pt_owner_rec) || size > end - off)
+			return EINVAL;
+		if ((id == PT_ID_OWNER || id == PT_ID_TIME) && (w0 & PT_REC_SAMEPC))
 			return EINVAL;
 		if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
 			memcpy(&base, chunk + off + PT_REC_HDR, 8);
@@ -191,6 +193,7 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	w->chunk = (unsigned char *)ch;
 	w->commit = commit;
 	w->meta_bytes = off - PT_CHUNK_HDR - bytes;
+	w->last_pc = 0;
 	w->limit = 0; /* an OWNER record first */
 }
 
@@ -296,13 +299,13 @@ static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk
 	uint32_t off = PT_CHUNK_HDR;
 	uint64_t base = ch->base;
 	*first_ts = UINT64_MAX;
-	while (off + PT_REC_HDR <= end && end <= m->chunk_size) {
+	while (off + PT_REC_HDR_MIN <= end && end <= m->chunk_size) {
 		uint64_t w0;
 		memcpy(&w0, chunk + off, 8);
 		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		if (len > m->max_data + sizeof(struct pt_owner_rec) || pt_record_size(len) > end - off)
+		if (len > m->max_data + sizeof(struct pt_owner_rec) || pt_rec_size(w0) > end - off)
 			break;
-		if (id == PT_ID_OWNER || id == PT_ID_TIME) {
+		if ((id == PT_ID_OWNER || id == PT_ID_TIME) && !(w0 & PT_REC_SAMEPC)) {
 			memcpy(&base, chunk + off + PT_REC_HDR, 8);
 		} else if (off >= from) {
 			*first_ts = base + pt_rec_delta(w0);
@@ -310,7 +313,7 @@ static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk
 		} else {
 			before++;
 		}
-		off += (uint32_t)pt_record_size(len);
+		off += (uint32_t)pt_rec_size(w0);
 	}
 	return total > before ? total - before : 0;
 }

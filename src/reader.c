@@ -219,12 +219,18 @@ static void enter_chunk(struct pt_cursor *cur, const struct pt_map *m, uint32_t 
 	cur->off = cur->end = PT_CHUNK_HDR;
 	cur->end_known = 0;
 	cur->s_off = cur->s_len = 0;
+	cur->pc = 0;
 }
 
 /* A meta record (a new owner, a new clock base): applied; 0 if it is not
- * one. */
-static int apply_meta(struct pt_cursor *cur, uint32_t id, uint32_t len, const unsigned char *data)
+ * one.  After it, the next event carries its address again (put_meta in
+ * writer.c). */
+static int apply_meta(struct pt_cursor *cur, uint64_t w0, const unsigned char *data)
 {
+	uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
+	if (w0 & PT_REC_SAMEPC)
+		return 0;
+	cur->pc = 0;
 	if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
 		struct pt_owner_rec o;
 		racy_copy(&o, data, sizeof o);
@@ -254,14 +260,14 @@ static int parse_stage(struct pt_cursor *cur, const struct pt_map *m)
 		uint64_t w0;
 		memcpy(&w0, cur->stage + cur->s_off, sizeof w0);
 		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint64_t size = pt_record_size(len);
+		uint64_t size = pt_rec_size(w0);
 		if (size > cur->s_len - cur->s_off)
 			return PARSE_BAD;
 		if (is_event(m, id, len)) {
 			cur->ts = cur->base + pt_rec_delta(w0);
 			return PARSE_EVENT;
 		}
-		if (!apply_meta(cur, id, len, cur->stage + cur->s_off + PT_REC_HDR))
+		if (!apply_meta(cur, w0, cur->stage + cur->s_off + PT_REC_HDR))
 			return PARSE_BAD;
 		cur->s_off += (uint32_t)size;
 	}
@@ -290,15 +296,19 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 	uint32_t pos = PT_CHUNK_HDR;
 	for (uint32_t steps = 0; pos < off && steps < MAX_WALK; steps++) {
 		uint64_t w0;
-		if (off - pos < PT_REC_HDR)
+		if (off - pos < PT_REC_HDR_MIN)
 			return EINVAL;
 		racy_copy(&w0, chunk + pos, sizeof w0);
 		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint64_t size = pt_record_size(len);
+		uint64_t size = pt_rec_size(w0);
 		if (size > off - pos)
 			return EINVAL;
-		if (!is_event(m, id, len) && !apply_meta(cur, id, len, chunk + pos + PT_REC_HDR))
+		if (is_event(m, id, len)) {
+			if (!(w0 & PT_REC_SAMEPC))
+				racy_copy(&cur->pc, chunk + pos + 8, sizeof cur->pc);
+		} else if (!apply_meta(cur, w0, chunk + pos + PT_REC_HDR)) {
 			return EINVAL;
+		}
 		pos += (uint32_t)size;
 	}
 	if (pos != off)
@@ -377,10 +387,10 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 		want = cur->stage_cap;
 	racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
 	uint32_t cut = 0;
-	while (want - cut >= PT_REC_HDR) {
+	while (want - cut >= PT_REC_HDR_MIN) {
 		uint64_t w0;
 		memcpy(&w0, cur->stage + cut, sizeof w0);
-		uint64_t size = pt_record_size(pt_rec_len(w0));
+		uint64_t size = pt_rec_size(w0);
 		if (size > want - cut)
 			break;
 		cut += (uint32_t)size;
@@ -611,18 +621,19 @@ static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev 
                     size_t num_bytes, size_t *data_len)
 {
 	const unsigned char *p = cur->stage + cur->s_off;
-	uint64_t w0, w1;
+	uint64_t w0;
 	memcpy(&w0, p, 8);
-	memcpy(&w1, p + 8, 8);
-	uint32_t len = pt_rec_len(w0);
+	uint32_t len = pt_rec_len(w0), hdr = pt_rec_hdr(w0);
+	if (hdr == PT_REC_HDR)
+		memcpy(&cur->pc, p + 8, 8);
 	e->id = pt_rec_id(w0);
 	e->truncation = (w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
 	                                         : POSIX_TRACE_NOT_TRUNCATED;
-	e->pc = w1;
+	e->pc = cur->pc;
 	e->who = cur->owner;
 	e->real_ns = pt_raw_to_real(&h->rd, &h->map, cur->ts);
-	copy_out(data, num_bytes, p + PT_REC_HDR, len, data_len, &e->truncation);
-	cur->s_off += (uint32_t)pt_record_size(len);
+	copy_out(data, num_bytes, p + hdr, len, data_len, &e->truncation);
+	cur->s_off += (uint32_t)pt_rec_size(w0);
 	cur->state = CUR_IDLE;
 }
 

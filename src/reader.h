@@ -22,6 +22,7 @@ struct pt_cursor {           /* the reader's place in one lane */
 	uint32_t state;
 	uint32_t heap_pos;
 	uint32_t end_known;  /* the commit word of this chunk was loaded */
+	uint64_t pc;         /* address of the last event record parsed, for the next */
 	struct pt_owner owner;
 	/* Records claimed from the lane (before off), in private memory: the
 	 * next one at stage + s_off. */

@@ -143,6 +143,7 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	w->commit = PT_CHUNK_HDR;
 	w->limit = m->chunk_size;
 	w->meta_bytes = 0;
+	w->last_pc = 0;
 	w->base = now;
 }
 
@@ -199,6 +200,7 @@ static void put_meta(struct pt_wlane *w, uint32_t id, const void *data, uint32_t
 	memcpy(p + PT_REC_HDR, data, len);
 	w->commit += size; /* committed with the event that follows */
 	w->meta_bytes += size;
+	w->last_pc = 0; /* the next event carries its address (parse_stage, reader.c) */
 }
 
 /* The record does not go straight in: the thread has no lane yet, its
@@ -279,16 +281,22 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 		truncated = data != NULL;
 		len = data ? a->max_data : 0;
 	}
-	uint32_t size = (uint32_t)pt_record_size(len);
+	uint32_t size = (uint32_t)pt_record_size(len); /* room for both words */
 	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
 	                now - w->base > PT_DELTA_MAX) &&
 	    !prepare(w, a, m, now, size, pc))
 		return now;
 	unsigned char *p = w->chunk + pt_wlane_end(w);
-	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, truncated), w1 = pc;
+	/* The same call site as the last event: no second word.  Without a
+	 * branch: the address is stored anyway, and the data go over it. */
+	uint64_t same = pc == w->last_pc ? PT_REC_SAMEPC : 0, w1 = pc;
+	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
+	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, truncated) | same;
+	w->last_pc = pc;
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
-	copy_data(p + PT_REC_HDR, data, len);
+	copy_data(p + hdr, data, len);
+	size -= PT_REC_HDR - hdr;
 	w->commit += (1ull << 32) + size;
 	/* Publishes the record: pairs with the acquire loads of commit in
 	 * lane_look (reader.c), continue_chunk and pt_steal_oldest (lanes.c). */

@@ -22,6 +22,7 @@ struct pt_wlane {              /* a thread's writing position in one stream */
 	uint32_t lane;
 	uint32_t meta_bytes;   /* bytes of OWNER and TIME records in the chunk */
 	uint32_t pad;
+	uint64_t last_pc;      /* address of the chunk's last event record; 0: none */
 };
 
 static inline uint32_t pt_wlane_end(const struct pt_wlane *w) { return (uint32_t)w->commit; }
