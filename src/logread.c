@@ -82,6 +82,7 @@ struct pt_logr {
 	/* the block being decoded */
 	const unsigned char *p, *end;
 	uint64_t ts, last_good_ts;
+	uint64_t pc;              /* the block's previous event's address */
 	const struct pt_log_ctx *ctx;
 	struct pt_log_ctx *ctxs;
 	uint32_t nctx, max_ctx;
@@ -642,6 +643,7 @@ static void start_block(struct pt_logr *r, const unsigned char *blk, const struc
 	r->p = blk + PT_LOG_BLOCK_HDR;
 	r->end = r->p + b->payload_len;
 	r->ts = b->ts_base;
+	r->pc = 0;
 	r->ctx = NULL;
 	r->nctx = 0;
 }
@@ -702,7 +704,7 @@ static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
 	const unsigned char *p = r->p;
 	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
 	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
-	if (left < PT_REC_HDR || pt_log_rec_size(len) > left)
+	if (left < PT_REC_HDR || pt_log_rec_size(len) > left || (w0 & PT_REC_SAMEPC))
 		return -1;
 	if (id == PT_REC_TIME && len == 8) {
 		r->ts = ld64(p + PT_REC_HDR);
@@ -716,10 +718,10 @@ static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
 		if (c.k == r->nctx)
 			r->nctx++;
 		r->ctx = &r->ctxs[c.k];
-		r->ts += (uint32_t)w0;
+		r->ts += (uint32_t)w0 & PT_REC_DELTA_MASK;
 	} else if (id == PT_REC_SWITCH && len == 0 && ld64(p + 8) < r->nctx) {
 		r->ctx = &r->ctxs[ld64(p + 8)];
-		r->ts += (uint32_t)w0;
+		r->ts += (uint32_t)w0 & PT_REC_DELTA_MASK;
 	} else {
 		return -1; /* an unknown meta record, a bad length, no context */
 	}
@@ -751,16 +753,17 @@ static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *d
 {
 	const unsigned char *p = r->p;
 	size_t left = (size_t)(r->end - p);
-	if (unlikely(left < PT_REC_HDR))
+	if (unlikely(left < PT_REC_HDR_MIN))
 		return 0;
 	uint64_t w0 = ld64(p);
 	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
 	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
-	size_t size = pt_log_rec_size(len);
+	uint32_t hdr = pt_log_rec_hdr(w0);
+	size_t size = hdr + pt_log_pad8(len);
 	if (unlikely(size > left || len > r->max_data || !r->ctx ||
 	             (id < PT_LOG_USER_FIRST && id - 1u >= 8u)))
 		return 0;
-	uint64_t ts = r->ts + (uint32_t)w0;
+	uint64_t ts = r->ts + ((uint32_t)w0 & PT_REC_DELTA_MASK);
 	size_t n = len < num_bytes ? len : num_bytes;
 	r->ts = ts;
 	r->last_good_ts = ts;
@@ -768,10 +771,12 @@ static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *d
 	ev->id = id;
 	ev->truncated = (int)(w0 >> 63);
 	ev->ctx = *r->ctx;
-	ev->pc = ld64(p + 8);
+	if (hdr == PT_REC_HDR)
+		r->pc = ld64(p + 8);
+	ev->pc = r->pc;
 	ev->ts_ns = ts;
 	ev->data_len = len;
-	copy_out(data, p + PT_REC_HDR, n);
+	copy_out(data, p + hdr, n);
 	*data_len = n;
 	return 1;
 }

@@ -393,6 +393,7 @@ static void open_block(struct pt_logw *w, uint64_t ts)
 	w->blk_records = 0;
 	w->blk_ts = ts;
 	w->last_ts = ts;
+	w->last_pc = 0;
 	w->ctx_cur = -1;
 	w->nctx = 0;
 	memset(w->ctx_hash, 0, sizeof w->ctx_hash);
@@ -597,14 +598,18 @@ static inline void put_event(struct pt_logw *w, uint64_t ts, trace_event_id_t id
                              const void *data, uint32_t len, int truncated, uint64_t pc)
 {
 	unsigned char *p = w->pos;
-	uint32_t rec = pt_log_rec_size(len);
-	put64(p, (ts - w->last_ts) | (uint64_t)id << PT_REC_ID_SHIFT |
+	/* The previous event's call site: no second word.  The address is
+	 * stored anyway and the data go over it (room for both was checked). */
+	uint64_t same = pc == w->last_pc ? PT_REC_SAMEPC : 0;
+	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
+	put64(p, (ts - w->last_ts) | same | (uint64_t)id << PT_REC_ID_SHIFT |
 	             (uint64_t)len << PT_REC_LEN_SHIFT | (truncated ? PT_REC_TRUNCATED : 0));
 	put64(p + 8, pc);
 	if (len & 7)
-		put64(p + PT_REC_HDR + (len & ~7u), 0); /* zero padding */
-	copy_data(p + PT_REC_HDR, data, len);
-	w->pos = p + rec;
+		put64(p + hdr + (len & ~7u), 0); /* zero padding */
+	copy_data(p + hdr, data, len);
+	w->pos = p + hdr + pt_log_pad8(len);
+	w->last_pc = pc;
 	w->last_ts = ts;
 	w->blk_records++;
 }

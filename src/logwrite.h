@@ -105,6 +105,7 @@ struct pt_logw {
 	uint32_t blk_records;
 	uint64_t blk_ts;         /* the block's ts_base */
 	uint64_t last_ts;        /* time of the block's previous record */
+	uint64_t last_pc;        /* address of the block's previous event record; 0: none */
 	int32_t ctx_cur;         /* current context number, -1: none */
 	uint32_t nctx;
 	struct pt_log_ctx cur;   /* copy of context ctx_cur */

@@ -544,6 +544,14 @@ void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec
 uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw)
 {
 	uint64_t mono = pt_conv_mono(&rd->conv, raw);
+	/* A calibration point added between two events can move the line
+	 * under the later one by a few ns: time read back never goes back. */
+	if (raw >= rd->last_raw && mono < rd->last_mono)
+		mono = rd->last_mono;
+	if (raw >= rd->last_raw) {
+		rd->last_raw = raw;
+		rd->last_mono = mono;
+	}
 	if (mono >= m->base_mono_ns)
 		return m->base_real_ns + (mono - m->base_mono_ns);
 	return m->base_real_ns > m->base_mono_ns - mono ? m->base_real_ns - (m->base_mono_ns - mono) : 0;

@@ -42,6 +42,7 @@ struct pt_synth {            /* an event the reader reports itself */
 
 struct pt_reader {
 	struct pt_clockconv conv;
+	uint64_t last_raw, last_mono; /* the latest conversion, kept monotonic */
 	struct pt_cursor *cur;
 	uint32_t ncur;
 	uint32_t *heap;

@@ -19,13 +19,8 @@
  * come from src/logfmt.h (docs/LOG-FORMAT.md); everything else goes through
  * the public API.
  */
-#include "harness.h"
+#include "logtest.h"
 
-#include "../src/logfmt.h"
-
-#include <posixtrace.h>
-
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,63 +37,11 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define DATA_BUF 2048
-#define MAX_READ 4000000u
-
-/* Every user event written by the tests starts with this tag. */
-struct tag {
-	uint32_t thread, seq;
-};
-
-struct rec {
-	struct posix_trace_event_info info;
-	size_t len;
-	unsigned char *data;
-};
-
-struct evlist {
-	struct rec *ev;
-	size_t n, cap;
-};
-
-/* Test memory lives until the test process exits; keeping it reachable
- * keeps LeakSanitizer quiet. */
-static void *held[4096];
-static size_t nheld;
-
-static void *hold(void *p)
-{
-	ck_assert_uint_lt(nheld, sizeof held / sizeof held[0]);
-	held[nheld++] = p;
-	return p;
-}
-
-/* A new empty regular file under /tmp, already unlinked; open read-write. */
-static int new_log_file(void)
-{
-	char path[] = "/tmp/pt_t_log_XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(unlink(path), 0);
-	return fd;
-}
-
 static trace_id_t create_log(int fd, int log_policy, size_t log_size, int stream_policy,
                              size_t stream_size)
 {
-	trace_attr_t attr;
 	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	if (log_policy)
-		ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, log_policy));
-	if (log_size)
-		ck_assert_ok(posix_trace_attr_setlogsize(&attr, log_size));
-	if (stream_policy)
-		ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, stream_policy));
-	if (stream_size)
-		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
-	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(lt_create_log(fd, log_policy, log_size, stream_policy, stream_size, &trid));
 	return trid;
 }
 
@@ -111,23 +54,17 @@ static trace_id_t open_log(int fd)
 
 static trace_event_id_t user_id(const char *name)
 {
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
+	trace_event_id_t id = pt_event_id(name);
 	ck_assert_uint_ge(id, 33);
 	return id;
 }
 
-/* Records one tagged event of len bytes (len >= sizeof(struct tag)). */
+/* Records one tagged event of len bytes (len >= sizeof(struct lt_tag)). */
 static void record_tagged(trace_event_id_t id, uint32_t thread, uint32_t seq, size_t len)
 {
-	unsigned char buf[DATA_BUF];
-	struct tag t = {thread, seq};
-	ck_assert_uint_ge(len, sizeof t);
-	ck_assert_uint_le(len, sizeof buf);
-	memcpy(buf, &t, sizeof t);
-	for (size_t i = sizeof t; i < len; i++)
-		buf[i] = (unsigned char)(seq * 31u + i + thread * 7u);
-	posix_trace_event(id, buf, len);
+	ck_assert_uint_ge(len, sizeof(struct lt_tag));
+	ck_assert_uint_le(len, LT_DATA_BUF);
+	lt_record_tagged(id, thread, seq, len);
 }
 
 static void record_n(trace_event_id_t id, uint32_t first, uint32_t n, size_t len)
@@ -136,151 +73,59 @@ static void record_n(trace_event_id_t id, uint32_t first, uint32_t n, size_t len
 		record_tagged(id, 0, first + i, len);
 }
 
-/* Appends an event to l; the data go to l's blob, pointers fixed at the end. */
-struct evbuild {
-	struct evlist l;
-	unsigned char *blob;
-	size_t blob_len, blob_cap;
-};
-
-static void add_event(struct evbuild *b, const struct posix_trace_event_info *info,
-                      const void *data, size_t len)
+/* Reads every event of trid with posix_trace_getnext_event (held). */
+static struct lt_evlist read_all_buf(trace_id_t trid, size_t bufsize)
 {
-	ck_assert_uint_lt(b->l.n, MAX_READ);
-	if (b->l.n == b->l.cap) {
-		b->l.cap = b->l.cap ? b->l.cap * 2 : 256;
-		b->l.ev = realloc(b->l.ev, b->l.cap * sizeof *b->l.ev);
-		ck_assert_ptr_nonnull(b->l.ev);
-	}
-	if (b->blob_len + len > b->blob_cap) {
-		b->blob_cap = (b->blob_cap + len) * 2;
-		b->blob = realloc(b->blob, b->blob_cap);
-		ck_assert_ptr_nonnull(b->blob);
-	}
-	struct rec *r = &b->l.ev[b->l.n++];
-	r->info = *info;
-	r->len = len;
-	r->data = (unsigned char *)(uintptr_t)b->blob_len; /* an offset until done */
-	if (len)
-		memcpy(b->blob + b->blob_len, data, len);
-	b->blob_len += len;
+	struct lt_evlist l = lt_read(trid, bufsize);
+	lt_hold_list(&l);
+	return l;
 }
 
-static struct evlist build_done(struct evbuild *b)
-{
-	for (size_t i = 0; i < b->l.n; i++)
-		b->l.ev[i].data = b->blob + (uintptr_t)b->l.ev[i].data;
-	hold(b->l.ev);
-	hold(b->blob);
-	return b->l;
-}
+static struct lt_evlist read_all(trace_id_t trid) { return read_all_buf(trid, LT_DATA_BUF); }
 
-/* Reads every event of trid with posix_trace_getnext_event. */
-static struct evlist read_all_buf(trace_id_t trid, size_t bufsize)
+/* Every event of an active stream without log (pt_drain_all), as a list
+ * (held). */
+static struct lt_evlist drain_active(trace_id_t trid)
 {
-	struct evbuild b = {0};
-	unsigned char *buf = malloc(bufsize ? bufsize : 1);
-	ck_assert_ptr_nonnull(buf);
-	for (;;) {
-		struct posix_trace_event_info info;
-		size_t len = 0;
-		int unavailable = -1;
-		ck_assert_ok(posix_trace_getnext_event(trid, &info, bufsize ? buf : NULL, bufsize,
-		                                       &len, &unavailable));
-		if (unavailable)
-			break;
-		add_event(&b, &info, buf, len);
-	}
-	free(buf);
-	return build_done(&b);
-}
-
-static struct evlist read_all(trace_id_t trid) { return read_all_buf(trid, DATA_BUF); }
-
-/* Same, with trygetnext (active streams without log). */
-static struct evlist drain_active(trace_id_t trid)
-{
-	struct evbuild b = {0};
-	unsigned char buf[DATA_BUF];
-	for (;;) {
-		struct posix_trace_event_info info;
-		size_t len = 0;
-		int unavailable = -1;
-		ck_assert_ok(posix_trace_trygetnext_event(trid, &info, buf, sizeof buf, &len,
-		                                          &unavailable));
-		if (unavailable)
-			break;
-		add_event(&b, &info, buf, len);
-	}
-	return build_done(&b);
-}
-
-static int is_tagged(const struct rec *r)
-{
-	return r->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT && r->len >= sizeof(struct tag);
-}
-
-static struct tag tag_of(const struct rec *r)
-{
-	struct tag t;
-	memcpy(&t, r->data, sizeof t);
-	return t;
+	struct lt_evlist l = {0};
+	size_t n;
+	struct pt_ev *evs = pt_drain_all(trid, &n);
+	for (size_t i = 0; i < n; i++)
+		lt_add(&l, &evs[i].info, evs[i].data, evs[i].len);
+	free(evs);
+	lt_done(&l);
+	lt_hold_list(&l);
+	return l;
 }
 
 /* The tagged user events of l, in read order, as a list of tags. */
-static size_t user_tags(const struct evlist *l, struct tag **out)
+static size_t user_tags(const struct lt_evlist *l, struct lt_tag **out)
 {
-	struct tag *t = hold(malloc((l->n ? l->n : 1) * sizeof *t));
+	struct lt_tag *t = lt_hold(malloc((l->n ? l->n : 1) * sizeof *t));
 	size_t n = 0;
 	ck_assert_ptr_nonnull(t);
 	for (size_t i = 0; i < l->n; i++)
-		if (is_tagged(&l->ev[i]))
-			t[n++] = tag_of(&l->ev[i]);
+		if (lt_is_tagged(&l->ev[i]))
+			t[n++] = lt_tag_of(&l->ev[i]);
 	*out = t;
 	return n;
 }
 
-static size_t count_id(const struct evlist *l, trace_event_id_t id)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < l->n; i++)
-		c += l->ev[i].info.posix_event_id == id;
-	return c;
-}
-
 /* The user events of thread 0 are exactly seq first, first+1, ..., last. */
-static void assert_seqs_contiguous(const struct evlist *l, uint32_t first, uint32_t last)
+static void assert_seqs_contiguous(const struct lt_evlist *l, uint32_t first, uint32_t last)
 {
-	struct tag *t;
+	struct lt_tag *t;
 	size_t n = user_tags(l, &t);
 	ck_assert_uint_eq(n, (size_t)(last - first) + 1);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_uint_eq(t[i].seq, first + i);
 }
 
-static struct posix_trace_status_info status_of(trace_id_t trid)
-{
-	struct posix_trace_status_info st;
-	memset(&st, 0xa5, sizeof st);
-	ck_assert_ok(posix_trace_get_status(trid, &st));
-	return st;
-}
-
-/* posixtrace_log_info of a pre-recorded stream: always format version 2. */
-static struct posixtrace_log_info log_info(trace_id_t trid)
-{
-	struct posixtrace_log_info info;
-	memset(&info, 0xa5, sizeof info);
-	ck_assert_ok(posixtrace_log_info(trid, &info));
-	ck_assert_uint_eq(info.posixtrace_version, PT_LOG_VERSION);
-	return info;
-}
-
 /* A log finished by posix_trace_shutdown, read to its end: closed, no
  * damage. */
 static void assert_closed_intact(trace_id_t log)
 {
-	struct posixtrace_log_info info = log_info(log);
+	struct posixtrace_log_info info = lt_log_info(log);
 	ck_assert_int_eq(info.posixtrace_closed, 1);
 	ck_assert_uint_eq(info.posixtrace_damaged_blocks, 0);
 }
@@ -294,7 +139,7 @@ static int wait_flushed(trace_id_t trid)
 {
 	int err = 0;
 	for (int i = 0; i < 5000; i++) {
-		struct posix_trace_status_info st = status_of(trid);
+		struct posix_trace_status_info st = pt_status(trid);
 		if (!err)
 			err = st.posix_stream_flush_error;
 		seen_log_overrun |= st.posix_log_overrun_status == POSIX_TRACE_OVERRUN;
@@ -316,7 +161,7 @@ static void flush_and_wait(trace_id_t trid)
 /* A small complete log: START, n tagged events of 40 bytes (seq 0..n-1). */
 static int make_log(uint32_t n)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
 	trace_event_id_t id = user_id("small_log_event");
 	ck_assert_ok(posix_trace_start(trid));
@@ -325,137 +170,40 @@ static int make_log(uint32_t n)
 	return fd;
 }
 
-/* /proc/PID/stat: comm, state, parent. */
-static int proc_stat(pid_t pid, char *comm, size_t commlen, char *state, pid_t *ppid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -1;
-	size_t len = (size_t)(close_paren - open_paren - 1);
-	if (len >= commlen)
-		len = commlen - 1;
-	memcpy(comm, open_paren + 1, len);
-	comm[len] = '\0';
-	int pp = 0;
-	if (sscanf(close_paren + 1, " %c %d", state, &pp) != 2)
-		return -1;
-	*ppid = pp;
-	return 0;
-}
-
-/* The keeper process of the (only) log stream this process created; it
- * names itself soon after the fork. */
+/* The keeper process of the (only) log stream this process created. */
 static pid_t find_keeper(void)
 {
-	pid_t found = 0;
-	for (int tries = 0; tries < 5000 && !found; tries++) {
-		DIR *d = opendir("/proc");
-		ck_assert_ptr_nonnull(d);
-		for (struct dirent *e; (e = readdir(d));) {
-			char comm[64], state;
-			pid_t ppid, pid = (pid_t)atoi(e->d_name);
-			if (pid <= 0 || proc_stat(pid, comm, sizeof comm, &state, &ppid) != 0)
-				continue;
-			if (ppid == getpid() && strcmp(comm, "posixtrace-keep") == 0 && pid > found)
-				found = pid;
-		}
-		closedir(d);
-		if (!found)
-			pt_sleep_ms(1);
-	}
-	ck_assert_int_gt(found, 0);
-	return found;
+	pid_t keeper = lt_find_keeper();
+	ck_assert_int_gt(keeper, 0);
+	return keeper;
 }
 
+/* The state letter of a process, 0 if there is none. */
 static char proc_state(pid_t pid)
 {
-	char comm[64], state = 0;
-	pid_t ppid;
-	if (proc_stat(pid, comm, sizeof comm, &state, &ppid) != 0)
+	char state = 0;
+	if (pt_proc_stat(pid, NULL, 0, &state, NULL) != 0)
 		return 0;
 	return state;
-}
-
-static uint32_t crc32c(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint32_t c = 0xffffffffu;
-	while (len--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-/* The whole content of the file behind fd. */
-static unsigned char *file_bytes(int fd, size_t *len)
-{
-	struct stat st;
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	unsigned char *buf = hold(malloc((size_t)st.st_size + 1));
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
-	*len = (size_t)st.st_size;
-	return buf;
 }
 
 /* posix_trace_open on a new file holding these bytes. */
 static int open_bytes(const void *buf, size_t len, trace_id_t *trid)
 {
-	int fd = new_log_file();
-	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
-	return posix_trace_open(pt_reopen_ro(fd), trid);
+	return posix_trace_open(pt_reopen_ro(lt_file_holding(buf, len)), trid);
 }
 
 static void header_set_crc(unsigned char *buf)
 {
-	uint32_t crc = crc32c(buf, offsetof(struct pt_log_header, crc));
+	uint32_t crc = lt_crc32c(buf, offsetof(struct pt_log_header, crc));
 	memcpy(buf + offsetof(struct pt_log_header, crc), &crc, sizeof crc);
-}
-
-/* Copies everything from one fd to another until EOF (a thread). */
-struct pump {
-	int in, out, close_out;
-	size_t copied;
-};
-
-static void *pump_main(void *arg)
-{
-	struct pump *p = arg;
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(p->in, buf, sizeof buf);
-		if (n <= 0)
-			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(p->out, buf + off, (size_t)(n - off));
-			if (w <= 0)
-				return NULL;
-			off += w;
-		}
-		p->copied += (size_t)n;
-	}
-	if (p->close_out)
-		close(p->out);
-	return NULL;
 }
 
 /* ---- posix_trace_create_withlog -------------------------------------------- */
 
 START_TEST(withlog_closed_fd_is_ebadf)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid;
 	close(fd);
 	ck_assert_err(posix_trace_create_withlog(0, NULL, fd, &trid), EBADF);
@@ -464,7 +212,7 @@ END_TEST
 
 START_TEST(withlog_read_only_fd_is_ebadf)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid;
 	ck_assert_err(posix_trace_create_withlog(0, NULL, pt_reopen_ro(fd), &trid), EBADF);
 }
@@ -528,10 +276,10 @@ START_TEST(withlog_pipe_with_append_policy_succeeds)
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	/* Nobody else reads the pipe: drain it. */
-	struct pump pump = {.in = p[0], .out = open("/dev/null", O_WRONLY)};
+	struct lt_pump pump = {.in = p[0], .out = open("/dev/null", O_WRONLY)};
 	pthread_t th;
 	ck_assert_int_ge(pump.out, 0);
-	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
 	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0);
 	close(p[1]);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -570,7 +318,7 @@ START_TEST(withlog_regular_file_accepts_every_log_policy)
 {
 	const int policies[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND};
 	for (int i = 0; i < 3; i++) {
-		trace_id_t trid = create_log(new_log_file(), policies[i], 0, 0, 0);
+		trace_id_t trid = create_log(lt_new_log_file(), policies[i], 0, 0, 0);
 		ck_assert_ok(posix_trace_shutdown(trid));
 	}
 }
@@ -581,7 +329,7 @@ START_TEST(withlog_default_stream_policy_becomes_flush)
 	trace_attr_t attr;
 	int policy = -1;
 	trace_id_t trid;
-	ck_assert_ok(posix_trace_create_withlog(0, NULL, new_log_file(), &trid));
+	ck_assert_ok(posix_trace_create_withlog(0, NULL, lt_new_log_file(), &trid));
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
@@ -593,7 +341,7 @@ START_TEST(withlog_initialised_attr_without_policy_becomes_flush)
 {
 	trace_attr_t attr;
 	int policy = -1;
-	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), 0, 0, 0, 0);
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
@@ -605,7 +353,7 @@ START_TEST(withlog_explicit_loop_stream_policy_is_kept)
 {
 	trace_attr_t attr;
 	int policy = -1;
-	trace_id_t trid = create_log(new_log_file(), 0, 0, POSIX_TRACE_LOOP, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), 0, 0, POSIX_TRACE_LOOP, 0);
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_get_attr(trid, &attr));
 	ck_assert_ok(posix_trace_attr_getstreamfullpolicy(&attr, &policy));
@@ -618,32 +366,28 @@ START_TEST(withlog_uninitialised_attr_is_einval)
 	trace_attr_t attr;
 	trace_id_t trid;
 	memset(&attr, 0, sizeof attr);
-	ck_assert_err(posix_trace_create_withlog(0, &attr, new_log_file(), &trid), EINVAL);
+	ck_assert_err(posix_trace_create_withlog(0, &attr, lt_new_log_file(), &trid), EINVAL);
 }
 END_TEST
 
 START_TEST(withlog_null_trid_is_einval)
 {
-	ck_assert_err(posix_trace_create_withlog(0, NULL, new_log_file(), NULL), EINVAL);
+	ck_assert_err(posix_trace_create_withlog(0, NULL, lt_new_log_file(), NULL), EINVAL);
 }
 END_TEST
 
 START_TEST(withlog_negative_pid_is_esrch)
 {
 	trace_id_t trid;
-	ck_assert_err(posix_trace_create_withlog(-5, NULL, new_log_file(), &trid), ESRCH);
+	ck_assert_err(posix_trace_create_withlog(-5, NULL, lt_new_log_file(), &trid), ESRCH);
 }
 END_TEST
 
 START_TEST(withlog_reaped_child_pid_is_esrch)
 {
 	trace_id_t trid;
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0)
-		_exit(0);
-	ck_assert_int_eq(waitpid(child, NULL, 0), child);
-	ck_assert_err(posix_trace_create_withlog(child, NULL, new_log_file(), &trid), ESRCH);
+	ck_assert_err(posix_trace_create_withlog(pt_gone_pid(), NULL, lt_new_log_file(), &trid),
+	              ESRCH);
 }
 END_TEST
 
@@ -655,14 +399,14 @@ START_TEST(withlog_beyond_trace_sys_max_is_eagain)
 	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 16384));
 	for (int i = 0; i < TRACE_SYS_MAX; i++)
 		ck_assert_ok(posix_trace_create(0, &attr, &trid));
-	ck_assert_err(posix_trace_create_withlog(0, &attr, new_log_file(), &trid), EAGAIN);
+	ck_assert_err(posix_trace_create_withlog(0, &attr, lt_new_log_file(), &trid), EAGAIN);
 }
 END_TEST
 
 START_TEST(withlog_new_stream_log_status)
 {
-	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
-	struct posix_trace_status_info st = status_of(trid);
+	trace_id_t trid = create_log(lt_new_log_file(), 0, 0, 0, 0);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
@@ -675,7 +419,7 @@ END_TEST
 
 START_TEST(withlog_truncates_existing_file)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	static unsigned char junk[300000];
 	memset(junk, 0x5a, sizeof junk);
 	ck_assert_int_eq(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
@@ -683,9 +427,9 @@ START_TEST(withlog_truncates_existing_file)
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("after_junk"), 0, 5, 16);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	struct evlist l = read_all(open_log(fd));
+	struct lt_evlist l = read_all(open_log(fd));
 	assert_seqs_contiguous(&l, 0, 4);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 }
 END_TEST
 
@@ -703,7 +447,7 @@ END_TEST
 
 START_TEST(shutdown_waits_for_the_keeper)
 {
-	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
 	pid_t keeper = find_keeper();
 	ck_assert_ok(posix_trace_shutdown(trid));
 	/* shutdown reaped it: the pid no longer exists. */
@@ -730,7 +474,7 @@ END_TEST
 
 START_TEST(flush_after_shutdown_is_einval)
 {
-	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), 0, 0, 0, 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_err(posix_trace_flush(trid), EINVAL);
 }
@@ -738,7 +482,7 @@ END_TEST
 
 START_TEST(flush_status_is_flushing_then_not_flushing)
 {
-	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 10, 16);
 	/* Hold the keeper so that the flush cannot finish before we look. */
@@ -748,29 +492,29 @@ START_TEST(flush_status_is_flushing_then_not_flushing)
 		pt_sleep_ms(1);
 	ck_assert_int_eq(proc_state(keeper), 'T');
 	ck_assert_ok(posix_trace_flush(trid));
-	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
-	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	ck_assert_int_eq(pt_status(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	ck_assert_int_eq(pt_status(trid).posix_stream_flush_status, POSIX_TRACE_FLUSHING);
 	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
 	ck_assert_int_eq(wait_flushed(trid), 0);
-	ck_assert_int_eq(status_of(trid).posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+	ck_assert_int_eq(pt_status(trid).posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST
 
 START_TEST(flush_writes_events_to_log_before_shutdown)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("flushed_early"), 0, 10, 24);
 	flush_and_wait(trid);
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	assert_seqs_contiguous(&l, 0, 9);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_START), 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_START), 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	/* still being written: not closed, and not damaged */
-	struct posixtrace_log_info info = log_info(log);
+	struct posixtrace_log_info info = lt_log_info(log);
 	ck_assert_int_eq(info.posixtrace_closed, 0);
 	ck_assert_uint_eq(info.posixtrace_damaged_blocks, 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -783,7 +527,7 @@ END_TEST
 
 START_TEST(flush_records_flush_start_and_flush_stop)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
 	trace_event_id_t id = user_id("around_flush");
 	ck_assert_ok(posix_trace_start(trid));
@@ -792,7 +536,7 @@ START_TEST(flush_records_flush_start_and_flush_stop)
 	record_n(id, 5, 5, 16);
 	ck_assert_ok(posix_trace_shutdown(trid));
 
-	struct evlist l = read_all(open_log(fd));
+	struct lt_evlist l = read_all(open_log(fd));
 	size_t start = l.n, stop = l.n;
 	for (size_t i = 0; i < l.n && start == l.n; i++)
 		if (l.ev[i].info.posix_event_id == POSIX_TRACE_FLUSH_START)
@@ -804,9 +548,9 @@ START_TEST(flush_records_flush_start_and_flush_stop)
 	ck_assert_uint_lt(stop, l.n);
 	/* the first five events before the flush, the others after it */
 	for (size_t i = 0; i < l.n; i++) {
-		if (!is_tagged(&l.ev[i]))
+		if (!lt_is_tagged(&l.ev[i]))
 			continue;
-		if (tag_of(&l.ev[i]).seq < 5)
+		if (lt_tag_of(&l.ev[i]).seq < 5)
 			ck_assert_uint_lt(i, start);
 		else
 			ck_assert_uint_gt(i, stop);
@@ -819,14 +563,15 @@ START_TEST(flush_records_flush_start_and_flush_stop)
 	ck_assert(pthread_equal(l.ev[stop].info.posix_thread_id, pthread_self()));
 	ck_assert_uint_eq(l.ev[start].len, 0);
 	ck_assert_uint_eq(l.ev[stop].len, 0);
-	ck_assert_uint_ge(count_id(&l, POSIX_TRACE_FLUSH_START), 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_FLUSH_START), count_id(&l, POSIX_TRACE_FLUSH_STOP));
+	ck_assert_uint_ge(lt_count_id(&l, POSIX_TRACE_FLUSH_START), 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_FLUSH_START),
+	                  lt_count_id(&l, POSIX_TRACE_FLUSH_STOP));
 }
 END_TEST
 
 START_TEST(flush_twice_in_a_row_succeeds)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("double_flush"), 0, 3, 16);
@@ -834,7 +579,7 @@ START_TEST(flush_twice_in_a_row_succeeds)
 	ck_assert_ok(posix_trace_flush(trid));
 	ck_assert_int_eq(wait_flushed(trid), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	struct evlist l = read_all(open_log(fd));
+	struct lt_evlist l = read_all(open_log(fd));
 	assert_seqs_contiguous(&l, 0, 2);
 }
 END_TEST
@@ -848,7 +593,7 @@ struct rt {
 	int fd;
 	trace_id_t plain;               /* the same events, without log */
 	trace_attr_t attr;              /* get_attr of the stream with log */
-	struct evlist from_plain;       /* read from the stream without log */
+	struct lt_evlist from_plain;       /* read from the stream without log */
 	pthread_t thread[RT_THREADS];
 	pid_t tid[RT_THREADS];          /* kernel thread ids */
 	trace_event_id_t id[RT_THREADS];
@@ -863,7 +608,7 @@ static struct rt rt;
 
 static size_t rt_len(uint32_t thread, uint32_t seq)
 {
-	return sizeof(struct tag) + (seq * 37u + thread * 101u) % 1100u; /* > 1024: truncated */
+	return sizeof(struct lt_tag) + (seq * 37u + thread * 101u) % 1100u; /* > 1024: truncated */
 }
 
 static void *rt_writer(void *arg)
@@ -886,7 +631,7 @@ static void rt_build(void)
 	trace_attr_t attr;
 	trace_id_t trid;
 	memset(&rt, 0, sizeof rt);
-	rt.fd = new_log_file();
+	rt.fd = lt_new_log_file();
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_attr_setname(&attr, "roundtrip"));
 	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND));
@@ -917,13 +662,13 @@ static void rt_build(void)
 }
 
 /* The event tagged (thread, seq) in l; fails unless there is exactly one. */
-static const struct rec *rt_find(const struct evlist *l, uint32_t thread, uint32_t seq)
+static const struct lt_rec *rt_find(const struct lt_evlist *l, uint32_t thread, uint32_t seq)
 {
-	const struct rec *found = NULL;
+	const struct lt_rec *found = NULL;
 	for (size_t i = 0; i < l->n; i++) {
-		if (!is_tagged(&l->ev[i]))
+		if (!lt_is_tagged(&l->ev[i]))
 			continue;
-		struct tag t = tag_of(&l->ev[i]);
+		struct lt_tag t = lt_tag_of(&l->ev[i]);
 		if (t.thread == thread && t.seq == seq) {
 			ck_assert_msg(!found, "event %u/%u read twice", thread, seq);
 			found = &l->ev[i];
@@ -933,27 +678,25 @@ static const struct rec *rt_find(const struct evlist *l, uint32_t thread, uint32
 	return found;
 }
 
-static int64_t ns_of(struct timespec ts) { return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; }
-
 START_TEST(roundtrip_every_event_read_once_in_thread_order)
 {
 	rt_build();
 	trace_id_t log = open_log(rt.fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	uint32_t next[RT_THREADS] = {0};
 	size_t users = 0;
 	for (size_t i = 0; i < l.n; i++) {
-		if (!is_tagged(&l.ev[i]))
+		if (!lt_is_tagged(&l.ev[i]))
 			continue;
-		struct tag t = tag_of(&l.ev[i]);
+		struct lt_tag t = lt_tag_of(&l.ev[i]);
 		ck_assert_uint_lt(t.thread, RT_THREADS);
 		ck_assert_uint_eq(t.seq, next[t.thread]);
 		next[t.thread]++;
 		users++;
 	}
 	ck_assert_uint_eq(users, RT_THREADS * RT_EVENTS);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_START), 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_START), 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	assert_closed_intact(log);
 }
 END_TEST
@@ -961,7 +704,7 @@ END_TEST
 START_TEST(roundtrip_every_field_equals_active_stream)
 {
 	rt_build();
-	struct evlist l = read_all(open_log(rt.fd));
+	struct lt_evlist l = read_all(open_log(rt.fd));
 	/* Each reader (the keeper writing the log, this process reading the
 	 * stream) converts the clock with its own calibration onto the
 	 * CLOCK_REALTIME scale of its stream's creation: the same event's two
@@ -970,7 +713,7 @@ START_TEST(roundtrip_every_field_equals_active_stream)
 	int64_t dmin = INT64_MAX, dmax = INT64_MIN;
 	for (uint32_t t = 0; t < RT_THREADS; t++) {
 		for (uint32_t s = 0; s < RT_EVENTS; s++) {
-			const struct rec *a = rt_find(&rt.from_plain, t, s), *b = rt_find(&l, t, s);
+			const struct lt_rec *a = rt_find(&rt.from_plain, t, s), *b = rt_find(&l, t, s);
 			ck_assert_uint_eq(b->info.posix_event_id, a->info.posix_event_id);
 			ck_assert_uint_eq(b->info.posix_event_id,
 			                  s % 5 == 4 ? POSIX_TRACE_UNNAMED_USEREVENT : rt.id[t]);
@@ -988,7 +731,7 @@ START_TEST(roundtrip_every_field_equals_active_stream)
 			ck_assert_mem_eq(b->data, a->data, a->len);
 			ck_assert_int_ge(b->info.posix_timestamp.tv_nsec, 0);
 			ck_assert_int_lt(b->info.posix_timestamp.tv_nsec, 1000000000);
-			int64_t d = ns_of(b->info.posix_timestamp) - ns_of(a->info.posix_timestamp);
+			int64_t d = pt_ns(&b->info.posix_timestamp) - pt_ns(&a->info.posix_timestamp);
 			dmin = d < dmin ? d : dmin;
 			dmax = d > dmax ? d : dmax;
 		}
@@ -1005,7 +748,7 @@ START_TEST(roundtrip_event_ext_gives_thread_id_and_name)
 	rt_build();
 	trace_id_t log = open_log(rt.fd);
 	struct posixtrace_event_ext ext;
-	unsigned char buf[DATA_BUF];
+	unsigned char buf[LT_DATA_BUF];
 	size_t users = 0;
 	ck_assert_err(posixtrace_event_ext(log, &ext), EINVAL); /* no event read yet */
 	for (;;) {
@@ -1017,9 +760,9 @@ START_TEST(roundtrip_event_ext_gives_thread_id_and_name)
 			break;
 		memset(&ext, 0xa5, sizeof ext);
 		ck_assert_ok(posixtrace_event_ext(log, &ext));
-		if (info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT || len < sizeof(struct tag))
+		if (info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT || len < sizeof(struct lt_tag))
 			continue;
-		struct tag t;
+		struct lt_tag t;
 		char name[16];
 		memcpy(&t, buf, sizeof t);
 		ck_assert_uint_lt(t.thread, RT_THREADS);
@@ -1135,7 +878,7 @@ START_TEST(roundtrip_get_status_is_not_reset_by_reading)
 {
 	rt_build();
 	trace_id_t log = open_log(rt.fd);
-	struct posix_trace_status_info a = status_of(log), b = status_of(log);
+	struct posix_trace_status_info a = pt_status(log), b = pt_status(log);
 	ck_assert_int_eq(b.posix_stream_status, a.posix_stream_status);
 	ck_assert_int_eq(b.posix_stream_full_status, a.posix_stream_full_status);
 	ck_assert_int_eq(b.posix_stream_overrun_status, a.posix_stream_overrun_status);
@@ -1158,12 +901,12 @@ END_TEST
 START_TEST(roundtrip_small_buffer_gives_truncated_read)
 {
 	rt_build();
-	struct evlist l = read_all_buf(open_log(rt.fd), 8);
+	struct lt_evlist l = read_all_buf(open_log(rt.fd), 8);
 	size_t users = 0;
 	for (size_t i = 0; i < l.n; i++) {
-		if (!is_tagged(&l.ev[i]))
+		if (!lt_is_tagged(&l.ev[i]))
 			continue;
-		struct tag t = tag_of(&l.ev[i]);
+		struct lt_tag t = lt_tag_of(&l.ev[i]);
 		users++;
 		ck_assert_uint_eq(l.ev[i].len, 8);
 		ck_assert_int_eq(l.ev[i].info.posix_truncation_status,
@@ -1177,8 +920,8 @@ END_TEST
 START_TEST(roundtrip_zero_buffer_with_null_data_reads_every_event)
 {
 	rt_build();
-	struct evlist full = read_all(open_log(rt.fd));
-	struct evlist l = read_all_buf(open_log(rt.fd), 0);
+	struct lt_evlist full = read_all(open_log(rt.fd));
+	struct lt_evlist l = read_all_buf(open_log(rt.fd), 0);
 	ck_assert_uint_eq(l.n, full.n);
 	for (size_t i = 0; i < l.n; i++) {
 		ck_assert_uint_eq(l.ev[i].len, 0);
@@ -1196,12 +939,12 @@ START_TEST(open_reads_events_oldest_first_then_unavailable)
 {
 	int fd = make_log(20);
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	ck_assert_uint_eq(l.ev[0].info.posix_event_id, POSIX_TRACE_START);
 	assert_seqs_contiguous(&l, 0, 19);
 	for (size_t i = 1; i < l.n; i++)
-		ck_assert_int_ge(ns_of(l.ev[i].info.posix_timestamp),
-		                 ns_of(l.ev[i - 1].info.posix_timestamp));
+		ck_assert_int_ge(pt_ns(&l.ev[i].info.posix_timestamp),
+		                 pt_ns(&l.ev[i - 1].info.posix_timestamp));
 	/* the end stays the end */
 	struct posix_trace_event_info info;
 	char buf[64];
@@ -1217,7 +960,7 @@ END_TEST
 START_TEST(log_info_of_stream_that_is_not_prerecorded_is_einval)
 {
 	struct posixtrace_log_info info;
-	trace_id_t with_log = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0), plain;
+	trace_id_t with_log = create_log(lt_new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0), plain;
 	ck_assert_ok(posix_trace_create(0, NULL, &plain));
 	ck_assert_err(posixtrace_log_info(with_log, &info), EINVAL);
 	ck_assert_err(posixtrace_log_info(plain, &info), EINVAL);
@@ -1232,14 +975,15 @@ START_TEST(rewind_reads_the_same_sequence_again)
 {
 	int fd = make_log(50);
 	trace_id_t log = open_log(fd);
-	struct evlist a = read_all(log);
+	struct lt_evlist a = read_all(log);
 	ck_assert_ok(posix_trace_rewind(log));
-	struct evlist b = read_all(log);
+	struct lt_evlist b = read_all(log);
 	ck_assert_uint_eq(b.n, a.n);
 	ck_assert_uint_gt(a.n, 50);
 	for (size_t i = 0; i < a.n; i++) {
 		ck_assert_uint_eq(b.ev[i].info.posix_event_id, a.ev[i].info.posix_event_id);
-		ck_assert_int_eq(ns_of(b.ev[i].info.posix_timestamp), ns_of(a.ev[i].info.posix_timestamp));
+		ck_assert_int_eq(pt_ns(&b.ev[i].info.posix_timestamp),
+		                 pt_ns(&a.ev[i].info.posix_timestamp));
 		ck_assert_uint_eq(b.ev[i].len, a.ev[i].len);
 		ck_assert_mem_eq(b.ev[i].data, a.ev[i].data, a.ev[i].len);
 	}
@@ -1261,7 +1005,7 @@ START_TEST(rewind_in_the_middle_restarts_from_the_oldest)
 	ck_assert_ok(posix_trace_getnext_event(log, &info, buf, sizeof buf, &len, &unavailable));
 	ck_assert_int_eq(unavailable, 0);
 	ck_assert_uint_eq(info.posix_event_id, first.posix_event_id);
-	ck_assert_int_eq(ns_of(info.posix_timestamp), ns_of(first.posix_timestamp));
+	ck_assert_int_eq(pt_ns(&info.posix_timestamp), pt_ns(&first.posix_timestamp));
 }
 END_TEST
 
@@ -1270,7 +1014,7 @@ START_TEST(two_opens_of_one_log_read_independently)
 	int fd = make_log(10);
 	trace_id_t a = open_log(fd), b = open_log(fd);
 	ck_assert_uint_ne(a, b);
-	struct evlist la = read_all(a), lb = read_all(b);
+	struct lt_evlist la = read_all(a), lb = read_all(b);
 	ck_assert_uint_eq(la.n, lb.n);
 	assert_seqs_contiguous(&lb, 0, 9);
 }
@@ -1350,7 +1094,7 @@ END_TEST
 
 START_TEST(rewind_and_close_on_active_stream_with_log_are_einval)
 {
-	trace_id_t trid = create_log(new_log_file(), 0, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), 0, 0, 0, 0);
 	ck_assert_err(posix_trace_rewind(trid), EINVAL);
 	ck_assert_err(posix_trace_close(trid), EINVAL);
 	ck_assert_ok(posix_trace_shutdown(trid));
@@ -1369,7 +1113,7 @@ END_TEST
 
 static trace_id_t active_log_with_events(void)
 {
-	trace_id_t trid = create_log(new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
+	trace_id_t trid = create_log(lt_new_log_file(), POSIX_TRACE_APPEND, 0, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(POSIX_TRACE_UNNAMED_USEREVENT, 0, 5, 16);
 	return trid;
@@ -1422,41 +1166,41 @@ END_TEST
 
 START_TEST(until_full_log_ends_with_automatic_stop)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	ck_assert_uint_ge(l.n, 2);
-	const struct rec *last = &l.ev[l.n - 1];
+	const struct lt_rec *last = &l.ev[l.n - 1];
 	int automatic = -1;
 	ck_assert_uint_eq(last->info.posix_event_id, POSIX_TRACE_STOP);
 	ck_assert_uint_eq(last->len, sizeof(int));
 	memcpy(&automatic, last->data, sizeof automatic);
 	ck_assert_int_eq(automatic, 1);
 	/* everything before it, in order, from the first event on */
-	struct tag *t;
+	struct lt_tag *t;
 	size_t n = user_tags(&l, &t);
 	ck_assert_uint_gt(n, 100);
 	ck_assert_uint_lt(n, POLICY_EVENTS);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_uint_eq(t[i].seq, i);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_STOP), 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_STOP), 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	assert_closed_intact(log);
 }
 END_TEST
 
 START_TEST(until_full_log_status_is_full_and_overrun)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	struct posix_trace_status_info st = status_of(open_log(fd));
+	struct posix_trace_status_info st = pt_status(open_log(fd));
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
 }
@@ -1464,7 +1208,7 @@ END_TEST
 
 START_TEST(until_full_log_data_stays_within_log_size)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
 	struct stat st;
 	ck_assert_ok(posix_trace_start(trid));
@@ -1478,31 +1222,31 @@ END_TEST
 
 START_TEST(until_full_log_stops_the_active_stream)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("until_full"), 0, POLICY_EVENTS, POLICY_LEN);
 	flush_and_wait(trid);
-	struct posix_trace_status_info st = status_of(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
 	ck_assert(seen_log_overrun || st.posix_log_overrun_status == POSIX_TRACE_OVERRUN);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	/* the log overrun status is reset once read */
-	ck_assert_int_eq(status_of(trid).posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(pt_status(trid).posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST
 
 START_TEST(loop_log_keeps_the_newest_events)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 256u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("loop"), 0, POLICY_EVENTS * 4, POLICY_LEN);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
-	struct tag *t;
+	struct lt_evlist l = read_all(log);
+	struct lt_tag *t;
 	size_t n = user_tags(&l, &t);
 	ck_assert_uint_gt(n, 100);
 	ck_assert_uint_lt(n, POLICY_EVENTS * 4);
@@ -1511,24 +1255,24 @@ START_TEST(loop_log_keeps_the_newest_events)
 	ck_assert_uint_gt(t[0].seq, 0);
 	for (size_t i = 1; i < n; i++)
 		ck_assert_uint_eq(t[i].seq, t[i - 1].seq + 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	assert_closed_intact(log); /* a ring that wrapped is not damaged */
 }
 END_TEST
 
 START_TEST(loop_log_status_is_full_and_overrun)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 256u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("loop"), 0, POLICY_EVENTS * 4, POLICY_LEN);
 	flush_and_wait(trid);
-	struct posix_trace_status_info st = status_of(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
 	ck_assert(seen_log_overrun || st.posix_log_overrun_status == POSIX_TRACE_OVERRUN);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING); /* loops on */
 	ck_assert_ok(posix_trace_shutdown(trid));
-	st = status_of(open_log(fd));
+	st = pt_status(open_log(fd));
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
 }
@@ -1536,16 +1280,16 @@ END_TEST
 
 START_TEST(loop_log_that_did_not_wrap_keeps_everything)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_LOOP, 1u << 20, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("loop_small"), 0, 500, POLICY_LEN);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	assert_seqs_contiguous(&l, 0, 499);
 	assert_closed_intact(log);
-	struct posix_trace_status_info st = status_of(log);
+	struct posix_trace_status_info st = pt_status(log);
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
 }
@@ -1553,15 +1297,15 @@ END_TEST
 
 START_TEST(append_log_keeps_everything_beyond_log_size)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 64u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("append"), 0, POLICY_EVENTS * 4, POLICY_LEN);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	assert_seqs_contiguous(&l, 0, POLICY_EVENTS * 4 - 1);
-	struct posix_trace_status_info st = status_of(log);
+	struct posix_trace_status_info st = pt_status(log);
 	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
 }
@@ -1571,7 +1315,7 @@ END_TEST
 
 static void clear_between(int log_policy)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, log_policy, 0, 0, 0);
 	trace_event_id_t id = user_id("clear_log");
 	ck_assert_ok(posix_trace_start(trid));
@@ -1581,11 +1325,11 @@ static void clear_between(int log_policy)
 	ck_assert_ok(posix_trace_clear(trid));
 	record_n(id, 1000, 10, 32);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	struct evlist l = read_all(open_log(fd));
+	struct lt_evlist l = read_all(open_log(fd));
 	/* the first event in the log is the first one recorded after clear */
 	ck_assert_uint_gt(l.n, 0);
-	ck_assert(is_tagged(&l.ev[0]));
-	ck_assert_uint_eq(tag_of(&l.ev[0]).seq, 1000);
+	ck_assert(lt_is_tagged(&l.ev[0]));
+	ck_assert_uint_eq(lt_tag_of(&l.ev[0]).seq, 1000);
 	assert_seqs_contiguous(&l, 1000, 1009);
 }
 
@@ -1603,21 +1347,21 @@ END_TEST
 
 START_TEST(clear_makes_full_log_not_full)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 200u << 10, 0, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	record_n(user_id("clear_full"), 0, POLICY_EVENTS, POLICY_LEN);
 	flush_and_wait(trid);
-	ck_assert_int_eq(status_of(trid).posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert_int_eq(pt_status(trid).posix_log_full_status, POSIX_TRACE_FULL);
 	ck_assert_ok(posix_trace_clear(trid));
-	ck_assert_int_eq(status_of(trid).posix_log_full_status, POSIX_TRACE_NOT_FULL);
+	ck_assert_int_eq(pt_status(trid).posix_log_full_status, POSIX_TRACE_NOT_FULL);
 	ck_assert_ok(posix_trace_shutdown(trid));
 }
 END_TEST
 
 START_TEST(clear_keeps_names_in_the_log)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	trace_id_t trid = create_log(fd, POSIX_TRACE_UNTIL_FULL, 0, 0, 0);
 	trace_event_id_t id = user_id("named_before_clear");
@@ -1638,7 +1382,7 @@ END_TEST
 START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
 {
 	const uint32_t total = 200000;
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 64u << 10);
 	trace_event_id_t id = user_id("flush_policy");
 	ck_assert_ok(posix_trace_start(trid));
@@ -1649,23 +1393,23 @@ START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
-	struct posix_trace_status_info st = status_of(log);
-	struct tag *t;
+	struct lt_evlist l = read_all(log);
+	struct posix_trace_status_info st = pt_status(log);
+	struct lt_tag *t;
 	size_t n = user_tags(&l, &t);
 	for (size_t i = 1; i < n; i++)
 		ck_assert_uint_gt(t[i].seq, t[i - 1].seq);
 	ck_assert_uint_eq(n + st.posixtrace_lost_events, total);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
 	ck_assert_uint_eq(n, total);
-	ck_assert_uint_ge(count_id(&l, POSIX_TRACE_FLUSH_START), 2); /* flushed on its own */
+	ck_assert_uint_ge(lt_count_id(&l, POSIX_TRACE_FLUSH_START), 2); /* flushed on its own */
 }
 END_TEST
 
 START_TEST(flush_policy_losses_are_counted_when_writer_outruns)
 {
 	const uint32_t total = 200000;
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 16u << 10);
 	trace_event_id_t id = user_id("flush_outrun");
 	ck_assert_ok(posix_trace_start(trid));
@@ -1673,9 +1417,9 @@ START_TEST(flush_policy_losses_are_counted_when_writer_outruns)
 		record_tagged(id, 0, i, 16);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	trace_id_t log = open_log(fd);
-	struct evlist l = read_all(log);
-	struct posix_trace_status_info st = status_of(log);
-	struct tag *t;
+	struct lt_evlist l = read_all(log);
+	struct posix_trace_status_info st = pt_status(log);
+	struct lt_tag *t;
 	size_t n = user_tags(&l, &t);
 	for (size_t i = 1; i < n; i++)
 		ck_assert_uint_gt(t[i].seq, t[i - 1].seq);
@@ -1685,7 +1429,7 @@ START_TEST(flush_policy_losses_are_counted_when_writer_outruns)
 	ck_assert_uint_ge(n + st.posixtrace_lost_events, total);
 	if (st.posixtrace_lost_events) {
 		ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
-		ck_assert_uint_ge(count_id(&l, POSIX_TRACE_OVERFLOW), 1);
+		ck_assert_uint_ge(lt_count_id(&l, POSIX_TRACE_OVERFLOW), 1);
 	}
 }
 END_TEST
@@ -1694,11 +1438,11 @@ END_TEST
 
 START_TEST(log_written_to_pipe_reads_back_from_copy)
 {
-	int p[2], copy = new_log_file();
+	int p[2], copy = lt_new_log_file();
 	ck_assert_int_eq(pipe(p), 0);
-	struct pump pump = {.in = p[0], .out = copy};
+	struct lt_pump pump = {.in = p[0], .out = copy};
 	pthread_t th;
-	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
 	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0);
 	close(p[1]); /* the keeper holds its own */
 	trace_event_id_t id = user_id("through_pipe");
@@ -1710,10 +1454,10 @@ START_TEST(log_written_to_pipe_reads_back_from_copy)
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 
 	trace_id_t log = open_log(copy);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	assert_seqs_contiguous(&l, 0, 3000);
-	ck_assert_uint_eq(count_id(&l, late), 1);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, late), 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	ck_assert_ok(posix_trace_eventid_get_name(log, late, name));
 	ck_assert_str_eq(name, "named_late");
@@ -1727,19 +1471,19 @@ START_TEST(open_reads_a_log_from_a_pipe)
 {
 	int fd = make_log(500), p[2];
 	ck_assert_int_eq(pipe(p), 0);
-	struct pump pump = {.in = pt_reopen_ro(fd), .out = p[1], .close_out = 1};
+	struct lt_pump pump = {.in = pt_reopen_ro(fd), .out = p[1], .close_out = 1};
 	pthread_t th;
 	trace_id_t log;
-	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
 	ck_assert_ok(posix_trace_open(p[0], &log));
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	struct evlist l = read_all(log);
+	struct lt_evlist l = read_all(log);
 	assert_seqs_contiguous(&l, 0, 499);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	assert_closed_intact(log);
 	/* read whole: rewind works on a pipe too */
 	ck_assert_ok(posix_trace_rewind(log));
-	struct evlist again = read_all(log);
+	struct lt_evlist again = read_all(log);
 	ck_assert_uint_eq(again.n, l.n);
 }
 END_TEST
@@ -1756,7 +1500,7 @@ END_TEST
 START_TEST(open_empty_file_is_einval)
 {
 	trace_id_t trid;
-	ck_assert_err(posix_trace_open(pt_reopen_ro(new_log_file()), &trid), EINVAL);
+	ck_assert_err(posix_trace_open(pt_reopen_ro(lt_new_log_file()), &trid), EINVAL);
 }
 END_TEST
 
@@ -1774,7 +1518,7 @@ END_TEST
 START_TEST(open_closed_fd_is_einval)
 {
 	trace_id_t trid;
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	close(fd);
 	ck_assert_err(posix_trace_open(fd, &trid), EINVAL);
 }
@@ -1783,15 +1527,15 @@ END_TEST
 START_TEST(open_unchanged_copy_of_a_log_succeeds)
 {
 	size_t len;
-	unsigned char *buf = file_bytes(make_log(5), &len);
+	unsigned char *buf = lt_file_bytes(make_log(5), &len);
 	trace_id_t trid;
 	uint32_t crc;
 	/* the CRC recomputed by the tests matches the writer's */
 	memcpy(&crc, buf + offsetof(struct pt_log_header, crc), sizeof crc);
-	ck_assert_uint_eq(crc, crc32c(buf, offsetof(struct pt_log_header, crc)));
+	ck_assert_uint_eq(crc, lt_crc32c(buf, offsetof(struct pt_log_header, crc)));
 	header_set_crc(buf);
 	ck_assert_ok(open_bytes(buf, len, &trid));
-	struct evlist l = read_all(trid);
+	struct lt_evlist l = read_all(trid);
 	assert_seqs_contiguous(&l, 0, 4);
 }
 END_TEST
@@ -1799,7 +1543,7 @@ END_TEST
 START_TEST(open_wrong_magic_is_einval)
 {
 	size_t len;
-	unsigned char *buf = file_bytes(make_log(5), &len);
+	unsigned char *buf = lt_file_bytes(make_log(5), &len);
 	trace_id_t trid;
 	buf[offsetof(struct pt_log_header, magic) + 7] ^= 0x20;
 	header_set_crc(buf);
@@ -1810,7 +1554,7 @@ END_TEST
 START_TEST(open_wrong_version_is_einval)
 {
 	size_t len;
-	unsigned char *buf = file_bytes(make_log(5), &len);
+	unsigned char *buf = lt_file_bytes(make_log(5), &len);
 	trace_id_t trid;
 	const uint32_t versions[] = {1, PT_LOG_VERSION + 1}; /* version 1 logs are refused */
 	for (int i = 0; i < 2; i++) {
@@ -1824,7 +1568,7 @@ END_TEST
 START_TEST(open_other_byte_order_is_einval)
 {
 	size_t len;
-	unsigned char *buf = file_bytes(make_log(5), &len);
+	unsigned char *buf = lt_file_bytes(make_log(5), &len);
 	trace_id_t trid;
 	uint32_t bom;
 	memcpy(&bom, buf + offsetof(struct pt_log_header, byte_order), sizeof bom);
@@ -1839,7 +1583,7 @@ END_TEST
 START_TEST(open_bad_header_crc_is_einval)
 {
 	size_t len;
-	unsigned char *buf = file_bytes(make_log(5), &len);
+	unsigned char *buf = lt_file_bytes(make_log(5), &len);
 	trace_id_t trid;
 	buf[offsetof(struct pt_log_header, trace_name)] ^= 0x01;
 	ck_assert_err(open_bytes(buf, len, &trid), EINVAL);
@@ -1871,7 +1615,7 @@ static void fill_and_expect_error(int fd, int expected, size_t stream_size, uint
 	ck_assert_ok(posix_trace_flush(trid));
 	ck_assert_int_eq(wait_flushed(trid), expected);
 	/* reset when read */
-	ck_assert_int_eq(status_of(trid).posix_stream_flush_error, 0);
+	ck_assert_int_eq(pt_status(trid).posix_stream_flush_error, 0);
 	record_n(id, nevents, 10, 16);
 	ck_assert_err(posix_trace_shutdown(trid), expected);
 
@@ -1880,21 +1624,21 @@ static void fill_and_expect_error(int fd, int expected, size_t stream_size, uint
 	 * mark of the failure, when a later write could still store it) or
 	 * EBADMSG (a block a failed write left damaged). */
 	trace_id_t log = open_log(fd);
-	ck_assert_int_eq(status_of(log).posix_stream_flush_error, expected);
-	struct evlist l = read_all(log);
+	ck_assert_int_eq(pt_status(log).posix_stream_flush_error, expected);
+	struct lt_evlist l = read_all(log);
 	size_t bad = 0;
 	uint32_t last_seq = 0, first_seq = 0;
 	int have_seq = 0;
 	for (size_t i = 0; i < l.n; i++) {
-		const struct rec *r = &l.ev[i];
+		const struct lt_rec *r = &l.ev[i];
 		if (r->info.posix_event_id == POSIX_TRACE_ERROR) {
 			int data = 0;
 			ck_assert_uint_eq(r->len, sizeof data);
 			memcpy(&data, r->data, sizeof data);
 			ck_assert_msg(data == expected || data == EBADMSG, "ERROR data %d", data);
 			bad += data == EBADMSG;
-		} else if (is_tagged(r)) {
-			uint32_t seq = tag_of(r).seq;
+		} else if (lt_is_tagged(r)) {
+			uint32_t seq = lt_tag_of(r).seq;
 			ck_assert_msg(!have_seq || seq > last_seq, "event %u read after %u", seq,
 			              last_seq);
 			if (!have_seq)
@@ -1903,7 +1647,7 @@ static void fill_and_expect_error(int fd, int expected, size_t stream_size, uint
 			have_seq = 1;
 		}
 	}
-	ck_assert_uint_eq(bad, log_info(log).posixtrace_damaged_blocks);
+	ck_assert_uint_eq(bad, lt_log_info(log).posixtrace_damaged_blocks);
 	/* What was written before the file refused more stays: the log
 	 * starts with the first event, not with what came after the failure. */
 	ck_assert_msg(have_seq && first_seq == 0, "the log starts at event %u (%s)", first_seq,
@@ -1944,7 +1688,7 @@ START_TEST(efbig_over_file_size_limit_is_reported)
 	 * set before posix_trace_create_withlog.  A process over its limit
 	 * gets SIGXFSZ as well; the keeper inherits this disposition. */
 	signal(SIGXFSZ, SIG_IGN);
-	fill_and_expect_error(new_log_file(), EFBIG, 64u << 10, 2000, 1u << 20);
+	fill_and_expect_error(lt_new_log_file(), EFBIG, 64u << 10, 2000, 1u << 20);
 }
 END_TEST
 
@@ -1955,7 +1699,7 @@ END_TEST
 START_TEST(efbig_is_reported_with_default_sigxfsz_action)
 {
 	signal(SIGXFSZ, SIG_DFL);
-	fill_and_expect_error(new_log_file(), EFBIG, 64u << 10, 2000, 1u << 20);
+	fill_and_expect_error(lt_new_log_file(), EFBIG, 64u << 10, 2000, 1u << 20);
 }
 END_TEST
 
@@ -1982,7 +1726,7 @@ END_TEST
  * update every time any of the tracing operations modifies that file." */
 START_TEST(flush_marks_log_modification_and_change_times)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_UNTIL_FULL, 0);
 	trace_event_id_t id = user_id("file_times");
 	struct stat before, after;
@@ -2026,20 +1770,13 @@ START_TEST(small_max_data_size_keeps_system_events_in_the_log)
 	posix_trace_attr_destroy(&attr);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
 	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct lt_evlist l = read_all(trid);
 	int start = 0, filter = 0, error = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char data[512];
-		size_t len;
-		int unavailable;
-		ck_assert_ok(posix_trace_getnext_event(trid, &ev, data, sizeof data, &len,
-		                                       &unavailable));
-		if (unavailable)
-			break;
-		start += ev.posix_event_id == POSIX_TRACE_START && len == sizeof(trace_event_set_t);
-		filter += ev.posix_event_id == POSIX_TRACE_FILTER &&
-		          len == 2 * sizeof(trace_event_set_t);
-		error += ev.posix_event_id == POSIX_TRACE_ERROR;
+	for (size_t i = 0; i < l.n; i++) {
+		trace_event_id_t id = l.ev[i].info.posix_event_id;
+		start += id == POSIX_TRACE_START && l.ev[i].len == sizeof(trace_event_set_t);
+		filter += id == POSIX_TRACE_FILTER && l.ev[i].len == 2 * sizeof(trace_event_set_t);
+		error += id == POSIX_TRACE_ERROR;
 	}
 	ck_assert_int_eq(start, 1);
 	ck_assert_int_eq(filter, 1);

@@ -28,13 +28,8 @@
  * Block boundaries come from the format definitions (src/logfmt.h,
  * docs/LOG-FORMAT.md); every log is written and read through the public API.
  */
-#include "harness.h"
+#include "logtest.h"
 
-#include "../src/logfmt.h"
-
-#include <posixtrace.h>
-
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -47,72 +42,9 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define DATA_BUF 2048
-
-struct tag {
-	uint32_t thread, seq;
-};
-
-struct rec {
-	struct posix_trace_event_info info;
-	size_t len;
-	unsigned char data[16]; /* the first bytes: enough for tags and ints */
-};
-
-struct evlist {
-	struct rec *ev;
-	size_t n, cap;
-	struct posixtrace_log_info log; /* posixtrace_log_info after the last event */
-};
-
-/* Test memory lives until the test process exits; keeping it reachable
- * keeps LeakSanitizer quiet. */
-static void *held[4096];
-static size_t nheld;
-
-static void *hold(void *p)
-{
-	ck_assert_uint_lt(nheld, sizeof held / sizeof held[0]);
-	held[nheld++] = p;
-	return p;
-}
-
-/* A new empty regular file, already unlinked: nothing to remove. */
-static int new_log_file(void)
-{
-	char path[] = "/tmp/pt_t_logdamage_XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(unlink(path), 0);
-	return fd;
-}
-
-static int create_log(int fd, int stream_policy, size_t stream_size, int log_policy,
-                      size_t log_size, trace_id_t *trid)
-{
-	trace_attr_t attr;
-	posix_trace_attr_init(&attr);
-	if (stream_policy)
-		posix_trace_attr_setstreamfullpolicy(&attr, stream_policy);
-	if (stream_size)
-		posix_trace_attr_setstreamsize(&attr, stream_size);
-	posix_trace_attr_setlogfullpolicy(&attr, log_policy);
-	if (log_size)
-		posix_trace_attr_setlogsize(&attr, log_size);
-	int err = posix_trace_create_withlog(0, &attr, fd, trid);
-	posix_trace_attr_destroy(&attr);
-	return err;
-}
-
-static void record_tagged(trace_event_id_t id, uint32_t seq, size_t len)
-{
-	unsigned char buf[DATA_BUF];
-	struct tag t = {0, seq};
-	memcpy(buf, &t, sizeof t);
-	for (size_t i = sizeof t; i < len; i++)
-		buf[i] = (unsigned char)(seq + i);
-	posix_trace_event(id, buf, len);
-}
+/* How much of an event's data the comparisons look at: enough for tags
+ * and ints. */
+#define CMP_DATA 16
 
 /* posix_trace_flush, then waits (up to 5 s) until it is done. */
 static int flush_and_wait(trace_id_t trid)
@@ -128,48 +60,22 @@ static int flush_and_wait(trace_id_t trid)
 	return err ? err : ETIMEDOUT;
 }
 
-static struct posixtrace_log_info log_info(trace_id_t trid)
+/* Every event of trid, then its posixtrace_log_info in l.log; the caller
+ * frees the list (lt_free) or holds it (lt_hold_list). */
+static struct lt_evlist read_all(trace_id_t trid)
 {
-	struct posixtrace_log_info info;
-	memset(&info, 0xa5, sizeof info);
-	ck_assert_ok(posixtrace_log_info(trid, &info));
-	ck_assert_uint_eq(info.posixtrace_version, 2);
-	return info;
-}
-
-static struct evlist read_all(trace_id_t trid)
-{
-	struct evlist l = {0};
-	unsigned char buf[DATA_BUF];
-	for (;;) {
-		struct posix_trace_event_info info;
-		size_t len = 0;
-		int unavailable = -1;
-		ck_assert_ok(posix_trace_getnext_event(trid, &info, buf, sizeof buf, &len, &unavailable));
-		if (unavailable)
-			break;
-		ck_assert_uint_lt(l.n, 10000000);
-		if (l.n == l.cap) {
-			l.cap = l.cap ? l.cap * 2 : 256;
-			l.ev = realloc(l.ev, l.cap * sizeof *l.ev);
-			ck_assert_ptr_nonnull(l.ev);
-		}
-		struct rec *r = &l.ev[l.n++];
-		r->info = info;
-		r->len = len;
-		memcpy(r->data, buf, len < sizeof r->data ? len : sizeof r->data);
-	}
-	l.log = log_info(trid);
-	return l; /* the caller frees l.ev or holds it */
+	struct lt_evlist l = lt_read(trid, LT_DATA_BUF);
+	l.log = lt_log_info(trid);
+	return l;
 }
 
 /* Opens fd's log (another open file description), reads it, closes it. */
-static struct evlist read_log_fd(int fd)
+static struct lt_evlist read_log_fd(int fd)
 {
 	trace_id_t trid;
 	int ro = pt_reopen_ro(fd);
 	ck_assert_ok(posix_trace_open(ro, &trid));
-	struct evlist l = read_all(trid);
+	struct lt_evlist l = read_all(trid);
 	ck_assert_ok(posix_trace_close(trid));
 	close(ro);
 	return l;
@@ -197,7 +103,7 @@ static void *feed_main(void *arg)
 
 /* The same, with the log given to posix_trace_open as a pipe (an
  * unseekable file, read whole at open). */
-static struct evlist read_log_pipe(const unsigned char *bytes, size_t len)
+static struct lt_evlist read_log_pipe(const unsigned char *bytes, size_t len)
 {
 	int p[2];
 	trace_id_t trid;
@@ -211,25 +117,15 @@ static struct evlist read_log_pipe(const unsigned char *bytes, size_t len)
 		close(p[0]); /* the feeder gets EPIPE and ends */
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_ok(err);
-	struct evlist l = read_all(trid);
+	struct lt_evlist l = read_all(trid);
 	ck_assert_ok(posix_trace_close(trid));
 	close(p[0]);
 	return l;
 }
 
-static int is_tagged(const struct rec *r)
-{
-	return r->info.posix_event_id > POSIX_TRACE_UNNAMED_USEREVENT && r->len >= sizeof(struct tag);
-}
+static uint32_t seq_of(const struct lt_rec *r) { return lt_tag_of(r).seq; }
 
-static uint32_t seq_of(const struct rec *r)
-{
-	struct tag t;
-	memcpy(&t, r->data, sizeof t);
-	return t.seq;
-}
-
-static int error_data(const struct rec *r)
+static int error_data(const struct lt_rec *r)
 {
 	int v = -1;
 	if (r->len == sizeof v)
@@ -237,20 +133,12 @@ static int error_data(const struct rec *r)
 	return v;
 }
 
-static size_t count_id(const struct evlist *l, trace_event_id_t id)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < l->n; i++)
-		c += l->ev[i].info.posix_event_id == id;
-	return c;
-}
-
 /* The tagged events of l are exactly 0, 1, ..., n-1, in order. */
-static void assert_all_seqs(const struct evlist *l, uint32_t n)
+static void assert_all_seqs(const struct lt_evlist *l, uint32_t n)
 {
 	uint32_t next = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		if (!is_tagged(&l->ev[i]))
+		if (!lt_is_tagged(&l->ev[i]))
 			continue;
 		ck_assert_msg(seq_of(&l->ev[i]) == next, "event %u read where %u was expected",
 		              seq_of(&l->ev[i]), next);
@@ -267,19 +155,6 @@ static uint64_t ld64(const unsigned char *p)
 }
 
 static void st64(unsigned char *p, uint64_t v) { memcpy(p, &v, sizeof v); }
-
-/* CRC-32C written out here, so that the tests do not trust the library's. */
-static uint32_t crc32c(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint32_t c = 0xffffffffu;
-	while (len--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
 
 /* ---- the reference log and its blocks ------------------------------------ */
 
@@ -300,22 +175,12 @@ struct ref {
 	unsigned char *bytes;
 	size_t size;
 	uint64_t data_off;
-	struct evlist events; /* read from the intact log */
+	struct lt_evlist events; /* read from the intact log */
 	struct block blocks[MAX_BLOCKS];
 	size_t nblocks;
 };
 
 static struct ref ref;
-
-static void ref_take_bytes(int fd)
-{
-	struct stat st;
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ref.size = (size_t)st.st_size;
-	ref.bytes = hold(malloc(ref.size));
-	ck_assert_ptr_nonnull(ref.bytes);
-	ck_assert_int_eq(pread(fd, ref.bytes, ref.size, 0), (ssize_t)ref.size);
-}
 
 /* A complete log of nevents events of REF_LEN bytes, a flush every
  * flush_every events (0: none). */
@@ -324,23 +189,23 @@ static void ref_build(int log_policy, size_t log_size, uint32_t nevents, uint32_
 	trace_id_t trid;
 	trace_event_id_t id;
 	memset(&ref, 0, sizeof ref);
-	ref.fd = new_log_file();
-	ck_assert_ok(create_log(ref.fd, 0, 0, log_policy, log_size, &trid));
+	ref.fd = lt_new_log_file();
+	ck_assert_ok(lt_create_log(ref.fd, log_policy, log_size, 0, 0, &trid));
 	ck_assert_ok(posix_trace_eventid_open("damage_ref", &id));
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < nevents; i++) {
-		record_tagged(id, i, REF_LEN);
+		lt_record_tagged(id, 0, i, REF_LEN);
 		if (flush_every && i % flush_every == flush_every - 1)
 			ck_assert_ok(flush_and_wait(trid));
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
-	ref_take_bytes(ref.fd);
+	ref.bytes = lt_file_bytes(ref.fd, &ref.size);
 	ref.data_off = PT_LOG_DATA_OFF;
 	ref.events = read_log_fd(ref.fd);
-	hold(ref.events.ev);
+	lt_hold_list(&ref.events);
 	ck_assert_int_eq(ref.events.log.posixtrace_closed, 1);
 	ck_assert_uint_eq(ref.events.log.posixtrace_damaged_blocks, 0);
-	ck_assert_uint_eq(count_id(&ref.events, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&ref.events, POSIX_TRACE_ERROR), 0);
 	if (log_policy == POSIX_TRACE_APPEND)
 		assert_all_seqs(&ref.events, nevents);
 }
@@ -349,7 +214,7 @@ static void ref_build(int log_policy, size_t log_size, uint32_t nevents, uint32_
 static trace_event_id_t ref_user_id(void)
 {
 	for (size_t i = 0; i < ref.events.n; i++)
-		if (is_tagged(&ref.events.ev[i]))
+		if (lt_is_tagged(&ref.events.ev[i]))
 			return ref.events.ev[i].info.posix_event_id;
 	ck_abort_msg("no user event in the reference log");
 	return 0;
@@ -374,7 +239,7 @@ static struct block *ref_add_block(uint64_t off)
 	memcpy(&b, ref.bytes + off, sizeof b);
 	ck_assert_uint_eq(b.magic, PT_LOG_BLOCK_MAGIC);
 	/* the tests' CRC is the format's */
-	ck_assert_uint_eq(b.header_crc, crc32c(&b, offsetof(struct pt_log_block, header_crc)));
+	ck_assert_uint_eq(b.header_crc, lt_crc32c(&b, offsetof(struct pt_log_block, header_crc)));
 	struct block *k = &ref.blocks[ref.nblocks++];
 	k->start = off;
 	k->end = off + sizeof b + b.payload_len;
@@ -427,15 +292,7 @@ static void ref_index_ring(void)
 	ref_number_events();
 }
 
-/* A log whose content is the reference log changed by the caller. */
-static int write_copy(const unsigned char *bytes, size_t len)
-{
-	int fd = new_log_file();
-	ck_assert_int_eq(write(fd, bytes, len), (ssize_t)len);
-	return fd;
-}
-
-static void assert_same_event(const struct rec *b, const struct rec *a, const char *what,
+static void assert_same_event(const struct lt_rec *b, const struct lt_rec *a, const char *what,
                               uint64_t where, size_t i)
 {
 	ck_assert_msg(b->info.posix_event_id == a->info.posix_event_id &&
@@ -443,15 +300,15 @@ static void assert_same_event(const struct rec *b, const struct rec *a, const ch
 	                  b->info.posix_timestamp.tv_sec == a->info.posix_timestamp.tv_sec &&
 	                  b->info.posix_timestamp.tv_nsec == a->info.posix_timestamp.tv_nsec &&
 	                  b->len == a->len &&
-	                  memcmp(b->data, a->data, a->len < sizeof a->data ? a->len : sizeof a->data) == 0,
+	                  memcmp(b->data, a->data, a->len < CMP_DATA ? a->len : CMP_DATA) == 0,
 	              "%s at %llu: event %zu is id %u, expected id %u", what, (unsigned long long)where,
 	              i, b->info.posix_event_id, a->info.posix_event_id);
 }
 
 /* The ERROR event of damage: data EBADMSG, pid 0, no thread, the time of
  * the last good event before it (0 if none). */
-static void assert_damage_event(const struct rec *e, const struct rec *before, const char *what,
-                                uint64_t where)
+static void assert_damage_event(const struct lt_rec *e, const struct lt_rec *before,
+                                const char *what, uint64_t where)
 {
 	ck_assert_msg(e->info.posix_event_id == POSIX_TRACE_ERROR && error_data(e) == EBADMSG,
 	              "%s at %llu: event id %u data %d where ERROR EBADMSG was expected", what,
@@ -472,11 +329,11 @@ static void assert_damage_event(const struct rec *e, const struct rec *before, c
  * the event index keep[k] of that block on: the events before it are read),
  * and nothing after the last block.  keep may be NULL (all lost).
  */
-static void assert_blocks(const struct evlist *got, const int *lost, const uint32_t *keep,
+static void assert_blocks(const struct lt_evlist *got, const int *lost, const uint32_t *keep,
                           const char *what, uint64_t where)
 {
 	size_t i = 0, errors = 0;
-	const struct rec *last_good = NULL;
+	const struct lt_rec *last_good = NULL;
 	for (size_t k = 0; k < ref.nblocks; k++) {
 		const struct block *b = &ref.blocks[k];
 		uint32_t n = lost[k] ? (keep ? keep[k] : 0) : b->nev;
@@ -496,7 +353,7 @@ static void assert_blocks(const struct evlist *got, const int *lost, const uint3
 	}
 	ck_assert_msg(got->n == i, "%s at %llu: %zu events read, %zu expected", what,
 	              (unsigned long long)where, got->n, i);
-	ck_assert_uint_eq(count_id(got, POSIX_TRACE_ERROR), errors);
+	ck_assert_uint_eq(lt_count_id(got, POSIX_TRACE_ERROR), errors);
 	ck_assert_msg(got->log.posixtrace_damaged_blocks == errors,
 	              "%s at %llu: damaged_blocks %llu, %zu ERROR events", what,
 	              (unsigned long long)where,
@@ -508,13 +365,13 @@ static void assert_blocks(const struct evlist *got, const int *lost, const uint3
 static void check_copy(const unsigned char *bytes, const int *lost, const uint32_t *keep,
                        int closed, const char *what, uint64_t where)
 {
-	int fd = write_copy(bytes, ref.size);
-	struct evlist got = read_log_fd(fd);
+	int fd = lt_file_holding(bytes, ref.size);
+	struct lt_evlist got = read_log_fd(fd);
 	assert_blocks(&got, lost, keep, what, where);
 	if (closed >= 0)
 		ck_assert_msg(got.log.posixtrace_closed == closed, "%s at %llu: closed %d",
 		              what, (unsigned long long)where, got.log.posixtrace_closed);
-	free(got.ev);
+	lt_free(&got);
 	close(fd);
 }
 
@@ -535,7 +392,7 @@ static void flip_and_check(uint64_t at, size_t k, int closed, const char *what)
 
 /* The events of every block complete at `cut`, no ERROR; closed only if
  * every block (the END block last) is complete. */
-static void check_cut(const struct evlist *got, uint64_t cut, const char *what)
+static void check_cut(const struct lt_evlist *got, uint64_t cut, const char *what)
 {
 	int lost[MAX_BLOCKS] = {0};
 	size_t nblocks = ref.nblocks, complete = 0;
@@ -553,19 +410,19 @@ START_TEST(log_cut_every_37_bytes_yields_complete_blocks_without_error)
 	/* half the reference log, blocks half as large: as many blocks */
 	ref_build(POSIX_TRACE_APPEND, 0, REF_EVENTS / 2, REF_FLUSH_EVERY / 2);
 	ref_index_linear();
-	int fd = write_copy(ref.bytes, ref.size);
+	int fd = lt_file_holding(ref.bytes, ref.size);
 	size_t cuts = 0;
 	/* from the end down, so that each cut is one ftruncate */
 	uint64_t last = ref.data_off + ((ref.size - ref.data_off) / 37) * 37;
 	for (uint64_t cut = last;; cut -= 37) {
 		ck_assert_int_eq(ftruncate(fd, (off_t)cut), 0);
-		struct evlist got = read_log_fd(fd);
+		struct lt_evlist got = read_log_fd(fd);
 		check_cut(&got, cut, "cut");
-		free(got.ev);
+		lt_free(&got);
 		if (cuts % 16 == 0) { /* the same, read from a pipe */
 			got = read_log_pipe(ref.bytes, cut);
 			check_cut(&got, cut, "cut, through a pipe");
-			free(got.ev);
+			lt_free(&got);
 		}
 		cuts++;
 		if (cut < ref.data_off + 37)
@@ -579,15 +436,15 @@ START_TEST(log_cut_at_each_block_end_yields_complete_blocks_without_error)
 {
 	ref_build(POSIX_TRACE_APPEND, 0, REF_EVENTS, REF_FLUSH_EVERY);
 	ref_index_linear();
-	int fd = write_copy(ref.bytes, ref.size);
+	int fd = lt_file_holding(ref.bytes, ref.size);
 	for (size_t k = ref.nblocks; k-- > 0;) {
 		const struct block *b = &ref.blocks[k];
 		uint64_t cuts[] = {b->padded_end, b->end, b->end - 1, b->start + 1, b->start};
 		for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
 			ck_assert_int_eq(ftruncate(fd, (off_t)cuts[c]), 0);
-			struct evlist got = read_log_fd(fd);
+			struct lt_evlist got = read_log_fd(fd);
 			check_cut(&got, cuts[c], "block boundary");
-			free(got.ev);
+			lt_free(&got);
 		}
 	}
 }
@@ -599,16 +456,16 @@ START_TEST(log_cut_one_byte_short_has_every_event_and_is_not_closed)
 	ref_index_linear();
 	/* the last byte of the END block, which carries no event */
 	uint64_t cut = ref.blocks[ref.nblocks - 1].end - 1;
-	int fd = write_copy(ref.bytes, cut);
-	struct evlist got = read_log_fd(fd);
-	hold(got.ev);
+	int fd = lt_file_holding(ref.bytes, cut);
+	struct lt_evlist got = read_log_fd(fd);
+	lt_hold_list(&got);
 	ck_assert_uint_eq(got.n, ref.events.n);
 	check_cut(&got, cut, "one byte short");
 	ck_assert_int_eq(got.log.posixtrace_closed, 0);
-	ck_assert_uint_eq(count_id(&got, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&got, POSIX_TRACE_ERROR), 0);
 	/* the same log as shut down, for comparison */
 	got = read_log_fd(ref.fd);
-	hold(got.ev);
+	lt_hold_list(&got);
 	ck_assert_int_eq(got.log.posixtrace_closed, 1);
 }
 END_TEST
@@ -625,7 +482,7 @@ START_TEST(log_cut_inside_header_is_einval)
 	ref_build(POSIX_TRACE_APPEND, 0, 10, 0);
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
 		trace_id_t trid;
-		int fd = write_copy(ref.bytes, cuts[i]);
+		int fd = lt_file_holding(ref.bytes, cuts[i]);
 		int ro = pt_reopen_ro(fd);
 		ck_assert_msg(posix_trace_open(ro, &trid) == EINVAL, "cut at %zu opened", cuts[i]);
 		close(ro);
@@ -640,11 +497,11 @@ START_TEST(log_cut_after_name_table_opens_without_events_with_names)
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	ref_build(POSIX_TRACE_APPEND, 0, 10, 0);
 	trace_event_id_t id = ref_user_id();
-	int fd = write_copy(ref.bytes, ref.data_off); /* header and names only */
+	int fd = lt_file_holding(ref.bytes, ref.data_off); /* header and names only */
 	int ro = pt_reopen_ro(fd);
 	ck_assert_ok(posix_trace_open(ro, &trid));
-	struct evlist got = read_all(trid);
-	hold(got.ev);
+	struct lt_evlist got = read_all(trid);
+	lt_hold_list(&got);
 	ck_assert_uint_eq(got.n, 0);
 	ck_assert_int_eq(got.log.posixtrace_closed, 0);
 	ck_assert_uint_eq(got.log.posixtrace_damaged_blocks, 0);
@@ -668,12 +525,12 @@ START_TEST(log_cut_inside_name_table_keeps_complete_names)
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
 		trace_id_t trid;
 		char name[TRACE_EVENT_NAME_MAX + 1];
-		int fd = write_copy(ref.bytes, cuts[i]);
+		int fd = lt_file_holding(ref.bytes, cuts[i]);
 		int ro = pt_reopen_ro(fd);
 		ck_assert_msg(posix_trace_open(ro, &trid) == 0, "cut at %llu did not open",
 		              (unsigned long long)cuts[i]);
-		struct evlist got = read_all(trid);
-		hold(got.ev);
+		struct lt_evlist got = read_all(trid);
+		lt_hold_list(&got);
 		ck_assert_msg(got.n == 0, "cut in name table at %llu: %zu events",
 		              (unsigned long long)cuts[i], got.n);
 		ck_assert_int_eq(got.log.posixtrace_closed, 0);
@@ -730,7 +587,7 @@ START_TEST(two_damaged_blocks_apart_give_two_errors)
 	ref_build(POSIX_TRACE_APPEND, 0, REF_EVENTS, REF_FLUSH_EVERY);
 	ref_index_linear();
 	int lost[MAX_BLOCKS] = {0};
-	unsigned char *copy = hold(malloc(ref.size));
+	unsigned char *copy = lt_hold(malloc(ref.size));
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, ref.bytes, ref.size);
 	copy[ref.blocks[1].start + offsetof(struct pt_log_block, seq)] ^= 1; /* header */
@@ -738,14 +595,14 @@ START_TEST(two_damaged_blocks_apart_give_two_errors)
 	lost[1] = lost[3] = 1;
 	check_copy(copy, lost, NULL, 1, "blocks 1 and 3", 0);
 	/* reading again after a rewind: the same events, the same count */
-	int fd = write_copy(copy, ref.size), ro = pt_reopen_ro(fd);
+	int fd = lt_file_holding(copy, ref.size), ro = pt_reopen_ro(fd);
 	trace_id_t trid;
 	ck_assert_ok(posix_trace_open(ro, &trid));
-	struct evlist a = read_all(trid);
-	hold(a.ev);
+	struct lt_evlist a = read_all(trid);
+	lt_hold_list(&a);
 	ck_assert_ok(posix_trace_rewind(trid));
-	struct evlist b = read_all(trid);
-	hold(b.ev);
+	struct lt_evlist b = read_all(trid);
+	lt_hold_list(&b);
 	assert_blocks(&b, lost, NULL, "blocks 1 and 3, after rewind", 0);
 	ck_assert_uint_eq(b.n, a.n);
 	ck_assert_uint_eq(b.log.posixtrace_damaged_blocks, 2);
@@ -762,14 +619,14 @@ static uint64_t event_record_at(const struct block *b, uint32_t nth)
 	const unsigned char *p = ref.bytes + b->start + sizeof(struct pt_log_block);
 	const unsigned char *end = ref.bytes + b->end;
 	uint32_t seen = 0;
-	while (p + PT_REC_HDR <= end) {
+	while (p + PT_REC_HDR_MIN <= end) {
 		uint64_t w0 = ld64(p);
 		uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
 		uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
 		int meta = id >= PT_REC_META_FIRST && id < PT_REC_META_END;
 		if (!meta && seen++ == nth)
 			return (uint64_t)(p - ref.bytes);
-		p += pt_log_rec_size(len);
+		p += pt_log_rec_hdr(w0) + pt_log_pad8(len);
 	}
 	ck_abort_msg("block at %llu has no event record %u", (unsigned long long)b->start, nth);
 	return 0;
@@ -780,8 +637,8 @@ static void reseal(unsigned char *bytes, const struct block *b)
 {
 	struct pt_log_block h;
 	memcpy(&h, bytes + b->start, sizeof h);
-	h.payload_crc = crc32c(bytes + b->start + sizeof h, h.payload_len);
-	h.header_crc = crc32c(&h, offsetof(struct pt_log_block, header_crc));
+	h.payload_crc = lt_crc32c(bytes + b->start + sizeof h, h.payload_len);
+	h.header_crc = lt_crc32c(&h, offsetof(struct pt_log_block, header_crc));
 	memcpy(bytes + b->start, &h, sizeof h);
 }
 
@@ -799,7 +656,7 @@ static void damage_record(uint32_t nth, enum record_damage how)
 	const struct block *b = &ref.blocks[k];
 	ck_assert_uint_eq(b->type, PT_LOG_EVENTS);
 	ck_assert_uint_gt(b->nev, nth + 2);
-	unsigned char *copy = hold(malloc(ref.size));
+	unsigned char *copy = lt_hold(malloc(ref.size));
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, ref.bytes, ref.size);
 	uint64_t at = event_record_at(b, nth);
@@ -866,25 +723,6 @@ END_TEST
 
 /* ---- a log written to a pipe ------------------------------------------------ */
 
-/* Copies a pipe to a file until EOF (a thread). */
-struct pump {
-	int in, out;
-};
-
-static void *pump_main(void *arg)
-{
-	struct pump *p = arg;
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(p->in, buf, sizeof buf);
-		if (n <= 0)
-			break;
-		if (write(p->out, buf, (size_t)n) != n)
-			break;
-	}
-	return NULL;
-}
-
 /* The reference log, written by the keeper to a pipe (no name table,
  * names in NAMES blocks, the header written once). */
 static void pipe_ref_build(void)
@@ -894,28 +732,28 @@ static void pipe_ref_build(void)
 	trace_event_id_t id, late;
 	pthread_t th;
 	memset(&ref, 0, sizeof ref);
-	ref.fd = new_log_file();
+	ref.fd = lt_new_log_file();
 	ck_assert_int_eq(pipe(p), 0);
-	struct pump pump = {p[0], ref.fd};
-	ck_assert_int_eq(pthread_create(&th, NULL, pump_main, &pump), 0);
-	ck_assert_ok(create_log(p[1], 0, 0, POSIX_TRACE_APPEND, 0, &trid));
+	struct lt_pump pump = {.in = p[0], .out = ref.fd};
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
+	ck_assert_ok(lt_create_log(p[1], POSIX_TRACE_APPEND, 0, 0, 0, &trid));
 	close(p[1]); /* the keeper has its own */
 	ck_assert_ok(posix_trace_eventid_open("damage_pipe", &id));
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < REF_EVENTS; i++) {
 		if (i == REF_EVENTS / 2) /* a name that comes later: a NAMES block */
 			ck_assert_ok(posix_trace_eventid_open("damage_pipe_late", &late));
-		record_tagged(i < REF_EVENTS / 2 ? id : late, i, REF_LEN);
+		lt_record_tagged(i < REF_EVENTS / 2 ? id : late, 0, i, REF_LEN);
 		if (i % REF_FLUSH_EVERY == REF_FLUSH_EVERY - 1)
 			ck_assert_ok(flush_and_wait(trid));
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	close(p[0]);
-	ref_take_bytes(ref.fd);
+	ref.bytes = lt_file_bytes(ref.fd, &ref.size);
 	ref.data_off = PT_LOG_DATA_OFF_NOTABLE;
 	ref.events = read_log_fd(ref.fd);
-	hold(ref.events.ev);
+	lt_hold_list(&ref.events);
 	assert_all_seqs(&ref.events, REF_EVENTS);
 	ck_assert_int_eq(ref.events.log.posixtrace_closed, 1);
 	ref_index_linear();
@@ -936,10 +774,10 @@ START_TEST(pipe_log_byte_flipped_in_events_block_costs_only_that_block)
 		copy[(b->start + sizeof(struct pt_log_block) + b->end) / 2] ^= 0x40;
 		lost[k] = 1;
 		check_copy(copy, lost, NULL, 1, "pipe log payload", b->start);
-		struct evlist got = read_log_pipe(copy, ref.size); /* read from a pipe too */
+		struct lt_evlist got = read_log_pipe(copy, ref.size); /* read from a pipe too */
 		assert_blocks(&got, lost, NULL, "pipe log payload, through a pipe", b->start);
 		ck_assert_int_eq(got.log.posixtrace_closed, 1);
-		free(got.ev);
+		lt_free(&got);
 		free(copy);
 		damaged++;
 	}
@@ -952,13 +790,13 @@ START_TEST(pipe_log_cut_yields_complete_blocks_without_error)
 	pipe_ref_build();
 	size_t cuts = 0;
 	for (uint64_t cut = ref.data_off; cut <= ref.size; cut += 397, cuts++) {
-		struct evlist got = read_log_pipe(ref.bytes, cut);
+		struct lt_evlist got = read_log_pipe(ref.bytes, cut);
 		check_cut(&got, cut, "pipe log cut");
-		free(got.ev);
+		lt_free(&got);
 	}
-	struct evlist got = read_log_pipe(ref.bytes, ref.size);
+	struct lt_evlist got = read_log_pipe(ref.bytes, ref.size);
 	check_cut(&got, ref.size, "pipe log, whole");
-	free(got.ev);
+	lt_free(&got);
 	ck_assert_uint_gt(cuts, 200);
 }
 END_TEST
@@ -967,62 +805,11 @@ END_TEST
 
 enum ending { END_SIGKILL, END_EXIT, END__EXIT, END_EXEC, END_SIGKILL_BOTH };
 
-static int proc_stat(pid_t pid, char *comm, size_t commlen, char *state, pid_t *ppid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *op = strchr(buf, '('), *cp = strrchr(buf, ')');
-	if (!op || !cp || cp < op)
-		return -1;
-	size_t len = (size_t)(cp - op - 1);
-	if (len >= commlen)
-		len = commlen - 1;
-	memcpy(comm, op + 1, len);
-	comm[len] = '\0';
-	int pp = 0;
-	if (sscanf(cp + 1, " %c %d", state, &pp) != 2)
-		return -1;
-	*ppid = pp;
-	return 0;
-}
-
-/* In the controller: its keeper, once it has named itself; 0 if none. */
-static pid_t child_find_keeper(void)
-{
-	for (int tries = 0; tries < 5000; tries++) {
-		pid_t found = 0;
-		DIR *d = opendir("/proc");
-		if (!d)
-			return 0;
-		for (struct dirent *e; (e = readdir(d));) {
-			char comm[64], state;
-			pid_t ppid, pid = (pid_t)atoi(e->d_name);
-			if (pid > 0 && proc_stat(pid, comm, sizeof comm, &state, &ppid) == 0 &&
-			    ppid == getpid() && strcmp(comm, "posixtrace-keep") == 0)
-				found = pid;
-		}
-		closedir(d);
-		if (found)
-			return found;
-		pt_sleep_ms(1);
-	}
-	return 0;
-}
-
 /* True once the process is gone (or a zombie nobody has reaped yet). */
 static int keeper_gone(pid_t pid)
 {
 	char comm[64], state;
-	pid_t ppid;
-	if (proc_stat(pid, comm, sizeof comm, &state, &ppid) != 0)
+	if (pt_proc_stat(pid, comm, sizeof comm, &state, NULL) != 0)
 		return 1;
 	return state == 'Z' || state == 'X' || strcmp(comm, "posixtrace-keep") != 0;
 }
@@ -1044,14 +831,14 @@ __attribute__((noreturn)) static void controller(int fd, int report, uint32_t k,
 {
 	trace_id_t trid;
 	trace_event_id_t id;
-	if (create_log(fd, 0, 0, POSIX_TRACE_APPEND, 0, &trid) != 0 ||
+	if (lt_create_log(fd, POSIX_TRACE_APPEND, 0, 0, 0, &trid) != 0 ||
 	    posix_trace_eventid_open("dying_controller", &id) != 0 || posix_trace_start(trid) != 0)
 		_exit(3);
 	for (uint32_t i = 0; i < k; i++)
-		record_tagged(id, i, 64);
+		lt_record_tagged(id, 0, i, 64);
 	if (flush && flush_and_wait(trid) != 0)
 		_exit(4);
-	pid_t keeper = child_find_keeper();
+	pid_t keeper = lt_find_keeper();
 	if (write(report, &keeper, sizeof keeper) != (ssize_t)sizeof keeper)
 		_exit(6);
 	switch (how) {
@@ -1078,8 +865,7 @@ static pid_t run_controller(int fd, uint32_t k, int flush, enum ending how)
 	int p[2], status;
 	pid_t keeper = 0;
 	ck_assert_int_eq(pipe(p), 0);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		close(p[0]);
 		controller(fd, p[1], k, flush, how);
@@ -1109,13 +895,13 @@ static pid_t run_controller(int fd, uint32_t k, int flush, enum ending how)
 
 static void check_dead_controller(uint32_t k, int flush, enum ending how)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	pid_t keeper = run_controller(fd, k, flush, how);
 	wait_keeper_gone(keeper);
-	struct evlist l = read_log_fd(fd);
-	hold(l.ev);
+	struct lt_evlist l = read_log_fd(fd);
+	lt_hold_list(&l);
 	assert_all_seqs(&l, k);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	/* the keeper finished the log */
 	ck_assert_int_eq(l.log.posixtrace_closed, 1);
 	ck_assert_uint_eq(l.log.posixtrace_damaged_blocks, 0);
@@ -1153,7 +939,7 @@ END_TEST
 
 START_TEST(controller_killed_log_reports_completed_stream_status)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	trace_id_t trid;
 	pid_t keeper = run_controller(fd, 100, 0, END_SIGKILL);
 	wait_keeper_gone(keeper);
@@ -1164,7 +950,7 @@ START_TEST(controller_killed_log_reports_completed_stream_status)
 	ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
 	ck_assert_int_eq(st.posix_stream_flush_error, 0);
 	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
-	ck_assert_int_eq(log_info(trid).posixtrace_closed, 1);
+	ck_assert_int_eq(lt_log_info(trid).posixtrace_closed, 1);
 	ck_assert_ok(posix_trace_close(trid));
 	close(ro);
 }
@@ -1175,12 +961,12 @@ END_TEST
  * ERROR, not closed. */
 START_TEST(keeper_and_controller_killed_log_is_cut_short_with_every_flushed_event)
 {
-	int fd = new_log_file();
+	int fd = lt_new_log_file();
 	run_controller(fd, 100, 1, END_SIGKILL_BOTH);
-	struct evlist l = read_log_fd(fd);
-	hold(l.ev);
+	struct lt_evlist l = read_log_fd(fd);
+	lt_hold_list(&l);
 	assert_all_seqs(&l, 100);
-	ck_assert_uint_eq(count_id(&l, POSIX_TRACE_ERROR), 0);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
 	ck_assert_int_eq(l.log.posixtrace_closed, 0);
 	ck_assert_uint_eq(l.log.posixtrace_damaged_blocks, 0);
 }
@@ -1190,24 +976,23 @@ END_TEST
  * stream, so that flushes are going on when it is killed. */
 static void killed_while_flushing(long delay_ms)
 {
-	int fd = new_log_file(), p[2];
+	int fd = lt_new_log_file(), p[2];
 	pid_t keeper = 0;
 	ck_assert_int_eq(pipe(p), 0);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
+	pid_t child = pt_fork();
 	if (child == 0) {
 		trace_id_t trid;
 		trace_event_id_t id;
 		close(p[0]);
-		if (create_log(fd, POSIX_TRACE_FLUSH, 64u << 10, POSIX_TRACE_APPEND, 0, &trid) != 0 ||
-		    posix_trace_eventid_open("killed_while_flushing", &id) != 0 ||
+		int err = lt_create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 64u << 10, &trid);
+		if (err || posix_trace_eventid_open("killed_while_flushing", &id) != 0 ||
 		    posix_trace_start(trid) != 0)
 			_exit(3);
-		keeper = child_find_keeper();
+		keeper = lt_find_keeper();
 		if (write(p[1], &keeper, sizeof keeper) != (ssize_t)sizeof keeper)
 			_exit(6);
 		for (uint32_t i = 0;; i++) {
-			record_tagged(id, i, 64);
+			lt_record_tagged(id, 0, i, 64);
 			if (i % 100 == 99)
 				pt_sleep_ms(1);
 		}
@@ -1222,14 +1007,14 @@ static void killed_while_flushing(long delay_ms)
 	ck_assert_int_gt(keeper, 0);
 	wait_keeper_gone(keeper);
 
-	struct evlist l = read_log_fd(fd);
-	hold(l.ev);
+	struct lt_evlist l = read_log_fd(fd);
+	lt_hold_list(&l);
 	uint32_t next = 0;
 	size_t flushes = 0;
 	for (size_t i = 0; i < l.n; i++) {
 		flushes += l.ev[i].info.posix_event_id == POSIX_TRACE_FLUSH_START;
 		ck_assert_uint_ne(l.ev[i].info.posix_event_id, POSIX_TRACE_ERROR);
-		if (!is_tagged(&l.ev[i]))
+		if (!lt_is_tagged(&l.ev[i]))
 			continue;
 		/* no gap, no duplicate, in order */
 		ck_assert_msg(seq_of(&l.ev[i]) == next, "event %u read where %u was expected",

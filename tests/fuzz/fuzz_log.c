@@ -14,16 +14,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <posixtrace.h>
 #include <trace.h>
 
-#define MAX_EVENTS 2000000
+#include "fuzz_common.h"
 
-/* Reads to the end: the number of events, the number of POSIX_TRACE_ERROR
- * events, and a digest of what was read. */
-static uint64_t read_all(trace_id_t trid, uint64_t *count, uint64_t *errors)
+/* Reads to the end: what was read, and the number of POSIX_TRACE_ERROR
+ * events in it. */
+static struct fuzz_digest read_all(trace_id_t trid, uint64_t *errors)
 {
 	struct posix_trace_event_info ev;
 	struct posixtrace_event_ext ext;
@@ -31,9 +30,9 @@ static uint64_t read_all(trace_id_t trid, uint64_t *count, uint64_t *errors)
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	size_t len;
 	int unavailable;
-	uint64_t digest = 0;
-	*count = *errors = 0;
-	while (*count < MAX_EVENTS) {
+	struct fuzz_digest d = {0, 0};
+	*errors = 0;
+	while (fuzz_digest_more(&d)) {
 		if (posix_trace_getnext_event(trid, &ev, data, sizeof data, &len, &unavailable) != 0)
 			abort(); /* an open log reads to its end */
 		if (unavailable)
@@ -45,26 +44,20 @@ static uint64_t read_all(trace_id_t trid, uint64_t *count, uint64_t *errors)
 		    memchr(name, '\0', sizeof name) == NULL)
 			abort();
 		*errors += ev.posix_event_id == POSIX_TRACE_ERROR;
-		digest = digest * 31 + ev.posix_event_id + (uint64_t)ev.posix_timestamp.tv_sec +
-		         (uint64_t)ev.posix_timestamp.tv_nsec + len + (uint64_t)ev.posix_pid;
-		for (size_t i = 0; i < len; i++)
-			digest += data[i];
-		(*count)++;
+		fuzz_digest_add(&d, ev.posix_event_id + (uint64_t)ev.posix_timestamp.tv_sec +
+		                        (uint64_t)ev.posix_timestamp.tv_nsec + len +
+		                        (uint64_t)ev.posix_pid,
+		                data, len);
 	}
-	if (*count >= MAX_EVENTS)
-		abort(); /* a log of this size cannot hold that many */
-	return digest;
+	fuzz_digest_end(&d);
+	return d;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
-	int fd = memfd_create("fuzz-log", MFD_CLOEXEC);
+	int fd = fuzz_memfd("fuzz-log", bytes, size);
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, bytes, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	trace_id_t trid;
 	int err = posix_trace_open(fd, &trid);
 	if (err == 0) {
@@ -73,12 +66,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		trace_attr_t attr;
 		trace_event_id_t id;
 		int unavailable;
-		uint64_t n1, n2, e1, e2;
-		uint64_t d1 = read_all(trid, &n1, &e1);
+		uint64_t e1, e2;
+		struct fuzz_digest d1 = read_all(trid, &e1);
 		if (posix_trace_rewind(trid) != 0)
 			abort();
-		uint64_t d2 = read_all(trid, &n2, &e2);
-		if (n1 != n2 || d1 != d2 || e1 != e2)
+		struct fuzz_digest d2 = read_all(trid, &e2);
+		if (!fuzz_digest_same(&d1, &d2) || e1 != e2)
 			abort(); /* a second pass reads the same */
 		/* one ERROR per damaged block (a forged log may also hold
 		 * recorded ERROR events) */

@@ -15,33 +15,26 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../src/logread.h"
+#include "fuzz_common.h"
 
-#define MAX_EVENTS 2000000
-
-/* Reads to the end: the number of events and a digest of them. */
-static uint64_t read_all(struct pt_logr *r, uint64_t *count)
+/* Reads to the end: what was read. */
+static struct fuzz_digest read_all(struct pt_logr *r)
 {
 	struct pt_log_event ev;
 	unsigned char data[300];
 	size_t len;
-	uint64_t digest = 0;
-	*count = 0;
-	while (*count < MAX_EVENTS && pt_logr_next(r, &ev, data, sizeof data, &len) == 1) {
+	struct fuzz_digest d = {0, 0};
+	while (fuzz_digest_more(&d) && pt_logr_next(r, &ev, data, sizeof data, &len) == 1) {
 		if (len > sizeof data || len > ev.data_len || ev.id >= PT_LOG_NIDS ||
 		    ev.ctx.comm[sizeof ev.ctx.comm - 1] != '\0')
 			abort();
-		digest = digest * 31 + ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid;
-		for (size_t i = 0; i < len; i++)
-			digest += data[i];
-		(*count)++;
+		fuzz_digest_add(&d, ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid, data, len);
 	}
-	if (*count >= MAX_EVENTS)
-		abort(); /* a log of this size cannot hold that many */
-	return digest;
+	fuzz_digest_end(&d);
+	return d;
 }
 
 static void exercise(int fd)
@@ -53,11 +46,10 @@ static void exercise(int fd)
 			abort();
 		return;
 	}
-	uint64_t n1, n2;
-	uint64_t d1 = read_all(r, &n1);
+	struct fuzz_digest d1 = read_all(r);
 	pt_logr_rewind(r);
-	uint64_t d2 = read_all(r, &n2);
-	if (n1 != n2 || d1 != d2)
+	struct fuzz_digest d2 = read_all(r);
+	if (!fuzz_digest_same(&d1, &d2))
 		abort(); /* a second pass reads the same */
 	char name[PT_LOG_NAME_SIZE];
 	uint32_t named = 0;
@@ -77,7 +69,7 @@ static void exercise(int fd)
 	pt_logr_params(r, &p);
 	pt_logr_status(r, &s);
 	pt_logr_info(r, &version, &closed, &damaged);
-	if (version != PT_LOG_VERSION || damaged > n1 ||
+	if (version != PT_LOG_VERSION || damaged > d1.count ||
 	    memchr(p.trace_name, '\0', sizeof p.trace_name) == NULL)
 		abort();
 	pt_logr_close(r);
@@ -85,13 +77,9 @@ static void exercise(int fd)
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
-	int fd = memfd_create("fuzz-logread", MFD_CLOEXEC);
+	int fd = fuzz_memfd("fuzz-logread", bytes, size);
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, bytes, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	exercise(fd);
 	close(fd);
 	if (size <= 65536) { /* fits a pipe without a reader */
