@@ -194,6 +194,7 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	w->commit = commit;
 	w->meta_bytes = off - PT_CHUNK_HDR - bytes;
 	w->last_pc = 0;
+	w->in_gap = 0;
 	w->limit = 0; /* an OWNER record first */
 }
 

@@ -144,7 +144,28 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	w->limit = m->chunk_size;
 	w->meta_bytes = 0;
 	w->last_pc = 0;
+	w->in_gap = 0;
 	w->base = now;
+}
+
+/* An event that found no room.  The first of a run is published (the
+ * OVERFLOW mark and its time), and again once the reader has taken that
+ * mark; the rest of the run count in the thread's lane only, so that a
+ * writer outrunning the keeper does not make every lost event atomic
+ * operations on lines the reader looks at. */
+static void note_loss(struct pt_wlane *w, const struct pt_map *m, uint64_t now)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	if (!w->in_gap || w->lane >= m->max_lanes ||
+	    !atomic_load_explicit(&h->ovf_count, memory_order_relaxed)) {
+		pt_note_loss(h, now, 1);
+		w->in_gap = 1;
+		return;
+	}
+	_Atomic uint64_t *lost = &pt_lane_at(m, w->lane)->lost;
+	/* The lane's owner alone writes it: no read-modify-write. */
+	atomic_store_explicit(lost, atomic_load_explicit(lost, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 }
 
 /*
@@ -176,7 +197,7 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 		if (m->policy == POSIX_TRACE_UNTIL_FULL)
 			stream_full(h, now, pc);
 		else
-			pt_note_loss(h, now, 1);
+			note_loss(w, m, now);
 		if (m->policy == POSIX_TRACE_FLUSH)
 			pt_keeper_kick(h, pc);
 		return 0;

@@ -21,7 +21,7 @@ struct pt_wlane {              /* a thread's writing position in one stream */
 	uint32_t limit;
 	uint32_t lane;
 	uint32_t meta_bytes;   /* bytes of OWNER and TIME records in the chunk */
-	uint32_t pad;
+	uint32_t in_gap;       /* events lost since the last one recorded: the run is marked */
 	uint64_t last_pc;      /* address of the chunk's last event record; 0: none */
 };
 
