@@ -112,10 +112,14 @@ static void commit(struct pt_logw *w)
 	struct pt_logw_state *st = w->st;
 	uint64_t next = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
 	/* The slot written now is the one readers copied two commits ago:
-	 * the last publication comes first (pairs with the acquire loads of
-	 * pt_logw_read_progress, which sees gen moved if it copied any of it). */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	st->prog[next & 1] = w->done;
+	 * release stores keep the last publication first (pairs with the
+	 * acquire loads of pt_logw_read_progress, which then sees gen moved if
+	 * it copied any of this). */
+	uint64_t words[sizeof w->done / 8];
+	memcpy(words, &w->done, sizeof words);
+	uint64_t *dst = (uint64_t *)(void *)&st->prog[next & 1];
+	for (size_t i = 0; i < sizeof words / 8; i++)
+		__atomic_store_n(&dst[i], words[i], __ATOMIC_RELEASE);
 	__atomic_store_n(&st->gen, next, __ATOMIC_RELEASE);
 }
 
