@@ -681,6 +681,8 @@ static void assert_workload(const struct tally *t, int fits)
 {
 	char msg[1200];
 	int bad = tally_verdict(t, fits, msg, sizeof msg);
+	if (!bad) /* the counts, for whoever reads the test log */
+		fprintf(stderr, "t_workload: %s\n", t->summary);
 	ck_assert_msg(!bad, "%s", msg);
 }
 
@@ -1367,6 +1369,8 @@ static void check_idle_log(const char *what, const char *log, off_t growth)
 	read_log(log, t);
 	uint64_t *posted = posted_each(IDLE_THREADS, 1);
 	tally_finish(t, posted, NULL);
+	fprintf(stderr, "t_workload: %s: the log grew %lld bytes while %d threads idled\n", what,
+	        (long long)growth, IDLE_THREADS);
 	assert_workload(t, 1);
 	ck_assert_msg(t->sys[POSIX_TRACE_FLUSH_START] < IDLE_FLUSH_STARTS_MAX,
 	              "%s; %llu FLUSH_START for %d events: the keeper flushes in a loop (log grew "
