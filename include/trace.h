@@ -239,10 +239,18 @@ void posixtrace__event(trace_event_id_t, const void *, size_t);
 #else
 #define __PT_UNLIKELY(x) (x)
 #endif
+#if defined(__GNUC__)
+/* Relaxed atomic loads: the library changes both the pointer and the word
+ * while other threads run (a plain load is a data race in C11 terms). */
+#define __PT_ARMED() __atomic_load_n(__atomic_load_n(&posixtrace__armed, __ATOMIC_RELAXED), \
+                                     __ATOMIC_RELAXED)
+#else
+#define __PT_ARMED() (*posixtrace__armed)
+#endif
 static inline void posixtrace__event_inline(trace_event_id_t __id, const void *__data,
                                             size_t __len)
 {
-	if (__PT_UNLIKELY(*posixtrace__armed != 0))
+	if (__PT_UNLIKELY(__PT_ARMED() != 0))
 		posixtrace__event(__id, __data, __len);
 }
 #define posix_trace_event(id, data, len) posixtrace__event_inline((id), (data), (len))

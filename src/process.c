@@ -44,7 +44,9 @@ const volatile unsigned long long *posixtrace__armed =
 void pt_set_pcb(struct pt_pcb *pcb)
 {
 	pt_proc.pcb = pcb;
-	posixtrace__armed = (const volatile unsigned long long *)&pcb->armed;
+	/* Read by the inline test in <trace.h> with a relaxed atomic load. */
+	__atomic_store_n(&posixtrace__armed, (const volatile unsigned long long *)&pcb->armed,
+	                 __ATOMIC_RELAXED);
 }
 static int use_global_membarrier;
 static int wipe_on_fork;
