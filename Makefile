@@ -23,6 +23,9 @@ WARN      := -std=c11 -Wall -Wextra -Werror
 ifdef SAN
 BUILD     ?= build-$(subst $(comma),-,$(SAN))
 SANFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer
+# A sanitized process starts several times slower: the workload tests (two
+# thousand process starts each) get the room Check's multiplier gives.
+export CK_TIMEOUT_MULTIPLIER ?= 3
 else
 BUILD     ?= build
 SANFLAGS  :=

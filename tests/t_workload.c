@@ -71,8 +71,12 @@
 
 static int scale = 1;
 
+/* Check's CK_TIMEOUT_MULTIPLIER (set by make check for sanitizer builds,
+ * where a process start costs ten times more) stretches our own waits too. */
+static int slowdown = 1;
+
 /* Bound on a workload's run that only catches a hang. */
-#define TIMEOUT_S (45 * scale)
+#define TIMEOUT_S (45 * scale * slowdown)
 
 /* ---- scratch directory and process groups -------------------------------- */
 
@@ -1740,8 +1744,11 @@ static TCase *long_tcase(Suite *s, const char *name)
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR"), *sc = getenv("PT_WORKLOAD_SCALE");
+	const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
 	if (sc && atoi(sc) > 1)
 		scale = atoi(sc);
+	if (mult && atoi(mult) > 1)
+		slowdown = atoi(mult);
 	snprintf(scratch_root, sizeof scratch_root, "%s/pt-workload.XXXXXX", tmp ? tmp : "/tmp");
 	if (!mkdtemp(scratch_root)) {
 		perror("mkdtemp");
