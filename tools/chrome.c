@@ -236,10 +236,11 @@ static void write_other_data(struct chrome_writer *w, struct trace_log *log)
 	trace_log_lost(log, &lost);
 	fprintf(w->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":");
 	print_json_string(w->out, (const unsigned char *)w->trace_name, strlen(w->trace_name));
-	fprintf(w->out, ",\"start\":\"%llu.%09u\",\"lost_events\":%llu,\"damaged\":%s",
+	enum log_state state = log_state(log);
+	fprintf(w->out, ",\"start\":\"%llu.%09u\",\"lost_events\":%llu,\"damaged\":%s,\"cut_short\":%s",
 	        (unsigned long long)(w->first_ns / 1000000000u),
 	        (unsigned)(w->first_ns % 1000000000u), (unsigned long long)lost,
-	        trace_log_damaged(log) ? "true" : "false");
+	        state == LOG_DAMAGED ? "true" : "false", state == LOG_CUT_SHORT ? "true" : "false");
 	if (w->undated_out && fclose(w->undated_out) == 0) {
 		fprintf(w->out, ",\"undated_events\":[%s]", w->undated ? w->undated : "");
 		w->undated_out = NULL;

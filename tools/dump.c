@@ -40,7 +40,8 @@ static void dump_help(FILE *out)
 	        "  --only NAME,...      only these event types (an unknown name is an error)\n"
 	        "  --pid PID,...        only events of these processes\n"
 	        "  --tid TID,...        only events of these threads (the thread column:\n"
-	        "                       a pthread_t such as 0x7f3a2c1b8740)\n"
+	        "                       the kernel thread id; a pthread_t such as\n"
+	        "                       0x7f3a2c1b8740 is accepted too)\n"
 	        "  --clock-date         absolute times as local date and time of day\n"
 	        "  --clock-gmt          the same in UTC\n"
 	        "  -h, --help           this help\n"
@@ -163,16 +164,20 @@ static void print_summary(const struct dump_options *o, struct trace_log *log,
                           uint64_t shown)
 {
 	uint64_t lost = 0;
-	bool damaged = trace_log_damaged(log);
+	enum log_state state = log_state(log);
 	trace_log_lost(log, &lost);
 	if (o->json)
-		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"damaged\":%s}}\n",
+		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"damaged\":%s,"
+		       "\"cut_short\":%s}}\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, damaged ? "true" : "false");
+		       (unsigned long long)lost, state == LOG_DAMAGED ? "true" : "false",
+		       state == LOG_CUT_SHORT ? "true" : "false");
 	else
 		printf("# %llu events (%llu shown), %llu lost%s\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, damaged ? ", log damaged" : "");
+		       (unsigned long long)lost,
+		       state == LOG_DAMAGED ? ", log damaged" :
+		       state == LOG_CUT_SHORT ? ", log cut short" : "");
 }
 
 static int dump(const struct dump_options *o)

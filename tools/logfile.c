@@ -249,11 +249,6 @@ bool trace_log_lost(struct trace_log *log, uint64_t *lost)
 	return true;
 }
 
-bool trace_log_damaged(const struct trace_log *log)
-{
-	return log_state(log) != LOG_COMPLETE;
-}
-
 /*
  * Cut short or damaged inside, from what has been read so far (call it after
  * reading to the end).  Through <trace.h> alone, damage shows as

@@ -169,7 +169,6 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev); /* 1, 0 at en
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);
-bool trace_log_damaged(const struct trace_log *log);
 enum log_state log_state(const struct trace_log *log);
 int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */

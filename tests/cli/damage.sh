@@ -21,6 +21,10 @@ chrome_valid "damage: chrome output of a cut log follows the format's rules" cut
 hasnt "damage: a log cut at its end reports no error event (what a crash leaves)" posix_trace_error cut.txt
 "$PT" stats ../cut.ptlog >cut.stats 2>/dev/null
 has "damage: stats says the log is cut short" "log integrity: cut short" cut.stats
+has "damage: dump's summary says the log is cut short" "^# .*, log cut short$" cut.txt
+hasnt "damage: dump's summary of a cut log does not call it damaged" "log damaged" cut.txt
+"$PT" dump ../cut.ptlog --format json 2>/dev/null | tail -n 1 >cut.json.txt
+has "damage: the JSON summary of a cut log: cut_short, not damaged" '"damaged":false,"cut_short":true}' cut.json.txt
 
 # damage inside: a log of many blocks with bytes overwritten in the middle
 "$PT" record -o many.ptlog --size 64K -- "$FORKER" -n -t 2 -r 4000 >/dev/null 2>&1
