@@ -31,15 +31,9 @@ static int invariant_tsc(void)
 static int kernel_uses_tsc(void)
 {
 	char buf[32];
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-	              O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (pt_read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+	                 sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	return strncmp(buf, "tsc\n", 4) == 0;
 }
 #endif

@@ -86,5 +86,8 @@ int pt_fence_all(int global);
 void pt_fence_all_slowly(void);
 pid_t pt_gettid(void);
 pid_t pt_proc_pid(void);
+/* The start of a small text file (/proc, /sys), NUL-terminated: the bytes
+ * read, or -1 (memcheck.c). */
+ssize_t pt_read_text(const char *path, char *buf, size_t size);
 
 #endif

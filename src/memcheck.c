@@ -19,7 +19,7 @@
 #define MARGIN (8ull << 20) /* left for everything else the process does */
 #define UNLIMITED UINT64_MAX
 
-static int read_text(const char *path, char *buf, size_t size)
+ssize_t pt_read_text(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -29,14 +29,14 @@ static int read_text(const char *path, char *buf, size_t size)
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
-	return 0;
+	return n;
 }
 
 /* A number file: "max" (cgroup v2) and huge values are unlimited. */
 static uint64_t read_u64(const char *path)
 {
 	char buf[64];
-	if (read_text(path, buf, sizeof buf) != 0 || strncmp(buf, "max", 3) == 0)
+	if (pt_read_text(path, buf, sizeof buf) < 0 || strncmp(buf, "max", 3) == 0)
 		return UNLIMITED;
 	unsigned long long v = strtoull(buf, NULL, 10);
 	return v >= (1ull << 62) ? UNLIMITED : v;
@@ -47,7 +47,7 @@ static uint64_t read_key(const char *path, const char *key)
 {
 	char buf[4096];
 	size_t klen = strlen(key);
-	if (read_text(path, buf, sizeof buf) != 0)
+	if (pt_read_text(path, buf, sizeof buf) < 0)
 		return 0;
 	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (strncmp(p, key, klen) == 0 && (p[klen] == ' ' || p[klen] == ':'))
@@ -111,7 +111,7 @@ static uint64_t cgroup_room(void)
 {
 	char buf[2048], *save = NULL;
 	uint64_t best = UNLIMITED;
-	if (read_text("/proc/self/cgroup", buf, sizeof buf) != 0)
+	if (pt_read_text("/proc/self/cgroup", buf, sizeof buf) < 0)
 		return UNLIMITED;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -144,7 +144,7 @@ uint64_t pt_as_room(void)
 	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return UNLIMITED;
 	unsigned long long pages = 0;
-	if (read_text("/proc/self/statm", buf, sizeof buf) == 0)
+	if (pt_read_text("/proc/self/statm", buf, sizeof buf) >= 0)
 		pages = strtoull(buf, NULL, 10);
 	uint64_t used = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 	return room((uint64_t)rl.rlim_cur, used);
