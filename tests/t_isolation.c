@@ -1688,10 +1688,14 @@ static int kill_keeper(int rep, pid_t *keeper)
 	if (keepers != 1)
 		return -1;
 	kill(*keeper, SIGKILL);
-	/* Until the keeper is dead (a zombie, or reaped by the library). */
-	for (int i = 0; i < 500; i++) {
-		char state = 0;
-		if (pt_proc_stat(*keeper, NULL, 0, &state, NULL) != 0 || state == 'Z')
+	/* Until the keeper is dead: a zombie (its descriptors closed; waitid
+	 * says so without reaping it, as the library's child), or reaped by
+	 * the library.  A killed sanitized process can take more than a
+	 * second to unmap its shadow memory. */
+	for (int i = 0; i < 5000; i++) {
+		siginfo_t si = {0};
+		if (waitid(P_PID, (id_t)*keeper, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+		    si.si_pid == *keeper)
 			break;
 		usleep(2000);
 	}
@@ -1757,7 +1761,7 @@ START_TEST(item8_dead_keeper_is_an_error_number)
 	char line[256], step[64] = "start";
 	long flush = -1, clear = -1, shutdown = -1, status = -1, keepers = -1, shm = -1;
 	lines_init(l, rep[0]);
-	int st = 0, ended = wait_bounded(ctl, 10000, &st);
+	int st = 0, ended = wait_bounded(ctl, 25000, &st);
 	/* then what it said (a keeper may hold the pipe open: no EOF) */
 	while (next_line(l, line, sizeof line, 100)) {
 		sscanf(line, "step %63s", step);
