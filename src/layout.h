@@ -315,13 +315,23 @@ _Static_assert(PT_PCB_SLOTS == 64, "armed is a 64-bit mask");
 /* ---- the name registry -----------------------------------------------------
  * A process tree traced with inheritance shares one, so that a name means
  * one id everywhere.  Entry i is user event id 32 + i (entry 0 unused). */
-#define PT_REGISTRY_MAGIC 0x3247455254505450ull /* "PTPTREG2" */
+#define PT_REGISTRY_MAGIC 0x3347455254505450ull /* "PTPTREG3" */
+/* The index of names by hash: open addressing, linear probing, never a
+ * deletion; a slot holds an entry (0: empty).  Twice the entries, so
+ * probes stay short. */
+#define PT_REG_HASH_SLOTS 2048u
+_Static_assert(PT_REG_HASH_SLOTS >= 2 * TRACE_USER_EVENT_MAX &&
+                   (PT_REG_HASH_SLOTS & (PT_REG_HASH_SLOTS - 1)) == 0,
+               "a power of two, at least twice the entries");
 struct pt_registry {
 	uint64_t magic;
 	uint32_t size;
 	_Atomic uint32_t next_name;
 	_Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 	char names[TRACE_USER_EVENT_MAX][PT_NAME_SIZE];
+	/* The entry that is a name's id: the first one CASed into an empty
+	 * slot of its probe sequence. */
+	_Atomic uint16_t by_hash[PT_REG_HASH_SLOTS];
 };
 
 #endif

@@ -8,8 +8,11 @@
  *
  * Registration is lock-free, so that no process dying at any instant can
  * block another: a name claims an entry with fetch_add, is written, then
- * published.  Two processes registering one name at the same time may both
- * claim entries; both then return the lower id.
+ * published, then made the name's id by a CAS into the hash index.  Two
+ * processes registering one name at the same time may both claim entries;
+ * the CAS decides which is the id, both return it, and the other entry is
+ * never posted.  It is still copied into streams (a name of two ids):
+ * readers take ids in order up to the first unnamed one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,24 +105,58 @@ void pt_registry_copy_after_fork(void)
 	pt_proc.reg_fd = fd;
 }
 
-static trace_event_id_t find_name(struct pt_registry *reg, const char *name, uint32_t below)
+static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < TRACE_EVENT_NAME_MAX && name[i]; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h;
+}
+
+/* Whether slot value v is a published entry named `name` (v comes from
+ * memory other processes write: checked before use). */
+static int entry_is(struct pt_registry *reg, uint32_t v, const char *name)
 {
 	/* Pairs with the release store of name_valid in reg_register. */
-	for (uint32_t i = 1; i < below && i < TRACE_USER_EVENT_MAX; i++)
-		if (atomic_load_explicit(&reg->name_valid[i], memory_order_acquire) &&
-		    strncmp(reg->names[i], name, PT_NAME_SIZE) == 0)
-			return PT_USER_FIRST + i;
+	return v > 0 && v < TRACE_USER_EVENT_MAX &&
+	       atomic_load_explicit(&reg->name_valid[v], memory_order_acquire) &&
+	       strncmp(reg->names[v], name, PT_NAME_SIZE) == 0;
+}
+
+/* Walks the probe sequence of `name`: the entry that is its id, or 0 at
+ * the first empty slot after entry `mine` (0: none of ours to place) has
+ * been placed there by CAS, or when the index is full. */
+static uint32_t probe(struct pt_registry *reg, const char *name, uint32_t mine)
+{
+	uint32_t p = name_hash(name);
+	for (uint32_t n = 0; n < PT_REG_HASH_SLOTS; n++, p++) {
+		_Atomic uint16_t *slot = &reg->by_hash[p & (PT_REG_HASH_SLOTS - 1)];
+		/* Pairs with the CAS below (an entry is published before its
+		 * slot holds it). */
+		uint16_t v = atomic_load_explicit(slot, memory_order_acquire);
+		if (v == 0) {
+			if (!mine)
+				return 0;
+			/* Release: the entry's name and name_valid before the slot;
+			 * acquire on failure: the winner's entry, to compare. */
+			if (atomic_compare_exchange_strong_explicit(slot, &v, (uint16_t)mine,
+			                                            memory_order_acq_rel,
+			                                            memory_order_acquire))
+				return mine;
+		}
+		if (entry_is(reg, v, name))
+			return v;
+	}
 	return 0;
 }
 
 static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
 {
-	/* next_name is an index only (entry i is published by name_valid[i]),
-	 * here and in the fetch-add below: relaxed would do. */
-	uint32_t n = atomic_load_explicit(&reg->next_name, memory_order_acquire);
-	trace_event_id_t id = find_name(reg, name, n);
-	if (id)
-		return id;
+	uint32_t known = probe(reg, name, 0);
+	if (known)
+		return PT_USER_FIRST + known;
+	/* An index only (entry i is published by name_valid[i]): relaxed
+	 * would do. */
 	uint32_t i = atomic_fetch_add_explicit(&reg->next_name, 1, memory_order_acq_rel);
 	if (i == 0 || i >= TRACE_USER_EVENT_MAX) {
 		atomic_store_explicit(&reg->next_name, TRACE_USER_EVENT_MAX, memory_order_relaxed);
@@ -128,11 +165,12 @@ static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
 	size_t len = strnlen(name, TRACE_EVENT_NAME_MAX);
 	memcpy(reg->names[i], name, len);
 	reg->names[i][len] = '\0';
-	/* Pairs with the acquire loads of name_valid in find_name and pt_reg_name. */
+	/* Pairs with the acquire loads of name_valid in entry_is and pt_reg_name. */
 	atomic_store_explicit(&reg->name_valid[i], 1, memory_order_release);
-	id = find_name(reg, name, i);
-	return id ? id : PT_USER_FIRST + i;
+	uint32_t id = probe(reg, name, i);
+	return id ? PT_USER_FIRST + id : PT_USER_FIRST + i;
 }
+
 
 /* The name of a user id in a registry other processes write (untrusted). */
 int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)

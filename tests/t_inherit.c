@@ -12,7 +12,7 @@
  * child) and that no child records into a POSIX_TRACE_CLOSE_FOR_CHILD
  * stream; that a traced tree maps a name to one id (posix_trace_eventid_open,
  * DESCRIPTION: "unique for all the processes being traced in this same trace
- * stream"),
+ * stream"), also when siblings open a new name at the same instant,
  * named by the controller; the same with the controller in a separate
  * process; that the controller's trace_id_t is invalid in its child and
  * its streams are shut down when it exits, execs or is killed
@@ -736,6 +736,102 @@ START_TEST(parent_and_fork_child_share_name_ids_both_ways)
 }
 END_TEST
 
+/* ---- one name registered by several processes at the same instant --------- */
+
+#define RACE_CHILDREN 4
+#define RACE_ROUNDS 4
+#define RACE_NAMES 60
+
+static void race_name(char *buf, size_t len, int round, int k)
+{
+	snprintf(buf, len, "inh.race.%d.%d", round, k);
+}
+
+/* A shared word the siblings spin on, so that they start within
+ * nanoseconds of each other. */
+static _Atomic int *race_go;
+
+/* Registers the round's names in one order once race_go is set, and
+ * reports their ids in one write. */
+static int child_races_for_names(void *arg)
+{
+	int round = (int)(intptr_t)arg;
+	char name[64];
+	int32_t ids[RACE_NAMES];
+	atomic_fetch_add(&race_go[1], 1);
+	while (!atomic_load(&race_go[0]))
+		;
+	for (int k = 0; k < RACE_NAMES; k++) {
+		trace_event_id_t id;
+		race_name(name, sizeof name, round, k);
+		STEP(2, posix_trace_eventid_open(name, &id) == 0);
+		ids[k] = (int32_t)id;
+	}
+	STEP(3, write(rep_fd, ids, sizeof ids) == (ssize_t)sizeof ids);
+	return 0;
+}
+
+/* Whether the stream's list of event types holds id, named name. */
+static int listed(trace_id_t trid, trace_event_id_t want, const char *want_name)
+{
+	int unavailable = 0;
+	trace_event_id_t id;
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	ck_assert_ok(posix_trace_eventtypelist_rewind(trid));
+	for (;;) {
+		ck_assert_ok(posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable));
+		if (unavailable)
+			return 0;
+		if (id == want)
+			return posix_trace_eventid_get_name(trid, id, name) == 0 &&
+			       strcmp(name, want_name) == 0;
+	}
+}
+
+/* posix_trace_eventid_open, DESCRIPTION: the id is "unique for all the
+ * processes being traced in this same trace stream", also when siblings
+ * open a new name at the same instant (as the workers of a pre-forking
+ * server do); and the stream lists each of these ids with its name. */
+START_TEST(siblings_opening_one_name_at_once_get_one_id)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	rep_fd = p[1];
+	race_go = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(race_go, MAP_FAILED);
+	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		pid_t kids[RACE_CHILDREN];
+		atomic_store(&race_go[0], 0);
+		atomic_store(&race_go[1], 0);
+		for (int c = 0; c < RACE_CHILDREN; c++)
+			kids[c] = fork_child(child_races_for_names, (void *)(intptr_t)round);
+		while (atomic_load(&race_go[1]) < RACE_CHILDREN)
+			usleep(100);
+		atomic_store(&race_go[0], 1);
+		int32_t first[RACE_NAMES], ids[RACE_NAMES];
+		for (int c = 0; c < RACE_CHILDREN; c++) {
+			ck_assert_msg(read_full(p[0], c ? ids : first, sizeof ids, 5000),
+			              "round %d: no ids from a child", round);
+			for (int k = 0; c && k < RACE_NAMES; k++)
+				ck_assert_msg(ids[k] == first[k], "round %d: name %d has ids %d and %d",
+				              round, k, (int)first[k], (int)ids[k]);
+		}
+		for (int c = 0; c < RACE_CHILDREN; c++)
+			wait_ok(kids[c]);
+		for (int k = 0; k < RACE_NAMES; k++) {
+			char name[64];
+			race_name(name, sizeof name, round, k);
+			ck_assert_uint_eq(pt_event_id(name), (trace_event_id_t)first[k]);
+			ck_assert_msg(listed(trid, (trace_event_id_t)first[k], name),
+			              "%s (id %d) not in the stream's list", name, (int)first[k]);
+		}
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
 START_TEST(exec_started_helper_shares_name_ids_with_parent)
 {
 	int p[2];
@@ -1430,6 +1526,7 @@ int main(void)
 
 	tc = pt_tcase_fixture(s, "names", setup, NULL);
 	tcase_add_test(tc, parent_and_fork_child_share_name_ids_both_ways);
+	tcase_add_test(tc, siblings_opening_one_name_at_once_get_one_id);
 	tcase_add_loop_test(tc, exec_started_helper_shares_name_ids_with_parent, BY_FORK_EXEC,
 	                    BY_SYSTEM + 1);
 
