@@ -171,7 +171,6 @@ static trace_event_id_t reg_register(struct pt_registry *reg, const char *name)
 	return id ? PT_USER_FIRST + id : PT_USER_FIRST + i;
 }
 
-
 /* The name of a user id in a registry other processes write (untrusted). */
 int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out)
 {

@@ -72,7 +72,8 @@
 static int scale = 1;
 
 /* Check's CK_TIMEOUT_MULTIPLIER (set by make check for sanitizer builds,
- * where a process start costs ten times more) stretches our own waits too. */
+ * where a process start costs several times more) stretches our own waits
+ * too. */
 static int slowdown = 1;
 
 /* Bound on a workload's run that only catches a hang. */
