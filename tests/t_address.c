@@ -93,12 +93,7 @@ static void assert_sites(const struct check *c, uint32_t at_least)
 
 START_TEST(addresses_of_runs_and_alternations_read_at_the_end)
 {
-	trace_attr_t attr;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 8u << 20));
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_UNTIL_FULL, .size = 8u << 20});
 	ev_id = pt_event_id("addr.ev");
 	ck_assert_ok(posix_trace_start(trid));
 	post_pattern(NEVENTS);
@@ -106,18 +101,12 @@ START_TEST(addresses_of_runs_and_alternations_read_at_the_end)
 	take_all(trid, &c);
 	assert_sites(&c, NEVENTS);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	posix_trace_attr_destroy(&attr);
 }
 END_TEST
 
 START_TEST(addresses_in_a_wrapping_loop_stream_read_while_posting)
 {
-	trace_attr_t attr;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_LOOP));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 64u << 10));
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_LOOP, .size = 64u << 10});
 	ev_id = pt_event_id("addr.ev");
 	ck_assert_ok(posix_trace_start(trid));
 	struct check c = {0};
@@ -127,7 +116,6 @@ START_TEST(addresses_in_a_wrapping_loop_stream_read_while_posting)
 	}
 	assert_sites(&c, 1000);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	posix_trace_attr_destroy(&attr);
 }
 END_TEST
 
@@ -139,12 +127,7 @@ static void *poster(void *arg)
 
 START_TEST(addresses_from_several_threads)
 {
-	trace_attr_t attr;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 16u << 20));
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_UNTIL_FULL, .size = 16u << 20});
 	ev_id = pt_event_id("addr.ev");
 	ck_assert_ok(posix_trace_start(trid));
 	pthread_t th[4];
@@ -156,7 +139,6 @@ START_TEST(addresses_from_several_threads)
 	take_all(trid, &c);
 	assert_sites(&c, 4 * 20000);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	posix_trace_attr_destroy(&attr);
 }
 END_TEST
 

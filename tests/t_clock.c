@@ -149,11 +149,7 @@ END_TEST
 START_TEST(self_read_only_at_the_end)
 {
 	map_brackets();
-	trace_attr_t attr;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 1u << 20));
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.size = 1u << 20});
 	trace_event_id_t id = pt_event_id("clock.late");
 	ck_assert_ok(posix_trace_start(trid));
 	post_all(id);
@@ -161,7 +157,6 @@ START_TEST(self_read_only_at_the_end)
 	read_until(trid, id, NEVENTS, &v);
 	report("same process, read at the end", &v);
 	ck_assert_ok(posix_trace_shutdown(trid));
-	posix_trace_attr_destroy(&attr);
 }
 END_TEST
 

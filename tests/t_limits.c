@@ -79,33 +79,30 @@ static int instrumented_program(void)
 	return 0;
 }
 
+/* The child under the limit ended with exit status 0 (not SIGXFSZ). */
+static void assert_exits_0(int status, const char *limit)
+{
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "child under RLIMIT_FSIZE %s: %s", limit, how);
+}
+
 START_TEST(instrumented_program_under_a_tiny_file_size_limit_runs)
 {
-	int status = under_fsize_limit(1024, instrumented_program);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	              "child under RLIMIT_FSIZE 1 KiB: %s %d",
-	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
-	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	assert_exits_0(under_fsize_limit(1024, instrumented_program), "1 KiB");
 }
 END_TEST
 
 START_TEST(stream_within_a_file_size_limit_works)
 {
-	int status = under_fsize_limit(32u << 20, trace_a_little);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	              "child under RLIMIT_FSIZE 32 MiB: %s %d",
-	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
-	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	assert_exits_0(under_fsize_limit(32u << 20, trace_a_little), "32 MiB");
 }
 END_TEST
 
 START_TEST(stream_beyond_a_file_size_limit_is_enomem_without_sigxfsz)
 {
-	int status = under_fsize_limit(64u << 10, create_is_enomem);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	              "child under RLIMIT_FSIZE 64 KiB: %s %d",
-	              WIFSIGNALED(status) ? "killed by signal" : "exit status",
-	              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	assert_exits_0(under_fsize_limit(64u << 10, create_is_enomem), "64 KiB");
 }
 END_TEST
 
@@ -116,11 +113,7 @@ END_TEST
 static void flood_control_events(int policy, int *kept, unsigned long long *lost,
                                  int *overrun)
 {
-	trace_attr_t attr;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = policy});
 	trace_event_set_t set;
 	ck_assert_ok(posix_trace_eventset_empty(&set));
 	ck_assert_ok(posix_trace_start(trid));
@@ -144,7 +137,6 @@ static void flood_control_events(int policy, int *kept, unsigned long long *lost
 		                 ev.posix_event_id == POSIX_TRACE_START;
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
-	posix_trace_attr_destroy(&attr);
 }
 
 START_TEST(control_events_beyond_the_queue_are_counted_lost)

@@ -160,6 +160,15 @@ static int put(struct pt_logw *w, const struct xev *e)
 	return pt_logw_event(w, &e->ctx, e->ts, e->id, buf, e->len, e->truncated, e->pc);
 }
 
+/* Events 0..n-1 of the sequence (not wild), from time ts, into w and ev. */
+static void put_run(struct pt_logw *w, struct xev *ev, uint32_t n, uint32_t max_data, uint64_t ts)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		ev[i] = gen(i, max_data, &ts, 0);
+		ck_assert_ok(put(w, &ev[i]));
+	}
+}
+
 /* Fails the test with a message; unlike ck_assert, costs nothing when the
  * condition holds (Check's assertions write to a pipe each time, too slow
  * for loops over every byte of a log). */
@@ -780,11 +789,7 @@ START_TEST(append_grows)
 	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 64 << 10, 32);
 	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
 	static struct xev ev[N];
-	uint64_t ts = 5;
-	for (uint32_t i = 0; i < N; i++) {
-		ev[i] = gen(i, 32, &ts, 0);
-		ck_assert_ok(put(&w, &ev[i]));
-	}
+	put_run(&w, ev, N, 32, 5);
 	ck_assert_ok(pt_logw_finish(&w, NULL));
 	pt_logw_free(&w);
 	struct stat sb;
@@ -1346,11 +1351,7 @@ START_TEST(ring_slot_damaged)
 	struct pt_logw_params p = params(POSIX_TRACE_LOOP, SLOTS * (64 << 10), 16);
 	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
 	static struct xev ev[N];
-	uint64_t ts = 1000;
-	for (uint32_t i = 0; i < N; i++) {
-		ev[i] = gen(i, 16, &ts, 0);
-		ck_assert_ok(put(&w, &ev[i]));
-	}
+	put_run(&w, ev, N, 16, 1000);
 	ck_assert_ok(pt_logw_finish(&w, NULL));
 	uint64_t blocks = pt_logw_progress(&st)->seq;
 	pt_logw_free(&w);
@@ -1438,11 +1439,7 @@ START_TEST(sparse_huge_ring)
 	struct pt_logw_params p = params(POSIX_TRACE_LOOP, 2 * (64 << 10), 16);
 	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
 	static struct xev ev[100];
-	uint64_t ts = 1000;
-	for (uint32_t i = 0; i < 100; i++) {
-		ev[i] = gen(i, 16, &ts, 0);
-		ck_assert_ok(put(&w, &ev[i]));
-	}
+	put_run(&w, ev, 100, 16, 1000);
 	ck_assert_ok(pt_logw_finish(&w, NULL));
 	pt_logw_free(&w);
 	size_t len;
