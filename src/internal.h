@@ -47,17 +47,6 @@
 #define PT_MAX_STREAMS PT_PCB_SLOTS
 _Static_assert(TRACE_SYS_MAX <= PT_MAX_STREAMS, "a handle per stream slot");
 
-/* Copies a string, truncated to fit, always terminated. */
-static inline void pt_copy_str(char *dst, size_t size, const char *src)
-{
-	size_t n = 0;
-	while (n + 1 < size && src[n])
-		n++;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = src[i];
-	dst[n] = '\0';
-}
-
 /* ---- attributes (attr.c), system names (registry.c) ------------------- */
 
 #define PT_ATTR_MAGIC 0x70744154u
