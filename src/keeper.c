@@ -166,9 +166,11 @@ static void drain(struct keeper *k)
 {
 	struct pt_rawev e;
 	size_t len;
+	pt_read_begin_drain(k->h);
 	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
 		if (k->fd >= 0)
 			log_event(k, &e, len);
+	pt_read_end_drain(k->h);
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include "records.h"
 #include "writer.h"
 
 #define MAX_CHAIN 64 /* links followed to a lane's open chunk */
@@ -102,47 +103,6 @@ static uint32_t new_lane(const struct pt_map *m)
 	return n;
 }
 
-/* Walks the records of a chunk up to `end`: the events at or after `from`
- * (their number and the time of the first), and the bytes of all its event
- * records.  Returns 0, or EINVAL where the records stop making sense. */
-int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t end, uint32_t from,
-                  uint64_t *first_ts, uint32_t *events, uint32_t *ev_bytes)
-{
-	const struct pt_chunk *ch = (const struct pt_chunk *)chunk;
-	uint64_t base = ch->base;
-	uint32_t off = PT_CHUNK_HDR;
-	*first_ts = UINT64_MAX;
-	*events = *ev_bytes = 0;
-	if (end > m->chunk_size)
-		return EINVAL;
-	while (off + PT_REC_HDR_MIN <= end) {
-		uint64_t w0;
-		memcpy(&w0, chunk + off, 8);
-		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint32_t size = (uint32_t)pt_rec_size(w0);
-		if (len > m->max_data + sizeof(struct pt_owner_rec) || size > end - off)
-			return EINVAL;
-		if ((id == PT_ID_OWNER || id == PT_ID_TIME) && (w0 & PT_REC_SAMEPC))
-			return EINVAL;
-		if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
-			memcpy(&base, chunk + off + PT_REC_HDR, 8);
-		} else if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
-			memcpy(&base, chunk + off + PT_REC_HDR, 8);
-		} else if (id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data) {
-			*ev_bytes += size;
-			if (off >= from) {
-				if (*first_ts == UINT64_MAX)
-					*first_ts = base + pt_rec_delta(w0);
-				(*events)++;
-			}
-		} else {
-			return EINVAL;
-		}
-		off += size;
-	}
-	return 0;
-}
-
 /* The lane's open chunk: its tail, or what the tail links to when the
  * owner died between linking a chunk and recording it as the tail. */
 static uint32_t open_chunk(const struct pt_map *m, struct pt_lane *l)
@@ -177,13 +137,17 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	struct pt_chunk *ch = pt_chunk_at(m, c);
 	/* Pairs with the release store of commit in append_record (writer.c). */
 	uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
-	uint32_t off = (uint32_t)commit, events, bytes;
-	uint64_t first;
+	uint32_t off = (uint32_t)commit, bytes;
 	if (off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
 		return;
 	if (reclaimed) {
-		if (pt_chunk_walk(m, (unsigned char *)ch, off, off, &first, &events, &bytes) != 0)
+		/* The dead owner stored no event_bytes: counted again. */
+		struct pt_rec_ctx ctx = {0};
+		struct pt_rec_walk walk;
+		pt_rec_walk((const unsigned char *)ch, PT_CHUNK_HDR, off, off, m->max_data, &ctx, &walk);
+		if (walk.off != off)
 			return;
+		bytes = walk.event_bytes;
 	} else {
 		bytes = atomic_load_explicit(&ch->event_bytes, memory_order_relaxed);
 	}
@@ -291,32 +255,34 @@ static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
 
 /* The events of a sealed chunk that were not read yet: those at or after
  * `from`, counted from its commit word, and the time of the first.  Walks
- * only the records before the first of them. */
+ * only the records before the first of them, with the one decoder: a
+ * chunk scribbled on costs the thief its count, never a read outside it. */
 static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk, uint64_t commit,
                               uint32_t from, uint64_t *first_ts)
 {
-	const struct pt_chunk *ch = (const struct pt_chunk *)chunk;
-	uint32_t end = (uint32_t)commit, total = (uint32_t)(commit >> 32), before = 0;
-	uint32_t off = PT_CHUNK_HDR;
-	uint64_t base = ch->base;
+	uint32_t end = (uint32_t)commit, total = (uint32_t)(commit >> 32);
+	struct pt_rec_ctx ctx = {0};
+	struct pt_rec_walk walk;
+	struct pt_rec r;
 	*first_ts = UINT64_MAX;
-	while (off + PT_REC_HDR_MIN <= end && end <= m->chunk_size) {
-		uint64_t w0;
-		memcpy(&w0, chunk + off, 8);
-		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		if (len > m->max_data + sizeof(struct pt_owner_rec) || pt_rec_size(w0) > end - off)
-			break;
-		if ((id == PT_ID_OWNER || id == PT_ID_TIME) && !(w0 & PT_REC_SAMEPC)) {
-			memcpy(&base, chunk + off + PT_REC_HDR, 8);
-		} else if (off >= from) {
-			*first_ts = base + pt_rec_delta(w0);
-			break;
-		} else {
-			before++;
-		}
-		off += (uint32_t)pt_rec_size(w0);
+	if (end > m->chunk_size || from < PT_CHUNK_HDR || from >= end)
+		return 0;
+	pt_racy_copy(&ctx.base, &((const struct pt_chunk *)chunk)->base, sizeof ctx.base);
+	pt_rec_walk(chunk, PT_CHUNK_HDR, from, end, m->max_data, &ctx, &walk);
+	if (walk.off != from)
+		return 0;
+	/* Meta records go before the first event unread. */
+	while (pt_rec_at(chunk, walk.off, end, m->max_data, &r) != PT_RK_BAD && r.kind != PT_RK_EVENT) {
+		pt_rec_apply(&ctx, &r, chunk + walk.off);
+		walk.off += r.size;
 	}
-	return total > before ? total - before : 0;
+	if (r.kind != PT_RK_EVENT)
+		return 0;
+	*first_ts = ctx.base + pt_rec_delta(r.w0);
+	/* The count is the writer's word: no more than the bytes can hold. */
+	uint32_t unread = total > walk.events ? total - walk.events : 0;
+	uint32_t most = (end - walk.off) / PT_REC_HDR_MIN;
+	return unread < most ? unread : most;
 }
 
 uint32_t pt_steal_oldest(const struct pt_map *m)

@@ -19,7 +19,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 2u
+#define PT_LAYOUT_VERSION 3u
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -117,10 +117,15 @@ struct pt_chunk {
 	_Atomic uint32_t event_bytes;
 	uint32_t pad0;
 	uint64_t pad1[5];
-	/* Line 1, written once when a writer starts the chunk. */
+	/* Line 1, written once when a writer starts the chunk.  A reader
+	 * enters the chunk only for the lane it names and only with a
+	 * sequence number above those it met before (records.h). */
 	uint64_t base;               /* raw clock base of its first records */
 	struct pt_owner owner;       /* writer of its first records */
-	uint64_t pad2[3];
+	uint64_t seq;                /* from the stream's chunk_seq, never 0 */
+	uint32_t lane;               /* the lane it was started for */
+	uint32_t pad2;
+	uint64_t pad3;
 };
 _Static_assert(sizeof(struct pt_chunk) == PT_CHUNK_HDR, "chunk header");
 _Static_assert(offsetof(struct pt_chunk, base) == 64, "chunk header lines");
@@ -236,6 +241,8 @@ struct pt_stream_hdr {
 	_Atomic uint32_t free_count;
 	_Atomic uint32_t committed_chunks;
 	_Atomic uint64_t held;
+	/* The sequence number of the last chunk started (pt_chunk.seq). */
+	_Atomic uint64_t chunk_seq;
 
 	/* Lanes: created so far (a high-water mark), committed lane slots,
 	 * the stack of free lanes (tag << 32 | lane + 1, 0: empty).  Touched

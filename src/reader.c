@@ -19,38 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "handle.h"
+#include "records.h"
 #include "writer.h"
-
-/*
- * A chunk can be taken away from under the reader by a LOOP writer (the
- * head CAS then fails and the copy is thrown away), so these reads may race
- * with that writer's stores: seqlock-style, validated afterwards.  Under
- * ThreadSanitizer they are done by hand so the validated race is not
- * reported as a bug.
- */
-#if defined(__SANITIZE_THREAD__)
-#define PT_RACY_READS 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PT_RACY_READS 1
-#endif
-#endif
-#ifdef PT_RACY_READS
-__attribute__((no_sanitize("thread"))) static void racy_copy(void *dst, const void *src, size_t n)
-{
-	volatile const unsigned char *s = src;
-	unsigned char *d = dst;
-	while (n--)
-		*d++ = *s++;
-}
-#else
-static void racy_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
-#endif
 
 enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN };
 
 #define POLL_NS 100000u /* an idle lane is looked at again after this long */
-#define MAX_WALK 100000u
+#define MAX_RACES 64 /* lost claims in one look at a lane */
 #define STAGE_BYTES 8192u /* claimed from a lane at once, at most */
 
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
@@ -62,7 +37,9 @@ int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 	size_t extra = m->max_chunks - m->base_chunks;
 	rd->chunk_ok = calloc(extra / 8 + 1, 1);
 	rd->page_ok = calloc(m->max_lanes / PT_LANES_PER_PAGE / 8 + 1, 1);
-	if (!rd->chunk_ok || !rd->page_ok) {
+	rd->chunk_seq = calloc(m->max_chunks, sizeof *rd->chunk_seq);
+	rd->drain_mark = calloc(m->max_chunks, sizeof *rd->drain_mark);
+	if (!rd->chunk_ok || !rd->page_ok || !rd->chunk_seq || !rd->drain_mark) {
 		pt_reader_free(rd);
 		return ENOMEM;
 	}
@@ -77,9 +54,13 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->heap);
 	free(rd->chunk_ok);
 	free(rd->page_ok);
+	free(rd->chunk_seq);
+	free(rd->drain_mark);
 	rd->cur = NULL;
 	rd->heap = NULL;
 	rd->chunk_ok = rd->page_ok = NULL;
+	rd->chunk_seq = NULL;
+	rd->drain_mark = NULL;
 	rd->ncur = rd->cap = rd->nheap = 0;
 }
 
@@ -209,126 +190,131 @@ static void heap_pop(struct pt_reader *rd)
 
 static struct pt_lane *lane(const struct pt_map *m, uint32_t i) { return pt_lane_at(m, i); }
 
-static void enter_chunk(struct pt_cursor *cur, const struct pt_map *m, uint32_t c)
+/* May lane i's cursor enter chunk c, whose header it copied into *id?
+ * Only a chunk started for this lane, with a sequence number above the
+ * lane's and the chunk's last ones (records.h): no cycle of links and no
+ * chunk named by several lanes is read twice.  During a drain, a chunk
+ * already entered in that drain waits for the next one, so that a drain
+ * takes at most what the stream holds. */
+enum { ENTER_OK, ENTER_LATER, ENTER_BAD };
+static int may_enter(struct pt_reader *rd, const struct pt_map *m, const struct pt_cursor *cur,
+                     uint32_t i, uint32_t c, struct pt_chunk_id *id)
 {
-	struct pt_chunk *ch = pt_chunk_at(m, c);
-	racy_copy(&cur->base, &ch->base, sizeof cur->base);
-	racy_copy(&cur->owner, &ch->owner, sizeof cur->owner);
-	cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
+	if (c >= m->max_chunks || !chunk_ok(rd, m, c))
+		return ENTER_BAD;
+	pt_chunk_read_id(pt_chunk_at(m, c), id);
+	if (!pt_chunk_identity(id, i, cur->seq, rd->chunk_seq[c]))
+		return ENTER_BAD;
+	if (rd->draining && rd->drain_mark[c] == rd->drain_no)
+		return ENTER_LATER;
+	return ENTER_OK;
+}
+
+static void enter_chunk(struct pt_reader *rd, struct pt_cursor *cur, uint32_t c,
+                        const struct pt_chunk_id *id)
+{
+	rd->chunk_seq[c] = id->seq;
+	rd->drain_mark[c] = rd->drain_no;
+	cur->seq = id->seq;
+	cur->ctx.base = id->base;
+	cur->ctx.owner = id->owner;
+	cur->ctx.pc = 0;
 	cur->chunk = c;
 	cur->off = cur->end = PT_CHUNK_HDR;
 	cur->end_known = 0;
 	cur->s_off = cur->s_len = 0;
-	cur->pc = 0;
 }
 
-/* A meta record (a new owner, a new clock base): applied; 0 if it is not
- * one.  After it, the next event carries its address again (put_meta in
- * writer.c). */
-static int apply_meta(struct pt_cursor *cur, uint64_t w0, const unsigned char *data)
-{
-	uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-	if (w0 & PT_REC_SAMEPC)
-		return 0;
-	cur->pc = 0;
-	if (id == PT_ID_OWNER && len == sizeof(struct pt_owner_rec)) {
-		struct pt_owner_rec o;
-		racy_copy(&o, data, sizeof o);
-		cur->base = o.base;
-		cur->owner = o.owner;
-		cur->owner.comm[PT_COMM_SIZE - 1] = '\0';
-		return 1;
-	}
-	if (id == PT_ID_TIME && len == sizeof(uint64_t)) {
-		racy_copy(&cur->base, data, sizeof cur->base);
-		return 1;
-	}
-	return 0;
-}
-
-static int is_event(const struct pt_map *m, uint32_t id, uint32_t len)
-{
-	return id >= PT_USER_FIRST && id < PT_NEVENT_IDS && len <= m->max_data;
-}
-
-/* Applies the staged meta records up to the next event.  The stage holds
- * whole records (stage_more), in private memory. */
+/* Applies the staged meta records up to the next event, which it decodes
+ * into cur->rec.  The stage holds claimed records in private memory. */
 enum { PARSE_EVENT, PARSE_END, PARSE_BAD };
 static int parse_stage(struct pt_cursor *cur, const struct pt_map *m)
 {
 	while (cur->s_off < cur->s_len) {
-		uint64_t w0;
-		memcpy(&w0, cur->stage + cur->s_off, sizeof w0);
-		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint64_t size = pt_rec_size(w0);
-		if (size > cur->s_len - cur->s_off)
+		struct pt_rec *r = &cur->rec;
+		if (pt_rec_at(cur->stage, cur->s_off, cur->s_len, m->max_data, r) == PT_RK_BAD)
 			return PARSE_BAD;
-		if (is_event(m, id, len)) {
-			cur->ts = cur->base + pt_rec_delta(w0);
+		if (r->kind == PT_RK_EVENT) {
+			cur->ts = cur->ctx.base + pt_rec_delta(r->w0);
 			return PARSE_EVENT;
 		}
-		if (!apply_meta(cur, w0, cur->stage + cur->s_off + PT_REC_HDR))
-			return PARSE_BAD;
-		cur->s_off += (uint32_t)size;
+		pt_rec_apply(&cur->ctx, r, cur->stage + cur->s_off);
+		cur->s_off += r->size;
 	}
 	return PARSE_END;
 }
 
-/* Puts the cursor where the lane's head says, walking the chunk from its
- * start to learn the writer and clock base there.  What it reads may be
- * changing under it (a LOOP writer taking the chunk): the claim that
- * follows (stage_more) fails then, and the walk is done again. */
-static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint64_t hd)
+/* Puts the cursor where the lane's head hd says, walking the chunk from
+ * its start to learn the writer, clock base and address there.  The
+ * chunk's header is read first and the head loaded again after it
+ * (seqlock): a LOOP writer that took the chunk meanwhile has moved the
+ * head.  0; EAGAIN: look again; EBUSY: a chunk for the next drain;
+ * EINVAL: damage. */
+static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint32_t i,
+                  uint64_t hd)
 {
 	uint32_t c = pt_head_chunk(hd), off = pt_head_off(hd);
-	cur->head = hd;
+	struct pt_chunk_id id;
 	cur->state = CUR_IDLE;
-	cur->end_known = 0;
 	cur->s_off = cur->s_len = 0;
 	if (c == PT_NONE) {
+		cur->head = hd;
 		cur->chunk = PT_NONE;
 		return 0;
 	}
-	if (!chunk_ok(rd, m, c) || off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
+	if (off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
 		return EINVAL;
-	enter_chunk(cur, m, c);
-	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
-	uint32_t pos = PT_CHUNK_HDR;
-	for (uint32_t steps = 0; pos < off && steps < MAX_WALK; steps++) {
-		uint64_t w0;
-		if (off - pos < PT_REC_HDR_MIN)
-			return EINVAL;
-		racy_copy(&w0, chunk + pos, sizeof w0);
-		uint32_t id = pt_rec_id(w0), len = pt_rec_len(w0);
-		uint64_t size = pt_rec_size(w0);
-		if (size > off - pos)
-			return EINVAL;
-		if (is_event(m, id, len)) {
-			if (!(w0 & PT_REC_SAMEPC))
-				racy_copy(&cur->pc, chunk + pos + 8, sizeof cur->pc);
-		} else if (!apply_meta(cur, w0, chunk + pos + PT_REC_HDR)) {
-			return EINVAL;
-		}
-		pos += (uint32_t)size;
+	int same = c == cur->chunk;
+	int enter = ENTER_OK;
+	if (!same) {
+		enter = may_enter(rd, m, cur, i, c, &id);
+	} else {
+		pt_chunk_read_id(pt_chunk_at(m, c), &id);
+		same = id.seq == cur->seq && id.lane == i;
+		if (!same)
+			enter = may_enter(rd, m, cur, i, c, &id);
+		else if (off < cur->off)
+			enter = ENTER_BAD; /* records already taken are not taken again */
 	}
-	if (pos != off)
+	/* Pairs with the head CAS in pt_steal_oldest (lanes.c): the header
+	 * copied above is the chunk's own if the head did not move. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&lane(m, i)->head, memory_order_relaxed) != hd)
+		return EAGAIN;
+	if (enter != ENTER_OK)
+		return enter == ENTER_LATER ? EBUSY : EINVAL;
+	struct pt_rec_ctx ctx = {id.base, 0, id.owner};
+	struct pt_rec_walk walk;
+	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
+	pt_rec_walk(chunk, PT_CHUNK_HDR, off, off, m->max_data, &ctx, &walk);
+	if (walk.off != off)
 		return EINVAL;
+	if (!same)
+		enter_chunk(rd, cur, c, &id);
+	cur->head = hd;
+	cur->ctx = ctx;
 	cur->off = cur->end = off;
+	cur->end_known = 0;
 	return 0;
 }
 
-/* A lane found inconsistent: a head that moved means a LOOP writer took
- * the chunk (look again); one that did not means broken memory. */
-static int broken_or_moved(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
-                           uint32_t i)
+/* The lane's head moved (or may have): the cursor follows it.  0, or
+ * the reason it cannot (resync). */
+static int follow_head(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
+                       uint32_t i)
 {
-	/* Pairs with the release store of head in start_chunk (writer.c) and the
-	 * head CAS in pt_steal_oldest (lanes.c): resync reads the chunk named. */
-	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-	if (hd != cur->head && resync(rd, m, cur, hd) == 0)
-		return 0;
-	cur->state = CUR_BROKEN;
-	return EINVAL;
+	for (int tries = 0; tries < 16; tries++) {
+		/* Pairs with the release store of head in start_chunk (writer.c) and
+		 * the head CASes in pt_steal_oldest (lanes.c) and next_chunk:
+		 * resync reads the chunk named. */
+		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+		if (hd == cur->head && cur->chunk != PT_NONE)
+			return 0;
+		int err = resync(rd, m, cur, i, hd);
+		if (err != EAGAIN)
+			return err;
+	}
+	return EAGAIN;
 }
 
 static void retire(const struct pt_map *m, uint32_t c)
@@ -341,26 +327,31 @@ static void retire(const struct pt_map *m, uint32_t c)
 		atomic_store_explicit(&h->full, 0, memory_order_relaxed);
 }
 
-/* Past the end of a sealed chunk: the lane's next chunk, and this one goes
- * back to the pool.  0 when the cursor moved on. */
+/* Past the end of a sealed chunk (or out of a damaged one): the lane's
+ * next chunk, and this one goes back to the pool.  The next chunk's header
+ * is checked before the head moves: it cannot be taken by a LOOP writer
+ * before that, as it is not at a head.  0 when the cursor moved on;
+ * EAGAIN: the head moved, look again; EBUSY: the next drain's; EINVAL. */
 static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
                       uint32_t i, uint32_t next)
 {
-	if (next >= m->max_chunks || !chunk_ok(rd, m, next))
-		return broken_or_moved(rd, m, cur, i);
+	struct pt_chunk_id id;
+	int enter = may_enter(rd, m, cur, i, next, &id);
+	if (enter != ENTER_OK)
+		return enter == ENTER_LATER ? EBUSY : EINVAL;
 	uint64_t hd = cur->head;
 	uint64_t repl = pt_head_pack(next, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
-	/* Acquire on failure pairs with the head CAS in pt_steal_oldest (lanes.c):
-	 * resync reads the chunk the thief moved the head to. */
-	if (atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
-	                                            memory_order_acquire)) {
-		uint32_t old = cur->chunk;
-		enter_chunk(cur, m, next);
-		cur->head = repl;
-		retire(m, old);
-		return 0;
-	}
-	return resync(rd, m, cur, hd) == 0 ? 0 : broken_or_moved(rd, m, cur, i);
+	/* Release: our reads of the old chunk come before a writer reuses it.
+	 * Acquire on failure pairs with the head CAS in pt_steal_oldest
+	 * (lanes.c): follow_head reads the chunk the thief moved the head to. */
+	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
+	                                             memory_order_acquire))
+		return EAGAIN;
+	uint32_t old = cur->chunk;
+	enter_chunk(rd, cur, next, &id);
+	cur->head = repl;
+	retire(m, old);
+	return 0;
 }
 
 /* Claims the next committed records of the lane: copies them into the
@@ -370,40 +361,34 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
  * the writer committed (a thief writes into a chunk only after taking it
  * with its own compare-and-swap on the head: pairs with pt_steal_oldest
  * in lanes.c); the events are the reader's from then on, one atomic operation
- * for a whole stage instead of one per event.  0, or EAGAIN when the head
- * moved (the cursor was put where it is now), or EINVAL. */
-static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
-                      uint32_t i)
+ * for a whole stage instead of one per event.  0; EAGAIN when the head
+ * moved; ENOMEM; EINVAL when the first record makes no sense. */
+static int stage_more(const struct pt_map *m, struct pt_cursor *cur, uint32_t i)
 {
 	if (!cur->stage) {
 		size_t cap = pt_record_size(m->max_data);
 		cur->stage_cap = (uint32_t)(cap > STAGE_BYTES ? cap : STAGE_BYTES);
 		cur->stage = malloc(cur->stage_cap);
 		if (!cur->stage)
-			return EAGAIN; /* looked at again by the next call */
+			return ENOMEM;
 	}
 	uint32_t want = cur->end - cur->off;
 	if (want > cur->stage_cap)
 		want = cur->stage_cap;
-	racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
+	pt_racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
+	struct pt_rec r;
 	uint32_t cut = 0;
-	while (want - cut >= PT_REC_HDR_MIN) {
-		uint64_t w0;
-		memcpy(&w0, cur->stage + cut, sizeof w0);
-		uint64_t size = pt_rec_size(w0);
-		if (size > want - cut)
-			break;
-		cut += (uint32_t)size;
-	}
+	while (cut < want && pt_rec_at(cur->stage, cut, want, m->max_data, &r) != PT_RK_BAD)
+		cut += r.size;
 	uint64_t hd = cur->head;
 	if (!cut)
-		return broken_or_moved(rd, m, cur, i) ? EINVAL : EAGAIN;
+		return EINVAL; /* checked again by the caller against a moved head */
 	uint64_t repl = pt_head_pack(cur->chunk, cur->off + cut, pt_head_tag(hd));
 	/* Release: the copy above comes first; pairs with the head CAS in
 	 * pt_steal_oldest (lanes.c), after which the thief writes. */
 	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
 	                                             memory_order_acquire))
-		return resync(rd, m, cur, hd) == 0 ? EAGAIN : EINVAL;
+		return EAGAIN;
 	cur->head = repl;
 	cur->off += cut;
 	cur->s_off = 0;
@@ -411,14 +396,67 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	return 0;
 }
 
+/* Damage in the lane: unless its head moved meanwhile (a LOOP writer took
+ * the chunk: then the cursor follows), it is broken until the head moves
+ * or its chunk is sealed with a next one that may be entered. */
+static int damaged(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint32_t i)
+{
+	/* Pairs with the head CAS in pt_steal_oldest (lanes.c), as in follow_head. */
+	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+	if (hd != cur->head && follow_head(rd, m, cur, i) == 0)
+		return 0;
+	cur->head = hd;
+	cur->state = CUR_BROKEN;
+	return 1;
+}
+
+/* The end of what the cursor knows of its chunk: the commit word again
+ * (with `reload`, or the first time), then the link to the next chunk. */
+enum { END_MORE, END_IDLE, END_NEXT, END_BAD };
+static int chunk_end(const struct pt_map *m, struct pt_cursor *cur, int reload, uint32_t *next)
+{
+	struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
+	uint32_t end = cur->end;
+	if (reload || !cur->end_known) {
+		/* Pairs with the release store of commit in append_record (writer.c). */
+		end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+		cur->end_known = 1;
+		if (end > m->chunk_size || end < cur->off)
+			return END_BAD;
+		if (end > cur->end) {
+			cur->end = end;
+			return END_MORE;
+		}
+	}
+	/* Pairs with the release store of next in start_chunk (writer.c). */
+	*next = atomic_load_explicit(&ch->next, memory_order_acquire);
+	if (*next == PT_NONE)
+		return END_IDLE;
+	/* Sealed: commit is final now; records committed since it was last
+	 * loaded are looked at first (pairs with the release store of commit in
+	 * append_record, writer.c). */
+	uint32_t final = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+	if (final == end)
+		return END_NEXT;
+	if (final > m->chunk_size || final < end)
+		return END_BAD;
+	cur->end = final;
+	return END_MORE;
+}
+
 /* Finds the next event of lane i.  The writer's commit word (a line the
  * writer writes per event) of the chunk it writes in is loaded again only
  * with `reload`, during a gather; the chunks the writer has left behind are
- * followed at any time, so that what a gather saw committed is all found. */
+ * followed at any time, so that what a gather saw committed is all found.
+ * Each step consumes stored bytes or enters a chunk no cursor entered at
+ * that sequence number: the steps are bounded by what the stream holds. */
 static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int reload)
 {
 	struct pt_cursor *cur = &rd->cur[i];
-	for (uint32_t steps = 0; steps < m->max_chunks + 4096; steps++) {
+	/* Lost races (the head moved under a claim) make no progress: a few
+	 * are normal with LOOP writers; a target moving heads all the time
+	 * has its lane looked at again at the next gather. */
+	for (int races = 0; races < MAX_RACES;) {
 		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
 			return (int)cur->state;
 		if (cur->s_off < cur->s_len) {
@@ -427,65 +465,63 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 				cur->state = CUR_READY;
 				return CUR_READY;
 			}
-			if (r == PARSE_BAD)
-				break; /* claimed, so written that way */
-		}
-		/* Pairs with the release store of head in start_chunk (writer.c) and
-		 * the head CAS in pt_steal_oldest (lanes.c). */
-		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-		if ((hd != cur->head || cur->chunk == PT_NONE) && resync(rd, m, cur, hd) != 0)
-			break;
-		if (cur->chunk == PT_NONE)
-			return CUR_IDLE;
-		if (cur->off < cur->end) {
-			int err = stage_more(rd, m, cur, i);
-			if (err == EINVAL)
-				break;
-			if (err == EAGAIN && !cur->stage)
-				return CUR_IDLE;
+			if (r == PARSE_BAD && damaged(rd, m, cur, i))
+				return CUR_BROKEN;
 			continue;
 		}
-		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
-		uint32_t end = cur->end;
-		if (reload || !cur->end_known) {
-			/* Pairs with the release store of commit in append_record
-			 * (writer.c). */
-			end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
-			cur->end_known = 1;
-			if (end > m->chunk_size || end < cur->off) {
-				if (broken_or_moved(rd, m, cur, i))
-					return CUR_BROKEN;
-				continue;
-			}
-			if (end > cur->end) {
-				cur->end = end;
-				continue;
-			}
+		int err = follow_head(rd, m, cur, i);
+		if (err == EINVAL && damaged(rd, m, cur, i))
+			return CUR_BROKEN;
+		if (err || cur->chunk == PT_NONE)
+			return CUR_IDLE;
+		if (cur->off < cur->end) {
+			err = stage_more(m, cur, i);
+			if (err == ENOMEM)
+				return CUR_IDLE; /* looked at again by the next call */
+			if (err == EINVAL && damaged(rd, m, cur, i))
+				return CUR_BROKEN;
+			races += err == EAGAIN;
+			continue;
 		}
-		/* Pairs with the release store of next in start_chunk (writer.c). */
-		uint32_t next = atomic_load_explicit(&ch->next, memory_order_acquire);
-		if (next == PT_NONE) {
+		uint32_t next = PT_NONE;
+		int end = chunk_end(m, cur, reload, &next);
+		if (end == END_MORE)
+			continue;
+		if (end == END_IDLE) {
 			cur->state = CUR_IDLE;
 			return CUR_IDLE;
 		}
-		/* Sealed: commit is final now; look again for records
-		 * committed since it was last loaded (pairs with the release
-		 * store of commit in append_record, writer.c). */
-		uint32_t final = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
-		if (final != end) {
-			if (final > m->chunk_size || final < end) {
-				if (broken_or_moved(rd, m, cur, i))
-					return CUR_BROKEN;
-				continue;
-			}
-			cur->end = final;
-			continue;
-		}
-		if (next_chunk(rd, m, cur, i, next))
+		err = end == END_BAD ? EINVAL : next_chunk(rd, m, cur, i, next);
+		if (err == EBUSY)
+			return CUR_IDLE;
+		if (err == EINVAL && damaged(rd, m, cur, i))
 			return CUR_BROKEN;
+		races += err == EAGAIN;
 	}
-	cur->state = CUR_BROKEN; /* bad records, or a cycle of chunks */
-	return CUR_BROKEN;
+	return CUR_IDLE;
+}
+
+/* A lane found damaged: looked at again when its head moved, or when the
+ * damaged chunk was sealed with a next chunk that may be entered (the
+ * rest of the damaged chunk is given up). */
+static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
+{
+	struct pt_cursor *cur = &rd->cur[i];
+	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
+	if (hd != cur->head) {
+		cur->state = CUR_IDLE;
+		cur->head = ~hd; /* follow_head resyncs */
+		return lane_look(rd, m, i, 1);
+	}
+	uint32_t c = pt_head_chunk(hd);
+	if (c != cur->chunk || c == PT_NONE)
+		return CUR_BROKEN;
+	/* Pairs with the release store of next in start_chunk (writer.c). */
+	uint32_t next = atomic_load_explicit(&pt_chunk_at(m, c)->next, memory_order_acquire);
+	if (next == PT_NONE || next_chunk(rd, m, cur, i, next) != 0)
+		return CUR_BROKEN;
+	cur->state = CUR_IDLE;
+	return lane_look(rd, m, i, 1);
 }
 
 /* After an event was taken: the next one of the lane, if the last gather
@@ -526,7 +562,7 @@ static void copy_out(void *data, size_t num_bytes, const void *src, uint32_t len
 		*truncation = POSIX_TRACE_TRUNCATED_READ;
 	}
 	if (n)
-		racy_copy(data, src, n);
+		pt_racy_copy(data, src, n);
 	*data_len = n;
 }
 
@@ -624,35 +660,39 @@ static void report_end_full(struct pt_handle *h)
 
 /* ---- taking events ------------------------------------------------------ */
 
-/* Copies the lane's ready event out of the stage and consumes it. */
+/* Copies the lane's ready event (decoded by parse_stage) out of the stage
+ * and consumes it. */
 static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev *e, void *data,
                     size_t num_bytes, size_t *data_len)
 {
 	const unsigned char *p = cur->stage + cur->s_off;
-	uint64_t w0;
-	memcpy(&w0, p, 8);
-	uint32_t len = pt_rec_len(w0), hdr = pt_rec_hdr(w0);
-	if (hdr == PT_REC_HDR)
-		memcpy(&cur->pc, p + 8, 8);
-	e->id = pt_rec_id(w0);
-	e->truncation = (w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
-	                                         : POSIX_TRACE_NOT_TRUNCATED;
-	e->pc = cur->pc;
-	e->who = cur->owner;
+	const struct pt_rec *r = &cur->rec;
+	pt_rec_apply(&cur->ctx, r, p);
+	e->id = r->id;
+	e->truncation = (r->w0 & PT_REC_TRUNCATED) ? POSIX_TRACE_TRUNCATED_RECORD
+	                                            : POSIX_TRACE_NOT_TRUNCATED;
+	e->pc = cur->ctx.pc;
+	e->who = cur->ctx.owner;
 	e->real_ns = pt_raw_to_real(&h->rd, &h->map, cur->ts);
-	copy_out(data, num_bytes, p + hdr, len, data_len, &e->truncation);
-	cur->s_off += (uint32_t)pt_rec_size(w0);
+	copy_out(data, num_bytes, p + r->hdr, r->len, data_len, &e->truncation);
+	cur->s_off += r->size;
 	cur->state = CUR_IDLE;
+	cur->reported = 0; /* a run of damage ends with an event */
 }
 
-static void report_broken(struct pt_handle *h)
+/* Damage is reported once per run of it (a lane found broken, until it
+ * yields an event again) with POSIX_TRACE_ERROR (EINVAL). */
+static void report_broken(struct pt_handle *h, struct pt_cursor *cur)
 {
 	int err = EINVAL;
+	if (cur->reported)
+		return;
+	cur->reported = 1;
 	push_synth(h, POSIX_TRACE_ERROR, pt_clock_raw(h->map.clock), &err, sizeof err, NULL);
 }
 
-/* Looks at every lane that has no event ready; lanes found broken are
- * reported once with POSIX_TRACE_ERROR (EINVAL). */
+/* Looks at every lane that has no event ready; a lane found broken is
+ * looked at again when its head moved or its damaged chunk was sealed. */
 static void gather(struct pt_handle *h)
 {
 	struct pt_reader *rd = &h->rd;
@@ -662,12 +702,13 @@ static void gather(struct pt_handle *h)
 		n = rd->ncur;
 	for (uint32_t i = 0; i < n; i++) {
 		struct pt_cursor *cur = &rd->cur[i];
-		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
+		if (cur->state == CUR_READY)
 			continue;
-		if (lane_look(rd, m, i, 1) == CUR_READY)
+		int st = cur->state == CUR_BROKEN ? lane_retry(rd, m, i) : lane_look(rd, m, i, 1);
+		if (st == CUR_READY)
 			heap_push(rd, i);
-		else if (cur->state == CUR_BROKEN)
-			report_broken(h);
+		else if (st == CUR_BROKEN)
+			report_broken(h, cur);
 	}
 }
 
@@ -838,7 +879,7 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 		} else {
 			heap_pop(rd);
 			if (next == CUR_BROKEN)
-				report_broken(h);
+				report_broken(h, &rd->cur[i]);
 		}
 		return 1;
 	}
@@ -865,6 +906,16 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 	return 1;
 }
 
+void pt_read_begin_drain(struct pt_handle *h)
+{
+	struct pt_reader *rd = &h->rd;
+	if (++rd->drain_no == 0)
+		++rd->drain_no; /* 0 marks a chunk no drain entered */
+	rd->draining = 1;
+}
+
+void pt_read_end_drain(struct pt_handle *h) { h->rd.draining = 0; }
+
 /* posix_trace_clear: every event recorded so far is dropped. */
 void pt_discard_all(struct pt_handle *h)
 {
@@ -872,9 +923,10 @@ void pt_discard_all(struct pt_handle *h)
 	struct posixtrace_event_ext ext;
 	size_t len;
 	struct pt_reader *rd = &h->rd;
-	for (uint64_t n = 0; n < (1ull << 40); n++)
-		if (!pt_read_next(h, &ev, &ext, NULL, 0, &len, 0, 0))
-			break;
+	pt_read_begin_drain(h);
+	while (pt_read_next(h, &ev, &ext, NULL, 0, &len, 0, 0))
+		;
+	pt_read_end_drain(h);
 	rd->nsynth = 0;
 	rd->ovf_pending = 0;
 	rd->ovf_raw = UINT64_MAX;

@@ -9,21 +9,23 @@
 
 #include "clock.h"
 #include "ctl.h"
+#include "records.h"
 #include "stream.h"
 
 struct pt_cursor {           /* the reader's place in one lane */
 	uint64_t head;       /* the lane head this position continues */
-	uint64_t base;       /* raw clock base at off */
-	uint64_t ts;         /* READY: raw time of the event at off */
+	uint64_t seq;        /* sequence number of its chunk (records.h) */
+	uint64_t ts;         /* READY: raw time of the event at s_off */
 	uint64_t polled;     /* raw time the commit word was last loaded */
+	struct pt_rec_ctx ctx; /* clock base, owner and address at s_off */
+	struct pt_rec rec;   /* READY: the event at s_off, decoded */
 	uint32_t chunk;      /* PT_NONE: no chunk */
 	uint32_t off;        /* the lane's head: the records before it are claimed */
 	uint32_t end;        /* committed end, as last loaded */
 	uint32_t state;
 	uint32_t heap_pos;
 	uint32_t end_known;  /* the commit word of this chunk was loaded */
-	uint64_t pc;         /* address of the last event record parsed, for the next */
-	struct pt_owner owner;
+	uint32_t reported;   /* its damage was reported (until its next event) */
 	/* Records claimed from the lane (before off), in private memory: the
 	 * next one at stage + s_off. */
 	unsigned char *stage;
@@ -50,13 +52,18 @@ struct pt_reader {
 	uint32_t cap;
 	uint8_t *chunk_ok;       /* chunks past the base found committed */
 	uint8_t *page_ok;        /* lane pages found committed */
+	/* Per chunk: the sequence number it was last entered at, and the
+	 * drain that entered it (a drain enters a chunk once). */
+	uint64_t *chunk_seq;
+	uint32_t *drain_mark;
+	uint32_t drain_no;
+	int draining;
 	uint64_t poll_ticks;     /* how long an idle lane is left alone */
 	uint64_t gather_raw;     /* when the lanes were last looked at */
 	uint64_t ovf_raw;        /* a pending POSIX_TRACE_OVERFLOW's time */
 	uint64_t ovf_pending;
 	int resume_pending;
 	int end_reported;
-	int error_lanes;
 	int ctl_ready;           /* ctl_next holds the queue's oldest */
 	uint32_t ctl_pos;
 	struct pt_ctl_event ctl_next;
@@ -84,6 +91,13 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
                  struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
                  int live, uintptr_t pc);
 void pt_discard_all(struct pt_handle *h);
+/* A drain (the keeper's, clear's): from here until pt_read_end_drain,
+ * pt_read_raw with live = 0 yields each stored record at most once and
+ * enters each chunk at most once, so it ends after at most what the
+ * stream can hold, whatever writers (or a scribbler) do meanwhile. */
+#define PT_HAVE_DRAIN_BUDGET 1
+void pt_read_begin_drain(struct pt_handle *h);
+void pt_read_end_drain(struct pt_handle *h);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
 void pt_reader_free(struct pt_reader *rd);
 void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts);

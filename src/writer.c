@@ -120,6 +120,11 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	ch->owner.tid = t->tid;
 	ch->owner.thread = (uint64_t)t->self;
 	memcpy(ch->owner.comm, t->comm, PT_COMM_SIZE);
+	/* The number only (published with the chunk by the release stores
+	 * below): relaxed.  One atomic per chunk, on the pool's line that
+	 * pt_pool_pop has just touched. */
+	ch->seq = atomic_fetch_add_explicit(&pt_hdr(m)->chunk_seq, 1, memory_order_relaxed) + 1;
+	ch->lane = w->lane;
 	if (w->chunk) {
 		struct pt_chunk *old = (struct pt_chunk *)w->chunk;
 		uint32_t bytes = pt_wlane_event_bytes(w);

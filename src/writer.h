@@ -60,8 +60,6 @@ void pt_lane_release(struct pt_wlane *w, const struct pt_map *m);
 uint32_t pt_steal_oldest(const struct pt_map *m);
 void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n);
 void pt_held_sub(struct pt_stream_hdr *h, uint32_t bytes);
-int pt_chunk_walk(const struct pt_map *m, const unsigned char *chunk, uint32_t end,
-                  uint32_t from, uint64_t *first_ts, uint32_t *events, uint32_t *ev_bytes);
 
 /* The keeper's kick: a writer asks for a flush (once until it is done). */
 void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc);

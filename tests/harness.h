@@ -13,6 +13,7 @@
 #define PT_TEST_HARNESS_H
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -550,6 +552,18 @@ static inline char *pt_helper_path(const char *name)
 	return p;
 }
 
+/* The posixtrace command beside the helpers, or NULL (the caller then
+ * says it skipped, naming `test`). */
+static inline char *pt_tool_path(const char *test)
+{
+	static char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, "%s/../../posixtrace", pt_helpers_dir());
+	if (n > 0 && n < (int)sizeof path && access(path, X_OK) == 0)
+		return path;
+	fprintf(stderr, "%s: SKIPPED (no posixtrace command at %s)\n", test, path);
+	return NULL;
+}
+
 /* ---- child processes a test starts, killed when it ends ------------------------------ */
 
 struct pt_children {
@@ -663,6 +677,44 @@ static inline void pt_children_finish(int (*left)(pid_t pid, char *name, size_t 
 		ck_assert_msg(waited < 2500, "left behind: %s", name);
 		usleep(20000);
 	}
+}
+
+/* Makes the test process the reaper of its orphaned descendants: a keeper
+ * whose controller was killed is then reparented to the test, which can
+ * end it (pt_kill_descendants) instead of leaving it to run. */
+static inline void pt_subreaper_setup(void)
+{
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+}
+
+/* Kills and reaps every child of the test process, tracked or not (with
+ * pt_subreaper_setup, orphans of its children too), until none is left;
+ * returns how many it killed. */
+static inline int pt_kill_descendants(void)
+{
+	int killed = 0;
+	for (int round = 0; round < 100; round++) {
+		int found = 0;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			pid_t pid = (pid_t)atoi(e->d_name), ppid = 0;
+			if (pid > 0 && pt_proc_stat(pid, NULL, 0, NULL, &ppid) == 0 && ppid == getpid()) {
+				kill(pid, SIGKILL);
+				found++;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (!found)
+			break;
+		killed += found;
+		usleep(10000);
+	}
+	pt_children()->nlive = 0;
+	return killed;
 }
 
 #endif

@@ -169,12 +169,9 @@ static off_t file_size(const char *path)
 /* The posixtrace command, or NULL (the test then says it skipped). */
 static char *tool(const char *test)
 {
-	static char path[PATH_MAX];
-	int n = snprintf(path, sizeof path, "%s/../../posixtrace", pt_helpers_dir());
-	if (n > 0 && n < (int)sizeof path && access(path, X_OK) == 0)
-		return path;
-	fprintf(stderr, "t_workload: %s: SKIPPED (no posixtrace command at %s)\n", test, path);
-	return NULL;
+	char name[128];
+	snprintf(name, sizeof name, "t_workload: %s", test);
+	return pt_tool_path(name);
 }
 
 static int have_program(const char *name)

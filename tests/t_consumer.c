@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_consumer: a traced process writes anything into the stream memory it
+ * shares with its controller and the controller's keeper, and neither
+ * hangs, crashes, fills the disk nor reports a stored event twice
+ * (docs/SECURITY.md, "Memory written by another process is input"; XSH
+ * 2.11.1.2, POSIX_TRACE_ERROR for a stream the implementation found
+ * damaged).  The target is tests/helpers/scribbler (see its first
+ * comment), which writes one shape of damage when told to:
+ *
+ *  - two chunks linked into a cycle, read by a keeper writing a log for a
+ *    library controller, and by `posixtrace attach -o` run as root on a
+ *    target of another user: shutdown returns, the log stays small, the
+ *    cycle's six events are logged at most once each, damage is reported;
+ *  - every lane naming one self-linked chunk of TIME records: a timed
+ *    getnext with a 200 ms deadline, clear and shutdown return at once;
+ *  - every lane naming one chunk of events: each event is read once;
+ *  - random words flipped and holes punched for 10 s while a keeper and a
+ *    live reader drain two streams: both end, the log stays small.
+ *
+ * Each controller runs in a child of the test, under a file size limit
+ * that the keepers it forks inherit; the test is the reaper of orphans, so
+ * a keeper whose controller hung or was killed is killed with the rest
+ * when the test ends.
+ */
+#include "harness.h"
+
+#include <grp.h>
+#include <poll.h>
+#include <sys/resource.h>
+
+#define NOBODY 65534
+#define LOG_CAP (64u << 20)     /* RLIMIT_FSIZE of every controller and keeper */
+#define RESULT_WAIT_MS 15000    /* a controller not done by then hangs */
+
+struct target {
+	pid_t pid;
+	int to;   /* its stdin */
+	int from; /* its stdout */
+};
+
+/* What a controller child reports through its pipe. */
+struct ctl_result {
+	int create_rc, shutdown_rc, clear_rc;
+	long shutdown_ms, clear_ms, max_call_ms;
+	long events, cycle_events, errors;
+};
+
+static char dir[] = "/tmp/t_consumer.XXXXXX";
+
+static void setup(void)
+{
+	pt_children_setup();
+	pt_subreaper_setup();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	chmod(dir, 0755);
+}
+
+static void teardown(void)
+{
+	pt_kill_descendants();
+	if (!getenv("T_CONSUMER_KEEP"))
+		pt_remove_tree(dir);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)((now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* A line from fd, within timeout_ms; 0 if none came. */
+static int read_line(int fd, char *buf, size_t len, int timeout_ms)
+{
+	size_t n = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (n + 1 < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		long left = timeout_ms - ms_since(&t0);
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(fd, buf + n, 1) != 1)
+			return 0;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = '\0';
+	return 1;
+}
+
+/* Starts the scribbler with `shape` (as uid, unless -1) and its extra
+ * arguments (at most four, NULL-terminated). */
+static struct target start_target(const char *shape, int uid, const char *const *extra)
+{
+	int in[2], out[2];
+	char *argv[8] = {pt_helper_path("scribbler"), (char *)shape};
+	for (int i = 0; extra && extra[i] && i < 4; i++)
+		argv[2 + i] = (char *)extra[i];
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	pid_t pid = pt_fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 ||
+		                 setuid((uid_t)uid) != 0))
+			_exit(126);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	pt_track(pid);
+	close(in[0]);
+	close(out[1]);
+	return (struct target){pid, in[1], out[0]};
+}
+
+/* Waits for the target's "ready" (a stream traces it) and tells it to
+ * write its shape. */
+static void attack(const struct target *t)
+{
+	char line[64];
+	ck_assert_msg(read_line(t->from, line, sizeof line, 10000) && strcmp(line, "ready") == 0,
+	              "the target was never traced");
+	ck_assert_int_eq(write(t->to, "g", 1), 1);
+}
+
+/* The shape is written: how many events it stored (the most a consumer
+ * may report of them). */
+static unsigned attacked(const struct target *t)
+{
+	char line[64];
+	unsigned stored = 0;
+	ck_assert_msg(read_line(t->from, line, sizeof line, 20000) &&
+	                  sscanf(line, "done %u", &stored) == 1,
+	              "the target did not write its shape");
+	return stored;
+}
+
+static int is_named(trace_id_t trid, trace_event_id_t id, const char *name)
+{
+	char buf[TRACE_EVENT_NAME_MAX];
+	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
+}
+
+/* Counts an event into r. */
+static void count_event(trace_id_t trid, const struct posix_trace_event_info *ev,
+                        struct ctl_result *r)
+{
+	r->events++;
+	r->errors += ev->posix_event_id == POSIX_TRACE_ERROR;
+	r->cycle_events += is_named(trid, ev->posix_event_id, "sc.cycle");
+}
+
+/* ---- controllers, each in a child of the test ----------------------------------- */
+
+enum ctl_kind { CTL_LOG, CTL_LIVE_READ, CTL_LIVE_TIMED };
+
+#define READ_MS 1000 /* a live controller reads this long once told to */
+
+struct ctl {
+	pid_t pid;
+	int go;      /* the test writes a byte: the target has written its shape */
+	int result;  /* the child writes "s" once started, then its ctl_result */
+};
+
+static void cap_files(void)
+{
+	struct rlimit r = {LOG_CAP, LOG_CAP};
+	setrlimit(RLIMIT_FSIZE, &r);
+}
+
+static trace_id_t create_for(pid_t target, int logfd, struct ctl_result *r)
+{
+	trace_attr_t attr;
+	trace_id_t trid = 0;
+	posix_trace_attr_init(&attr);
+	if (logfd >= 0) {
+		posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+		r->create_rc = posix_trace_create_withlog(target, &attr, logfd, &trid);
+	} else {
+		r->create_rc = posix_trace_create(target, &attr, &trid);
+	}
+	posix_trace_attr_destroy(&attr);
+	if (r->create_rc == 0)
+		posix_trace_start(trid);
+	return trid;
+}
+
+/* Live: reads for ms milliseconds, blocking calls with a 200 ms deadline or
+ * non-blocking ones, timing each call; then clear. */
+static void read_for(trace_id_t trid, enum ctl_kind kind, long ms, struct ctl_result *r)
+{
+	struct timespec t0, c0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < ms) {
+		struct posix_trace_event_info ev;
+		char data[1024];
+		size_t len;
+		int unavailable = 0, rc;
+		clock_gettime(CLOCK_MONOTONIC, &c0);
+		if (kind == CTL_LIVE_TIMED) {
+			struct timespec dl = pt_in_ms(200);
+			rc = posix_trace_timedgetnext_event(trid, &ev, data, sizeof data, &len, &unavailable,
+			                                    &dl);
+			unavailable = unavailable || rc == ETIMEDOUT;
+		} else {
+			rc = posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len, &unavailable);
+		}
+		long took = ms_since(&c0);
+		if (took > r->max_call_ms)
+			r->max_call_ms = took;
+		if (rc == 0 && !unavailable)
+			count_event(trid, &ev, r);
+		else if (kind != CTL_LIVE_TIMED)
+			usleep(1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &c0);
+	r->clear_rc = posix_trace_clear(trid);
+	r->clear_ms = ms_since(&c0);
+}
+
+static void controller_main(pid_t target, enum ctl_kind kind, const char *log, long ms, int go,
+                            int out)
+{
+	struct ctl_result r;
+	char c;
+	memset(&r, 0, sizeof r);
+	cap_files();
+	int logfd = kind == CTL_LOG ? open(log, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
+	trace_id_t trid = create_for(target, logfd, &r);
+	if (write(out, "s", 1) != 1 || read(go, &c, 1) != 1 || r.create_rc)
+		_exit(1);
+	if (kind == CTL_LOG)
+		pt_sleep_ms(ms);
+	else
+		read_for(trid, kind, ms, &r);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r.shutdown_rc = posix_trace_shutdown(trid);
+	r.shutdown_ms = ms_since(&t0);
+	_exit(write(out, &r, sizeof r) == sizeof r ? 0 : 1);
+}
+
+static struct ctl start_controller(pid_t target, enum ctl_kind kind, const char *log, long ms)
+{
+	int go[2], res[2];
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	pid_t pid = pt_fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(res[0]);
+		controller_main(target, kind, log, ms, go[0], res[1]);
+	}
+	pt_track(pid);
+	close(go[0]);
+	close(res[1]);
+	struct ctl c = {pid, go[1], res[0]};
+	char line[8];
+	struct pollfd p = {.fd = c.result, .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, 10000) == 1 && read(c.result, line, 1) == 1 && line[0] == 's',
+	              "the controller did not start");
+	return c;
+}
+
+static void controller_go(const struct ctl *c) { ck_assert_int_eq(write(c->go, "g", 1), 1); }
+
+/* The controller's report, which must come within RESULT_WAIT_MS. */
+static struct ctl_result controller_result(const struct ctl *c)
+{
+	struct ctl_result r;
+	struct pollfd p = {.fd = c->result, .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, RESULT_WAIT_MS) == 1 && read(c->result, &r, sizeof r) == sizeof r,
+	              "the controller did not finish within %d ms (hung in a consumer)",
+	              RESULT_WAIT_MS);
+	ck_assert_int_eq(r.create_rc, 0);
+	return r;
+}
+
+/* The target writes its shape; then the controller goes on, and reports. */
+static struct ctl_result after_attack(const struct target *t, const struct ctl *c, unsigned *stored)
+{
+	attack(t);
+	*stored = attacked(t);
+	controller_go(c);
+	return controller_result(c);
+}
+
+/* Counts the events of a log read back with posix_trace_open. */
+static struct ctl_result read_log(const char *log)
+{
+	struct ctl_result r;
+	struct stat st;
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(stat(log, &st), 0);
+	ck_assert_msg(st.st_size < (off_t)(LOG_CAP / 4), "the log grew to %lld bytes",
+	              (long long)st.st_size);
+	int fd = open(log, O_RDONLY | O_CLOEXEC);
+	trace_id_t trid;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(posix_trace_open(fd, &trid), 0);
+	for (;;) {
+		struct posix_trace_event_info ev;
+		char data[1024];
+		size_t len;
+		int unavailable = 0;
+		int rc = posix_trace_getnext_event(trid, &ev, data, sizeof data, &len, &unavailable);
+		if (rc != 0 || unavailable)
+			break;
+		count_event(trid, &ev, &r);
+	}
+	posix_trace_close(trid);
+	close(fd);
+	return r;
+}
+
+/* ---- the shapes ----------------------------------------------------------------- */
+
+START_TEST(chunk_cycle_read_by_keeper_of_library_controller_is_logged_once)
+{
+	char log[64];
+	snprintf(log, sizeof log, "%s/cycle.log", dir);
+	struct target t = start_target("cycle", -1, NULL);
+	struct ctl c = start_controller(t.pid, CTL_LOG, log, 300);
+	unsigned stored;
+	struct ctl_result r = after_attack(&t, &c, &stored);
+	pt_kill_descendants();
+	struct ctl_result l = read_log(log);
+	printf("t_consumer: cycle, library controller: shutdown %d in %ld ms; log: %ld events, "
+	       "%ld of the cycle's %u, %ld POSIX_TRACE_ERROR\n",
+	       r.shutdown_rc, r.shutdown_ms, l.events, l.cycle_events, stored, l.errors);
+	ck_assert_int_le(l.cycle_events, stored);
+	ck_assert_int_ge(l.errors, 1);
+}
+END_TEST
+
+START_TEST(chunk_cycle_of_other_users_target_under_attach_as_root_is_logged_once)
+{
+	char log[64], pid[16];
+	if (geteuid() != 0) {
+		printf("t_consumer: SKIP the attach-as-root case: not run as root\n");
+		return;
+	}
+	snprintf(log, sizeof log, "%s/attach.log", dir);
+	struct target t = start_target("cycle", NOBODY, NULL);
+	snprintf(pid, sizeof pid, "%d", (int)t.pid);
+	const char *tool = pt_tool_path("t_consumer: attach as root");
+	ck_assert_ptr_nonnull(tool);
+	pid_t cmd = pt_fork();
+	if (cmd == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		cap_files();
+		execl(tool, tool, "attach", pid, "-o", log, "--duration", "1", (char *)NULL);
+		_exit(127);
+	}
+	pt_track(cmd);
+	attack(&t);
+	unsigned stored = attacked(&t);
+	int status = pt_wait_exit(cmd, RESULT_WAIT_MS);
+	pt_kill_descendants();
+	char how[64];
+	pt_describe_status(status, how, sizeof how);
+	struct ctl_result l = read_log(log);
+	printf("t_consumer: cycle, attach as root: %s; log: %ld events, %ld of the cycle's %u, "
+	       "%ld POSIX_TRACE_ERROR\n", how, l.events, l.cycle_events, stored, l.errors);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "attach: %s", how);
+	ck_assert_int_le(l.cycle_events, stored);
+	ck_assert_int_ge(l.errors, 1);
+}
+END_TEST
+
+START_TEST(every_lane_naming_a_self_linked_chunk_keeps_calls_short)
+{
+	struct target t = start_target("selflink", -1, NULL);
+	struct ctl c = start_controller(t.pid, CTL_LIVE_TIMED, NULL, READ_MS);
+	unsigned stored;
+	struct ctl_result r = after_attack(&t, &c, &stored);
+	printf("t_consumer: self-linked lanes: longest timedgetnext %ld ms, clear %ld ms, "
+	       "shutdown %ld ms, %ld events, %ld POSIX_TRACE_ERROR\n",
+	       r.max_call_ms, r.clear_ms, r.shutdown_ms, r.events, r.errors);
+	ck_assert_int_lt(r.max_call_ms, 2000);
+	ck_assert_int_eq(r.clear_rc, 0);
+	ck_assert_int_lt(r.clear_ms, 2000);
+	ck_assert_int_lt(r.shutdown_ms, 2000);
+	ck_assert_int_ge(r.errors, 1);
+}
+END_TEST
+
+START_TEST(chunk_named_by_every_lane_is_read_once)
+{
+	struct target t = start_target("samechunk", -1, NULL);
+	struct ctl c = start_controller(t.pid, CTL_LIVE_READ, NULL, READ_MS);
+	unsigned stored;
+	struct ctl_result r = after_attack(&t, &c, &stored);
+	printf("t_consumer: one chunk in every lane: %ld of its %u events read, %ld events, "
+	       "%ld POSIX_TRACE_ERROR\n", r.cycle_events, stored, r.events, r.errors);
+	ck_assert_int_le(r.cycle_events, stored);
+	ck_assert_int_ge(r.errors, 1);
+}
+END_TEST
+
+START_TEST(flipped_words_and_punched_holes_leave_keeper_and_reader_bounded)
+{
+	char log[64];
+	snprintf(log, sizeof log, "%s/flip.log", dir);
+	const char *const args[] = {"-n", "2", "-s", "10", NULL};
+	struct target t = start_target("flip", -1, args);
+	struct ctl logger = start_controller(t.pid, CTL_LOG, log, 10500);
+	struct ctl reader = start_controller(t.pid, CTL_LIVE_READ, NULL, 10500);
+	attack(&t);
+	controller_go(&logger);
+	controller_go(&reader);
+	attacked(&t);
+	struct ctl_result rl = controller_result(&logger);
+	struct ctl_result rr = controller_result(&reader);
+	pt_kill_descendants();
+	struct ctl_result l = read_log(log);
+	printf("t_consumer: flips for 10 s: keeper's shutdown %ld ms, log %ld events "
+	       "(%ld POSIX_TRACE_ERROR); reader %ld events (%ld POSIX_TRACE_ERROR), shutdown %ld ms\n",
+	       rl.shutdown_ms, l.events, l.errors, rr.events, rr.errors, rr.shutdown_ms);
+	ck_assert_int_lt(rl.shutdown_ms, 5000);
+	ck_assert_int_lt(rr.shutdown_ms, 5000);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("consumer");
+	TCase *tc = pt_tcase_fixture(s, "shapes", setup, teardown);
+	tcase_set_timeout(tc, 40);
+	tcase_add_test(tc, chunk_cycle_read_by_keeper_of_library_controller_is_logged_once);
+	tcase_add_test(tc, chunk_cycle_of_other_users_target_under_attach_as_root_is_logged_once);
+	tcase_add_test(tc, every_lane_naming_a_self_linked_chunk_keeps_calls_short);
+	tcase_add_test(tc, chunk_named_by_every_lane_is_read_once);
+	tcase_add_test(tc, flipped_words_and_punched_holes_leave_keeper_and_reader_bounded);
+	return pt_run(s);
+}
