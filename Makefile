@@ -60,7 +60,7 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h | $(BUILD)/obj
 
 $(SHLIB): $(LIB_OBJS) src/libposixtrace.map
 	$(CC) $(LIB_CFLAGS) -shared -Wl,-soname,libposixtrace.so.$(SOVERSION) \
-	  -Wl,--version-script=src/libposixtrace.map -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS) $(LDFLAGS)
+	  -Wl,--version-script=src/libposixtrace.map -Wl,-z,now -Wl,-z,nodelete -o $@ $(LIB_OBJS) $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/libposixtrace.so: $(SHLIB)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVERSION)
@@ -125,6 +125,19 @@ SITE_BINS += $(BUILD)/tests/helpers/site-$(1)-c-O$(3) $(BUILD)/tests/helpers/sit
 endef
 $(foreach t,$(SITE_TOOLS),$(foreach o,0 1 2,$(eval $(call site_rules,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))),$(o)))))
 tests: $(SITE_BINS)
+
+# t_dlopen: a host that does not link the library (dl_host) loads and unloads a
+# plugin that does (dl_plugin.so); dl_filler.so and dl_filler8.so use up static TLS.
+DL_HELPERS := $(addprefix $(BUILD)/tests/helpers/,dl_host dl_plugin.so dl_filler.so dl_filler8.so)
+$(BUILD)/tests/helpers/dl_host: tests/dlopen/host.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ -ldl $(LDLIBS)
+$(BUILD)/tests/helpers/dl_plugin.so: tests/dlopen/plugin.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -fPIC -shared $< -o $@ $(APP_LINK)
+$(BUILD)/tests/helpers/dl_filler.so: tests/dlopen/filler.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -fPIC -shared $< -o $@
+$(BUILD)/tests/helpers/dl_filler8.so: tests/dlopen/filler.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -DFILLER_SIZE=8 -fPIC -shared $< -o $@
+tests: $(DL_HELPERS)
 
 deps:
 	@sh scripts/install-deps.sh

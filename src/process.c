@@ -135,7 +135,10 @@ static void do_init(void)
 	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
 	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;
 	atomic_init(&pt_proc.reg_fallback.next_name, 1);
-	pthread_key_create(&pt_proc.thread_key, pt_thread_exit);
+	/* Without a key (EAGAIN: the process took all PTHREAD_KEYS_MAX), events
+	 * are still recorded; an exiting thread's lanes then go back only when
+	 * the process ends.  Setting another library's key would be worse. */
+	pt_proc.have_thread_key = pthread_key_create(&pt_proc.thread_key, pt_thread_exit) == 0;
 	register_membarrier();
 	make_fork_word();
 	pthread_atfork(pt_take_offers_before_fork, NULL, pt_fork_child);

@@ -47,7 +47,8 @@ struct pt_process {
 	int use_membarrier;
 	pthread_mutex_t lock;          /* attached[], threads, names */
 	struct pt_thread *threads;
-	pthread_key_t thread_key;
+	pthread_key_t thread_key;     /* valid when have_thread_key */
+	int have_thread_key;
 	struct pt_pcb pcb_fallback;
 	struct pt_registry reg_fallback;
 };
