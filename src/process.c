@@ -54,11 +54,16 @@ static int wipe_on_fork;
 pid_t pt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 pid_t pt_proc_pid(void) { return pt_proc.pid; }
 
-/* Start time and parent of a process (fields 22 and 4 of /proc/PID/stat). */
+/* Start time and parent of a process (fields 22 and 4 of /proc/PID/stat);
+ * pid 0: this process, by /proc/self, which names it also when /proc is
+ * another pid namespace's than its own. */
 uint64_t pt_proc_stat(pid_t pid, pid_t *ppid)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/stat");
+	else
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (pt_read_text(path, buf, sizeof buf) <= 0)
 		return 0;
 	char *p = strrchr(buf, ')');
@@ -93,7 +98,7 @@ int pt_owner_alive(uint64_t token)
 static void set_identity(void)
 {
 	pt_proc.pid = getpid();
-	pt_proc.starttime = pt_proc_stat(pt_proc.pid, NULL);
+	pt_proc.starttime = pt_proc_stat(0, NULL);
 	pt_proc.owner_token = pt_owner_token(pt_proc.pid, pt_proc.starttime);
 }
 
