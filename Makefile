@@ -60,7 +60,7 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h | $(BUILD)/obj
 
 $(SHLIB): $(LIB_OBJS) src/libposixtrace.map
 	$(CC) $(LIB_CFLAGS) -shared -Wl,-soname,libposixtrace.so.$(SOVERSION) \
-	  -Wl,--version-script=src/libposixtrace.map -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS) $(LDFLAGS)
+	  -Wl,--version-script=src/libposixtrace.map -Wl,-z,now -Wl,-z,nodelete -o $@ $(LIB_OBJS) $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/libposixtrace.so: $(SHLIB)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVERSION)
@@ -104,6 +104,40 @@ $(BUILD)/tests/cli:
 	mkdir -p $@
 $(BUILD)/tests/cli/%: tests/cli/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/cli
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+
+# posix_prog_address at call sites (t_callsite): tests/callsite/site.c built as C
+# and as C++ at -O0, -O1 and -O2 by gcc and by clang when present, as programs
+# with plain flags are.  Sanitized builds use $(CC) and $(CXX) only (one
+# sanitizer runtime per process).
+ifdef SAN
+SITE_TOOLS := $(CC):$(CXX)
+else
+SITE_TOOLS := $(foreach t,gcc:g++ clang:clang++,$(if $(shell command -v $(word 1,$(subst :, ,$(t))) 2>/dev/null),$(t)))
+endif
+SITE_FLAGS = -D_GNU_SOURCE -Iinclude -Wall -Wextra -Werror -g -rdynamic $(SANFLAGS) $(CFLAGS)
+SITE_BINS :=
+define site_rules
+$(BUILD)/tests/helpers/site-$(1)-c-O$(3): tests/callsite/site.c include/trace.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+	$(1) -std=c11 -O$(3) $$(SITE_FLAGS) $$< -o $$@ $$(APP_LINK) -ldl
+$(BUILD)/tests/helpers/site-$(1)-cxx-O$(3): tests/callsite/site.c include/trace.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+	$(2) -x c++ -std=c++11 -O$(3) $$(SITE_FLAGS) $$< -x none -o $$@ $$(APP_LINK) -ldl
+SITE_BINS += $(BUILD)/tests/helpers/site-$(1)-c-O$(3) $(BUILD)/tests/helpers/site-$(1)-cxx-O$(3)
+endef
+$(foreach t,$(SITE_TOOLS),$(foreach o,0 1 2,$(eval $(call site_rules,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))),$(o)))))
+tests: $(SITE_BINS)
+
+# t_dlopen: a host that does not link the library (dl_host) loads and unloads a
+# plugin that does (dl_plugin.so); dl_filler.so and dl_filler8.so use up static TLS.
+DL_HELPERS := $(addprefix $(BUILD)/tests/helpers/,dl_host dl_plugin.so dl_filler.so dl_filler8.so)
+$(BUILD)/tests/helpers/dl_host: tests/dlopen/host.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ -ldl $(LDLIBS)
+$(BUILD)/tests/helpers/dl_plugin.so: tests/dlopen/plugin.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -fPIC -shared $< -o $@ $(APP_LINK)
+$(BUILD)/tests/helpers/dl_filler.so: tests/dlopen/filler.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -fPIC -shared $< -o $@
+$(BUILD)/tests/helpers/dl_filler8.so: tests/dlopen/filler.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -DFILLER_SIZE=8 -fPIC -shared $< -o $@
+tests: $(DL_HELPERS)
 
 deps:
 	@sh scripts/install-deps.sh

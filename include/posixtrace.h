@@ -21,6 +21,18 @@
 extern "C" {
 #endif
 
+/* In C++ a function named like a struct "hides its constructor" (g++
+ * -Wshadow); C needs both names, so the warning is silenced for the two
+ * declarations that share them. */
+#if defined(__cplusplus) && defined(__GNUC__)
+#define __PT_SAME_NAME_BEGIN _Pragma("GCC diagnostic push") \
+	_Pragma("GCC diagnostic ignored \"-Wshadow\"")
+#define __PT_SAME_NAME_END _Pragma("GCC diagnostic pop")
+#else
+#define __PT_SAME_NAME_BEGIN
+#define __PT_SAME_NAME_END
+#endif
+
 #define POSIXTRACE_COMM_MAX 16 /* bytes of a thread name, with its terminating null */
 
 /* What an event carries beyond struct posix_trace_event_info. */
@@ -38,7 +50,9 @@ struct posixtrace_event_ext {
  * posix_trace_getnext_event(), posix_trace_timedgetnext_event() or
  * posix_trace_trygetnext_event() call on trid returned.
  * EINVAL: trid is not a trace stream identifier, or no event was returned. */
+__PT_SAME_NAME_BEGIN
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext);
+__PT_SAME_NAME_END
 
 /* What a pre-recorded stream's log says about itself, as read so far. */
 struct posixtrace_log_info {
@@ -54,7 +68,9 @@ struct posixtrace_log_info {
 };
 
 /* EINVAL: trid is not a pre-recorded trace stream identifier. */
+__PT_SAME_NAME_BEGIN
 int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info);
+__PT_SAME_NAME_END
 
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many

@@ -229,31 +229,31 @@ void posix_trace_event(trace_event_id_t, const void *__PT_RESTRICT, size_t);
  * traces the process it costs the caller one load and a branch, without a
  * call.  The word is the library's, set before any stream can trace the
  * process; posixtrace__event() is posix_trace_event() less that test.
- * (posix_trace_event)(...) or its address reach the function itself;
- * define POSIXTRACE_NO_INLINE to always call it. */
+ * The macro evaluates each argument exactly once, traced or not, and calls
+ * posixtrace__event() from the caller's own code at every optimisation
+ * level, so that the return address the library records is the call site's
+ * (posix_prog_address); the empty asm after the call keeps it from
+ * becoming a tail call, whose return address would be the caller's
+ * caller's.  It needs GNU C's statement expressions: other compilers call
+ * the function.  (posix_trace_event)(...) or its address reach the
+ * function itself; define POSIXTRACE_NO_INLINE to always call it. */
 extern const volatile unsigned long long *posixtrace__armed;
 void posixtrace__event(trace_event_id_t, const void *, size_t);
-#if !defined(POSIXTRACE_NO_INLINE)
-#if defined(__GNUC__)
-#define __PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define __PT_UNLIKELY(x) (x)
-#endif
-#if defined(__GNUC__)
+#if !defined(POSIXTRACE_NO_INLINE) && defined(__GNUC__)
 /* Relaxed atomic loads: the library changes both the pointer and the word
  * while other threads run (a plain load is a data race in C11 terms). */
 #define __PT_ARMED() __atomic_load_n(__atomic_load_n(&posixtrace__armed, __ATOMIC_RELAXED), \
                                      __ATOMIC_RELAXED)
-#else
-#define __PT_ARMED() (*posixtrace__armed)
-#endif
-static inline void posixtrace__event_inline(trace_event_id_t __id, const void *__data,
-                                            size_t __len)
-{
-	if (__PT_UNLIKELY(__PT_ARMED() != 0))
-		posixtrace__event(__id, __data, __len);
-}
-#define posix_trace_event(id, data, len) posixtrace__event_inline((id), (data), (len))
+#define posix_trace_event(id, data, len) __extension__({ \
+	trace_event_id_t __pt_ev_id = (id); \
+	const void *__pt_ev_data = (data); \
+	size_t __pt_ev_len = (len); \
+	if (__builtin_expect(__PT_ARMED() != 0, 0)) { \
+		posixtrace__event(__pt_ev_id, __pt_ev_data, __pt_ev_len); \
+		__asm__ __volatile__(""); \
+	} \
+	(void)0; \
+})
 #endif
 
 /* Retrieval (analyzer) */

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -79,6 +81,31 @@ int pt_pcb_create(void)
 	for (int i = 0; i < PT_PCB_SLOTS; i++)
 		pcb->slots[i].fd = -1;
 	return 0;
+}
+
+/* The number process pid has in its own pid namespace, the innermost (the
+ * last field of NSpid: in /proc/PID/status): the pid it wrote in its block.
+ * pid itself where the kernel shows no NSpid. */
+pid_t pt_pid_in_own_ns(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (pt_read_text(path, buf, sizeof buf) <= 0)
+		return pid;
+	char *p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	p += 7;
+	pid_t own = pid;
+	for (;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v <= 0)
+			break;
+		own = (pid_t)v;
+		p = end;
+	}
+	return own;
 }
 
 int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime)

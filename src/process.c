@@ -54,11 +54,16 @@ static int wipe_on_fork;
 pid_t pt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 pid_t pt_proc_pid(void) { return pt_proc.pid; }
 
-/* Start time and parent of a process (fields 22 and 4 of /proc/PID/stat). */
+/* Start time and parent of a process (fields 22 and 4 of /proc/PID/stat);
+ * pid 0: this process, by /proc/self, which names it also when /proc is
+ * another pid namespace's than its own. */
 uint64_t pt_proc_stat(pid_t pid, pid_t *ppid)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/stat");
+	else
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (pt_read_text(path, buf, sizeof buf) <= 0)
 		return 0;
 	char *p = strrchr(buf, ')');
@@ -93,7 +98,7 @@ int pt_owner_alive(uint64_t token)
 static void set_identity(void)
 {
 	pt_proc.pid = getpid();
-	pt_proc.starttime = pt_proc_stat(pt_proc.pid, NULL);
+	pt_proc.starttime = pt_proc_stat(0, NULL);
 	pt_proc.owner_token = pt_owner_token(pt_proc.pid, pt_proc.starttime);
 }
 
@@ -135,7 +140,10 @@ static void do_init(void)
 	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
 	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;
 	atomic_init(&pt_proc.reg_fallback.next_name, 1);
-	pthread_key_create(&pt_proc.thread_key, pt_thread_exit);
+	/* Without a key (EAGAIN: the process took all PTHREAD_KEYS_MAX), events
+	 * are still recorded; an exiting thread's lanes then go back only when
+	 * the process ends.  Setting another library's key would be worse. */
+	pt_proc.have_thread_key = pthread_key_create(&pt_proc.thread_key, pt_thread_exit) == 0;
 	register_membarrier();
 	make_fork_word();
 	pthread_atfork(pt_take_offers_before_fork, NULL, pt_fork_child);

@@ -47,7 +47,8 @@ struct pt_process {
 	int use_membarrier;
 	pthread_mutex_t lock;          /* attached[], threads, names */
 	struct pt_thread *threads;
-	pthread_key_t thread_key;
+	pthread_key_t thread_key;     /* valid when have_thread_key */
+	int have_thread_key;
 	struct pt_pcb pcb_fallback;
 	struct pt_registry reg_fallback;
 };
@@ -87,6 +88,7 @@ void pt_drop_dead(int slot);
 /* pcb.c */
 int pt_pcb_create(void);
 void pt_pcb_init_own(struct pt_pcb *pcb);
+pid_t pt_pid_in_own_ns(pid_t pid);
 int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime);
 int pt_pcb_map_fd(int fd, struct pt_pcb **out);
 void *pt_sealed_object(const char *name, size_t size, int *fd_out);

@@ -63,8 +63,10 @@ int pt_remote_open(pid_t pid, struct pt_remote *r)
 	return 0;
 }
 
-static int find_block_fd(pid_t pid, int pidfd, struct pt_pcb **out)
+/* The block names the process by the pid it has in its own namespace. */
+static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **out)
 {
+	pid_t own = pt_pid_in_own_ns(pid);
 	char dir[64], path[384], link[128];
 	int err = ENOENT;
 	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
@@ -93,8 +95,7 @@ static int find_block_fd(pid_t pid, int pidfd, struct pt_pcb **out)
 			/* One copy: the target may change it while we look. */
 			struct pt_pcb id;
 			memcpy(&id, pcb, offsetof(struct pt_pcb, armed));
-			if (id.magic == PT_PCB_MAGIC && id.version == PT_LAYOUT_VERSION &&
-			    id.size == sizeof id && id.pid == pid) {
+			if (pt_pcb_validate(&id, own, start)) {
 				*out = pcb;
 				err = 0;
 			} else {
@@ -142,7 +143,7 @@ int pt_remote_reach(struct pt_remote *r)
 	if (r->pcb)
 		return 0;
 	struct pt_pcb *pcb;
-	int err = find_block_fd(r->pid, r->pidfd, &pcb);
+	int err = find_block_fd(r->pid, r->pidfd, r->start, &pcb);
 	if (err)
 		return err;
 	r->pcb = pcb;

@@ -28,7 +28,8 @@ static struct pt_thread *thread_register(void)
 	t->next = pt_proc.threads;
 	pt_proc.threads = t;
 	pthread_mutex_unlock(&pt_proc.lock);
-	pthread_setspecific(pt_proc.thread_key, t);
+	if (pt_proc.have_thread_key)
+		pthread_setspecific(pt_proc.thread_key, t);
 	pt_self = t;
 	return t;
 }

@@ -3,8 +3,10 @@
 # Compiles every tests/header/ source against include/trace.h in every language mode
 # with every compiler present: C files as C99, C11 and C17, each plain, with
 # -D_GNU_SOURCE and with -D_POSIX_C_SOURCE=200809L, under gcc and clang; C++ files as
-# C++11 and C++17 under g++ and clang++.  Warnings are errors (-Wall -Wextra -Werror
-# -pedantic, plus -Wundef, and -Wstrict-prototypes for C).  Each object must refer to
+# C++11 and C++17 under g++ and clang++; at -O0, and again at -O2 for C11 and C++17
+# (the posix_trace_event() macro takes another path there).  Warnings are errors
+# (-Wall -Wextra -Werror -pedantic, plus -Wundef and -Wshadow, and
+# -Wstrict-prototypes for C).  Each object must refer to
 # all 50 posix_trace_* functions by their unmangled (C linkage) names.
 # Prints one line per combination; exits non-zero if any fails.
 # Usage, from the repository root: sh tests/header/check.sh
@@ -13,7 +15,7 @@ dir=tests/header
 tmp=$(mktemp -d /tmp/pt_header.XXXXXX) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-WARN="-Wall -Wextra -Werror -pedantic -Wundef"
+WARN="-Wall -Wextra -Werror -pedantic -Wundef -Wshadow"
 NFUNCS=50
 pass=0; fail=0
 
@@ -24,7 +26,8 @@ run() {
 	cc=$1; src=$2; shift 2
 	obj="$tmp/$(basename "$src").o"
 	label="$cc $* $(basename "$src")"
-	if ! "$cc" "$@" $WARN -O0 -Iinclude -c "$src" -o "$obj" >"$tmp/log" 2>&1; then
+	case "$*" in *-O[0-9]*) opt="" ;; *) opt=-O0 ;; esac
+	if ! "$cc" "$@" $WARN $opt -Iinclude -c "$src" -o "$obj" >"$tmp/log" 2>&1; then
 		echo "FAIL $label"; sed 's/^/     /' "$tmp/log"; fail=$((fail + 1)); return
 	fi
 	if have nm; then
@@ -46,6 +49,9 @@ for cc in gcc clang; do
 			done
 		done
 	done
+	for src in "$dir"/*.c; do
+		run "$cc" "$src" -std=c11 -O2 -Wstrict-prototypes
+	done
 done
 
 for cxx in g++ clang++; do
@@ -54,6 +60,9 @@ for cxx in g++ clang++; do
 		for src in "$dir"/*.cc; do
 			run "$cxx" "$src" -std=$std
 		done
+	done
+	for src in "$dir"/*.cc; do
+		run "$cxx" "$src" -std=c++17 -O2
 	done
 done
 
