@@ -171,6 +171,14 @@ $(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOGFMT_SR
 	  -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_logformat
 
+# The consumers of stream memory on images a test writes
+# (tests/unit/t_streamimg.c, tests/streamimg.h): the test links the static
+# library, whose internal functions it calls.
+$(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/streamimg.h $(STLIB) \
+  | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
+tests: $(BUILD)/tests/t_streamimg
+
 # Long runs of the workload tests, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
@@ -198,10 +206,12 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
-# libFuzzer over trace logs (clang, ASan + UBSan), FUZZ_SECONDS in all: half
-# for fuzz_log (the whole library built in, through posix_trace_open and the
-# calls on a pre-recorded stream), half for fuzz_logread (the log reader,
-# src/logread.c, alone).  Both start from one seed corpus of real logs that
+# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, a third each: over
+# trace logs, fuzz_log (the whole library built in, through posix_trace_open
+# and the calls on a pre-recorded stream) and fuzz_logread (the log reader,
+# src/logread.c, alone); over stream memory images, fuzz_stream (the
+# reader's drain and live calls, a LOOP writer's steal).  The log targets
+# start from one seed corpus of real logs that
 # make_seeds writes with the library (every log-full-policy, a log written to
 # a pipe, names, damaged and cut copies); each keeps what it finds in a
 # corpus of its own, and crashes in $(FUZZ_DIR)/crash-*.  CRCs are not
@@ -210,17 +220,20 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
 FUZZ_CFLAGS = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=all -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 2 > 0 ? $(FUZZ_SECONDS) / 2 : 1)) \
+FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 3 > 0 ? $(FUZZ_SECONDS) / 3 : 1)) \
   -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
+	  $(FUZZ_DIR)/corpus-stream
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
+	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
 
 clean:
 	rm -rf build build-*

@@ -679,20 +679,14 @@ static inline void pt_children_finish(int (*left)(pid_t pid, char *name, size_t 
 	}
 }
 
-/* Makes the test process the reaper of its orphaned descendants: a keeper
- * whose controller was killed is then reparented to the test, which can
- * end it (pt_kill_descendants) instead of leaving it to run. */
-static inline void pt_subreaper_setup(void)
-{
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-}
-
 /* Kills and reaps every child of the test process, tracked or not (with
  * pt_subreaper_setup, orphans of its children too), until none is left;
- * returns how many it killed. */
+ * returns how many it killed.  In another process, nothing. */
 static inline int pt_kill_descendants(void)
 {
 	int killed = 0;
+	if (getpid() != pt_children()->test_pid)
+		return 0;
 	for (int round = 0; round < 100; round++) {
 		int found = 0;
 		DIR *d = opendir("/proc");
@@ -715,6 +709,18 @@ static inline int pt_kill_descendants(void)
 	}
 	pt_children()->nlive = 0;
 	return killed;
+}
+
+static inline void pt_kill_descendants_at_exit(void) { pt_kill_descendants(); }
+
+/* Makes the test process the reaper of its orphaned descendants: a keeper
+ * whose controller was killed is then reparented to the test, which ends
+ * it with the rest when it exits, a failed check included (Check's
+ * failures exit the test's process). */
+static inline void pt_subreaper_setup(void)
+{
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	atexit(pt_kill_descendants_at_exit);
 }
 
 #endif
