@@ -266,6 +266,11 @@ int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room)
 		int sock = h->keeper_sock, pidfd = h->keeper_pidfd;
 		if (!h->in_use || h->kind != PT_H_ACTIVE || sock < 0 || pidfd < 0)
 			continue;
+		/* This process's writers stop first (the stream is stopped at
+		 * exit, as posix_trace_stop would), so that the keeper's last
+		 * drain has an end while other threads still post. */
+		if (h->slot >= 0)
+			pt_arm(h->slot, 0);
 		shutdown(sock, SHUT_WR);
 		p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 		*room += h->map.event_room;
