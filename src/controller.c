@@ -120,10 +120,19 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
 	return create_stream(pid, &a, fd, trid);
 }
 
-static void filter_snapshot(const struct pt_stream_hdr *hdr, trace_event_set_t *set)
+/* The controller's own copy (ctl.h): the header's may have been written by
+ * a traced process. */
+static void filter_snapshot(const struct pt_handle *h, trace_event_set_t *set)
 {
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
-		set->__bits[i] = atomic_load_explicit(&hdr->filter[i], memory_order_relaxed);
+		set->__bits[i] = atomic_load_explicit(&h->ctl->filter[i], memory_order_relaxed);
+}
+
+/* Both copies: the controller's, and the header's that writers test. */
+static void filter_store(struct pt_handle *h, unsigned i, uint64_t w)
+{
+	atomic_store_explicit(&h->ctl->filter[i], w, memory_order_relaxed);
+	atomic_store_explicit(&pt_hdr(&h->map)->filter[i], w, memory_order_relaxed);
 }
 
 /* A system event caused by the caller's call (XSH 2.11.1, posix_trace_event_info Structure: it carries the
@@ -131,7 +140,7 @@ static void filter_snapshot(const struct pt_stream_hdr *hdr, trace_event_set_t *
 static void record(struct pt_handle *h, trace_event_id_t id, const void *data, uint32_t len,
                    const struct pt_caller *who)
 {
-	if (!pt_filtered(pt_hdr(&h->map), id))
+	if (!pt_handle_filtered(h, id))
 		pt_ctl_put(h->ctl, h->map.clock, id, data, len, who);
 }
 
@@ -153,7 +162,7 @@ int posix_trace_start(trace_id_t trid)
 	/* The state's value only (as in stop_locked): relaxed would do. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_SUSPENDED) {
 		trace_event_set_t filter;
-		filter_snapshot(hdr, &filter);
+		filter_snapshot(h, &filter);
 		pt_conv_sample(&h->rd.conv);
 		record(h, POSIX_TRACE_START, &filter, sizeof filter, &who);
 		/* Publishes nothing (writers load state relaxed and see it by the armed
@@ -250,7 +259,7 @@ int posix_trace_clear(trace_id_t trid)
 	/* "As if returning from posix_trace_create()": the filter is empty
 	 * again; names and running/suspended status are kept. */
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
-		atomic_store_explicit(&hdr->filter[i], 0, memory_order_relaxed);
+		filter_store(h, i, 0);
 	atomic_store_explicit(&hdr->ovf_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	atomic_store_explicit(&hdr->overrun, 0, memory_order_relaxed);
@@ -267,7 +276,7 @@ int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	filter_snapshot(pt_hdr(&h->map), set);
+	filter_snapshot(h, set);
 	pt_handle_put(h);
 	return 0;
 }
@@ -283,12 +292,12 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	trace_event_set_t change[2]; /* old, new: the data of POSIX_TRACE_FILTER */
-	filter_snapshot(hdr, &change[0]);
+	filter_snapshot(h, &change[0]);
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++) {
 		uint64_t w = change[0].__bits[i], s = set->__bits[i];
 		w = how == POSIX_TRACE_SET_EVENTSET ? s : how == POSIX_TRACE_ADD_EVENTSET ? (w | s) : (w & ~s);
 		change[1].__bits[i] = w;
-		atomic_store_explicit(&hdr->filter[i], w, memory_order_relaxed);
+		filter_store(h, i, w);
 	}
 	/* The state's value only. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_RUNNING)

@@ -51,6 +51,11 @@ struct pt_ctl {
 	_Atomic uint32_t keeper_ack;     /* futex: commands it carried out */
 	_Atomic int32_t keeper_error;    /* the keeper's first error */
 	_Atomic uint32_t keeper_finished; /* it wrote the end of the log */
+	/* The filter as the controller set it: what decides which system
+	 * events are recorded (pt_handle_filtered).  The stream header's copy
+	 * is for writers, and traced processes can write it.  Numbers only:
+	 * relaxed, as the header's. */
+	_Atomic uint64_t filter[PT_NEVENT_IDS / 64];
 	struct pt_logw_state logw;       /* the log as written so far */
 };
 

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "handle.h"
 #include "logfile.h"
@@ -238,4 +240,40 @@ void pt_handles_after_fork(void)
 		h->in_use = h->dying = h->readers = 0;
 		h->gen++;
 	}
+}
+
+int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id)
+{
+	if (!h->ctl || id >= PT_NEVENT_IDS)
+		return 0;
+	/* Numbers only: relaxed (the filter is written by posix_trace_set_filter
+	 * under the handle's lock, or read by the keeper as it is). */
+	uint64_t w = atomic_load_explicit(&h->ctl->filter[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
+
+/* Without the handles' locks: a thread may hold one until exit.  A handle
+ * being shut down meanwhile may give a descriptor closed under us; poll
+ * then reports POLLNVAL, which ends the wait for it. */
+int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room)
+{
+	int n = 0;
+	*room = 0;
+	if (!atomic_load_explicit(&handles_ready, memory_order_acquire))
+		return 0; /* pairs with the release store in handles_ensure */
+	for (int i = 0; i < TRACE_SYS_MAX && n < max; i++) {
+		volatile struct pt_handle *h = &handles[i];
+		int sock = h->keeper_sock, pidfd = h->keeper_pidfd;
+		if (!h->in_use || h->kind != PT_H_ACTIVE || sock < 0 || pidfd < 0)
+			continue;
+		/* This process's writers stop first (the stream is stopped at
+		 * exit, as posix_trace_stop would), so that the keeper's last
+		 * drain has an end while other threads still post. */
+		if (h->slot >= 0)
+			pt_arm(h->slot, 0);
+		shutdown(sock, SHUT_WR);
+		p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		*room += h->map.event_room;
+	}
+	return n;
 }

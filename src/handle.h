@@ -11,6 +11,8 @@
 #include "reader.h"
 #include "remote.h"
 
+struct pollfd;
+
 enum { PT_H_ACTIVE = 1, PT_H_LOG = 2 };
 struct pt_logfile;
 
@@ -59,6 +61,15 @@ static inline uint64_t pt_handle_lost(const struct pt_handle *h)
 	return pt_stream_lost(&h->map) +
 	       (h->ctl ? atomic_load_explicit(&h->ctl->lost, memory_order_relaxed) : 0);
 }
+
+/* Whether the controller's filter excludes id: every event the controller,
+ * its keeper or its reader records itself is decided by this, never by
+ * the stream header's filter, which traced processes can write. */
+int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id);
+/* exit(): the pidfds of this process's keepers, each keeper told to finish
+ * (its socket shut down for writing), read without the handles' locks;
+ * how many, and the sum of their streams' room in *room. */
+int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room);
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
 /* The lock-free way into a log handle biased to the calling thread: NULL

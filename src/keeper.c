@@ -28,8 +28,11 @@
 #include "keeper.h"
 #include "writer.h"
 
-#define TICK_MS 100
+#define TICK_NS 100000000ull
 #define REACH_EVERY 5 /* ticks between looks at a target not reached yet */
+/* What an event holds of the stream besides its data (about a record's
+ * header): drained bytes are counted with it. */
+#define EVENT_COST 32u
 
 struct keeper {
 	struct pt_handle *h;
@@ -37,11 +40,20 @@ struct keeper {
 	struct pt_ctl *ctl;
 	int sock;
 	int fd;                  /* the log, or -1 */
+	int controller_pidfd;    /* the controller, or -1 */
 	pid_t controller;
 	struct pt_logw w;
 	uint32_t names_in_log;
 	unsigned ticks;
 	unsigned char *data;
+	/* The keeper's own account of automatic flushes, nothing the target
+	 * writes: bytes it drained in the current look, its credit of looks
+	 * (ns: a look costs a tick) and when the credit and the tick's other
+	 * work were last brought up to date (monotonic ns). */
+	uint64_t drained;
+	uint64_t credit;
+	uint64_t credit_at;
+	uint64_t next_tick;
 };
 
 static __thread int forking_keeper;
@@ -59,7 +71,7 @@ static void keep_error(struct keeper *k, int err)
 	uint32_t zero = 0;
 	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
-	if (!pt_filtered(k->shdr, POSIX_TRACE_ERROR))
+	if (!pt_handle_filtered(k->h, POSIX_TRACE_ERROR))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 }
 
@@ -162,14 +174,26 @@ static void log_event(struct keeper *k, const struct pt_rawev *e, size_t len)
 		keep_error(k, r);
 }
 
+/* One event out of the stream into the log: 0 when there was none. */
+static int move_one(struct keeper *k, struct pt_rawev *e)
+{
+	size_t len;
+	if (!pt_read_raw(k->h, e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
+		return 0;
+	k->drained += len + EVENT_COST;
+	if (k->fd >= 0)
+		log_event(k, e, len);
+	return 1;
+}
+
+/* At most what the stream holds (the reader's budget), whatever the
+ * writers do meanwhile. */
 static void drain(struct keeper *k)
 {
 	struct pt_rawev e;
-	size_t len;
 	pt_read_begin_drain(k->h);
-	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
-		if (k->fd >= 0)
-			log_event(k, &e, len);
+	while (move_one(k, &e))
+		;
 	pt_read_end_drain(k->h);
 }
 
@@ -178,11 +202,11 @@ static void drain(struct keeper *k)
  * the log with the next flush, in its place by time. */
 static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request)
 {
-	if (!pt_filtered(k->shdr, POSIX_TRACE_FLUSH_START))
+	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_START))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
 	log_new_names(k);
 	drain(k);
-	if (!pt_filtered(k->shdr, POSIX_TRACE_FLUSH_STOP))
+	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_STOP))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
 	struct pt_logw_status st;
 	snapshot_status(k, &st);
@@ -193,11 +217,11 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 	atomic_store_explicit(&k->ctl->flush_done, request, memory_order_release);
 }
 
-static void ack(struct keeper *k)
+static void ack(struct keeper *k, uint32_t commands)
 {
-	/* Release: the command's effects first; pairs with the acquire load of
+	/* Release: the commands' effects first; pairs with the acquire load of
 	 * keeper_ack in wait_ack. */
-	atomic_fetch_add_explicit(&k->ctl->keeper_ack, 1, memory_order_release);
+	atomic_fetch_add_explicit(&k->ctl->keeper_ack, commands, memory_order_release);
 	syscall(SYS_futex, &k->ctl->keeper_ack, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
@@ -215,7 +239,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 	/* Release: keeper_error first; pairs with the acquire load of
 	 * keeper_finished in keeper_result. */
 	atomic_store_explicit(&k->ctl->keeper_finished, 1, memory_order_release);
-	ack(k);
+	ack(k, 1);
 	_exit(err > 0 && err < 256 ? err : err ? EIO : 0);
 }
 
@@ -229,7 +253,7 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 	/* The state's value only, as in log_became_full. */
 	if (atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_relaxed) &&
-	    !pt_filtered(k->shdr, POSIX_TRACE_STOP))
+	    !pt_handle_filtered(k->h, POSIX_TRACE_STOP))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_STOP, &manual, sizeof manual, &ctl);
 	pt_stream_end(k->shdr);
 	pt_wake_readers(k->shdr);
@@ -238,7 +262,10 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 	finish(k, &ctl);
 }
 
-static int needs_flush(const struct keeper *k)
+/* Whether the stream's words hint at a flush: a writer's kick, a quarter
+ * of the room held, a full stream.  The target writes them: they make the
+ * keeper look, never flush by themselves. */
+static int flush_hinted(const struct keeper *k)
 {
 	const struct pt_stream_hdr *s = k->shdr;
 	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
@@ -248,6 +275,60 @@ static int needs_flush(const struct keeper *k)
 	return atomic_load_explicit(&s->keeper_kicked, memory_order_acquire) ||
 	       atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
 	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->map.event_room / 4;
+}
+
+/* An automatic flush of a POSIX_TRACE_FLUSH stream: only when the keeper
+ * itself reads an event (its own FLUSH_START and FLUSH_STOP do not count),
+ * so that a look that finds nothing records nothing. */
+static void auto_flush(struct keeper *k)
+{
+	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
+		return;
+	/* The writer that asked; a flush nobody asked for yet (a quarter held,
+	 * seen before the kick) names the last one that did, or the controller. */
+	struct pt_caller who = {atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed), 0, 0,
+	                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
+	if (who.pid <= 0)
+		who.pid = k->controller;
+	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
+	struct pt_rawev e;
+	pt_read_begin_drain(k->h);
+	do {
+		if (!move_one(k, &e)) {
+			pt_read_end_drain(k->h);
+			return;
+		}
+	} while (e.id == POSIX_TRACE_FLUSH_START || e.id == POSIX_TRACE_FLUSH_STOP);
+	/* A request number only (active_status compares it with flush_done):
+	 * relaxed would do. */
+	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
+	flush(k, &who, req);
+}
+
+/* Looks at the stream are paid from a credit that grows by a tick's worth
+ * each tick, up to CREDIT_MAX, and is paid back by what a look drains: a
+ * tick per quarter of the room.  A writer that fills the stream gets a look
+ * each time it kicks; a target that only scribbles the hints or bumps
+ * keeper_wake gets one look per tick, each finding nothing to record. */
+#define CREDIT_MAX (4 * TICK_NS)
+
+static void credit_update(struct keeper *k, uint64_t now)
+{
+	k->credit += now - k->credit_at;
+	k->credit_at = now;
+	if (k->credit > CREDIT_MAX)
+		k->credit = CREDIT_MAX;
+}
+
+static void look(struct keeper *k)
+{
+	uint64_t quarter = k->h->map.event_room / 4 + 1;
+	k->drained = 0;
+	auto_flush(k);
+	k->credit -= TICK_NS;
+	k->credit += k->drained >= quarter * 4 ? CREDIT_MAX : TICK_NS * k->drained / quarter;
+	if (k->credit > CREDIT_MAX)
+		k->credit = CREDIT_MAX;
 }
 
 /* A target that had not loaded the library at creation gets the stream
@@ -269,57 +350,92 @@ static void reach_late(struct keeper *k)
 static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 {
 	struct pt_caller who = msg->who;
-	uint32_t cmd = msg->cmd;
-	if (cmd == PT_CMD_FLUSH) {
-		/* A request number only, as in finish. */
-		flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
-	} else if (cmd == PT_CMD_CLEAR) {
+	if (msg->cmd == PT_CMD_CLEAR) {
 		pt_discard_all(k->h);
 		if (k->fd >= 0)
 			keep_error(k, pt_logw_clear(&k->w));
 		/* posix_trace_clear: the log is no longer full. */
 		atomic_store_explicit(&k->ctl->log_full, 0, memory_order_relaxed);
 		atomic_store_explicit(&k->ctl->log_overrun, 0, memory_order_relaxed);
-	} else if (cmd == PT_CMD_FINISH) {
+	} else if (msg->cmd == PT_CMD_FINISH) {
 		finish(k, &who);
 	}
-	ack(k);
+	ack(k, 1);
 }
 
+/* FLUSH commands in a row are carried out as one flush (each is
+ * acknowledged): a burst of posix_trace_flush calls costs one. */
+static void flush_pending(struct keeper *k, const struct pt_cmd_msg *last, uint32_t *flushes)
+{
+	if (!*flushes)
+		return;
+	struct pt_caller who = last->who;
+	/* A request number only, as in finish: every request sent before the
+	 * message was taken is counted in it. */
+	flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
+	ack(k, *flushes);
+	*flushes = 0;
+}
+
+/* Carries out the commands waiting, after up to timeout_ms for the first;
+ * ends the stream if the controller is gone (its end of the socket hung
+ * up, or its pidfd says it exited). */
+static void serve(struct keeper *k, int timeout_ms)
+{
+	struct pollfd p[2] = {{.fd = k->sock, .events = POLLIN},
+	                      {.fd = k->controller_pidfd, .events = POLLIN}};
+	if (poll(p, k->controller_pidfd >= 0 ? 2 : 1, timeout_ms) <= 0)
+		return;
+	struct pt_cmd_msg msg, last = {0};
+	uint32_t flushes = 0;
+	ssize_t got;
+	while ((got = recv(k->sock, &msg, sizeof msg, MSG_DONTWAIT)) == sizeof msg) {
+		if (msg.cmd == PT_CMD_FLUSH) {
+			last = msg;
+			flushes++;
+			continue;
+		}
+		flush_pending(k, &last, &flushes);
+		command(k, &msg);
+	}
+	flush_pending(k, &last, &flushes);
+	if (got == 0 || (p[0].revents & (POLLHUP | POLLERR)) || (p[1].revents & POLLIN))
+		controller_gone(k);
+}
+
+/* Once per tick: a target not reached yet, and the clock's calibration. */
+static void tick(struct keeper *k, uint64_t now)
+{
+	if (now < k->next_tick)
+		return;
+	k->next_tick = now + TICK_NS;
+	reach_late(k);
+	pt_conv_sample(&k->h->rd.conv);
+}
+
+/* The keeper sleeps on keeper_wake (a writer's kick, a command) with a
+ * tick's timeout, and looks at the stream when its credit allows: it never
+ * spins, whatever the target writes. */
 __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 {
+	k->credit_at = pt_mono_ns();
+	k->credit = CREDIT_MAX;
 	for (;;) {
 		/* Pairs with the release fetch-adds of keeper_wake in pt_keeper_kick
 		 * (writer.c) and send_cmd: what came before the count moved is seen. */
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
-		struct pollfd p = {.fd = k->sock, .events = POLLIN};
-		if (poll(&p, 1, 0) > 0) {
-			struct pt_cmd_msg msg;
-			ssize_t got;
-			while ((got = recv(k->sock, &msg, sizeof msg, MSG_DONTWAIT)) == sizeof msg)
-				command(k, &msg);
-			if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
-				controller_gone(k);
-		}
-		if (needs_flush(k)) {
-			/* The writer that asked; a flush nobody asked for yet (a
-			 * quarter held, seen before the kick) names the last one
-			 * that did, or the controller. */
-			struct pt_caller who = {atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed), 0, 0,
-			                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
-			if (who.pid <= 0)
-				who.pid = k->controller;
-			/* A request number only (active_status compares it with flush_done):
-			 * relaxed would do. */
-			uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
-			atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-			flush(k, &who, req);
+		serve(k, 0);
+		uint64_t now = pt_mono_ns();
+		credit_update(k, now);
+		if (k->credit < TICK_NS) {
+			serve(k, (int)((TICK_NS - k->credit + 999999) / 1000000));
 			continue;
 		}
-		reach_late(k);
-		pt_conv_sample(&k->h->rd.conv);
-		struct timespec tick = {0, TICK_MS * 1000000L};
-		syscall(SYS_futex, &k->shdr->keeper_wake, FUTEX_WAIT, wake, &tick, NULL, 0);
+		if (flush_hinted(k))
+			look(k);
+		tick(k, now);
+		struct timespec timeout = {0, (long)TICK_NS};
+		syscall(SYS_futex, &k->shdr->keeper_wake, FUTEX_WAIT, wake, &timeout, NULL, 0);
 	}
 }
 
@@ -354,6 +470,12 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	prctl(PR_SET_NAME, "posixtrace-keep");
 	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx};
 	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
+	/* The controller's end of the socket may live on in a process that
+	 * did not run the library's fork handler; its pidfd tells its exit
+	 * anyway.  A controller gone before this is no longer the parent. */
+	k->controller_pidfd = (int)syscall(SYS_pidfd_open, k->controller, 0);
+	if (getppid() != k->controller)
+		controller_gone(k);
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_forget_other_threads();
 	/* The controller's own streams and block are not the keeper's. */
@@ -371,14 +493,25 @@ __attribute__((noreturn)) static void keeper_main(struct keeper *k)
 	keeper_loop(k);
 }
 
-/* Forks a keeper for the handle's stream. */
+static int pidfd_gone(int pidfd, int timeout_ms)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int r;
+	while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+		;
+	return r != 0;
+}
+
+/* Forks a keeper for the handle's stream.  ENOSYS without pidfd_open
+ * (Linux before 5.3, or a seccomp filter): a keeper whose death cannot be
+ * seen could not be waited for with a bound. */
 static int spawn(struct pt_handle *h)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return EAGAIN;
 	struct keeper k = {.h = h, .shdr = pt_hdr(&h->map), .ctl = h->ctl, .sock = sv[1],
-	                   .fd = h->log_fd, .controller = pt_proc.pid};
+	                   .fd = h->log_fd, .controller = pt_proc.pid, .controller_pidfd = -1};
 	forking_keeper = 1;
 	pid_t pid = fork();
 	forking_keeper = 0;
@@ -389,9 +522,17 @@ static int spawn(struct pt_handle *h)
 		close(sv[0]);
 		return EAGAIN;
 	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		kill(pid, SIGKILL);
+		close(sv[0]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return ENOSYS;
+	}
 	h->keeper = pid;
 	h->keeper_sock = sv[0];
-	h->keeper_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	h->keeper_pidfd = pidfd;
 	return 0;
 }
 
@@ -412,17 +553,36 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
 	return spawn(h);
 }
 
-static int keeper_alive(const struct pt_handle *h)
+/* How long a keeper may take over a command: a second, plus the stream's
+ * room at the rate of a plain write (100 MB/s). */
+static uint64_t keeper_bound_ns(const struct pt_handle *h)
 {
-	struct pollfd p = {.fd = h->keeper_pidfd, .events = POLLIN};
-	return h->keeper_pidfd < 0 ? h->keeper > 0 : poll(&p, 1, 0) == 0;
+	return 1000000000ull + h->map.event_room * 10u;
 }
 
+static int ms_until(uint64_t deadline)
+{
+	uint64_t now = pt_mono_ns();
+	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
+static int keeper_alive(const struct pt_handle *h)
+{
+	return h->keeper_pidfd >= 0 && !pidfd_gone(h->keeper_pidfd, 0);
+}
+
+/* The keeper ended, killed first if it is still there (SIGKILL through
+ * its pidfd: no pid reuse), and reaped.  Bounded: one that does not die
+ * within a second (stuck in the kernel) is left to be reaped later. */
 static void reap(struct pt_handle *h)
 {
-	if (h->keeper > 0)
-		while (waitpid(h->keeper, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (h->keeper > 0 && h->keeper_pidfd >= 0) {
+		if (keeper_alive(h))
+			syscall(SYS_pidfd_send_signal, h->keeper_pidfd, SIGKILL, NULL, 0);
+		if (pidfd_gone(h->keeper_pidfd, 1000))
+			while (waitpid(h->keeper, NULL, WNOHANG) < 0 && errno == EINTR)
+				;
+	}
 	if (h->keeper_sock >= 0)
 		close(h->keeper_sock);
 	if (h->keeper_pidfd >= 0)
@@ -431,8 +591,10 @@ static void reap(struct pt_handle *h)
 	h->keeper_sock = h->keeper_pidfd = -1;
 }
 
-/* The keeper died: the log says so where it happened, and a new keeper
- * continues it. */
+static _Atomic int exiting; /* exit() has begun: no keeper is started */
+
+/* The keeper died or is stuck: the log says so where it happened, and a
+ * new keeper continues it. */
 static int replace_keeper(struct pt_handle *h)
 {
 	int err = EIO;
@@ -442,27 +604,55 @@ static int replace_keeper(struct pt_handle *h)
 	atomic_store_explicit(&h->ctl->keeper_ack, atomic_load_explicit(&h->ctl->cmd_sent,
 	                                                                 memory_order_acquire),
 	                      memory_order_release);
-	if (!pt_filtered(pt_hdr(&h->map), POSIX_TRACE_ERROR))
+	if (!pt_handle_filtered(h, POSIX_TRACE_ERROR))
 		pt_ctl_put(h->ctl, h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 	uint32_t zero = 0;
 	atomic_compare_exchange_strong_explicit(&h->ctl->flush_error, &zero, EIO, memory_order_relaxed,
 	                                        memory_order_relaxed);
-	spawn(h);
+	if (!atomic_load_explicit(&exiting, memory_order_relaxed))
+		spawn(h);
 	return EIO;
+}
+
+/* Sends one command; *number is 0 for a FLUSH that joined the flushes
+ * already waiting.  EIO: no keeper, or it died; ETIMEDOUT: the socket
+ * stayed full (a keeper alive but stuck) until the deadline. */
+static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *number,
+                   uint64_t deadline)
+{
+	*number = 0;
+	for (;;) {
+		if (h->keeper_sock < 0)
+			return EIO;
+		if (send(h->keeper_sock, msg, sizeof *msg, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof *msg)
+			break;
+		if ((errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || !keeper_alive(h))
+			return EIO;
+		/* A full socket holds FLUSH commands not taken yet (CLEAR and FINISH
+		 * are waited for): the keeper takes them after this request was
+		 * counted in flush_req, so one of them carries it out. */
+		if (msg->cmd == PT_CMD_FLUSH)
+			return 0;
+		struct pollfd p = {.fd = h->keeper_sock, .events = POLLOUT};
+		if (ms_until(deadline) == 0)
+			return ETIMEDOUT;
+		poll(&p, 1, ms_until(deadline) < 50 ? ms_until(deadline) : 50);
+	}
+	/* A command number only: relaxed would do. */
+	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
+	return 0;
 }
 
 /* Commands are numbered (cmd_sent); the keeper counts those it carried
  * out (keeper_ack), so a caller waits for its own command, not for an
  * acknowledgement of an earlier one (a flush's, which nobody waits for). */
 static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who,
-                    uint32_t *number)
+                    uint32_t *number, uint64_t deadline)
 {
 	struct pt_cmd_msg msg = {.cmd = cmd, .who = *who};
-	if (h->keeper_sock < 0 ||
-	    send(h->keeper_sock, &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof msg)
-		return EIO;
-	/* A command number only: relaxed would do. */
-	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
+	int err = put_cmd(h, &msg, number, deadline);
+	if (err)
+		return err;
 	struct pt_stream_hdr *s = pt_hdr(&h->map);
 	/* Pairs with the acquire load of keeper_wake in keeper_loop. */
 	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
@@ -470,8 +660,9 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 	return 0;
 }
 
-/* Waits until the keeper has carried out command `number`; EIO if it died. */
-static int wait_ack(struct pt_handle *h, uint32_t number)
+/* Waits until the keeper has carried out command `number`: EIO if it died,
+ * ETIMEDOUT if it is alive but has not by the deadline. */
+static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t deadline)
 {
 	for (;;) {
 		/* Pairs with the release fetch-add of keeper_ack in ack: the command's
@@ -481,7 +672,10 @@ static int wait_ack(struct pt_handle *h, uint32_t number)
 			return 0;
 		if (!keeper_alive(h))
 			return EIO;
-		struct timespec tick = {0, 50 * 1000 * 1000};
+		int left = ms_until(deadline);
+		if (left == 0)
+			return ETIMEDOUT;
+		struct timespec tick = {0, (left < 50 ? left : 50) * 1000000L};
 		syscall(SYS_futex, &h->ctl->keeper_ack, FUTEX_WAIT, done, &tick, NULL, 0);
 	}
 }
@@ -489,58 +683,117 @@ static int wait_ack(struct pt_handle *h, uint32_t number)
 int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who)
 {
 	int err = 0;
+	uint64_t deadline = pt_mono_ns() + keeper_bound_ns(h);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		uint32_t number;
 		/* A request number only: relaxed would do. */
 		if (cmd == PT_CMD_FLUSH)
 			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
-		if (send_cmd(h, cmd, who, &number) == 0 && (cmd == PT_CMD_FLUSH || wait_ack(h, number) == 0))
+		int sent = send_cmd(h, cmd, who, &number, deadline);
+		if (sent == 0 && cmd == PT_CMD_FLUSH)
 			return err; /* posix_trace_flush only starts the flush */
+		int done = sent ? sent : wait_ack(h, number, deadline);
+		if (done == 0)
+			return err;
 		err = replace_keeper(h);
+		if (done == ETIMEDOUT) {
+			/* The stuck keeper had the whole bound: the new one is given
+			 * the command without a wait (the next ones queue behind it). */
+			send_cmd(h, cmd, who, &number, pt_mono_ns());
+			return err;
+		}
 	}
 	return err;
 }
 
-/* How the keeper ended: its exit status, or (when this process does not
- * wait for its children) what it said before exiting.  -1: it was killed. */
-static int keeper_result(struct pt_handle *h)
+/* How the keeper ended, waiting until the deadline: its exit status, or
+ * (when this process does not wait for its children) what it said before
+ * exiting; -1: it was killed; -2: it did not end in time and was killed. */
+static int keeper_result(struct pt_handle *h, uint64_t deadline)
 {
+	if (!pidfd_gone(h->keeper_pidfd, ms_until(deadline))) {
+		syscall(SYS_pidfd_send_signal, h->keeper_pidfd, SIGKILL, NULL, 0);
+		return -2;
+	}
 	int status = 0;
 	pid_t r;
-	while ((r = waitpid(h->keeper, &status, 0)) < 0 && errno == EINTR)
+	/* Exited (its pidfd is readable): a zombie now, unless someone else
+	 * reaped it (SIGCHLD ignored, or a handler that waits for all). */
+	while ((r = waitpid(h->keeper, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
-	if (r < 0) {
-		struct pollfd p = {.fd = h->keeper_pidfd, .events = POLLIN};
-		while (h->keeper_pidfd >= 0 && poll(&p, 1, -1) < 0 && errno == EINTR)
-			;
+	if (r != h->keeper) {
 		/* Pairs with the release store of keeper_finished in finish: keeper_error
 		 * is final. */
 		if (!atomic_load_explicit(&h->ctl->keeper_finished, memory_order_acquire))
 			return -1;
+		h->keeper = 0;
 		return atomic_load_explicit(&h->ctl->keeper_error, memory_order_relaxed);
 	}
 	h->keeper = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* ETIMEDOUT: the keeper did not finish within the bound (it was killed
+ * and the log stops short); EIO: it died; else its first error. */
 int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 {
 	int err = 0;
 	for (int attempt = 0; attempt < 2 && h->keeper > 0; attempt++) {
 		uint32_t number;
-		if (send_cmd(h, PT_CMD_FINISH, who, &number) != 0) {
+		uint64_t deadline = pt_mono_ns() + keeper_bound_ns(h);
+		int sent = send_cmd(h, PT_CMD_FINISH, who, &number, deadline);
+		if (sent == ETIMEDOUT) {
+			reap(h);
+			return ETIMEDOUT;
+		}
+		if (sent != 0) {
 			err = replace_keeper(h);
 			continue;
 		}
-		int result = keeper_result(h);
+		int result = keeper_result(h, deadline);
 		if (result >= 0) {
-			h->keeper = 0;
 			reap(h);
 			return err ? err : result;
 		}
-		h->keeper = 0;
+		if (result == -2) {
+			reap(h);
+			return ETIMEDOUT;
+		}
 		err = replace_keeper(h);
 	}
 	reap(h);
 	return err ? err : EIO;
+}
+
+/* exit() of a controller: each keeper is told (its socket shut down for
+ * writing: end of file) and waited for through its pidfd, all together,
+ * up to a second plus their streams' room at 100 MB/s, so that the logs
+ * are finished when the process is gone.  No lock is taken: another
+ * thread may hold a handle's for good (a blocked read), and a keeper it
+ * is shutting down is waited for all the same. */
+__attribute__((destructor)) static void keepers_at_exit(void)
+{
+	struct pollfd p[TRACE_SYS_MAX];
+	uint64_t room = 0;
+	int n = 0;
+	atomic_store_explicit(&exiting, 1, memory_order_relaxed);
+	if (pt_forking_keeper() || pt_proc.pid != getpid())
+		return;
+	n = pt_handles_keepers(p, TRACE_SYS_MAX, &room);
+	if (n == 0)
+		return;
+	uint64_t deadline = pt_mono_ns() + 1000000000ull + room * 10u;
+	for (int left; (left = ms_until(deadline)) > 0;) {
+		int r = poll(p, (nfds_t)n, left);
+		if (r < 0 && errno != EINTR)
+			return;
+		int waiting = 0;
+		for (int i = 0; i < n; i++) {
+			if (p[i].revents)
+				p[i].fd = -1;
+			waiting += p[i].fd >= 0;
+		}
+		if (!waiting)
+			return;
+	}
 }

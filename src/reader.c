@@ -540,7 +540,7 @@ static void push_synth(struct pt_handle *h, trace_event_id_t id, uint64_t raw, c
                        uint32_t len, const struct pt_caller *who)
 {
 	struct pt_reader *rd = &h->rd;
-	if (rd->nsynth >= PT_SYNTH_MAX || pt_filtered(pt_hdr(&h->map), id))
+	if (rd->nsynth >= PT_SYNTH_MAX || pt_handle_filtered(h, id))
 		return;
 	struct pt_synth *s = &rd->synth[rd->nsynth++];
 	memset(s, 0, sizeof *s);
@@ -857,7 +857,7 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 			rd->ovf_pending = 0;
 			rd->ovf_raw = UINT64_MAX;
 			rd->resume_pending = 1;
-			if (pt_filtered(hdr, POSIX_TRACE_OVERFLOW))
+			if (pt_handle_filtered(h, POSIX_TRACE_OVERFLOW))
 				continue;
 			return 1;
 		}

@@ -10,7 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,7 +57,7 @@ int pt_remote_open(pid_t pid, struct pt_remote *r)
 		return err;
 	r->pidfd = pidfd_open_(pid);
 	if (r->pidfd < 0)
-		return ESRCH;
+		return errno == ENOSYS ? ENOSYS : ESRCH;
 	r->pid = pid;
 	r->start = pt_proc_stat(pid, NULL);
 	/* The pid named this process when the pidfd was opened and still
@@ -63,8 +69,9 @@ int pt_remote_open(pid_t pid, struct pt_remote *r)
 	return 0;
 }
 
-/* The block names the process by the pid it has in its own namespace. */
-static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **out)
+/* The block names the process by the pid it has in its own namespace;
+ * *owner: the block's owner, whom the channel's ends must name too. */
+static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **out, uid_t *owner)
 {
 	pid_t own = pt_pid_in_own_ns(pid);
 	char dir[64], path[384], link[128];
@@ -88,6 +95,8 @@ static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **o
 		if (fd < 0) {
 			if (errno == EPERM || errno == EACCES)
 				err = EPERM;
+			else if (errno == ENOSYS) /* pidfd_getfd: Linux 5.6 */
+				err = ENOSYS;
 			continue;
 		}
 		struct pt_pcb *pcb;
@@ -95,8 +104,10 @@ static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **o
 			/* One copy: the target may change it while we look. */
 			struct pt_pcb id;
 			memcpy(&id, pcb, offsetof(struct pt_pcb, armed));
-			if (pt_pcb_validate(&id, own, start)) {
+			struct stat st;
+			if (pt_pcb_validate(&id, own, start) && fstat(fd, &st) == 0) {
 				*out = pcb;
+				*owner = st.st_uid;
 				err = 0;
 			} else {
 				munmap(pcb, sizeof *pcb);
@@ -108,21 +119,110 @@ static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **o
 	return err;
 }
 
-/* Its channel's sending end, which must be the socket its block names. */
-static int pull_channel(struct pt_remote *r)
+/* A descriptor of the target's that must be the AF_UNIX SOCK_SEQPACKET
+ * socket `ref` names (number and inode): the descriptor, or -1. */
+static int pull_socket(const struct pt_remote *r, const struct pt_fdref *ref)
 {
-	struct pt_fdref tx;
-	memcpy(&tx, &r->pcb->channel_tx, sizeof tx);
-	int fd = pidfd_getfd_(r->pidfd, tx.fd);
+	int fd = pidfd_getfd_(r->pidfd, ref->fd);
 	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && (uint64_t)st.st_ino == tx.ino) {
+	int type = 0, domain = 0;
+	socklen_t tl = sizeof type, dl = sizeof domain;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    (uint64_t)st.st_ino == ref->ino &&
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_SEQPACKET &&
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) == 0 && domain == AF_UNIX) {
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
-		r->tx = fd;
-		return 0;
+		return fd;
 	}
 	if (fd >= 0)
 		close(fd);
-	return ENOENT;
+	return -1;
+}
+
+/* The inode of the peer of AF_UNIX socket `ino`, asked of the kernel
+ * (sock_diag, UNIX_DIAG_PEER): 0 for none, -1 when the kernel cannot say
+ * (no unix_diag). */
+static int64_t unix_peer(uint64_t ino)
+{
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -1;
+	struct {
+		struct nlmsghdr nh;
+		struct unix_diag_req req;
+	} q = {.nh = {.nlmsg_len = sizeof q, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+	              .nlmsg_flags = NLM_F_REQUEST},
+	       .req = {.sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_ino = (uint32_t)ino,
+	               .udiag_show = UDIAG_SHOW_PEER,
+	               .udiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}};
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+	uint32_t buf[512];
+	int64_t peer = -1;
+	ssize_t n = -1;
+	if (sendto(nl, &q, sizeof q, 0, (struct sockaddr *)&to, sizeof to) == sizeof q)
+		n = recv(nl, buf, sizeof buf, 0);
+	close(nl);
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	if (n < (ssize_t)sizeof *h || !NLMSG_OK(h, (size_t)n))
+		return -1;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+		/* ENOENT: no such socket, which a channel end is not */
+		return h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error == -ENOENT ? 0 : -1;
+	}
+	if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+		return -1;
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	if (m->udiag_ino != (uint32_t)ino)
+		return 0;
+	int len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+	uint32_t peer32;
+	peer = 0;
+	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= (int)sizeof(uint32_t))
+			memcpy(&peer32, RTA_DATA(a), sizeof peer32), peer = peer32;
+	return peer;
+}
+
+/* Without unix_diag: both ends were made by one socketpair() call if each
+ * has the other's creator as its peer (SO_PEERCRED of a socketpair is its
+ * creator's credentials) and that creator is root or the user who made the
+ * block, so a descriptor sent on tx reaches no third user. */
+static int same_pair_by_creds(int tx, int rx, uid_t block_owner)
+{
+	struct ucred a, b;
+	socklen_t la = sizeof a, lb = sizeof b;
+	return getsockopt(tx, SOL_SOCKET, SO_PEERCRED, &a, &la) == 0 &&
+	       getsockopt(rx, SOL_SOCKET, SO_PEERCRED, &b, &lb) == 0 && a.pid == b.pid &&
+	       a.uid == b.uid && a.gid == b.gid && (a.uid == 0 || a.uid == block_owner);
+}
+
+/* Its channel's sending end, which must be the socket its block names and
+ * the peer of the receiving end its block names (both pulled out of the
+ * target), so that the stream is sent to the target and to nobody else:
+ * EPERM otherwise (a target that points its block at a socket connected
+ * to someone else's server). */
+static int pull_channel(struct pt_remote *r, uid_t block_owner)
+{
+	struct pt_fdref tx_ref, rx_ref;
+	memcpy(&tx_ref, &r->pcb->channel_tx, sizeof tx_ref);
+	memcpy(&rx_ref, &r->pcb->channel_rx, sizeof rx_ref);
+	int tx = pull_socket(r, &tx_ref), rx = tx >= 0 ? pull_socket(r, &rx_ref) : -1;
+	int ok = 0;
+	if (rx >= 0) {
+		int64_t peer = unix_peer(tx_ref.ino);
+		ok = peer >= 0 ? (uint64_t)peer == rx_ref.ino && unix_peer(rx_ref.ino) == (int64_t)tx_ref.ino
+		               : same_pair_by_creds(tx, rx, block_owner);
+		close(rx);
+	}
+	if (ok) {
+		r->tx = tx;
+		return 0;
+	}
+	if (tx >= 0)
+		close(tx);
+	return EPERM;
 }
 
 /* Its registry, so that names agree with the target's own ids. */
@@ -143,14 +243,19 @@ int pt_remote_reach(struct pt_remote *r)
 	if (r->pcb)
 		return 0;
 	struct pt_pcb *pcb;
-	int err = find_block_fd(r->pid, r->pidfd, r->start, &pcb);
+	uid_t owner;
+	int err = find_block_fd(r->pid, r->pidfd, r->start, &pcb, &owner);
 	if (err)
 		return err;
 	r->pcb = pcb;
-	if (pull_channel(r) != 0 || !pt_remote_alive(r)) {
+	err = pull_channel(r, owner);
+	if (err || !pt_remote_alive(r)) {
+		if (r->tx >= 0)
+			close(r->tx);
+		r->tx = -1;
 		munmap(r->pcb, sizeof *r->pcb);
 		r->pcb = NULL;
-		return ENOENT;
+		return err ? err : ENOENT;
 	}
 	pull_registry(r);
 	return 0;

@@ -502,6 +502,27 @@ static inline int pt_proc_stat(pid_t pid, char *comm, size_t commlen, char *stat
 	return 0;
 }
 
+/* Processes whose parent is `parent` named comm (any state, zombies too):
+ * how many, and the first found in *first. */
+static inline int pt_procs_named(pid_t parent, const char *comm, pid_t *first)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		char name[64];
+		pid_t pid = atoi(e->d_name), ppid = 0;
+		if (pid <= 0 || pt_proc_stat(pid, name, sizeof name, NULL, &ppid) != 0 ||
+		    ppid != parent || strcmp(name, comm) != 0)
+			continue;
+		if (n++ == 0 && first)
+			*first = pid;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* A wait status in words, for messages. */
 static inline void pt_describe_status(int status, char *buf, size_t len)
 {

@@ -1,0 +1,918 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The keeper and its controller against a traced process that writes
+ * anything into the stream it shares, and against the controller's own
+ * end (exit, _exit, SIGKILL).  Each scenario runs in a child of the test
+ * (the "program"), with a file size limit on what it writes and a time
+ * limit; the test process is a child subreaper, so keepers (which call
+ * setsid) come back to it when their controller dies, and the teardown
+ * kills every process the test started, keepers included.
+ */
+#include "harness.h"
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include "../src/layout.h"
+
+#define MIB (1024L * 1024L)
+#define SCENARIO_MS 12000 /* a scenario that takes longer hangs */
+
+static char dir[64];
+
+static void kill_all_children(void)
+{
+	for (int round = 0; round < 300; round++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		int found = 0;
+		while (d && (e = readdir(d))) {
+			pid_t pid = atoi(e->d_name), ppid = 0;
+			if (pid > 0 && pt_proc_stat(pid, NULL, 0, NULL, &ppid) == 0 && ppid == getpid()) {
+				kill(pid, SIGKILL);
+				found++;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (!found)
+			return;
+		usleep(10000);
+	}
+}
+
+static void setup(void)
+{
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	snprintf(dir, sizeof dir, "/tmp/pt-keeper-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	kill_all_children();
+	pt_remove_tree(dir);
+}
+
+static int new_log(const char *name)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+static void limit_file_size(rlim_t bytes)
+{
+	struct rlimit rl = {bytes, bytes};
+	setrlimit(RLIMIT_FSIZE, &rl);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Runs fn in a child (the program) and returns its exit status; a child
+ * that does not end within ms is killed and fails the test. */
+static int run_program(int (*fn)(void *), void *arg, int ms)
+{
+	pid_t pid = pt_fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	int status = 0;
+	for (int waited = 0; waitpid(pid, &status, WNOHANG) != pid; waited += 5) {
+		if (waited >= ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			kill_all_children(); /* its keepers came back to this process */
+			ck_abort_msg("the program hangs (more than %d ms)", ms);
+		}
+		usleep(5000);
+	}
+	return status;
+}
+
+static void expect_exit0(int status)
+{
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the program: %s", how);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The keeper whose parent is `parent` (it names itself soon after its
+ * fork), or 0 after 2 s without exactly one. */
+static pid_t keeper_of(pid_t parent)
+{
+	pid_t keeper = 0;
+	for (int i = 0; i < 1000; i++) {
+		if (pt_procs_named(parent, "posixtrace-keep", &keeper) == 1)
+			return keeper;
+		usleep(2000);
+	}
+	return 0;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The header of a stream this process maps (found by its magic). */
+static struct pt_stream_hdr *find_stream_hdr(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	struct pt_stream_hdr *found = NULL;
+	while (f && !found && fgets(line, sizeof line, f)) {
+		unsigned long lo;
+		if (!strstr(line, "/memfd:posixtrace-stream") || sscanf(line, "%lx-", &lo) != 1)
+			continue;
+		struct pt_stream_hdr *h = (void *)lo;
+		if (h->magic == PT_STREAM_MAGIC)
+			found = h;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* What a traced process may write into the stream: the words the keeper
+ * used to trust, and the filter of user events (the system events stay
+ * unfiltered, so that flushes the target provokes would show in the log). */
+static void scribble_hints(struct pt_stream_hdr *h)
+{
+	atomic_store(&h->held, UINT64_MAX / 2);
+	atomic_store(&h->keeper_kicked, 1);
+	atomic_fetch_add(&h->keeper_wake, 1);
+	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	for (unsigned i = 1; i < PT_NEVENT_IDS / 64; i++)
+		atomic_store(&h->filter[i], ~0ull);
+}
+
+static trace_id_t create_with_log(pid_t pid, int fd, int policy, size_t size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	if (policy)
+		ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, policy));
+	if (size)
+		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, size));
+	ck_assert_ok(posix_trace_create_withlog(pid, &attr, fd, &trid));
+	posix_trace_attr_destroy(&attr);
+	return trid;
+}
+
+/* Counts of a log's events by type, read back with posix_trace_open. */
+struct log_counts {
+	long events, flush_start, flush_stop, error, error_ebadmsg;
+	int closed;
+	uint64_t lost, damaged;
+};
+
+static struct log_counts read_log(int fd)
+{
+	struct log_counts c = {0};
+	trace_id_t log;
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_ok(posix_trace_open(fd, &log));
+	struct posix_trace_event_info info;
+	unsigned char data[4096];
+	size_t len;
+	int unavailable = 0;
+	while (posix_trace_getnext_event(log, &info, data, sizeof data, &len, &unavailable) == 0 &&
+	       !unavailable) {
+		c.events++;
+		c.flush_start += info.posix_event_id == POSIX_TRACE_FLUSH_START;
+		c.flush_stop += info.posix_event_id == POSIX_TRACE_FLUSH_STOP;
+		if (info.posix_event_id == POSIX_TRACE_ERROR) {
+			int err = 0;
+			memcpy(&err, data, len < sizeof err ? len : sizeof err);
+			c.error++;
+			c.error_ebadmsg += err == EBADMSG;
+		}
+	}
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(log, &li));
+	c.closed = li.posixtrace_closed;
+	c.damaged = li.posixtrace_damaged_blocks;
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(log, &st));
+	c.lost = st.posixtrace_lost_events;
+	ck_assert_ok(posix_trace_close(log));
+	return c;
+}
+
+static off_t file_size(int fd)
+{
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	return st.st_size;
+}
+
+/* ---- item 1: no pidfd_open ----------------------------------------------- */
+
+static int deny_pidfd_open(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+static int without_pidfd(void *arg)
+{
+	int fd = *(int *)arg;
+	trace_id_t trid;
+	STEP(2, deny_pidfd_open());
+	int fds = count_fds();
+	STEP(3, posix_trace_create_withlog(0, NULL, fd, &trid) == ENOSYS);
+	STEP(4, posix_trace_create(getppid(), NULL, &trid) == ENOSYS);
+	STEP(5, posix_trace_create_withlog(getppid(), NULL, fd, &trid) == ENOSYS);
+	STEP(6, count_fds() == fds);
+	STEP(7, pt_procs_named(getpid(), "posixtrace-keep", NULL) == 0);
+	/* a stream without a keeper needs no pidfd */
+	STEP(8, posix_trace_create(0, NULL, &trid) == 0 && posix_trace_shutdown(trid) == 0);
+	return 0;
+}
+
+/* posix_trace_create, posix_trace_create_withlog: without pidfd_open
+ * (Linux < 5.3, or a seccomp filter) creation that needs a keeper or
+ * another process fails with ENOSYS (an additional error, XSH 2.3), leaks
+ * no descriptor and leaves no keeper, instead of a keeper whose death
+ * cannot be seen (posix_trace_clear hung on it). */
+START_TEST(no_pidfd_open_is_enosys)
+{
+	int fd = new_log("nopidfd.log");
+	int status = run_program(without_pidfd, &fd, SCENARIO_MS);
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "failed at step: %s", how);
+}
+END_TEST
+
+/* ---- item 2: a burst of flushes ------------------------------------------ */
+
+static int flush_burst(void *arg)
+{
+	int fd = *(int *)arg;
+	limit_file_size(64 * MIB);
+	trace_id_t trid = create_with_log(0, fd, 0, 0);
+	trace_event_id_t id;
+	STEP(2, posix_trace_eventid_open("keeper.burst", &id) == 0);
+	STEP(3, posix_trace_start(trid) == 0);
+	for (uint32_t i = 0; i < 1000; i++)
+		posix_trace_event(id, &i, sizeof i);
+	int64_t t0 = mono_ms();
+	for (int i = 0; i < 20000; i++)
+		STEP(4, posix_trace_flush(trid) == 0);
+	int64_t took = mono_ms() - t0;
+	printf("t_keeper: 20000 posix_trace_flush calls took %lld ms\n", (long long)took);
+	fflush(stdout);
+	STEP(5, took < 1000);
+	STEP(6, keeper_of(getpid()) > 0);
+	/* posix_stream_flush_status: flushing until the last request is done */
+	struct posix_trace_status_info st;
+	int i;
+	for (i = 0; i < 500; i++) {
+		STEP(7, posix_trace_get_status(trid, &st) == 0);
+		if (st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			break;
+		STEP(8, st.posix_stream_flush_status == POSIX_TRACE_FLUSHING);
+		pt_sleep_ms(10);
+	}
+	STEP(9, i < 500 && st.posix_stream_flush_error == 0);
+	STEP(10, posix_trace_shutdown(trid) == 0);
+	return 0;
+}
+
+/* posix_trace_flush: 20,000 calls in a burst return within a second (the
+ * flush is started, not waited for) and leave exactly one keeper: a full
+ * command socket with a live keeper means flushes are already pending, and
+ * this one joins them; posix_stream_flush_status (posix_trace_get_status)
+ * says FLUSHING until the last request is carried out. */
+START_TEST(flush_burst_never_blocks)
+{
+	int fd = new_log("burst.log");
+	int status = run_program(flush_burst, &fd, SCENARIO_MS);
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "failed at step: %s", how);
+	struct log_counts c = read_log(fd);
+	ck_assert_int_eq(c.closed, 1);
+	ck_assert_int_ge(c.flush_start, 1);
+}
+END_TEST
+
+/* ---- item 3: a keeper alive but stuck ------------------------------------ */
+
+static int stuck_keeper(void *arg)
+{
+	int fd = *(int *)arg;
+	limit_file_size(64 * MIB);
+	trace_id_t trid = create_with_log(0, fd, 0, 0);
+	pid_t keeper = keeper_of(getpid());
+	STEP(2, keeper > 0);
+	STEP(3, posix_trace_start(trid) == 0);
+	STEP(4, kill(keeper, SIGSTOP) == 0);
+	int64_t t0 = mono_ms();
+	STEP(5, posix_trace_clear(trid) == 0); /* its page allows EINVAL only */
+	int64_t clear_ms = mono_ms() - t0;
+	/* the stuck keeper was replaced: stop the new one too */
+	pid_t second = 0;
+	for (int i = 0; i < 500; i++) {
+		pid_t k = 0;
+		if (pt_procs_named(getpid(), "posixtrace-keep", &k) == 1 && k != keeper) {
+			second = k;
+			break;
+		}
+		pt_sleep_ms(2);
+	}
+	STEP(6, second > 0);
+	STEP(7, kill(second, SIGSTOP) == 0);
+	t0 = mono_ms();
+	int err = posix_trace_shutdown(trid);
+	int64_t shutdown_ms = mono_ms() - t0;
+	printf("t_keeper: stuck keeper: clear %lld ms, shutdown %lld ms (%s)\n", (long long)clear_ms,
+	       (long long)shutdown_ms, strerror(err));
+	fflush(stdout);
+	STEP(8, clear_ms < 2500 && shutdown_ms < 2500);
+	STEP(9, err == ETIMEDOUT);
+	/* killed and reaped: no keeper, not even a zombie */
+	STEP(10, pt_procs_named(getpid(), "posixtrace-keep", NULL) == 0);
+	return 0;
+}
+
+/* posix_trace_clear and posix_trace_shutdown return within the bound (1 s
+ * plus stream-min-size at 100 MB/s) when the keeper is alive but stuck
+ * (here: stopped): clear replaces it and returns 0 (its RETURN VALUE
+ * lists EINVAL only); shutdown kills it (SIGKILL through its pidfd),
+ * reaps it and returns ETIMEDOUT (an additional error, XSH 2.3). */
+START_TEST(stuck_keeper_bounds_clear_and_shutdown)
+{
+	int fd = new_log("stuck.log");
+	int status = run_program(stuck_keeper, &fd, SCENARIO_MS);
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "failed at step: %s", how);
+}
+END_TEST
+
+/* ---- item 4: the hints the target writes --------------------------------- */
+
+static atomic_int scribbling;
+
+static void *scribbler(void *arg)
+{
+	struct pt_stream_hdr *h = arg;
+	while (atomic_load(&scribbling)) {
+		atomic_store(&h->held, UINT64_MAX / 2);
+		atomic_store(&h->keeper_kicked, 1);
+		atomic_fetch_add(&h->keeper_wake, 1);
+		syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+static long keeper_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	char *p = strrchr(buf, ')');
+	long utime = 0, stime = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime,
+	                 &stime) != 2)
+		return -1;
+	return utime + stime;
+}
+
+static int hint_scribbler(void *arg)
+{
+	int fd = *(int *)arg;
+	limit_file_size(64 * MIB);
+	trace_id_t trid = create_with_log(0, fd, POSIX_TRACE_FLUSH, 0);
+	trace_event_id_t id;
+	STEP(2, posix_trace_eventid_open("keeper.hint", &id) == 0);
+	STEP(3, posix_trace_start(trid) == 0);
+	uint32_t v = 1;
+	posix_trace_event(id, &v, sizeof v);
+	struct pt_stream_hdr *h = find_stream_hdr();
+	STEP(4, h != NULL);
+	pid_t keeper = keeper_of(getpid());
+	STEP(5, keeper > 0);
+	long cpu0 = keeper_cpu_ticks(keeper);
+	pthread_t t;
+	atomic_store(&scribbling, 1);
+	STEP(6, pthread_create(&t, NULL, scribbler, h) == 0);
+	pt_sleep_ms(2000);
+	atomic_store(&scribbling, 0);
+	pthread_join(t, NULL);
+	long cpu = keeper_cpu_ticks(keeper) - cpu0;
+	printf("t_keeper: keeper CPU over 2 s of scribbled hints: %ld ticks of %ld/s\n", cpu,
+	       sysconf(_SC_CLK_TCK));
+	fflush(stdout);
+	STEP(7, cpu >= 0 && cpu < sysconf(_SC_CLK_TCK) / 2); /* it never spins */
+	atomic_store(&h->held, 0);
+	atomic_store(&h->keeper_kicked, 0);
+	STEP(8, posix_trace_shutdown(trid) == 0);
+	return 0;
+}
+
+/* stream-full-policy POSIX_TRACE_FLUSH (posix_trace_attr_setstreamfullpolicy):
+ * the keeper flushes when it finds events itself, at a rate set by what it
+ * drained, never because the target wrote the held count or the kick word:
+ * 2 s of those scribbles give at most 40 POSIX_TRACE_FLUSH_START, a small
+ * log, and a keeper that does not spin. */
+START_TEST(scribbled_hints_do_not_make_flushes)
+{
+	int fd = new_log("hints.log");
+	expect_exit0(run_program(hint_scribbler, &fd, SCENARIO_MS));
+	off_t size = file_size(fd);
+	ck_assert_msg(size < 1 * MIB, "the log grew to %lld bytes", (long long)size);
+	struct log_counts c = read_log(fd);
+	printf("t_keeper: scribbled hints: %ld FLUSH_START, log %lld bytes\n", c.flush_start,
+	       (long long)size);
+	ck_assert_int_le(c.flush_start, 40);
+	ck_assert_int_eq(c.closed, 1);
+}
+END_TEST
+
+/* ---- item 5: the filter the target writes -------------------------------- */
+
+static int filter_scribbler(void *arg)
+{
+	int fd = *(int *)arg;
+	limit_file_size(64 * MIB);
+	trace_id_t trid = create_with_log(0, fd, 0, 0);
+	trace_event_id_t id;
+	STEP(2, posix_trace_eventid_open("keeper.filter", &id) == 0);
+	STEP(3, posix_trace_start(trid) == 0);
+	struct pt_stream_hdr *h = find_stream_hdr();
+	STEP(4, h != NULL);
+	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
+		atomic_store(&h->filter[i], ~0ull);
+	trace_event_set_t set;
+	STEP(5, posix_trace_get_filter(trid, &set) == 0);
+	int member = 1;
+	STEP(6, posix_trace_eventset_ismember(POSIX_TRACE_ERROR, &set, &member) == 0 && !member);
+	pid_t keeper = keeper_of(getpid());
+	STEP(7, keeper > 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, keeper, 0);
+	STEP(8, pidfd >= 0 && kill(keeper, SIGKILL) == 0);
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	STEP(9, poll(&p, 1, 5000) == 1);
+	STEP(10, posix_trace_flush(trid) == EIO); /* the keeper's death: ERROR (EIO) */
+	STEP(11, posix_trace_flush(trid) == 0);   /* FLUSH_START, FLUSH_STOP */
+	STEP(12, posix_trace_shutdown(trid) == 0);
+	return 0;
+}
+
+/* posix_trace_set_filter, posix_trace_get_filter: the controller's filter,
+ * not the copy in the stream that a traced process can write, decides which
+ * system events are recorded: with every bit of the stream's filter words
+ * set by the target, the log still gets the replaced keeper's
+ * POSIX_TRACE_ERROR and the flush's POSIX_TRACE_FLUSH_START/FLUSH_STOP, and
+ * posix_trace_get_filter returns the empty set the controller set. */
+START_TEST(scribbled_filter_does_not_hide_system_events)
+{
+	int fd = new_log("filter.log");
+	int status = run_program(filter_scribbler, &fd, SCENARIO_MS);
+	char how[96];
+	pt_describe_status(status, how, sizeof how);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "failed at step: %s", how);
+	struct log_counts c = read_log(fd);
+	ck_assert_int_ge(c.error, 1);
+	ck_assert_int_ge(c.flush_start, 1);
+	ck_assert_int_ge(c.flush_stop, 1);
+}
+END_TEST
+
+/* ---- item 6: a channel that is someone else's socket ---------------------- */
+
+#define TARGET_UID 54321
+#define SERVER_UID 54322
+
+struct server_count {
+	atomic_int listening, messages, descriptors;
+};
+
+static void server_main(struct server_count *count, const struct sockaddr_un *addr,
+                        socklen_t alen)
+{
+	if (setresgid(SERVER_UID, SERVER_UID, SERVER_UID) != 0 ||
+	    setresuid(SERVER_UID, SERVER_UID, SERVER_UID) != 0)
+		_exit(3);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (s < 0 || bind(s, (const struct sockaddr *)addr, alen) != 0 || listen(s, 4) != 0)
+		_exit(4);
+	atomic_store(&count->listening, 1);
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		if (c < 0)
+			continue;
+		for (;;) {
+			char buf[256];
+			union {
+				struct cmsghdr h;
+				char b[CMSG_SPACE(16 * sizeof(int))];
+			} u;
+			struct iovec iov = {buf, sizeof buf};
+			struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			                    .msg_controllen = sizeof u.b};
+			ssize_t n = recvmsg(c, &mh, 0);
+			if (n <= 0)
+				break;
+			atomic_fetch_add(&count->messages, 1);
+			for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+				if (cm->cmsg_type == SCM_RIGHTS)
+					atomic_fetch_add(&count->descriptors, 1);
+		}
+		close(c);
+	}
+}
+
+/* The target: its control block's channel names a socket connected to
+ * the server instead of its own channel. */
+static void target_main(const struct sockaddr_un *addr, socklen_t alen, int ready)
+{
+	if (setresgid(TARGET_UID, TARGET_UID, TARGET_UID) != 0 ||
+	    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) != 0)
+		_exit(3);
+	trace_event_id_t id;
+	posix_trace_eventid_open("keeper.target", &id); /* the library is in use */
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	struct pt_pcb *pcb = NULL;
+	while (d && !pcb && (e = readdir(d))) {
+		char path[300], link[128];
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, "/memfd:posixtrace-pcb", 21) == 0) {
+			void *m = mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_SHARED,
+			               atoi(e->d_name), 0);
+			pcb = m == MAP_FAILED ? NULL : m;
+		}
+	}
+	if (!pcb)
+		_exit(5);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	struct stat st;
+	if (s < 0 || connect(s, (const struct sockaddr *)addr, alen) != 0 ||
+	    dup2(s, pcb->channel_tx.fd) != pcb->channel_tx.fd || fstat(s, &st) != 0)
+		_exit(6);
+	pcb->channel_tx.ino = st.st_ino;
+	if (write(ready, "r", 1) != 1)
+		_exit(7);
+	for (;;)
+		pause();
+}
+
+/* posix_trace_create (ERRORS: EPERM): root's controller uses a channel
+ * pulled out of a target only if it is an AF_UNIX SOCK_SEQPACKET socket
+ * whose peer is the receiving end the target's block names: a target of
+ * another user that names, as its channel, a socket connected to a third
+ * user's server gets EPERM, and the server receives nothing (no message,
+ * no stream descriptor sent with root's credentials). */
+START_TEST(channel_to_a_third_party_is_refused)
+{
+	if (geteuid() != 0) {
+		printf("t_keeper: SKIPPED channel_to_a_third_party_is_refused: not root\n");
+		return;
+	}
+	struct server_count *count = mmap(NULL, sizeof *count, PROT_READ | PROT_WRITE,
+	                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(count, MAP_FAILED);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int len = snprintf(addr.sun_path + 1, sizeof addr.sun_path - 1, "pt-keeper-%d", (int)getpid());
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+	pid_t server = pt_fork();
+	if (server == 0)
+		server_main(count, &addr, alen);
+	for (int i = 0; i < 500 && !atomic_load(&count->listening); i++)
+		pt_sleep_ms(2);
+	ck_assert_int_eq(atomic_load(&count->listening), 1);
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t target = pt_fork();
+	if (target == 0) {
+		close(ready[0]);
+		target_main(&addr, alen, ready[1]);
+	}
+	close(ready[1]);
+	char c;
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	trace_id_t trid;
+	int err = posix_trace_create(target, NULL, &trid);
+	if (err == 0)
+		posix_trace_shutdown(trid);
+	pt_sleep_ms(300);
+	ck_assert_int_eq(atomic_load(&count->messages), 0);
+	ck_assert_int_eq(atomic_load(&count->descriptors), 0);
+	ck_assert_err(err, EPERM);
+}
+END_TEST
+
+/* ---- item 7: the controller killed while the target scribbles ------------ */
+
+struct pipes {
+	int ready[2]; /* the target says it maps the stream */
+};
+
+static void scribbling_target(int ready)
+{
+	trace_event_id_t id;
+	posix_trace_eventid_open("keeper.scribbler", &id);
+	struct pt_stream_hdr *h = NULL;
+	for (int i = 0; i < 5000 && !h; i++) {
+		uint32_t v = (uint32_t)i;
+		posix_trace_event(id, &v, sizeof v); /* takes the offer */
+		h = find_stream_hdr();
+		usleep(1000);
+	}
+	if (!h)
+		_exit(5);
+	if (write(ready, "r", 1) != 1)
+		_exit(6);
+	int64_t end = mono_ms() + 8000;
+	/* No event from here on: a dead stream would be unmapped under the
+	 * scribbles. */
+	while (mono_ms() < end)
+		scribble_hints(h);
+	_exit(0);
+}
+
+/* The end of a stream whose controller went away (posix_trace_shutdown's
+ * "as if"): a controller killed with SIGKILL while its target (another
+ * process) scribbles the stream's hints and filter leaves a keeper that
+ * drains once, finishes the log and exits (here within 5 s), and the log
+ * stays small (under a 16 MiB file size limit) before and after. */
+START_TEST(keeper_of_killed_controller_ends)
+{
+	int fd = new_log("killed.log");
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t controller = pt_fork();
+	if (controller == 0) {
+		limit_file_size(16 * MIB);
+		pid_t target = fork();
+		if (target == 0)
+			scribbling_target(ready[1]);
+		trace_id_t trid = create_with_log(target, fd, POSIX_TRACE_FLUSH, 0);
+		if (posix_trace_start(trid) != 0)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	char c;
+	struct pollfd p = {.fd = ready[0], .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, 8000) == 1 && read(ready[0], &c, 1) == 1,
+	              "the target did not join the stream");
+	pid_t keeper = keeper_of(controller);
+	ck_assert_int_gt(keeper, 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, keeper, 0);
+	ck_assert_int_ge(pidfd, 0);
+	pt_sleep_ms(500);
+	kill(controller, SIGKILL);
+	waitpid(controller, NULL, 0);
+	int64_t t0 = mono_ms();
+	p = (struct pollfd){.fd = pidfd, .events = POLLIN};
+	int ended = poll(&p, 1, 5000) == 1;
+	printf("t_keeper: keeper of a killed controller: %s after %lld ms, log %lld bytes\n",
+	       ended ? "ended" : "still running", (long long)(mono_ms() - t0),
+	       (long long)file_size(fd));
+	ck_assert_msg(ended, "the keeper still runs 5 s after its controller was killed");
+	ck_assert_int_lt(file_size(fd), 4 * MIB);
+	struct log_counts lc = read_log(fd);
+	ck_assert_int_eq(lc.closed, 1);
+}
+END_TEST
+
+/* ---- item 8: a complete log at exit() ------------------------------------- */
+
+enum end_how { END_EXIT, END__EXIT, END_KILLED };
+
+struct seq_payload {
+	uint32_t worker, seq;
+};
+
+static atomic_int posting;
+
+static void *worker(void *arg)
+{
+	trace_event_id_t id;
+	uint32_t w = (uint32_t)(uintptr_t)arg;
+	if (posix_trace_eventid_open("keeper.seq", &id) != 0)
+		return NULL;
+	for (uint32_t seq = 0; atomic_load(&posting); seq++) {
+		struct seq_payload pl = {w, seq};
+		posix_trace_event(id, &pl, sizeof pl);
+		if (seq % 2000 == 1999)
+			usleep(500);
+	}
+	return NULL;
+}
+
+#define WORKERS 3
+
+static void program_that_ends(int fd, enum end_how how, int ready)
+{
+	limit_file_size(256 * MIB);
+	trace_id_t trid;
+	if (posix_trace_create_withlog(0, NULL, fd, &trid) != 0 || posix_trace_start(trid) != 0)
+		_exit(2);
+	atomic_store(&posting, 1);
+	pthread_t t[WORKERS];
+	for (uintptr_t i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)i);
+	pt_sleep_ms(60);
+	if (how == END_EXIT)
+		exit(0);
+	if (how == END__EXIT)
+		_exit(0);
+	if (write(ready, "r", 1) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+/* Reads the log: every worker's sequence must have no gap unless the
+ * log counts lost events; the number of events missing in gaps, -1 for a
+ * gap not covered by the lost count. */
+static long check_sequences(int fd, struct log_counts *out)
+{
+	trace_id_t log;
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_ok(posix_trace_open(fd, &log));
+	int64_t next[WORKERS] = {0};
+	long missing = 0;
+	struct posix_trace_event_info info;
+	unsigned char data[256];
+	size_t len;
+	int unavailable = 0;
+	memset(out, 0, sizeof *out);
+	while (posix_trace_getnext_event(log, &info, data, sizeof data, &len, &unavailable) == 0 &&
+	       !unavailable) {
+		out->events++;
+		if (info.posix_event_id == POSIX_TRACE_ERROR) {
+			int err = 0;
+			memcpy(&err, data, len < sizeof err ? len : sizeof err);
+			out->error++;
+			out->error_ebadmsg += err == EBADMSG;
+		}
+		if (info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT || len != sizeof(struct seq_payload))
+			continue;
+		struct seq_payload pl;
+		memcpy(&pl, data, sizeof pl);
+		if (pl.worker >= WORKERS)
+			continue;
+		if ((int64_t)pl.seq > next[pl.worker])
+			missing += (long)(pl.seq - next[pl.worker]);
+		next[pl.worker] = (int64_t)pl.seq + 1;
+	}
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(log, &li));
+	out->closed = li.posixtrace_closed;
+	out->damaged = li.posixtrace_damaged_blocks;
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(log, &st));
+	out->lost = st.posixtrace_lost_events;
+	ck_assert_ok(posix_trace_close(log));
+	return (uint64_t)missing > out->lost ? -1 : missing;
+}
+
+/* Waits (up to ms) until no keeper is left among this process's children
+ * (a keeper comes back to the test when its controller dies). */
+static int keepers_gone(int ms)
+{
+	for (int waited = 0; waited < ms; waited += 5) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (pt_procs_named(getpid(), "posixtrace-keep", NULL) == 0)
+			return 1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+static void one_end(enum end_how how, int run, long *events)
+{
+	char name[64];
+	snprintf(name, sizeof name, "end-%d-%d.log", (int)how, run);
+	int fd = new_log(name);
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t prog = pt_fork();
+	if (prog == 0)
+		program_that_ends(fd, how, ready[1]);
+	close(ready[1]);
+	if (how == END_KILLED) {
+		char c;
+		ck_assert_int_eq(read(ready[0], &c, 1), 1);
+		kill(prog, SIGKILL);
+	}
+	close(ready[0]);
+	int status;
+	ck_assert_int_eq(waitpid(prog, &status, 0), prog);
+	struct log_counts c;
+	long missing = check_sequences(fd, &c);
+	/* Read right after waitpid: complete after exit(); otherwise cut short
+	 * at worst, never damaged. */
+	ck_assert_msg(c.damaged == 0 && c.error_ebadmsg == 0, "run %d: a damaged log", run);
+	if (how == END_EXIT) {
+		ck_assert_msg(c.closed == 1, "run %d: the log is not complete when exit() is over", run);
+		ck_assert_msg(missing >= 0, "run %d: events missing and not counted lost", run);
+	}
+	ck_assert_msg(keepers_gone(5000), "run %d: the keeper did not end", run);
+	missing = check_sequences(fd, &c);
+	ck_assert_msg(c.closed == 1 && c.damaged == 0, "run %d: the finished log is not complete", run);
+	ck_assert_msg(missing >= 0, "run %d: events missing and not counted lost", run);
+	*events += c.events;
+	close(fd);
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	unlink(path);
+}
+
+static void ends(enum end_how how, int runs, const char *what)
+{
+	long events = 0;
+	int64_t t0 = mono_ms();
+	for (int run = 0; run < runs; run++)
+		one_end(how, run, &events);
+	printf("t_keeper: %s: %d runs, complete logs without gaps, %ld events in all, %lld ms\n",
+	       what, runs, events, (long long)(mono_ms() - t0));
+	fflush(stdout);
+}
+
+/* posix_trace_create_withlog: a program that is its own controller and
+ * calls exit() while worker threads post leaves a complete log (closed,
+ * no gap in any worker's sequence that is not counted lost) by the time
+ * its parent's waitpid returns: exit() waits for the keeper to finish. */
+START_TEST(log_complete_at_exit)
+{
+	ends(END_EXIT, 50, "exit()");
+}
+END_TEST
+
+/* The same after _exit() and SIGKILL: the keeper still writes every event
+ * the stream held; a reader that comes before it ends sees a log cut short,
+ * never damaged; the finished log has no gap that is not counted lost. */
+START_TEST(log_complete_after__exit_and_kill)
+{
+	ends(END__EXIT, 10, "_exit()");
+	ends(END_KILLED, 10, "SIGKILL");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("keeper");
+	TCase *tc = pt_tcase_fixture(s, "keeper", setup, teardown);
+	tcase_add_test(tc, no_pidfd_open_is_enosys);
+	tcase_add_test(tc, flush_burst_never_blocks);
+	tcase_add_test(tc, stuck_keeper_bounds_clear_and_shutdown);
+	tcase_add_test(tc, scribbled_hints_do_not_make_flushes);
+	tcase_add_test(tc, scribbled_filter_does_not_hide_system_events);
+	tcase_add_test(tc, channel_to_a_third_party_is_refused);
+	tcase_add_test(tc, keeper_of_killed_controller_ends);
+	TCase *ends_tc = pt_tcase_fixture(s, "ends", setup, teardown);
+	tcase_set_timeout(ends_tc, 120);
+	tcase_add_test(ends_tc, log_complete_at_exit);
+	tcase_add_test(ends_tc, log_complete_after__exit_and_kill);
+	return pt_run(s);
+}
