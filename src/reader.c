@@ -27,6 +27,7 @@ enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN };
 #define POLL_NS 100000u /* an idle lane is looked at again after this long */
 #define MAX_RACES 64 /* lost claims in one look at a lane */
 #define STAGE_BYTES 8192u /* claimed from a lane at once, at most */
+#define STAGE_BUDGET (4u << 20) /* stages kept by lanes with nothing staged */
 
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 {
@@ -363,7 +364,8 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
  * in lanes.c); the events are the reader's from then on, one atomic operation
  * for a whole stage instead of one per event.  0; EAGAIN when the head
  * moved; ENOMEM; EINVAL when the first record makes no sense. */
-static int stage_more(const struct pt_map *m, struct pt_cursor *cur, uint32_t i)
+static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
+                      uint32_t i)
 {
 	if (!cur->stage) {
 		size_t cap = pt_record_size(m->max_data);
@@ -371,6 +373,7 @@ static int stage_more(const struct pt_map *m, struct pt_cursor *cur, uint32_t i)
 		cur->stage = malloc(cur->stage_cap);
 		if (!cur->stage)
 			return ENOMEM;
+		rd->stage_bytes += cur->stage_cap;
 	}
 	uint32_t want = cur->end - cur->off;
 	if (want > cur->stage_cap)
@@ -475,7 +478,7 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		if (err || cur->chunk == PT_NONE)
 			return CUR_IDLE;
 		if (cur->off < cur->end) {
-			err = stage_more(m, cur, i);
+			err = stage_more(rd, m, cur, i);
 			if (err == ENOMEM)
 				return CUR_IDLE; /* looked at again by the next call */
 			if (err == EINVAL && damaged(rd, m, cur, i))
@@ -499,6 +502,19 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		races += err == EAGAIN;
 	}
 	return CUR_IDLE;
+}
+
+/* A lane with nothing staged gives its stage back while the stages of
+ * all lanes take more than STAGE_BUDGET: however many lanes a target
+ * makes, the reader's memory for them stays bounded. */
+static void stage_release(struct pt_reader *rd, struct pt_cursor *cur)
+{
+	if (!cur->stage || cur->s_off < cur->s_len || rd->stage_bytes <= STAGE_BUDGET)
+		return;
+	rd->stage_bytes -= cur->stage_cap;
+	free(cur->stage);
+	cur->stage = NULL;
+	cur->s_off = cur->s_len = 0;
 }
 
 /* A lane found damaged: looked at again when its head moved, or when the
@@ -705,10 +721,13 @@ static void gather(struct pt_handle *h)
 		if (cur->state == CUR_READY)
 			continue;
 		int st = cur->state == CUR_BROKEN ? lane_retry(rd, m, i) : lane_look(rd, m, i, 1);
-		if (st == CUR_READY)
+		if (st == CUR_READY) {
 			heap_push(rd, i);
-		else if (st == CUR_BROKEN)
+			continue;
+		}
+		if (st == CUR_BROKEN)
 			report_broken(h, cur);
+		stage_release(rd, cur);
 	}
 }
 

@@ -58,6 +58,7 @@ struct pt_reader {
 	uint32_t *drain_mark;
 	uint32_t drain_no;
 	int draining;
+	uint64_t stage_bytes;    /* held by the cursors' stages */
 	uint64_t poll_ticks;     /* how long an idle lane is left alone */
 	uint64_t gather_raw;     /* when the lanes were last looked at */
 	uint64_t ovf_raw;        /* a pending POSIX_TRACE_OVERFLOW's time */
