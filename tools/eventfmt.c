@@ -93,14 +93,15 @@ static void absolute_time(const struct event_printer *p, uint64_t ns, char *buf,
 static void print_text(const struct event_printer *p, FILE *out, const struct trace_event *ev,
                        uint64_t ns)
 {
-	char abs[64], rel[32], thread[48];
+	char abs[64], rel[32], thread[96], name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
 	absolute_time(p, ns, abs, sizeof abs);
 	if (event_has_time(ev))
 		format_signed_time((int64_t)(ns - p->first_ns), rel, sizeof rel);
 	else
 		snprintf(rel, sizeof rel, "%-12s", "-"); /* no time to count from */
 	format_thread(ev, thread, sizeof thread);
-	fprintf(out, "%s %s %7d %-16s %-24s ", rel, abs, (int)ev->info.posix_pid, thread, ev->name);
+	fprintf(out, "%s %s %7d %-16s %-24s ", rel, abs, (int)ev->info.posix_pid, thread,
+	        escape_text(ev->name, name, sizeof name));
 	describe_data(out, ev);
 	if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD)
 		fputs(" [truncated when recorded]", out);

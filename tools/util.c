@@ -210,6 +210,33 @@ void print_json_string(FILE *out, const unsigned char *s, size_t len)
 	fputc('"', out);
 }
 
+/* Names from a log or a traced program, for a terminal: printable ASCII as
+ * it is, a backslash doubled, any other byte as \xHH, so that no name can
+ * move the cursor, retitle the terminal or start a line of its own.  Cut at
+ * a whole escape when buf is too small. */
+const char *escape_text(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char one[5];
+		if (c == '\\')
+			strcpy(one, "\\\\");
+		else if (c >= 0x20 && c < 0x7f)
+			one[0] = (char)c, one[1] = '\0';
+		else
+			snprintf(one, sizeof one, "\\x%02x", c);
+		size_t k = strlen(one);
+		if (n + k >= size)
+			break;
+		memcpy(buf + n, one, k);
+		n += k;
+	}
+	if (size)
+		buf[n] = '\0';
+	return buf;
+}
+
 const char *policy_name(int policy)
 {
 	switch (policy) {
