@@ -78,7 +78,7 @@ APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
 
-$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage: tests/logtest.h
+$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec: tests/logtest.h
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)

@@ -250,6 +250,17 @@ static const unsigned char *block_at(struct pt_logr *r, uint64_t off, int verify
 	return verify ? payload_ok(r, off, b) : p;
 }
 
+/* The data a scan went past, from *from to to less the holes it jumped,
+ * is credit for payload checks; credited as it goes, so that a payload
+ * found after forged ones can still be checked. */
+static void credit(struct pt_logr *r, uint64_t *from, uint64_t *holes, uint64_t to)
+{
+	if (to > *from + *holes)
+		r->crc_credit += to - *from - *holes;
+	*from = to > *from ? to : *from;
+	*holes = 0;
+}
+
 /* The next valid block at or after off (8-byte aligned) whose sequence
  * number is at least min_seq, or NONE.  Costs one pass over the data; the
  * data it goes past is credit for payload checks (payload_ok). */
@@ -257,7 +268,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
                      struct pt_log_block *b)
 {
 	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
-	uint64_t found = NONE, end = 0, start = off, holes = 0;
+	uint64_t found = NONE, end = 0, credited = off, holes = 0;
 	size_t want = r->want;
 	r->want = r->win_cap; /* large reads, whatever the caller reads */
 	off = (off + 7) & ~(uint64_t)7;
@@ -289,6 +300,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 			continue;
 		}
 		uint64_t cand = off + i;
+		credit(r, &credited, &holes, cand);
 		if (block_at(r, cand, 0, b) && b->seq >= min_seq &&
 		    (!verify || payload_ok(r, cand, b))) {
 			found = cand;
@@ -296,9 +308,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 		}
 		off = cand + 8;
 	}
-	uint64_t stop = found != NONE ? found : off < r->size ? off : r->size;
-	if (stop > start + holes)
-		r->crc_credit += stop - start - holes;
+	credit(r, &credited, &holes, found != NONE ? found : off < r->size ? off : r->size);
 	if (!r->mem && saved >= 0)
 		lseek(r->fd, saved, SEEK_SET);
 	r->want = want;
