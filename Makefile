@@ -164,29 +164,35 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
-# libFuzzer over trace logs (clang, ASan + UBSan), FUZZ_SECONDS in all: half
-# for fuzz_log (the whole library built in, through posix_trace_open and the
-# calls on a pre-recorded stream), half for fuzz_logread (the log reader,
-# src/logread.c, alone).  Both start from one seed corpus of real logs that
-# make_seeds writes with the library (every log-full-policy, a log written to
-# a pipe, names, damaged and cut copies); each keeps what it finds in a
-# corpus of its own, and crashes in $(FUZZ_DIR)/crash-*.  CRCs are not
-# checked in these builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+# libFuzzer over trace logs (clang, ASan + UBSan), FUZZ_SECONDS in all, in
+# three parts: fuzz_log (the whole library built in, through posix_trace_open
+# and the calls on a pre-recorded stream) and fuzz_logread (the log reader,
+# src/logread.c, alone) mutate bytes, with CRCs not checked
+# (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION); fuzz_logcraft is structure
+# aware: its input is a program that writes a log with every CRC right
+# (records, sequence numbers, holes, forged headers), read with the checks
+# the library has.  The byte fuzzers start from one seed corpus of real logs
+# that make_seeds writes with the library (every log-full-policy, a log
+# written to a pipe, names, damaged and cut copies); each target keeps what
+# it finds in a corpus of its own, and crashes in $(FUZZ_DIR)/crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
-FUZZ_CFLAGS = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=all -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 2 > 0 ? $(FUZZ_SECONDS) / 2 : 1)) \
+FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=all
+FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 3 > 0 ? $(FUZZ_SECONDS) / 3 : 1)) \
   -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/corpus-logcraft
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
+	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
+	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
 
 clean:
 	rm -rf build build-*
