@@ -269,7 +269,7 @@ static void print_status(struct trace_log *log, const struct stats *s)
 static void format_resolution(const struct timespec *res, char *buf, size_t size)
 {
 	uint64_t sec = (uint64_t)res->tv_sec, nsec = (uint64_t)res->tv_nsec;
-	if (res->tv_sec >= 0 && nsec < 1000000000u && sec < UINT64_MAX / 1000000000u)
+	if (res->tv_sec >= 0 && nsec < 1000000000u && sec <= (UINT64_MAX - nsec) / 1000000000u)
 		snprintf(buf, size, "%llu ns", (unsigned long long)(sec * 1000000000u + nsec));
 	else
 		snprintf(buf, size, "%lld s %ld ns", (long long)res->tv_sec, (long)res->tv_nsec);
