@@ -88,6 +88,8 @@ static void grow_slots(struct thread_table *t)
 
 size_t thread_table_find(const struct thread_table *t, pid_t pid, unsigned long thread)
 {
+	if (t->last && t->keys[t->last - 1].pid == pid && t->keys[t->last - 1].thread == thread)
+		return t->last - 1;
 	if (t->nslots) {
 		size_t mask = t->nslots - 1;
 		for (size_t s = hash_key(pid, thread) & mask; t->slots[s]; s = (s + 1) & mask) {
@@ -104,8 +106,10 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 	if (added)
 		*added = false;
 	size_t found = thread_table_find(t, pid, thread);
-	if (found != SIZE_MAX)
+	if (found != SIZE_MAX) {
+		t->last = found + 1;
 		return found;
+	}
 	if (t->count == t->key_cap) {
 		t->key_cap = t->key_cap ? 2 * t->key_cap : 64;
 		t->keys = xrealloc(t->keys, t->key_cap * sizeof *t->keys);
@@ -118,6 +122,7 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 		place(t, index);
 	if (added)
 		*added = true;
+	t->last = index + 1;
 	return index;
 }
 

@@ -103,6 +103,7 @@ struct thread_table {
 	size_t count, key_cap;
 	uint32_t *slots; /* open addressing: index + 1, 0 when empty */
 	size_t nslots;
+	size_t last; /* the key found last, + 1 (0: none): runs of one thread */
 };
 size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long thread, bool *added);
 /* The index of a key already in the table, SIZE_MAX if it is not. */
