@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the Trace Log tests, t_log and t_logdamage (it includes
+ * Shared by the Trace Log tests, t_log, t_logdamage and t_logsec (it includes
  * harness.h): log files, the tagged events the tests record, a
  * pre-recorded stream read back into memory, the keeper process that
  * writes a log, the tests' own CRC-32C and a thread that copies a pipe.
