@@ -78,7 +78,7 @@ APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
 
-$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage: tests/logtest.h
+$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec: tests/logtest.h
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
@@ -206,33 +206,39 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
-# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, a third each: over
-# trace logs, fuzz_log (the whole library built in, through posix_trace_open
-# and the calls on a pre-recorded stream) and fuzz_logread (the log reader,
-# src/logread.c, alone); over stream memory images, fuzz_stream (the
-# reader's drain and live calls, a LOOP writer's steal).  The log targets
-# start from one seed corpus of real logs that
-# make_seeds writes with the library (every log-full-policy, a log written to
-# a pipe, names, damaged and cut copies); each keeps what it finds in a
-# corpus of its own, and crashes in $(FUZZ_DIR)/crash-*.  CRCs are not
-# checked in these builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in four parts.
+# Over trace logs: fuzz_log (the whole library built in, through
+# posix_trace_open and the calls on a pre-recorded stream) and fuzz_logread
+# (the log reader, src/logread.c, alone) mutate bytes, with CRCs not checked
+# (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION); fuzz_logcraft is structure
+# aware: its input is a program that writes a log with every CRC right
+# (records, sequence numbers, holes, forged headers), read with the checks
+# the library has.  The byte fuzzers start from one seed corpus of real logs
+# that make_seeds writes with the library (every log-full-policy, a log
+# written to a pipe, names, damaged and cut copies).  Over stream memory
+# images: fuzz_stream (the reader's drain and live calls, a LOOP writer's
+# steal).  Each target keeps what it finds in a corpus of its own, and
+# crashes in $(FUZZ_DIR)/crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
-FUZZ_CFLAGS = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=all -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 3 > 0 ? $(FUZZ_SECONDS) / 3 : 1)) \
+FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=all
+FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 4 > 0 ? $(FUZZ_SECONDS) / 4 : 1)) \
   -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
-	  $(FUZZ_DIR)/corpus-stream
+	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
+	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
+	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
 	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
 
 clean:

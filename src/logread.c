@@ -70,6 +70,10 @@ struct pt_logr {
 	unsigned char *win;
 	size_t win_cap, win_len, want;
 	uint64_t win_off;
+	uint64_t ext_lo, ext_hi;  /* a stretch of the file known to hold data */
+
+	/* CRC work of the current pass: payloads found bad, data gone past */
+	uint64_t crc_spent, crc_credit;
 
 	/* linear walk */
 	uint64_t pos, expect;
@@ -123,8 +127,39 @@ static size_t pread_full(int fd, void *dst, size_t len, uint64_t off)
 	return got;
 }
 
+/* Where the stretch of data holding off ends (the next hole, or the end of
+ * the log); off itself when off is in a hole.  The stretch found is kept,
+ * so a file without holes costs a few lseek calls once.  The file offset of
+ * the caller's descriptor is left where it was. */
+static uint64_t data_until(struct pt_logr *r, uint64_t off)
+{
+	if (r->mem)
+		return r->size;
+	if (off >= r->ext_lo && off < r->ext_hi)
+		return r->ext_hi;
+	if (off >= r->size)
+		return off;
+	off_t saved = lseek(r->fd, 0, SEEK_CUR);
+	off_t d = lseek(r->fd, (off_t)off, SEEK_DATA);
+	int err = d < 0 ? errno : 0;
+	uint64_t until = off;
+	if (err && err != ENXIO) { /* no SEEK_DATA: every byte is data */
+		r->ext_lo = 0;
+		until = r->ext_hi = r->size;
+	} else if (!err && (uint64_t)d == off) {
+		off_t h = lseek(r->fd, d, SEEK_HOLE);
+		until = h > d && (uint64_t)h < r->size ? (uint64_t)h : r->size;
+		r->ext_lo = off;
+		r->ext_hi = until;
+	}
+	if (saved >= 0)
+		lseek(r->fd, saved, SEEK_SET);
+	return until;
+}
+
 /* The bytes [off, off + len) of the log, or NULL when the log does not
- * have them.  A file is read through the window, want bytes at a time. */
+ * have them.  A file is read through the window, want bytes at a time but
+ * not into a hole: a hole's zeros are never worth reading ahead. */
 static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
 {
 	if (off > r->size || len > r->size - off)
@@ -138,6 +173,9 @@ static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
 		n = r->win_cap;
 	if (n > r->size - off)
 		n = (size_t)(r->size - off);
+	uint64_t data = data_until(r, off) - off;
+	if (n > len && data < n)
+		n = data > len ? (size_t)data : len;
 	if (n < len)
 		return NULL;
 	r->win_off = off;
@@ -176,6 +214,32 @@ static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint
 	       PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len <= r->size - off;
 }
 
+/*
+ * The block at off (header b, found valid) with its payload, if the payload
+ * is all data and its CRC is right.  A payload with a hole in it is refused
+ * unread: a hole holds no block, and its zeros would cost reading and a CRC
+ * of bytes the file does not have.  A pass spends on payloads that turn out
+ * bad at most CRC_SLACK plus twice the data it has gone past (crc_credit),
+ * so that forged headers every few bytes, each claiming 4 MiB, cost no more
+ * than a constant times the data, over the whole pass and not per scan.
+ */
+#define CRC_SLACK (16u << 20)
+static const unsigned char *payload_ok(struct pt_logr *r, uint64_t off,
+                                       const struct pt_log_block *b)
+{
+	uint64_t whole = PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len;
+	if (r->crc_spent + b->payload_len > CRC_SLACK + 2 * r->crc_credit ||
+	    data_until(r, off) < off + whole)
+		return NULL;
+	const unsigned char *p = view(r, off, (size_t)whole);
+	if (p && CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len)) {
+		r->crc_credit += whole;
+		return p;
+	}
+	r->crc_spent += b->payload_len;
+	return NULL;
+}
+
 /* The block at off if it is valid; its payload checked when verify. */
 static const unsigned char *block_at(struct pt_logr *r, uint64_t off, int verify,
                                      struct pt_log_block *b)
@@ -183,25 +247,28 @@ static const unsigned char *block_at(struct pt_logr *r, uint64_t off, int verify
 	const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
 	if (!p || !block_header_ok(r, p, off, b))
 		return NULL;
-	if (!verify)
-		return p;
-	p = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
-	if (!p || !CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len))
-		return NULL;
-	return p;
+	return verify ? payload_ok(r, off, b) : p;
+}
+
+/* The data a scan went past, from *from to to less the holes it jumped,
+ * is credit for payload checks; credited as it goes, so that a payload
+ * found after forged ones can still be checked. */
+static void credit(struct pt_logr *r, uint64_t *from, uint64_t *holes, uint64_t to)
+{
+	if (to > *from + *holes)
+		r->crc_credit += to - *from - *holes;
+	*from = to > *from ? to : *from;
+	*holes = 0;
 }
 
 /* The next valid block at or after off (8-byte aligned) whose sequence
- * number is at least min_seq, or NONE.  Costs one pass over the data: the
- * payloads it checks (of headers found valid) are limited to twice the
- * bytes passed plus SCAN_SLACK, so that a forged file with a valid header
- * every 8 bytes cannot make it check the same bytes over and over. */
-#define SCAN_SLACK (16u << 20)
+ * number is at least min_seq, or NONE.  Costs one pass over the data; the
+ * data it goes past is credit for payload checks (payload_ok). */
 static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int verify,
                      struct pt_log_block *b)
 {
 	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
-	uint64_t found = NONE, end = 0, start = off, checked = 0;
+	uint64_t found = NONE, end = 0, credited = off, holes = 0;
 	size_t want = r->want;
 	r->want = r->win_cap; /* large reads, whatever the caller reads */
 	off = (off + 7) & ~(uint64_t)7;
@@ -210,7 +277,10 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 			uint64_t d = next_data(r, off, &end);
 			if (d == NONE)
 				break;
-			off = d > off ? (d + 7) & ~(uint64_t)7 : off;
+			if (d > off) {
+				holes += d - off;
+				off = (d + 7) & ~(uint64_t)7;
+			}
 			continue;
 		}
 		const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
@@ -230,16 +300,15 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 			continue;
 		}
 		uint64_t cand = off + i;
-		if (block_at(r, cand, 0, b) && b->seq >= min_seq) {
-			checked += b->payload_len;
-			if (!verify || (checked <= SCAN_SLACK + 2 * (cand - start) &&
-			                block_at(r, cand, 1, b))) {
-				found = cand;
-				break;
-			}
+		credit(r, &credited, &holes, cand);
+		if (block_at(r, cand, 0, b) && b->seq >= min_seq &&
+		    (!verify || payload_ok(r, cand, b))) {
+			found = cand;
+			break;
 		}
 		off = cand + 8;
 	}
+	credit(r, &credited, &holes, found != NONE ? found : off < r->size ? off : r->size);
 	if (!r->mem && saved >= 0)
 		lseek(r->fd, saved, SEEK_SET);
 	r->want = want;
@@ -267,7 +336,8 @@ static int walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_bloc
 	uint64_t at = r->pos;
 	if (at >= r->size)
 		return walk_tail(r, at);
-	if (!block_at(r, at, verify, b) || b->seq < r->expect) {
+	/* The number first: a payload is checked only if it would be read. */
+	if (!block_at(r, at, 0, b) || b->seq < r->expect || (verify && !payload_ok(r, at, b))) {
 		at = scan(r, at + 8, r->expect, verify, b);
 		if (at == NONE)
 			return walk_tail(r, r->pos);
@@ -310,8 +380,8 @@ static void names_block(struct pt_logr *r, const unsigned char *payload, uint32_
 /* A NAMES or END block met by a walk or the ring index. */
 static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_block *b)
 {
-	const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
-	if (!p || !CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len))
+	const unsigned char *p = payload_ok(r, off, b);
+	if (!p)
 		return;
 	p += PT_LOG_BLOCK_HDR;
 	if (b->type == PT_LOG_NAMES) {
@@ -527,6 +597,7 @@ static void walk_reset(struct pt_logr *r)
 	r->ctx = NULL;
 	r->at_end = 0;
 	r->last_good_ts = 0;
+	r->crc_spent = r->crc_credit = 0;
 }
 
 /* Linear log: the names of NAMES blocks, the END block, closed. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the Trace Log tests, t_log and t_logdamage (it includes
+ * Shared by the Trace Log tests, t_log, t_logdamage and t_logsec (it includes
  * harness.h): log files, the tagged events the tests record, a
  * pre-recorded stream read back into memory, the keeper process that
  * writes a log, the tests' own CRC-32C and a thread that copies a pipe.
@@ -305,6 +305,179 @@ static inline void *lt_pump_main(void *arg)
 	if (p->close_out)
 		close(p->out);
 	return NULL;
+}
+
+/* ---- crafted logs ------------------------------------------------------------ */
+
+/*
+ * A log written record by record (docs/LOG-FORMAT.md) with every CRC right,
+ * its contents as hostile as a test wants: a seekable linear log with a
+ * name table.  Events are given an absolute time and a context; the block
+ * gets the CONTEXT (as context 0) and TIME records it needs.  Blocks are
+ * sealed when full, by lt_craft_seal and by lt_craft_end (an END block).
+ */
+struct lt_craft {
+	int fd;
+	uint32_t block_size;
+	uint64_t off, seq;           /* where the next block goes, its number */
+	unsigned char *payload;      /* the block being filled */
+	uint32_t len, nrec;
+	uint64_t ts_base, ts;        /* the block's base and current time */
+	struct pt_log_ctx ctx;       /* the block's context 0, when have_ctx */
+	int have_ctx;
+};
+
+/* The header of a log with these parameters (the rest as a stream of
+ * this library writes it); the CRC is computed. */
+static inline void lt_craft_header(struct pt_log_header *h, uint32_t block_size,
+                                   uint64_t clockres_ns, const char *trace_name)
+{
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, PT_LOG_MAGIC, sizeof h->magic);
+	h->version = PT_LOG_VERSION;
+	h->byte_order = PT_LOG_BOM;
+	h->header_size = PT_LOG_HEADER_SIZE;
+	h->flags = PT_LOG_SEEKABLE;
+	h->names_off = PT_LOG_NAMES_OFF;
+	h->names_size = PT_LOG_NAMES_SIZE;
+	h->data_off = PT_LOG_DATA_OFF;
+	h->layout = PT_LOG_LINEAR;
+	h->block_size = block_size;
+	h->clockres_ns = clockres_ns;
+	h->name_size = PT_LOG_NAME_SIZE;
+	snprintf(h->trace_name, sizeof h->trace_name, "%s", trace_name);
+	snprintf(h->genversion, sizeof h->genversion, "%s", PT_TEST_GENVERSION);
+	h->create_sec = 1700000000;
+	h->stream_size = 1 << 20;
+	h->max_data_size = 256;
+	h->stream_policy = POSIX_TRACE_LOOP;
+	h->log_policy = POSIX_TRACE_APPEND;
+	h->inheritance = POSIX_TRACE_CLOSE_FOR_CHILD;
+	h->status.stream_status = POSIX_TRACE_RUNNING;
+	h->status.stream_full = POSIX_TRACE_NOT_FULL;
+	h->status.stream_overrun = POSIX_TRACE_NO_OVERRUN;
+	h->status.flush_status = POSIX_TRACE_NOT_FLUSHING;
+	h->status.log_overrun = POSIX_TRACE_NO_OVERRUN;
+	h->status.log_full = POSIX_TRACE_NOT_FULL;
+	h->crc = lt_crc32c(h, offsetof(struct pt_log_header, crc));
+}
+
+/* Starts a log in the empty file fd: its header and an empty name table. */
+static inline void lt_craft_begin(struct lt_craft *c, int fd, uint32_t block_size,
+                                  uint64_t clockres_ns, const char *trace_name)
+{
+	struct pt_log_header h;
+	memset(c, 0, sizeof *c);
+	c->fd = fd;
+	c->block_size = block_size;
+	c->off = PT_LOG_DATA_OFF;
+	c->payload = lt_hold(malloc(block_size));
+	ck_assert_ptr_nonnull(c->payload);
+	lt_craft_header(&h, block_size, clockres_ns, trace_name);
+	ck_assert_int_eq(pwrite(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+	ck_assert_int_eq(ftruncate(fd, (off_t)PT_LOG_DATA_OFF), 0);
+}
+
+/* Names user event id (33 to 1023) in the name table. */
+static inline void lt_craft_name(struct lt_craft *c, trace_event_id_t id, const char *name)
+{
+	char entry[PT_LOG_NAME_SIZE] = {0};
+	ck_assert_uint_lt(strlen(name), sizeof entry);
+	memcpy(entry, name, strlen(name));
+	off_t at = (off_t)(PT_LOG_NAMES_OFF + (uint64_t)(id - PT_LOG_USER_FIRST) * PT_LOG_NAME_SIZE);
+	ck_assert_int_eq(pwrite(c->fd, entry, sizeof entry, at), (ssize_t)sizeof entry);
+}
+
+/* A block header with these fields at c->off, CRC right; payload_len bytes
+ * of payload follow, of which only the first `written` are written (the
+ * rest stays a hole, or what was there).  c->off moves past the block. */
+static inline void lt_craft_raw(struct lt_craft *c, uint32_t type, uint64_t seq,
+                                uint64_t ts_base, uint32_t payload_len, uint32_t payload_crc,
+                                const void *payload, uint32_t written)
+{
+	struct pt_log_block b = {PT_LOG_BLOCK_MAGIC, type, seq, ts_base, payload_len,
+	                         payload_crc, 0, 0};
+	b.header_crc = lt_crc32c(&b, offsetof(struct pt_log_block, header_crc));
+	ck_assert_int_eq(pwrite(c->fd, &b, sizeof b, (off_t)c->off), (ssize_t)sizeof b);
+	if (written)
+		ck_assert_int_eq(pwrite(c->fd, payload, written, (off_t)(c->off + sizeof b)),
+		                 (ssize_t)written);
+	c->off += pt_log_pad8(PT_LOG_BLOCK_HDR + payload_len);
+}
+
+/* Writes the block being filled, if any. */
+static inline void lt_craft_seal(struct lt_craft *c)
+{
+	if (!c->len)
+		return;
+	lt_craft_raw(c, PT_LOG_EVENTS, c->seq++, c->ts_base, c->len,
+	             lt_crc32c(c->payload, c->len), c->payload, c->len);
+	c->len = 0;
+	c->nrec = 0;
+	c->have_ctx = 0;
+}
+
+static inline void lt_craft_put(struct lt_craft *c, uint64_t w0, uint64_t w1, int two,
+                                const void *data, uint32_t len)
+{
+	unsigned char *p = c->payload + c->len;
+	memcpy(p, &w0, 8);
+	if (two)
+		memcpy(p + 8, &w1, 8);
+	uint32_t hdr = two ? PT_REC_HDR : PT_REC_HDR_MIN;
+	memset(p + hdr, 0, pt_log_pad8(len));
+	if (len)
+		memcpy(p + hdr, data, len);
+	c->len += hdr + pt_log_pad8(len);
+}
+
+static inline uint64_t lt_craft_w0(uint32_t id, uint32_t len, uint32_t delta)
+{
+	return (uint64_t)delta | (uint64_t)id << PT_REC_ID_SHIFT | (uint64_t)len << PT_REC_LEN_SHIFT;
+}
+
+/* One event of ctx at time ts (any order: a TIME record when it goes back
+ * or jumps), from address pc; same_pc: without word1 (the address of the
+ * block's previous event). */
+static inline void lt_craft_event(struct lt_craft *c, const struct pt_log_ctx *ctx,
+                                  trace_event_id_t id, uint64_t ts, uint64_t pc, int same_pc,
+                                  const void *data, uint32_t len)
+{
+	uint32_t need = PT_LOG_CTX_REC + PT_LOG_TIME_REC + pt_log_rec_size(len);
+	if (c->len + need > c->block_size - PT_LOG_BLOCK_HDR)
+		lt_craft_seal(c);
+	if (!c->len) {
+		c->ts_base = c->ts = ts;
+		same_pc = 0;
+	}
+	if (!c->have_ctx || memcmp(&c->ctx, ctx, sizeof *ctx)) {
+		struct pt_log_ctxrec rec = {*ctx, 0, 0};
+		lt_craft_put(c, lt_craft_w0(PT_REC_CONTEXT, sizeof rec, 0), 0, 1, &rec, sizeof rec);
+		c->ctx = *ctx;
+		c->have_ctx = 1;
+	}
+	if (ts < c->ts || ts - c->ts > PT_REC_DELTA_MAX) {
+		lt_craft_put(c, lt_craft_w0(PT_REC_TIME, 8, 0), 0, 1, &ts, 8);
+		c->ts = ts;
+	}
+	uint64_t w0 = lt_craft_w0(id, len, (uint32_t)(ts - c->ts)) | (same_pc ? PT_REC_SAMEPC : 0);
+	lt_craft_put(c, w0, pc, !same_pc, data, len);
+	c->ts = ts;
+	c->nrec++;
+}
+
+/* Seals the last block and ends the log with its END block (the log is
+ * closed). */
+static inline void lt_craft_end(struct lt_craft *c)
+{
+	struct pt_log_status st;
+	struct pt_log_header h;
+	lt_craft_seal(c);
+	ck_assert_int_eq(pread(c->fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+	st = h.status;
+	lt_craft_raw(c, PT_LOG_END, c->seq++, 0, sizeof st, lt_crc32c(&st, sizeof st), &st,
+	             sizeof st);
+	ck_assert_int_eq(ftruncate(c->fd, (off_t)c->off), 0);
 }
 
 #endif

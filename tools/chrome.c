@@ -44,7 +44,7 @@ struct chrome_writer {
 	int *per_pid;
 	size_t per_pid_cap;
 	uint64_t *system_tracks; /* last time on each track of process 0 */
-	size_t nsystem_tracks;
+	size_t nsystem_tracks, system_tracks_cap;
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
@@ -86,18 +86,32 @@ static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
 }
 
 /* The first track of process 0 whose last event is not later than this
- * one; a new track when there is none. */
+ * one; a new track when there is none.  The last times of the tracks only
+ * decrease from the first track to the newest (a new track is opened for
+ * an event older than every track's last, and an event joins the first
+ * track not later than it, so stays older than the track before), hence a
+ * binary search: a log whose times go back at every event opens a track
+ * per event, and must not cost a walk over all of them each time. */
 static int system_track(struct chrome_writer *w, uint64_t ns)
 {
-	for (size_t i = 0; i < w->nsystem_tracks; i++)
-		if (w->system_tracks[i] <= ns) {
-			w->system_tracks[i] = ns;
-			return (int)i + 1;
+	size_t lo = 0, hi = w->nsystem_tracks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->system_tracks[mid] <= ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == w->nsystem_tracks) {
+		if (w->nsystem_tracks == w->system_tracks_cap) {
+			w->system_tracks_cap = w->system_tracks_cap ? 2 * w->system_tracks_cap : 16;
+			w->system_tracks = xrealloc(w->system_tracks,
+			                            w->system_tracks_cap * sizeof *w->system_tracks);
 		}
-	w->system_tracks = xrealloc(w->system_tracks,
-	                            (w->nsystem_tracks + 1) * sizeof *w->system_tracks);
-	w->system_tracks[w->nsystem_tracks++] = ns;
-	return (int)w->nsystem_tracks;
+		w->nsystem_tracks++;
+	}
+	w->system_tracks[lo] = ns;
+	return (int)lo + 1;
 }
 
 static void separator(struct chrome_writer *w)

@@ -29,30 +29,38 @@
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE (4 + 4 + 8 + 6 * 8)
 #define PACKET_PAYLOAD_MAX (64u << 10) /* a new packet after this many bytes */
-#define STREAM_BUCKETS 4096
 
 /* One CTF stream per writer thread (pid, pthread_t): the log's per-thread
  * order is exact, so times never go back inside a stream and babeltrace2
  * shows every event at the time dump shows.  System events with no thread
  * (pid 0) share a stream; when one of them is older than the last event of
  * its stream (an OVERFLOW carries the time of the first lost event), it
- * goes to another instance of that stream instead of being retimed. */
+ * goes to another instance of that stream instead of being retimed: the
+ * first instance whose last event is not later, as Chrome's tracks. */
 struct ctf_stream {
 	pid_t pid;
 	unsigned long thread;
 	uint64_t instance_id;
-	int next_in_bucket;
 	unsigned char *payload;
 	size_t len, cap;
 	uint64_t ts_begin, ts_end, seq, discarded, packets_written;
+};
+
+/* The instances of one thread's stream, oldest first: their last times
+ * only decrease along the list (see stream_for). */
+struct ctf_instances {
+	size_t *stream; /* indexes into ctf_writer.streams */
+	size_t count, cap;
 };
 
 struct ctf_writer {
 	const char *dir;
 	int dirfd;
 	struct ctf_stream *streams;
-	size_t nstreams;
-	int buckets[STREAM_BUCKETS];
+	size_t nstreams, streams_cap;
+	struct thread_table threads; /* (pid, thread) */
+	struct ctf_instances *instances; /* by thread table index */
+	size_t instances_cap;
 	bool used[MAX_EVENT_IDS];
 	/* the log's total loss, shared out over its OVERFLOW events */
 	uint64_t lost_total, overflows, overflows_seen;
@@ -151,37 +159,59 @@ static int flush_packet(const struct ctf_writer *w, struct ctf_stream *s)
 	return write_packet(w, s, s->discarded);
 }
 
-static struct ctf_stream *new_stream(struct ctf_writer *w, pid_t pid, unsigned long thread,
-                                     unsigned bucket)
+static struct ctf_stream *new_stream(struct ctf_writer *w, pid_t pid, unsigned long thread)
 {
-	struct ctf_stream *grown = realloc(w->streams, (w->nstreams + 1) * sizeof *grown);
-	if (!grown) {
-		error_msg("out of memory");
-		exit(EXIT_FAIL);
+	if (w->nstreams == w->streams_cap) {
+		w->streams_cap = w->streams_cap ? 2 * w->streams_cap : 64;
+		w->streams = xrealloc(w->streams, w->streams_cap * sizeof *w->streams);
 	}
-	w->streams = grown;
 	struct ctf_stream *s = &w->streams[w->nstreams];
 	memset(s, 0, sizeof *s);
 	s->pid = pid;
 	s->thread = thread;
-	s->instance_id = w->nstreams;
-	s->next_in_bucket = w->buckets[bucket];
-	w->buckets[bucket] = (int)w->nstreams++;
+	s->instance_id = w->nstreams++;
 	return s;
 }
 
+static struct ctf_instances *instances_of(struct ctf_writer *w, pid_t pid, unsigned long thread)
+{
+	size_t i = thread_table_index(&w->threads, pid, thread, NULL);
+	if (i >= w->instances_cap) {
+		size_t old = w->instances_cap;
+		w->instances_cap = w->instances_cap ? 2 * w->instances_cap : 64;
+		w->instances = xrealloc(w->instances, w->instances_cap * sizeof *w->instances);
+		memset(w->instances + old, 0, (w->instances_cap - old) * sizeof *w->instances);
+	}
+	return &w->instances[i];
+}
+
+/* The first instance whose last event is not later than ts, or a new one.
+ * A new instance is opened only for an event older than every instance's
+ * last, and an event joins the first instance not later than it, so the
+ * last times decrease along the list and a binary search finds it: a log
+ * whose times go back at every event costs no walk over its instances. */
 static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_event *ev,
                                      uint64_t ts)
 {
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-	unsigned bucket = (unsigned)((thread >> 4) ^ (thread >> 16) ^ (unsigned)pid) % STREAM_BUCKETS;
-	for (int i = w->buckets[bucket]; i >= 0; i = w->streams[i].next_in_bucket) {
-		struct ctf_stream *s = &w->streams[i];
-		if (s->pid == pid && s->thread == thread && (s->seq + s->len == 0 || s->ts_end <= ts))
-			return s;
+	struct ctf_instances *in = instances_of(w, pid, thread);
+	size_t lo = 0, hi = in->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->streams[in->stream[mid]].ts_end <= ts)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	return new_stream(w, pid, thread, bucket);
+	if (lo < in->count)
+		return &w->streams[in->stream[lo]];
+	if (in->count == in->cap) {
+		in->cap = in->cap ? 2 * in->cap : 1;
+		in->stream = xrealloc(in->stream, in->cap * sizeof *in->stream);
+	}
+	in->stream[in->count++] = w->nstreams;
+	return new_stream(w, pid, thread);
 }
 
 /* How many events one OVERFLOW stands for: the log knows only the total,
@@ -189,7 +219,9 @@ static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_ev
 static uint64_t loss_of_next_overflow(struct ctf_writer *w)
 {
 	uint64_t n = w->overflows_seen++;
-	if (w->lost_total < w->overflows)
+	/* The count is the first pass's: a log that changed since may have
+	 * more OVERFLOW events now (or had none then). */
+	if (n >= w->overflows || w->lost_total < w->overflows)
 		return 1;
 	uint64_t share = w->lost_total / w->overflows;
 	return share + (n < w->lost_total % w->overflows);
@@ -231,7 +263,7 @@ static void write_tsdl_string(FILE *out, const char *s)
 		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
 		else
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+			fputc(c < 0x20 || c >= 0x7f ? '?' : c, out);
 	}
 	fputc('"', out);
 }
@@ -374,7 +406,7 @@ static int write_unreported_loss(struct ctf_writer *w, uint64_t first_ns, uint64
 {
 	if (w->overflows || !w->lost_total)
 		return 0;
-	struct ctf_stream *s = new_stream(w, 0, 0, 0);
+	struct ctf_stream *s = new_stream(w, 0, 0);
 	s->ts_begin = s->ts_end = first_ns;
 	if (write_packet(w, s, 0))
 		return -1;
@@ -387,6 +419,10 @@ static void free_streams(struct ctf_writer *w)
 	for (size_t i = 0; i < w->nstreams; i++)
 		free(w->streams[i].payload);
 	free(w->streams);
+	for (size_t i = 0; i < w->threads.count; i++)
+		free(w->instances[i].stream);
+	free(w->instances);
+	thread_table_free(&w->threads);
 }
 
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
@@ -394,7 +430,6 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 	struct ctf_writer w = {.dir = dir};
 	struct progress pr;
 	uint64_t first_ns, last_ns;
-	memset(w.buckets, -1, sizeof w.buckets);
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;

@@ -25,10 +25,12 @@ static void list_help(FILE *out)
 	        PROG);
 }
 
+/* Names and comm come from the processes listed, anyone's program: escaped. */
 static int print_type(trace_event_id_t id, const char *name, void *arg)
 {
+	char escaped[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
 	(void)arg;
-	printf("    %4u %s\n", id, name);
+	printf("    %4u %s\n", id, escape_text(name, escaped, sizeof escaped));
 	return 0;
 }
 
@@ -42,7 +44,8 @@ static void print_comm(pid_t pid)
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
 	}
-	printf("%d %s\n", (int)pid, comm);
+	char escaped[ESCAPED_SIZE(sizeof comm)];
+	printf("%d %s\n", (int)pid, escape_text(comm, escaped, sizeof escaped));
 }
 
 /* 0, or the error of asking pid. */

@@ -97,8 +97,9 @@ bool event_has_thread(const struct trace_event *ev)
  * pthread_t as posix_thread_id holds it. */
 void format_thread(const struct trace_event *ev, char *buf, size_t size)
 {
+	char comm[ESCAPED_SIZE(sizeof ev->comm)];
 	if (ev->tid && ev->comm[0])
-		snprintf(buf, size, "%d/%s", (int)ev->tid, ev->comm);
+		snprintf(buf, size, "%d/%s", (int)ev->tid, escape_text(ev->comm, comm, sizeof comm));
 	else if (ev->tid)
 		snprintf(buf, size, "%d", (int)ev->tid);
 	else

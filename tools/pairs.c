@@ -20,9 +20,13 @@
 
 #define NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
 
+/* An open begin; below, the previous open begin of the same kind in the
+ * same stack (+ 1, 0 if none) and where the kind's innermost is kept. */
 struct open_begin {
 	uint32_t kind;
 	uint64_t index;
+	size_t below;
+	size_t top_slot; /* index into pairing.tops */
 };
 
 struct open_stack {
@@ -47,6 +51,11 @@ struct pairing {
 	struct thread_table threads;
 	struct open_stack *stacks; /* by thread table index */
 	size_t stack_cap;
+	/* The innermost open begin of each (kind, thread): its place in the
+	 * thread's stack + 1, 0 if none; found by (kind, thread table index). */
+	struct thread_table top_index;
+	size_t *tops;
+	size_t tops_cap;
 };
 
 /* The slice of an explicit pair is named after what BEGIN and END have in
@@ -188,7 +197,7 @@ static bool marked(const struct pairing *p, uint64_t index)
 	return word < p->paired_words && (p->paired[word] >> (index % 64)) & 1;
 }
 
-static struct open_stack *stack_of(struct pairing *p, const struct trace_event *ev)
+static size_t thread_of(struct pairing *p, const struct trace_event *ev)
 {
 	size_t i = thread_table_index(&p->threads, ev->info.posix_pid,
 	                              (unsigned long)ev->info.posix_thread_id, NULL);
@@ -198,29 +207,50 @@ static struct open_stack *stack_of(struct pairing *p, const struct trace_event *
 		p->stacks = xrealloc(p->stacks, p->stack_cap * sizeof *p->stacks);
 		memset(p->stacks + old, 0, (p->stack_cap - old) * sizeof *p->stacks);
 	}
-	return &p->stacks[i];
+	return i;
 }
 
-static void push(struct open_stack *s, uint32_t kind, uint64_t index)
+static size_t top_slot(struct pairing *p, uint32_t kind, size_t thread)
 {
+	size_t i = thread_table_index(&p->top_index, (pid_t)kind, thread, NULL);
+	if (i >= p->tops_cap) {
+		size_t old = p->tops_cap;
+		p->tops_cap = p->tops_cap ? 2 * p->tops_cap : 64;
+		p->tops = xrealloc(p->tops, p->tops_cap * sizeof *p->tops);
+		memset(p->tops + old, 0, (p->tops_cap - old) * sizeof *p->tops);
+	}
+	return i;
+}
+
+static void push(struct pairing *p, size_t thread, uint32_t kind, uint64_t index)
+{
+	struct open_stack *s = &p->stacks[thread];
+	size_t slot = top_slot(p, kind, thread);
 	if (s->count == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 16;
 		s->items = xrealloc(s->items, s->cap * sizeof *s->items);
 	}
-	s->items[s->count++] = (struct open_begin){kind, index};
+	s->items[s->count] = (struct open_begin){kind, index, p->tops[slot], slot};
+	p->tops[slot] = ++s->count;
 }
 
 /* An end closes the innermost open begin of its kind; begins opened after
- * that one are dropped (instants), so what is paired nests properly. */
-static void close_pair(struct pairing *p, struct open_stack *s, uint32_t kind, uint64_t index)
+ * that one are dropped (instants), so what is paired nests properly.  The
+ * innermost of a kind is looked up, not searched for down the stack (an
+ * end with no begin under a deep stack would walk all of it), and each
+ * begin is dropped once: linear in the events. */
+static void close_pair(struct pairing *p, size_t thread, uint32_t kind, uint64_t index)
 {
-	for (size_t i = s->count; i-- > 0;) {
-		if (s->items[i].kind != kind)
-			continue;
-		mark(p, s->items[i].index);
-		mark(p, index);
-		s->count = i;
+	struct open_stack *s = &p->stacks[thread];
+	size_t slot = thread_table_find(&p->top_index, (pid_t)kind, thread);
+	if (slot == SIZE_MAX || p->tops[slot] == 0)
 		return;
+	size_t at = p->tops[slot] - 1;
+	mark(p, s->items[at].index);
+	mark(p, index);
+	while (s->count > at) {
+		const struct open_begin *b = &s->items[--s->count];
+		p->tops[b->top_slot] = b->below;
 	}
 }
 
@@ -229,11 +259,11 @@ static void scan_event(struct pairing *p, const struct trace_event *ev, uint64_t
 	const struct id_role *r = type_role(p, ev);
 	if (r->role == PAIR_NONE || !can_pair(ev))
 		return;
-	struct open_stack *s = stack_of(p, ev);
+	size_t thread = thread_of(p, ev);
 	if (r->role == PAIR_BEGIN)
-		push(s, r->kind, index);
+		push(p, thread, r->kind, index);
 	else
-		close_pair(p, s, r->kind, index);
+		close_pair(p, thread, r->kind, index);
 }
 
 /* First pass (then the log is rewound); also gives the earliest time and
@@ -262,6 +292,9 @@ struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rul
 	free(p->stacks);
 	p->stacks = NULL;
 	thread_table_free(&p->threads);
+	free(p->tops);
+	p->tops = NULL;
+	thread_table_free(&p->top_index);
 	return p;
 }
 

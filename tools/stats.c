@@ -29,7 +29,7 @@ struct stats {
 	uint64_t user_dated; /* user events with a time: the rates are over these */
 	uint64_t user_first_ns, user_last_ns;
 	struct loss_gap *gaps;
-	size_t ngaps;
+	size_t ngaps, gaps_cap;
 	uint64_t base_ns; /* relative times count from here, as in dump */
 };
 
@@ -71,7 +71,10 @@ static void note_loss(struct stats *s, const struct trace_event *ev)
 		open->resume_ns = ns;
 		return;
 	}
-	s->gaps = xrealloc(s->gaps, (s->ngaps + 1) * sizeof *s->gaps);
+	if (s->ngaps == s->gaps_cap) {
+		s->gaps_cap = s->gaps_cap ? 2 * s->gaps_cap : 16;
+		s->gaps = xrealloc(s->gaps, s->gaps_cap * sizeof *s->gaps);
+	}
 	struct loss_gap *g = &s->gaps[s->ngaps++];
 	memset(g, 0, sizeof *g);
 	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
@@ -111,11 +114,12 @@ static void add_event(struct stats *s, const struct trace_event *ev)
 
 static void print_types(const struct stats *s, struct trace_log *log)
 {
+	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
 	printf("events by type:\n");
 	for (trace_event_id_t id = 0; id < MAX_EVENT_IDS; id++)
 		if (s->per_type[id])
 			printf("  %10llu  %s\n", (unsigned long long)s->per_type[id],
-			       name_cache_get(&log->names, id));
+			       escape_text(name_cache_get(&log->names, id), name, sizeof name));
 }
 
 /* qsort has no argument for the keys: a merge sort of indexes into them.
@@ -260,6 +264,17 @@ static void print_status(struct trace_log *log, const struct stats *s)
 	}
 }
 
+/* In ns; a log's header may claim any resolution up to 2^64 - 1 ns, which
+ * no long holds: such a one is printed in seconds. */
+static void format_resolution(const struct timespec *res, char *buf, size_t size)
+{
+	uint64_t sec = (uint64_t)res->tv_sec, nsec = (uint64_t)res->tv_nsec;
+	if (res->tv_sec >= 0 && nsec < 1000000000u && sec <= (UINT64_MAX - nsec) / 1000000000u)
+		snprintf(buf, size, "%llu ns", (unsigned long long)(sec * 1000000000u + nsec));
+	else
+		snprintf(buf, size, "%lld s %ld ns", (long long)res->tv_sec, (long)res->tv_nsec);
+}
+
 static void print_attributes(struct trace_log *log)
 {
 	trace_attr_t a;
@@ -280,13 +295,15 @@ static void print_attributes(struct trace_log *log)
 	posix_trace_attr_getlogfullpolicy(&a, &lp);
 	posix_trace_attr_getinherited(&a, &inh);
 	posix_trace_attr_destroy(&a);
-	char when[32];
+	char when[32], resolution[48];
+	char ename[ESCAPED_SIZE(TRACE_NAME_MAX)], eversion[ESCAPED_SIZE(TRACE_NAME_MAX)];
 	format_time(ts_ns(&created), when, sizeof when);
+	format_resolution(&res, resolution, sizeof resolution);
 	printf("attributes:\n  name: %s\n  generation version: %s\n  created: %s\n"
-	       "  clock resolution: %ld ns\n  stream size: %zu, full policy: %s\n"
+	       "  clock resolution: %s\n  stream size: %zu, full policy: %s\n"
 	       "  max data size: %zu\n  log size: %zu, full policy: %s\n  inheritance: %s\n",
-	       name, version, when, res.tv_nsec + 1000000000L * (long)res.tv_sec, stream_size,
-	       policy_name(sp), data_size, log_size, policy_name(lp),
+	       escape_text(name, ename, sizeof ename), escape_text(version, eversion, sizeof eversion),
+	       when, resolution, stream_size, policy_name(sp), data_size, log_size, policy_name(lp),
 	       inh == POSIX_TRACE_INHERITED ? "inherited" : "close for child");
 }
 

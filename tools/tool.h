@@ -49,6 +49,10 @@ bool is_printable_text(const unsigned char *data, size_t len);
 size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
 void print_hex(FILE *out, const unsigned char *data, size_t len);
 void print_json_string(FILE *out, const unsigned char *s, size_t len);
+/* s with every byte that is not printable ASCII as \xHH (and \ as \\):
+ * for any name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
+#define ESCAPED_SIZE(n) (4 * (n) + 1)
+const char *escape_text(const char *s, char *buf, size_t size);
 const char *policy_name(int policy);
 void *xmalloc(size_t size);
 void *xrealloc(void *p, size_t size);
@@ -99,8 +103,14 @@ struct thread_table {
 	size_t count, key_cap;
 	uint32_t *slots; /* open addressing: index + 1, 0 when empty */
 	size_t nslots;
+	size_t last; /* the key found last, + 1 (0: none): runs of one thread */
 };
 size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long thread, bool *added);
+/* The index of a key already in the table, SIZE_MAX if it is not. */
+size_t thread_table_find(const struct thread_table *t, pid_t pid, unsigned long thread);
+/* A hash of two words keyed at random per process (SipHash-1-3): for
+ * tables whose keys come from a log. */
+uint64_t keyed_hash2(uint64_t a, uint64_t b);
 void thread_table_free(struct thread_table *t);
 int compare_thread_keys(const void *a, const void *b); /* by pid, then thread */
 

@@ -160,6 +160,12 @@ bool format_date(uint64_t ns, bool utc, char *buf, size_t size)
 	return true;
 }
 
+/* Printable ASCII (the C locale's isprint: the command sets no locale). */
+static inline bool printable(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f;
+}
+
 /* Text is shown as text when it is printable ASCII (a trailing NUL allowed,
  * since C strings are often posted with it); everything else in hex. */
 bool is_printable_text(const unsigned char *data, size_t len)
@@ -169,7 +175,7 @@ bool is_printable_text(const unsigned char *data, size_t len)
 	if (len == 0)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!(isprint(data[i]) || data[i] == '\t' || data[i] == '\n'))
+		if (!(printable(data[i]) || data[i] == '\t' || data[i] == '\n'))
 			return false;
 	return true;
 }
@@ -183,31 +189,88 @@ size_t text_length(const unsigned char *data, size_t len)
 	return data[len - 1] == '\0' ? len - 1 : len;
 }
 
+/* Data of any length goes out through a buffer of this size: one stdio
+ * call per chunk, not per byte. */
+#define CHUNK 1024
+
 void print_hex(FILE *out, const unsigned char *data, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		fprintf(out, "%02x", data[i]);
+	static const char digits[] = "0123456789abcdef";
+	char buf[CHUNK];
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (n + 2 > sizeof buf) {
+			fwrite(buf, 1, n, out);
+			n = 0;
+		}
+		buf[n++] = digits[data[i] >> 4];
+		buf[n++] = digits[data[i] & 15];
+	}
+	fwrite(buf, 1, n, out);
 }
 
 /* JSON strings: bytes outside printable ASCII are escaped as \u00XX so the
  * output is valid UTF-8 whatever the data. */
 void print_json_string(FILE *out, const unsigned char *s, size_t len)
 {
-	fputc('"', out);
+	static const char digits[] = "0123456789abcdef";
+	char buf[CHUNK];
+	size_t n = 0;
+	buf[n++] = '"';
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = s[i];
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		if (n + 7 > sizeof buf) { /* room for this byte and the closing quote */
+			fwrite(buf, 1, n, out);
+			n = 0;
+		}
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c == '\n' || c == '\t') {
+			buf[n++] = '\\';
+			buf[n++] = c == '\n' ? 'n' : 't';
+		} else if (!printable(c)) {
+			memcpy(buf + n, "\\u00", 4);
+			buf[n + 4] = digits[c >> 4];
+			buf[n + 5] = digits[c & 15];
+			n += 6;
+		} else {
+			buf[n++] = (char)c;
+		}
 	}
-	fputc('"', out);
+	buf[n++] = '"';
+	fwrite(buf, 1, n, out);
+}
+
+/* Names from a log or a traced program, for a terminal: printable ASCII as
+ * it is, a backslash doubled, any other byte as \xHH, so that no name can
+ * move the cursor, retitle the terminal or start a line of its own.  Cut at
+ * a whole escape when buf is too small. */
+const char *escape_text(const char *s, char *buf, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = 0;
+	if (!size)
+		return buf;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		size_t k = c == '\\' ? 2 : printable(c) ? 1 : 4;
+		if (n + k >= size)
+			break;
+		if (k == 1) {
+			buf[n] = (char)c;
+		} else if (k == 2) {
+			buf[n] = buf[n + 1] = '\\';
+		} else {
+			buf[n] = '\\';
+			buf[n + 1] = 'x';
+			buf[n + 2] = digits[c >> 4];
+			buf[n + 3] = digits[c & 15];
+		}
+		n += k;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 const char *policy_name(int policy)

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Structure-aware libFuzzer target over the log reader (src/logread.c): the
+ * input is not a log but a program that writes one, so every block it
+ * makes has right CRCs and the mutations reach the records, the sequence
+ * numbers, the layout and the holes of a file that passes every checksum.
+ * (fuzz_log and fuzz_logread mutate bytes with the CRC checks compiled out;
+ * this target keeps them, as a real reader has them.)
+ *
+ * The first bytes choose the header (block size, linear or ring and its
+ * slots, name table or not, closed, data_end, max-data-size); then each
+ * step takes an opcode and its operands from the input: an event record
+ * (any id, length, flags, delta), TIME, CONTEXT, SWITCH, a raw word, the
+ * block sealed with a chosen sequence number, a NAMES or END block, a hole
+ * of chosen size, a forged header whose payload claims more than the file
+ * holds or lies in a hole.  The log is a memory file (holes are real: it
+ * is sparse), read twice with a rewind between; both passes must agree,
+ * end by themselves, and take time in proportion to the data written
+ * (checked: at most a few seconds, whatever the holes).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/logread.h"
+#include "fuzz_common.h"
+
+#define MAX_FILE (64ull << 20) /* apparent size: holes included */
+
+struct input {
+	const uint8_t *p;
+	size_t left;
+};
+
+static uint64_t take(struct input *in, unsigned bytes)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < bytes; i++) {
+		v |= (uint64_t)(in->left ? *in->p : 0) << (8 * i);
+		if (in->left) {
+			in->p++;
+			in->left--;
+		}
+	}
+	return v;
+}
+
+struct gen {
+	int fd;
+	struct pt_log_header h;
+	unsigned char *payload;
+	uint32_t len, cap;
+	uint64_t off, seq;
+};
+
+static void put_at(struct gen *g, uint64_t off, const void *bytes, size_t len)
+{
+	if (off + len <= MAX_FILE && len)
+		(void)!pwrite(g->fd, bytes, len, (off_t)off);
+}
+
+/* Where block seq goes: after the last one (linear), or its slot (ring). */
+static uint64_t block_place(struct gen *g, uint64_t seq, uint32_t len)
+{
+	if (g->h.layout == PT_LOG_RING)
+		return g->h.data_off + (seq % g->h.ring_slots) * g->h.block_size;
+	uint64_t at = g->off;
+	g->off += pt_log_pad8(PT_LOG_BLOCK_HDR + len);
+	return at;
+}
+
+static void block(struct gen *g, uint32_t type, uint64_t seq, uint64_t ts_base,
+                  const void *payload, uint32_t len, uint32_t claim)
+{
+	struct pt_log_block b = {PT_LOG_BLOCK_MAGIC, type, seq, ts_base, claim,
+	                         pt_crc32c(0, payload, len), 0, 0};
+	b.header_crc = pt_crc32c(0, &b, offsetof(struct pt_log_block, header_crc));
+	uint64_t at = block_place(g, seq, claim);
+	put_at(g, at, &b, sizeof b);
+	put_at(g, at + sizeof b, payload, len);
+}
+
+static void rec(struct gen *g, const void *bytes, uint32_t n)
+{
+	if (g->len + n > g->cap)
+		return;
+	memcpy(g->payload + g->len, bytes, n);
+	g->len += n;
+}
+
+static void word(struct gen *g, uint64_t w)
+{
+	rec(g, &w, 8);
+}
+
+static uint64_t w0(uint32_t id, uint32_t len, uint32_t delta)
+{
+	return (delta & PT_REC_DELTA_MASK) | (uint64_t)(id & PT_REC_ID_MASK) << PT_REC_ID_SHIFT |
+	       (uint64_t)(len & PT_REC_LEN_MASK) << PT_REC_LEN_SHIFT;
+}
+
+static void seal(struct gen *g, uint64_t seq, uint64_t ts)
+{
+	block(g, PT_LOG_EVENTS, seq, ts, g->payload, g->len, g->len);
+	g->len = 0;
+}
+
+static void header(struct gen *g, struct input *in)
+{
+	struct pt_log_header *h = &g->h;
+	uint64_t knobs = take(in, 2);
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, PT_LOG_MAGIC, sizeof h->magic);
+	h->version = PT_LOG_VERSION;
+	h->byte_order = PT_LOG_BOM;
+	h->header_size = PT_LOG_HEADER_SIZE;
+	int table = knobs & 1;
+	h->flags = (table ? PT_LOG_SEEKABLE : 0) | ((knobs >> 1) & 1 ? PT_LOG_CLOSED : 0);
+	h->names_off = table ? PT_LOG_NAMES_OFF : 0;
+	h->names_size = table ? PT_LOG_NAMES_SIZE : 0;
+	h->data_off = table ? PT_LOG_DATA_OFF : PT_LOG_DATA_OFF_NOTABLE;
+	h->layout = (knobs >> 2) & 1 ? PT_LOG_RING : PT_LOG_LINEAR;
+	h->ring_slots = h->layout == PT_LOG_RING ? 2 + ((knobs >> 3) & 7) : 0;
+	h->block_size = PT_LOG_MIN_BLOCK << ((knobs >> 6) & 3 ? ((knobs >> 6) & 3) * 2 - 1 : 0);
+	h->max_data_size = (knobs >> 8) & 1 ? 1000 : 256;
+	if (h->block_size < pt_log_block_size_for(h->max_data_size))
+		h->block_size = pt_log_block_size_for(h->max_data_size);
+	h->clockres_ns = take(in, 8);
+	h->name_size = PT_LOG_NAME_SIZE;
+	memcpy(h->trace_name, "craft", 6);
+	h->stream_policy = POSIX_TRACE_LOOP;
+	h->log_policy = h->layout == PT_LOG_RING ? POSIX_TRACE_LOOP : POSIX_TRACE_APPEND;
+	h->inheritance = POSIX_TRACE_CLOSE_FOR_CHILD;
+	h->blocks_written = (knobs >> 9) & 1 ? take(in, 1) : 0;
+	h->data_end = (knobs >> 10) & 1 ? h->data_off + take(in, 3) * 8 : 0;
+	h->crc = pt_crc32c(0, h, offsetof(struct pt_log_header, crc));
+	put_at(g, 0, h, sizeof *h);
+	g->off = h->data_off;
+	g->cap = h->block_size - PT_LOG_BLOCK_HDR;
+}
+
+/* One step of the program. */
+static void step(struct gen *g, struct input *in, uint64_t *ts)
+{
+	unsigned char buf[1100];
+	switch (take(in, 1) % 12) {
+	case 0: case 1: { /* an event */
+		uint32_t id = (uint32_t)take(in, 2), len = (uint32_t)take(in, 1) * 4;
+		uint64_t w = w0(id, len, (uint32_t)take(in, 2)) | (id & 0x400 ? PT_REC_SAMEPC : 0) |
+		             (id & 0x800 ? PT_REC_TRUNCATED : 0);
+		word(g, w);
+		if (!(w & PT_REC_SAMEPC))
+			word(g, take(in, 2));
+		memset(buf, 0, sizeof buf);
+		for (uint32_t i = 0; i < len && in->left; i++)
+			buf[i] = (unsigned char)take(in, 1);
+		rec(g, buf, pt_log_pad8(len));
+		break;
+	}
+	case 2: /* TIME */
+		word(g, w0(PT_REC_TIME, 8, 0));
+		word(g, 0);
+		word(g, *ts = take(in, 1) & 1 ? *ts - take(in, 4) : *ts + take(in, 4));
+		break;
+	case 3: { /* CONTEXT */
+		struct pt_log_ctxrec c = {{(int32_t)take(in, 2), (int32_t)take(in, 2), take(in, 2), ""},
+		                          (uint32_t)take(in, 1), 0};
+		for (int i = 0; i < 4; i++)
+			c.ctx.comm[i] = (char)take(in, 1);
+		word(g, w0(PT_REC_CONTEXT, sizeof c, 0));
+		word(g, 0);
+		rec(g, &c, sizeof c);
+		break;
+	}
+	case 4: /* SWITCH */
+		word(g, w0(PT_REC_SWITCH, 0, (uint32_t)take(in, 1)));
+		word(g, take(in, 1));
+		break;
+	case 5: /* a raw word */
+		word(g, take(in, 8));
+		break;
+	case 6: case 7: { /* the block sealed: the next number, or one near it */
+		uint64_t d = take(in, 1);
+		uint64_t seq = d < 200 ? g->seq : d < 230 ? g->seq + (d - 199) : g->seq - (d - 229);
+		seal(g, seq, *ts);
+		g->seq = seq + 1;
+		break;
+	}
+	case 8: { /* NAMES */
+		struct pt_log_name_entry e[2];
+		memset(e, 0, sizeof e);
+		for (int i = 0; i < 2; i++) {
+			e[i].id = (uint32_t)take(in, 2) % 1030;
+			for (int k = 0; k < 8; k++)
+				e[i].name[k] = (char)take(in, 1);
+		}
+		block(g, PT_LOG_NAMES, g->seq++, 0, e, sizeof e, sizeof e);
+		break;
+	}
+	case 9: { /* END */
+		struct pt_log_status s;
+		memset(&s, 0, sizeof s);
+		s.lost_events = take(in, 1);
+		block(g, PT_LOG_END, g->seq++, 0, &s, sizeof s, sizeof s);
+		break;
+	}
+	case 10: /* a hole */
+		g->off += (take(in, 2) + 1) * 4096;
+		g->off &= ~(uint64_t)7;
+		break;
+	default: { /* a header whose payload is a hole, or claims past the end */
+		uint32_t claim = (uint32_t)(take(in, 3) % (g->h.block_size - PT_LOG_BLOCK_HDR + 1));
+		block(g, PT_LOG_EVENTS, g->seq++, *ts, NULL, 0, claim);
+		break;
+	}
+	}
+}
+
+static struct fuzz_digest read_all(struct pt_logr *r)
+{
+	struct pt_log_event ev;
+	unsigned char data[300];
+	size_t len;
+	struct fuzz_digest d = {0, 0};
+	while (fuzz_digest_more(&d) && pt_logr_next(r, &ev, data, sizeof data, &len) == 1) {
+		if (len > sizeof data || len > ev.data_len || ev.id >= PT_LOG_NIDS ||
+		    ev.ctx.comm[sizeof ev.ctx.comm - 1] != '\0')
+			abort();
+		fuzz_digest_add(&d, ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid, data, len);
+	}
+	fuzz_digest_end(&d);
+	return d;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
+{
+	struct input in = {bytes, size};
+	struct gen g = {0};
+	g.fd = fuzz_memfd("fuzz-logcraft", NULL, 0);
+	if (g.fd < 0)
+		return 0;
+	header(&g, &in);
+	g.payload = malloc(g.cap);
+	if (!g.payload) {
+		close(g.fd);
+		return 0;
+	}
+	uint64_t ts = 1000000000;
+	while (in.left)
+		step(&g, &in, &ts);
+	if (g.len)
+		seal(&g, g.seq++, ts);
+	free(g.payload);
+	struct pt_logr *r = NULL;
+	double t0 = now_s();
+	if (pt_logr_open(g.fd, &r) == 0) {
+		struct fuzz_digest d1 = read_all(r);
+		pt_logr_rewind(r);
+		struct fuzz_digest d2 = read_all(r);
+		if (!fuzz_digest_same(&d1, &d2))
+			abort();
+		pt_logr_close(r);
+	}
+	/* 64 MiB of file at most, and 256 KiB of input: anything beyond a few
+	 * seconds is work out of proportion to the data (holes read, payloads
+	 * checked again and again). */
+	if (now_s() - t0 > 5)
+		abort();
+	close(g.fd);
+	return 0;
+}
