@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "recword.h"
 /* The public functions are the only symbols exported (libposixtrace.map),
  * whichever header a source file includes first. */
 #pragma GCC visibility push(default)
@@ -36,7 +37,7 @@ _Static_assert(sizeof(trace_event_set_t) * 8 == PT_NEVENT_IDS, "event set size")
 _Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
 
 /* ---- records -------------------------------------------------------------
- * A record is a header then its data, padded to 8 bytes:
+ * A record is a header then its data, padded to 8 bytes (recword.h):
  *   word0: time delta (31 bits) | same address (1 bit) | id (10 bits) |
  *          data length (21 bits) | truncated at generation (1 bit)
  *   word1: the program address of the call; absent (the header is 8 bytes)
@@ -47,39 +48,14 @@ _Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
  * Ids 9 to 31 are never events; two of them are meta records (always with
  * both words) that the reader consumes and never reports; after one, the
  * next event carries its address again. */
-#define PT_REC_HDR 16u            /* the header with both words */
-#define PT_REC_HDR_MIN 8u         /* word0 alone */
-#define PT_REC_SAMEPC (1ull << 31)
-#define PT_REC_DELTA_MASK 0x7fffffffu
-#define PT_REC_ID_SHIFT 32
-#define PT_REC_ID_MASK 0x3ffu
-#define PT_REC_LEN_SHIFT 42
-#define PT_REC_LEN_MASK 0x1fffffu
-#define PT_REC_TRUNCATED (1ull << 63)
-#define PT_DELTA_MAX ((uint64_t)PT_REC_DELTA_MASK)
-
 #define PT_ID_TIME 9u  /* data: u64, the new base */
 #define PT_ID_OWNER 10u /* data: struct pt_owner_rec; a new owner took the lane over */
 
 _Static_assert(PT_NEVENT_IDS - 1 <= PT_REC_ID_MASK, "ids fit");
 _Static_assert(PT_MAX_DATA_LIMIT <= PT_REC_LEN_MASK, "lengths fit");
 
-static inline uint64_t pt_rec_word0(uint64_t delta, uint32_t id, uint32_t len, int truncated)
-{
-	return delta | ((uint64_t)id << PT_REC_ID_SHIFT) | ((uint64_t)len << PT_REC_LEN_SHIFT) |
-	       (truncated ? PT_REC_TRUNCATED : 0);
-}
-static inline uint32_t pt_rec_delta(uint64_t w0) { return (uint32_t)w0 & PT_REC_DELTA_MASK; }
-static inline uint32_t pt_rec_id(uint64_t w0) { return (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK; }
-static inline uint32_t pt_rec_len(uint64_t w0) { return (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK; }
 /* The largest a record of data_len bytes can be (both words). */
 static inline size_t pt_record_size(size_t data_len) { return PT_REC_HDR + ((data_len + 7) & ~(size_t)7); }
-/* The header of the record whose first word is w0, and its whole size. */
-static inline uint32_t pt_rec_hdr(uint64_t w0) { return (w0 & PT_REC_SAMEPC) ? PT_REC_HDR_MIN : PT_REC_HDR; }
-static inline uint64_t pt_rec_size(uint64_t w0)
-{
-	return pt_rec_hdr(w0) + (((uint64_t)pt_rec_len(w0) + 7) & ~(uint64_t)7);
-}
 
 #define PT_COMM_SIZE 16
 

@@ -11,7 +11,8 @@
  * sequence number and two CRC-32C, and decodes on its own, so a damaged block
  * costs only itself and a log cut short yields every complete block.
  *
- * This header includes only libc headers and <trace.h>.
+ * This header includes only libc headers, <trace.h> and the record word
+ * (recword.h), which stream memory shares.
  */
 #ifndef PT_LOGFMT_H
 #define PT_LOGFMT_H
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "crc32c.h"
+#include "recword.h"
 
 #define PT_LOG_MAGIC "PTRACLOG"
 #define PT_LOG_VERSION 2u
@@ -113,8 +115,8 @@ _Static_assert(sizeof(struct pt_log_block) == 40, "block header");
 #define PT_LOG_BLOCK_HDR ((uint32_t)sizeof(struct pt_log_block))
 
 /*
- * A record of an EVENTS payload: one or two 64-bit words, then the data
- * padded to 8 bytes.
+ * A record of an EVENTS payload (the record word of recword.h): one or two
+ * 64-bit words, then the data padded to 8 bytes.
  *   word0: bits 0-30 time delta (ns since the previous record of the block,
  *          the first one since ts_base), 31 same address, 32-41 event id,
  *          42-62 data length, 63 truncated when recorded
@@ -123,17 +125,6 @@ _Static_assert(sizeof(struct pt_log_block) == 40, "block header");
  *          says the address is that of the previous event record of the
  *          block.  Meta records always have both words.
  */
-#define PT_REC_HDR 16u
-#define PT_REC_HDR_MIN 8u
-#define PT_REC_SAMEPC (1ull << 31)
-#define PT_REC_DELTA_MASK 0x7fffffffu
-#define PT_REC_ID_SHIFT 32
-#define PT_REC_ID_MASK 0x3ffu
-#define PT_REC_LEN_SHIFT 42
-#define PT_REC_LEN_MASK 0x1fffffu
-#define PT_REC_TRUNCATED (1ull << 63)
-#define PT_REC_DELTA_MAX ((uint64_t)PT_REC_DELTA_MASK)
-
 /* Meta record ids (9 to 31 are never events). */
 #define PT_REC_TIME 9u    /* data: u64 absolute timestamp, the new current time */
 #define PT_REC_CONTEXT 10u /* data: struct pt_log_ctxrec; defines and selects k */
@@ -187,12 +178,6 @@ static inline uint32_t pt_log_pad8(uint32_t n)
 static inline uint32_t pt_log_rec_size(uint32_t len)
 {
 	return PT_REC_HDR + pt_log_pad8(len);
-}
-
-/* The header of the record whose first word is w0. */
-static inline uint32_t pt_log_rec_hdr(uint64_t w0)
-{
-	return (w0 & PT_REC_SAMEPC) ? PT_REC_HDR_MIN : PT_REC_HDR;
 }
 
 /* The block size a log needs: room for a block header, a context and the

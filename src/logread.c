@@ -773,8 +773,8 @@ static int deliver_damage(struct pt_logr *r, struct pt_log_event *ev, void *data
 static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
 {
 	const unsigned char *p = r->p;
-	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
-	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
+	uint32_t id = pt_rec_id(w0);
+	uint32_t len = pt_rec_len(w0);
 	if (left < PT_REC_HDR || pt_log_rec_size(len) > left || (w0 & PT_REC_SAMEPC))
 		return -1;
 	if (id == PT_REC_TIME && len == 8) {
@@ -789,10 +789,10 @@ static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
 		if (c.k == r->nctx)
 			r->nctx++;
 		r->ctx = &r->ctxs[c.k];
-		r->ts += (uint32_t)w0 & PT_REC_DELTA_MASK;
+		r->ts += pt_rec_delta(w0);
 	} else if (id == PT_REC_SWITCH && len == 0 && ld64(p + 8) < r->nctx) {
 		r->ctx = &r->ctxs[ld64(p + 8)];
-		r->ts += (uint32_t)w0 & PT_REC_DELTA_MASK;
+		r->ts += pt_rec_delta(w0);
 	} else {
 		return -1; /* an unknown meta record, a bad length, no context */
 	}
@@ -827,14 +827,14 @@ static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *d
 	if (unlikely(left < PT_REC_HDR_MIN))
 		return 0;
 	uint64_t w0 = ld64(p);
-	uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
-	uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
-	uint32_t hdr = pt_log_rec_hdr(w0);
+	uint32_t id = pt_rec_id(w0);
+	uint32_t len = pt_rec_len(w0);
+	uint32_t hdr = pt_rec_hdr(w0);
 	size_t size = hdr + pt_log_pad8(len);
 	if (unlikely(size > left || len > r->max_data || !r->ctx ||
 	             (id < PT_LOG_USER_FIRST && id - 1u >= 8u)))
 		return 0;
-	uint64_t ts = r->ts + ((uint32_t)w0 & PT_REC_DELTA_MASK);
+	uint64_t ts = r->ts + (pt_rec_delta(w0));
 	size_t n = len < num_bytes ? len : num_bytes;
 	r->ts = ts;
 	r->last_good_ts = ts;

@@ -248,7 +248,7 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 	uint32_t meta = 0, owner = w->chunk && w->limit == 0;
 	if (owner)
 		meta = (uint32_t)pt_record_size(sizeof(struct pt_owner_rec));
-	else if (w->chunk && (now - w->base) > PT_DELTA_MAX)
+	else if (w->chunk && (now - w->base) > PT_REC_DELTA_MAX)
 		meta = (uint32_t)pt_record_size(sizeof(uint64_t));
 	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size)
 		return next_chunk(t, w, m, now, pc);
@@ -310,7 +310,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	}
 	uint32_t size = (uint32_t)pt_record_size(len); /* room for both words */
 	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
-	                now - w->base > PT_DELTA_MAX) &&
+	                now - w->base > PT_REC_DELTA_MAX) &&
 	    !prepare(w, a, m, now, size, pc))
 		return now;
 	unsigned char *p = w->chunk + pt_wlane_end(w);

@@ -626,7 +626,7 @@ static uint64_t event_record_at(const struct block *b, uint32_t nth)
 		int meta = id >= PT_REC_META_FIRST && id < PT_REC_META_END;
 		if (!meta && seen++ == nth)
 			return (uint64_t)(p - ref.bytes);
-		p += pt_log_rec_hdr(w0) + pt_log_pad8(len);
+		p += pt_rec_hdr(w0) + pt_log_pad8(len);
 	}
 	ck_abort_msg("block at %llu has no event record %u", (unsigned long long)b->start, nth);
 	return 0;
