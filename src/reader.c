@@ -277,10 +277,14 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 		else if (off < cur->off)
 			enter = ENTER_BAD; /* records already taken are not taken again */
 	}
-	/* Pairs with the head CAS in pt_steal_oldest (lanes.c): the header
-	 * copied above is the chunk's own if the head did not move. */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&lane(m, i)->head, memory_order_relaxed) != hd)
+	/* The header copied above is the chunk's own if the head did not move
+	 * meanwhile: a CAS that keeps the head as it is, whose release orders
+	 * the copy before it (a fence would do, but ThreadSanitizer does not
+	 * model fences).  Pairs with the head CAS in pt_steal_oldest (lanes.c),
+	 * after which the thief writes the header. */
+	uint64_t still = hd;
+	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &still, hd,
+	                                             memory_order_acq_rel, memory_order_relaxed))
 		return EAGAIN;
 	if (enter != ENTER_OK)
 		return enter == ENTER_LATER ? EBUSY : EINVAL;
