@@ -51,6 +51,10 @@ struct pt_ctl {
 	_Atomic uint32_t keeper_ack;     /* futex: commands it carried out */
 	_Atomic int32_t keeper_error;    /* the keeper's first error */
 	_Atomic uint32_t keeper_finished; /* it wrote the end of the log */
+	/* Bumped by the keeper as it drains: a caller waiting for it gives a
+	 * keeper that works more time than one that is stuck.  A number only:
+	 * relaxed. */
+	_Atomic uint64_t keeper_progress;
 	/* The filter as the controller set it: what decides which system
 	 * events are recorded (pt_handle_filtered).  The stream header's copy
 	 * is for writers, and traced processes can write it.  Numbers only:

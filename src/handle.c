@@ -252,6 +252,22 @@ int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id)
 	return (int)((w >> (id % 64)) & 1);
 }
 
+/* The sum of the progress of every keeper (ctl.h, keeper_progress), read
+ * without the handles' locks, as pt_handles_keepers. */
+uint64_t pt_handles_keeper_progress(void)
+{
+	uint64_t sum = 0;
+	if (!atomic_load_explicit(&handles_ready, memory_order_acquire))
+		return 0; /* pairs with the release store in handles_ensure */
+	for (int i = 0; i < TRACE_SYS_MAX; i++) {
+		volatile struct pt_handle *h = &handles[i];
+		struct pt_ctl *c = h->ctl;
+		if (h->in_use && h->kind == PT_H_ACTIVE && h->keeper_pidfd >= 0 && c)
+			sum += atomic_load_explicit(&c->keeper_progress, memory_order_relaxed);
+	}
+	return sum;
+}
+
 /* Without the handles' locks: a thread may hold one until exit.  A handle
  * being shut down meanwhile may give a descriptor closed under us; poll
  * then reports POLLNVAL, which ends the wait for it. */

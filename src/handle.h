@@ -43,6 +43,7 @@ struct pt_handle {
 	pid_t keeper;              /* the keeper process, 0 none */
 	int keeper_sock;           /* commands to it; closing it ends it */
 	int keeper_pidfd;
+	uint64_t keeper_seen;      /* its progress when last looked at */
 	int log_fd;                /* the caller's log descriptor (a new keeper's) */
 	struct pt_reader rd;
 	/* both */
@@ -70,6 +71,8 @@ int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id);
  * (its socket shut down for writing), read without the handles' locks;
  * how many, and the sum of their streams' room in *room. */
 int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room);
+/* How far the keepers of this process's streams have drained, in all. */
+uint64_t pt_handles_keeper_progress(void);
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
 /* The lock-free way into a log handle biased to the calling thread: NULL

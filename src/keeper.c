@@ -54,6 +54,7 @@ struct keeper {
 	uint64_t credit;
 	uint64_t credit_at;
 	uint64_t next_tick;
+	uint64_t moved;          /* events moved to the log: progress (ctl.h) */
 };
 
 static __thread int forking_keeper;
@@ -183,6 +184,8 @@ static int move_one(struct keeper *k, struct pt_rawev *e)
 	k->drained += len + EVENT_COST;
 	if (k->fd >= 0)
 		log_event(k, e, len);
+	if (++k->moved % 256 == 0)
+		atomic_fetch_add_explicit(&k->ctl->keeper_progress, 1, memory_order_relaxed);
 	return 1;
 }
 
@@ -372,9 +375,28 @@ static void flush_pending(struct keeper *k, const struct pt_cmd_msg *last, uint3
 	struct pt_caller who = last->who;
 	/* A request number only, as in finish: every request sent before the
 	 * message was taken is counted in it. */
-	flush(k, &who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
+	uint32_t req = atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire);
+	/* Every request counted so far was carried out by a flush that began
+	 * after it (flush_done is this process's own word): a burst of flushes
+	 * costs one flush, not one per batch of messages, each with its
+	 * FLUSH_START, FLUSH_STOP and block in the log. */
+	if (req != atomic_load_explicit(&k->ctl->flush_done, memory_order_relaxed))
+		flush(k, &who, req);
 	ack(k, *flushes);
 	*flushes = 0;
+}
+
+/* A burst of posix_trace_flush calls is one flush: while flushes are
+ * waiting, more that come within a millisecond of each other (for at most
+ * BURST_NS) join them, instead of a flush, with its FLUSH_START, FLUSH_STOP
+ * and a block of the log (a whole slot of a ring log), per batch of
+ * messages. */
+#define BURST_NS 20000000ull
+
+static int more_soon(int sock, uint64_t until)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	return pt_mono_ns() < until && poll(&p, 1, 1) > 0 && (p.revents & POLLIN);
 }
 
 /* Carries out the commands waiting, after up to timeout_ms for the first;
@@ -389,14 +411,19 @@ static void serve(struct keeper *k, int timeout_ms)
 	struct pt_cmd_msg msg, last = {0};
 	uint32_t flushes = 0;
 	ssize_t got;
-	while ((got = recv(k->sock, &msg, sizeof msg, MSG_DONTWAIT)) == sizeof msg) {
-		if (msg.cmd == PT_CMD_FLUSH) {
-			last = msg;
-			flushes++;
-			continue;
+	uint64_t settle = pt_mono_ns() + BURST_NS;
+	for (;;) {
+		while ((got = recv(k->sock, &msg, sizeof msg, MSG_DONTWAIT)) == sizeof msg) {
+			if (msg.cmd == PT_CMD_FLUSH) {
+				last = msg;
+				flushes++;
+				continue;
+			}
+			flush_pending(k, &last, &flushes);
+			command(k, &msg);
 		}
-		flush_pending(k, &last, &flushes);
-		command(k, &msg);
+		if (!flushes || got == 0 || !more_soon(k->sock, settle))
+			break;
 	}
 	flush_pending(k, &last, &flushes);
 	if (got == 0 || (p[0].revents & (POLLHUP | POLLERR)) || (p[1].revents & POLLIN))
@@ -566,6 +593,20 @@ static int ms_until(uint64_t deadline)
 	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 }
 
+/* Milliseconds left before a keeper that makes no progress counts as
+ * stuck: the deadline moves on while it drains (keeper_progress), so a
+ * keeper slowed down (a loaded machine, a sanitizer) is not killed while
+ * it works; its drains are bounded (pt_read_begin_drain), so the wait is. */
+static int ms_left(struct pt_handle *h, uint64_t *deadline)
+{
+	uint64_t p = atomic_load_explicit(&h->ctl->keeper_progress, memory_order_relaxed);
+	if (p != h->keeper_seen) {
+		h->keeper_seen = p;
+		*deadline = pt_mono_ns() + keeper_bound_ns(h);
+	}
+	return ms_until(*deadline);
+}
+
 static int keeper_alive(const struct pt_handle *h)
 {
 	return h->keeper_pidfd >= 0 && !pidfd_gone(h->keeper_pidfd, 0);
@@ -618,7 +659,7 @@ static int replace_keeper(struct pt_handle *h)
  * already waiting.  EIO: no keeper, or it died; ETIMEDOUT: the socket
  * stayed full (a keeper alive but stuck) until the deadline. */
 static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *number,
-                   uint64_t deadline)
+                   uint64_t *deadline)
 {
 	*number = 0;
 	for (;;) {
@@ -634,9 +675,10 @@ static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *
 		if (msg->cmd == PT_CMD_FLUSH)
 			return 0;
 		struct pollfd p = {.fd = h->keeper_sock, .events = POLLOUT};
-		if (ms_until(deadline) == 0)
+		int left = ms_left(h, deadline);
+		if (left == 0)
 			return ETIMEDOUT;
-		poll(&p, 1, ms_until(deadline) < 50 ? ms_until(deadline) : 50);
+		poll(&p, 1, left < 50 ? left : 50);
 	}
 	/* A command number only: relaxed would do. */
 	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
@@ -647,7 +689,7 @@ static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *
  * out (keeper_ack), so a caller waits for its own command, not for an
  * acknowledgement of an earlier one (a flush's, which nobody waits for). */
 static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *who,
-                    uint32_t *number, uint64_t deadline)
+                    uint32_t *number, uint64_t *deadline)
 {
 	struct pt_cmd_msg msg = {.cmd = cmd, .who = *who};
 	int err = put_cmd(h, &msg, number, deadline);
@@ -662,7 +704,7 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 
 /* Waits until the keeper has carried out command `number`: EIO if it died,
  * ETIMEDOUT if it is alive but has not by the deadline. */
-static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t deadline)
+static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t *deadline)
 {
 	for (;;) {
 		/* Pairs with the release fetch-add of keeper_ack in ack: the command's
@@ -672,7 +714,7 @@ static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t deadline)
 			return 0;
 		if (!keeper_alive(h))
 			return EIO;
-		int left = ms_until(deadline);
+		int left = ms_left(h, deadline);
 		if (left == 0)
 			return ETIMEDOUT;
 		struct timespec tick = {0, (left < 50 ? left : 50) * 1000000L};
@@ -689,17 +731,18 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 		/* A request number only: relaxed would do. */
 		if (cmd == PT_CMD_FLUSH)
 			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
-		int sent = send_cmd(h, cmd, who, &number, deadline);
+		int sent = send_cmd(h, cmd, who, &number, &deadline);
 		if (sent == 0 && cmd == PT_CMD_FLUSH)
 			return err; /* posix_trace_flush only starts the flush */
-		int done = sent ? sent : wait_ack(h, number, deadline);
+		int done = sent ? sent : wait_ack(h, number, &deadline);
 		if (done == 0)
 			return err;
 		err = replace_keeper(h);
 		if (done == ETIMEDOUT) {
 			/* The stuck keeper had the whole bound: the new one is given
 			 * the command without a wait (the next ones queue behind it). */
-			send_cmd(h, cmd, who, &number, pt_mono_ns());
+			uint64_t now = pt_mono_ns();
+			send_cmd(h, cmd, who, &number, &now);
 			return err;
 		}
 	}
@@ -709,11 +752,16 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 /* How the keeper ended, waiting until the deadline: its exit status, or
  * (when this process does not wait for its children) what it said before
  * exiting; -1: it was killed; -2: it did not end in time and was killed. */
-static int keeper_result(struct pt_handle *h, uint64_t deadline)
+static int keeper_result(struct pt_handle *h, uint64_t *deadline)
 {
-	if (!pidfd_gone(h->keeper_pidfd, ms_until(deadline))) {
-		syscall(SYS_pidfd_send_signal, h->keeper_pidfd, SIGKILL, NULL, 0);
-		return -2;
+	for (;;) {
+		int left = ms_left(h, deadline);
+		if (pidfd_gone(h->keeper_pidfd, left < 100 ? left : 100))
+			break;
+		if (left == 0) {
+			syscall(SYS_pidfd_send_signal, h->keeper_pidfd, SIGKILL, NULL, 0);
+			return -2;
+		}
 	}
 	int status = 0;
 	pid_t r;
@@ -741,7 +789,7 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 	for (int attempt = 0; attempt < 2 && h->keeper > 0; attempt++) {
 		uint32_t number;
 		uint64_t deadline = pt_mono_ns() + keeper_bound_ns(h);
-		int sent = send_cmd(h, PT_CMD_FINISH, who, &number, deadline);
+		int sent = send_cmd(h, PT_CMD_FINISH, who, &number, &deadline);
 		if (sent == ETIMEDOUT) {
 			reap(h);
 			return ETIMEDOUT;
@@ -750,7 +798,7 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 			err = replace_keeper(h);
 			continue;
 		}
-		int result = keeper_result(h, deadline);
+		int result = keeper_result(h, &deadline);
 		if (result >= 0) {
 			reap(h);
 			return err ? err : result;
@@ -767,8 +815,8 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 
 /* exit() of a controller: each keeper is told (its socket shut down for
  * writing: end of file) and waited for through its pidfd, all together,
- * up to a second plus their streams' room at 100 MB/s, so that the logs
- * are finished when the process is gone.  No lock is taken: another
+ * until they have made no progress for a second plus their streams' room
+ * at 100 MB/s, so that the logs are finished when the process is gone.  No lock is taken: another
  * thread may hold a handle's for good (a blocked read), and a keeper it
  * is shutting down is waited for all the same. */
 __attribute__((destructor)) static void keepers_at_exit(void)
@@ -782,9 +830,15 @@ __attribute__((destructor)) static void keepers_at_exit(void)
 	n = pt_handles_keepers(p, TRACE_SYS_MAX, &room);
 	if (n == 0)
 		return;
-	uint64_t deadline = pt_mono_ns() + 1000000000ull + room * 10u;
+	uint64_t bound = 1000000000ull + room * 10u, deadline = pt_mono_ns() + bound;
+	uint64_t seen = pt_handles_keeper_progress();
 	for (int left; (left = ms_until(deadline)) > 0;) {
-		int r = poll(p, (nfds_t)n, left);
+		int r = poll(p, (nfds_t)n, left < 100 ? left : 100);
+		uint64_t now_seen = pt_handles_keeper_progress();
+		if (now_seen != seen) { /* a keeper that drains is given more time */
+			seen = now_seen;
+			deadline = pt_mono_ns() + bound;
+		}
 		if (r < 0 && errno != EINTR)
 			return;
 		int waiting = 0;

@@ -1633,26 +1633,6 @@ END_TEST
 
 /* ---- item 8: a dead keeper ------------------------------------------------ */
 
-/* Children of pid named comm (any state, zombies too). */
-static int children_named(pid_t parent, const char *comm, pid_t *first)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-	while (d && (e = readdir(d))) {
-		char name[64];
-		pid_t pid = atoi(e->d_name), ppid = 0;
-		if (pid <= 0 || pt_proc_stat(pid, name, sizeof name, NULL, &ppid) != 0 ||
-		    ppid != parent || strcmp(name, comm) != 0)
-			continue;
-		if (n++ == 0 && first)
-			*first = pid;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* Whether a /dev/shm entry named *posixtrace* has pid as one of the
  * numbers of its name. */
 static int shm_names_pid(pid_t pid)
@@ -1680,7 +1660,7 @@ static int kill_keeper(int rep, pid_t *keeper)
 {
 	int keepers = 0;
 	for (int i = 0; i < 200 && keepers != 1; i++) { /* it may not be named yet */
-		keepers = children_named(getpid(), "posixtrace-keep", keeper);
+		keepers = pt_procs_named(getpid(), "posixtrace-keep", keeper);
 		if (keepers != 1)
 			usleep(10000);
 	}
@@ -1738,7 +1718,7 @@ static void dead_keeper_controller(const char *log, int rep)
 	dprintf(rep, "status %d\n", posix_trace_get_status(trid, &st));
 	int left = 1;
 	for (int i = 0; i < 200 && left; i++) {
-		left = children_named(getpid(), "posixtrace-keep", NULL);
+		left = pt_procs_named(getpid(), "posixtrace-keep", NULL);
 		if (left)
 			usleep(10000);
 	}
