@@ -895,7 +895,12 @@ int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out)
 {
 	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS || !r->names[id - PT_LOG_USER_FIRST][0])
 		return EINVAL;
-	memcpy(out, r->names[id - PT_LOG_USER_FIRST], PT_LOG_NAME_SIZE);
+	/* The name and its terminator only, as for an active stream: the
+	 * caller's array need not hold more (posix_trace_eventid_get_name). */
+	const char *name = r->names[id - PT_LOG_USER_FIRST];
+	size_t n = strnlen(name, PT_LOG_NAME_SIZE - 1);
+	memcpy(out, name, n);
+	out[n] = '\0';
 	return 0;
 }
 

@@ -146,7 +146,7 @@ static unsigned attacked(const struct target *t)
 
 static int is_named(trace_id_t trid, trace_event_id_t id, const char *name)
 {
-	char buf[TRACE_EVENT_NAME_MAX];
+	char buf[TRACE_EVENT_NAME_MAX + 1];
 	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
 }
 
