@@ -146,10 +146,13 @@ deps:
 # public headers in every language mode, the reference pages, the exports.
 SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/abi/check.sh
 
-# The script checks' counts join the test runner's summary line.
-check: deps
+# The script checks' counts join the test runner's summary line.  With
+# TESTS="t_x ..." (names of tests/t_*.c programs, or cli) only those run,
+# without the dependency step and the script checks; CK_RUN_CASE=NAME in
+# the environment runs one test case of a program.
+check: $(if $(TESTS),,deps)
 	@$(MAKE) --no-print-directory all tests
-	@mkdir -p $(BUILD) && passed=0; failed=0; for c in $(SCRIPT_CHECKS); do \
+	@mkdir -p $(BUILD) && passed=0; failed=0; for c in $(if $(TESTS),,$(SCRIPT_CHECKS)); do \
 	  name=$${c%%:*}; script=$${c#*:}; log=$(BUILD)/$$name-check.log; \
 	  sh $$script $(BUILD) > $$log 2>&1; grep -v '^ok' $$log | sed "s/^/[$$name] /"; \
 	  set -- $$(tail -n 1 $$log | tr -d ,); \

@@ -58,7 +58,7 @@ static void put_locked(struct pt_ctl *c, uint64_t raw, trace_event_id_t id, cons
 	if (head - tail >= PT_CTLQ_LEN) {
 		/* Full: LOOP drops the oldest, unless the reader just took it
 		 * (the CAS fails: there is room now); the other policies drop
-		 * this one.  Either way the loss is counted (pt_total_lost). */
+		 * this one.  Either way the loss is counted (pt_handle_lost). */
 		if (!c->loop) {
 			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
 			return;

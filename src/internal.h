@@ -9,8 +9,8 @@
  *   allow, plus the extensions docs/CONFORMANCE.md lists;
  * - a function that looks something up returns a pointer or index, NULL or
  *   PT_NONE when there is none;
- * - predicates return int, 1 or 0, and are named as questions (pt_is_*,
- *   *_alive, *_ok).
+ * - predicates return int, 1 or 0, and are named as questions (*_alive,
+ *   *_ok, pt_handle_filtered).
  * Memory that another process can write (layout.h) is read only through the
  * validated geometry of struct pt_map and with bounds checks at each use.
  */

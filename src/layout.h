@@ -43,7 +43,7 @@ _Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
  *   word1: the program address of the call; absent (the header is 8 bytes)
  *          when the same-address bit says it is that of the previous event
  *          record of the chunk, as in a loop that posts from one place.
- * The delta is in raw clock units (struct pt_clock) from the lane's current
+ * The delta is in raw clock units (clock.h) from the lane's current
  * base: the chunk's base, or the last OWNER or TIME record before it.
  * Ids 9 to 31 are never events; two of them are meta records (always with
  * both words) that the reader consumes and never reports; after one, the
@@ -186,7 +186,7 @@ _Static_assert(sizeof(struct pt_attr) <= sizeof(trace_attr_t), "attr fits");
 
 struct pt_stream_hdr {
 	/* Immutable after creation; every process keeps its own validated
-	 * copy (struct pt_geom) and never reads these again. */
+	 * copy (struct pt_map, stream.h) and never reads these again. */
 	uint64_t magic;
 	uint32_t version;
 	uint32_t hdr_size;
