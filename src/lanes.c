@@ -303,7 +303,7 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 		uint64_t repl = pt_head_pack(nx, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
 		/* Acquire: the chunk is written over only after this; pairs
 		 * with the reader's claim in stage_more (reader.c).  Release:
-		 * the next chunk's header goes on with the head to lane_look. */
+		 * the next chunk's header goes on with the head to follow_head (reader.c). */
 		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;

@@ -527,6 +527,8 @@ static void stage_release(struct pt_reader *rd, struct pt_cursor *cur)
 static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
 {
 	struct pt_cursor *cur = &rd->cur[i];
+	/* Pairs with the head CAS in pt_steal_oldest (lanes.c) and the release
+	 * store of head in start_chunk (writer.c), as in follow_head. */
 	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
 	if (hd != cur->head) {
 		cur->state = CUR_IDLE;

@@ -132,13 +132,13 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 		atomic_store_explicit(&old->event_bytes, bytes, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pt_hdr(m)->held, bytes, memory_order_relaxed);
 		/* Seals the old chunk (final commit, event_bytes) and publishes the new
-		 * header: pairs with the acquire loads of next in lane_look (reader.c),
+		 * header: pairs with the acquire loads of next in chunk_end and lane_retry (reader.c),
 		 * open_chunk, oldest_sealed and pt_steal_oldest (lanes.c). */
 		atomic_store_explicit(&old->next, c, memory_order_release);
 	} else {
 		uint64_t hd = atomic_load_explicit(&l->head, memory_order_relaxed);
 		/* The lane's first chunk, header written: pairs with the acquire loads
-		 * of head in lane_look, broken_or_moved (reader.c), oldest_sealed (lanes.c). */
+		 * of head in follow_head, damaged, lane_retry (reader.c), oldest_sealed (lanes.c). */
 		atomic_store_explicit(&l->head, pt_head_pack(c, PT_CHUNK_HDR, pt_head_tag(hd) + 1),
 		                      memory_order_release);
 	}
@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	size -= PT_REC_HDR - hdr;
 	w->commit += (1ull << 32) + size;
 	/* Publishes the record: pairs with the acquire loads of commit in
-	 * lane_look (reader.c), continue_chunk and pt_steal_oldest (lanes.c). */
+	 * chunk_end (reader.c), continue_chunk and pt_steal_oldest (lanes.c). */
 	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit, memory_order_release);
 	/* Commit, then look at waiters: pairs with the reader's store of
 	 * waiters, membarrier, second look (wait_for_event in getnext.c). */
