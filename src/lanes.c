@@ -64,8 +64,18 @@ static void push_free(const struct pt_map *m, uint32_t lane)
 	                                                memory_order_release, memory_order_relaxed));
 }
 
+/* The lane is this process's from now on: its namespace first, then its
+ * token, so that whoever sees the token sees the namespace it means
+ * something in (pairs with the acquire load of owner in reclaim_dead). */
+static void claim_as_owner(struct pt_lane *l)
+{
+	atomic_store_explicit(&l->owner_ns, pt_proc.pidns, memory_order_relaxed);
+	atomic_store_explicit(&l->owner, pt_proc.owner_token, memory_order_release);
+}
+
 /* A lane whose owner process is gone (killed, or its other threads ended
- * by exit()). */
+ * by exit()), as far as this process can tell: only an owner of its own
+ * pid namespace can be told dead (pt_owner_alive). */
 static uint32_t reclaim_dead(const struct pt_map *m)
 {
 	uint32_t n = lanes_known(m);
@@ -79,14 +89,19 @@ static uint32_t reclaim_dead(const struct pt_map *m)
 		uint64_t tok = atomic_load_explicit(&l->owner, memory_order_acquire);
 		if (!tok || tok == pt_proc.owner_token)
 			continue;
+		/* The owner's namespace, stored before its token (pairs with the
+		 * release stores of owner in claim_as_owner). */
+		uint64_t ns = atomic_load_explicit(&l->owner_ns, memory_order_relaxed);
 		if (tok != seen) {
 			seen = tok;
-			seen_alive = pt_owner_alive(tok);
+			seen_alive = pt_owner_alive(tok, ns);
 		}
 		if (!seen_alive &&
 		    atomic_compare_exchange_strong_explicit(&l->owner, &tok, pt_proc.owner_token,
-		                                            memory_order_acq_rel, memory_order_relaxed))
+		                                            memory_order_acq_rel, memory_order_relaxed)) {
+			/* Reclaimed only from this namespace: owner_ns is already ours. */
 			return i;
+		}
 	}
 	return PT_NONE;
 }
@@ -99,7 +114,7 @@ static uint32_t new_lane(const struct pt_map *m)
 	uint32_t n = atomic_fetch_add_explicit(&h->nlanes, 1, memory_order_acq_rel);
 	if (n >= m->max_lanes || pt_stream_commit_lane(m, n) != 0)
 		return PT_NONE;
-	atomic_store_explicit(&lane_ptr(m, n)->owner, pt_proc.owner_token, memory_order_relaxed);
+	claim_as_owner(lane_ptr(m, n));
 	return n;
 }
 
@@ -167,8 +182,7 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	int reclaimed = 0;
 	uint32_t lane = pop_free(m);
 	if (lane != PT_NONE) {
-		atomic_store_explicit(&lane_ptr(m, lane)->owner, pt_proc.owner_token,
-		                      memory_order_relaxed);
+		claim_as_owner(lane_ptr(m, lane));
 	} else if ((lane = reclaim_dead(m)) != PT_NONE) {
 		reclaimed = 1;
 	} else if ((lane = new_lane(m)) == PT_NONE) {

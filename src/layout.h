@@ -152,7 +152,10 @@ struct pt_lane {
 	/* Events its writers attempted while the stream was full: counted
 	 * here, by the writing thread alone, not on a line all writers share. */
 	_Atomic uint64_t lost;
-	uint64_t pad[4];
+	/* The pid namespace of the owner (an inode number, 0 unknown), stored
+	 * before owner: its pid means something only in that namespace. */
+	_Atomic uint64_t owner_ns;
+	uint64_t pad[3];
 };
 _Static_assert(sizeof(struct pt_lane) == 64, "lane");
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,10 +84,16 @@ uint64_t pt_owner_token(pid_t pid, uint64_t starttime)
 	return ((uint64_t)(uint32_t)pid << 32) | (uint32_t)starttime;
 }
 
-/* Whether the process a lane owner token names still exists. */
-int pt_owner_alive(uint64_t token)
+/* Whether the process a lane owner token names may still exist.  A pid
+ * is a number in one pid namespace: a token written in another one, or
+ * checked through a /proc of another one, says nothing here, and its
+ * owner counts as alive (its lanes wait for a process of its own
+ * namespace, or the stream's end). */
+int pt_owner_alive(uint64_t token, uint64_t pidns)
 {
 	pid_t pid = (pid_t)(token >> 32);
+	if (!pt_proc.pidns || pidns != pt_proc.pidns || !pt_proc.proc_is_ours)
+		return 1;
 	if (pid <= 0)
 		return 0;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
@@ -97,9 +104,14 @@ int pt_owner_alive(uint64_t token)
 
 static void set_identity(void)
 {
+	struct stat st;
+	char self[32];
 	pt_proc.pid = getpid();
 	pt_proc.starttime = pt_proc_stat(0, NULL);
 	pt_proc.owner_token = pt_owner_token(pt_proc.pid, pt_proc.starttime);
+	pt_proc.pidns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+	ssize_t n = readlink("/proc/self", self, sizeof self - 1);
+	pt_proc.proc_is_ours = n > 0 && (self[n] = '\0', atoi(self) == pt_proc.pid);
 }
 
 /* A word the kernel zeroes in a fork child (MADV_WIPEONFORK). */

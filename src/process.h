@@ -40,6 +40,11 @@ struct pt_process {
 	int reg_fd;
 	int chan_rx, chan_tx;          /* the channel streams are handed over on */
 	uint64_t owner_token;          /* pid << 32 | start time: owner of lanes */
+	/* Its pid namespace (the inode of /proc/self/ns/pid, 0 unknown), and
+	 * whether /proc shows that namespace's pids: the pid in an owner token
+	 * means something to this process only then (pt_owner_alive). */
+	uint64_t pidns;
+	int proc_is_ours;
 	pid_t pid;
 	uint64_t starttime;
 	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];
@@ -74,7 +79,9 @@ void pt_detach(int slot);
 void pt_detach_locked(int slot);
 void pt_fork_child(void);
 uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
-int pt_owner_alive(uint64_t token);
+/* Whether a lane's owner (token, and the pid namespace it was written
+ * from) may still be alive: 1 unless this process can tell it is dead. */
+int pt_owner_alive(uint64_t token, uint64_t pidns);
 
 /* join.c: streams handed to this process */
 int pt_trust_fd(int fd);
