@@ -5,6 +5,7 @@
  * touches, except one release store of the chunk's commit word per event.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
@@ -34,7 +35,7 @@ static void stack_bounds(struct pt_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
-static struct pt_thread *thread_register(void)
+static struct pt_thread *thread_register_masked(void)
 {
 	pt_init();
 	struct pt_thread *t = aligned_alloc(128, (sizeof *t + 127) & ~(size_t)127);
@@ -51,6 +52,19 @@ static struct pt_thread *thread_register(void)
 	if (pt_proc.have_thread_key)
 		pthread_setspecific(pt_proc.thread_key, t);
 	pt_self = t;
+	return t;
+}
+
+/* A thread's first event.  Signals wait meanwhile: a handler's event
+ * would register the thread again, inside malloc or pt_proc.lock.  (A
+ * thread whose first event is a handler's still allocates in it.) */
+static struct pt_thread *thread_register(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	struct pt_thread *t = thread_register_masked();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return t;
 }
 
