@@ -90,9 +90,9 @@ static void post_from_handler(int sig)
 
 /* Posts in a loop, a few hundred nanoseconds apart, until told to stop;
  * returns how many it posted. */
-static uint32_t post_loop(uint32_t writer)
+static uint32_t post_loop(uint32_t writer, uint32_t seq)
 {
-	uint32_t seq = 0;
+	uint32_t first = seq;
 	while (!atomic_load_explicit(&loop_stop, memory_order_relaxed)) {
 		in_post = 1;
 		pt_post_payload(ev_id, writer, seq);
@@ -101,12 +101,25 @@ static uint32_t post_loop(uint32_t writer)
 		for (volatile int spin = 0; spin < 200; spin++)
 			;
 	}
-	return seq;
+	return seq - first;
+}
+
+/* A thread's first event registers it, which no handler may interrupt or
+ * do (posix_trace_event(3)): signals wait until it is done. */
+static void block_timer_signals(int how)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigaddset(&set, SIGPROF);
+	pthread_sigmask(how, &set, NULL);
 }
 
 static void *second_poster(void *arg)
 {
-	*(uint32_t *)arg = post_loop(1);
+	pt_post_payload(ev_id, 1, 0);
+	block_timer_signals(SIG_UNBLOCK);
+	*(uint32_t *)arg = 1 + post_loop(1, 1);
 	return NULL;
 }
 
@@ -144,7 +157,9 @@ static void handler_run(int which, long usec, long ms, uint32_t *nested)
 	pt_post_payload(ev_id, 0, 0); /* this thread registered before any handler */
 	uint32_t posted[2] = {1, 0};
 	pthread_t other;
+	block_timer_signals(SIG_BLOCK);
 	ck_assert_int_eq(pthread_create(&other, NULL, second_poster, &posted[1]), 0);
+	block_timer_signals(SIG_UNBLOCK);
 	int sig = which == ITIMER_PROF ? SIGPROF : SIGALRM;
 	on_signal(sig, NULL, post_from_handler, SA_RESTART);
 	set_timer(which, usec);
@@ -313,10 +328,9 @@ static void *jumper(void *arg)
 	(void)arg;
 	struct timespec pause = {0, 20000};
 	volatile uint32_t k = 0;
-	sigset_t alrm;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	jumper_post(); /* registered before any tick (block_timer_signals) */
+	jumper_seq++;
+	block_timer_signals(SIG_UNBLOCK);
 	if (sigsetjmp(jump_env, 1)) {
 		jump_in_post = 0;
 		fault_next = 0;
@@ -359,10 +373,7 @@ START_TEST(siglongjmp_out_of_posix_trace_event)
 	on_signal(SIGALRM, NULL, jump_tick, 0);
 	on_signal(SIGSEGV, jump_fault, NULL, SA_SIGINFO | SA_NODEFER);
 	/* The ticks go to the jumping thread alone. */
-	sigset_t alrm;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+	block_timer_signals(SIG_BLOCK);
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, jumper, NULL), 0);
 	set_timer(ITIMER_REAL, 100);
