@@ -19,23 +19,7 @@
 
 #include "../../src/logread.h"
 #include "fuzz_common.h"
-
-/* Reads to the end: what was read. */
-static struct fuzz_digest read_all(struct pt_logr *r)
-{
-	struct pt_log_event ev;
-	unsigned char data[300];
-	size_t len;
-	struct fuzz_digest d = {0, 0};
-	while (fuzz_digest_more(&d) && pt_logr_next(r, &ev, data, sizeof data, &len) == 1) {
-		if (len > sizeof data || len > ev.data_len || ev.id >= PT_LOG_NIDS ||
-		    ev.ctx.comm[sizeof ev.ctx.comm - 1] != '\0')
-			abort();
-		fuzz_digest_add(&d, ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid, data, len);
-	}
-	fuzz_digest_end(&d);
-	return d;
-}
+#include "fuzz_logr.h"
 
 static void exercise(int fd)
 {
@@ -46,9 +30,9 @@ static void exercise(int fd)
 			abort();
 		return;
 	}
-	struct fuzz_digest d1 = read_all(r);
+	struct fuzz_digest d1 = fuzz_logr_read_all(r);
 	pt_logr_rewind(r);
-	struct fuzz_digest d2 = read_all(r);
+	struct fuzz_digest d2 = fuzz_logr_read_all(r);
 	if (!fuzz_digest_same(&d1, &d2))
 		abort(); /* a second pass reads the same */
 	char name[PT_LOG_NAME_SIZE];

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the libFuzzer targets over the log reader alone (fuzz_logread,
+ * fuzz_logcraft): every event of a log read through src/logread.c, checked
+ * and digested.
+ */
+#ifndef PT_FUZZ_LOGR_H
+#define PT_FUZZ_LOGR_H
+
+#include <stdlib.h>
+#include "../../src/logread.h"
+#include "fuzz_common.h"
+
+/* Reads to the end: what was read. */
+static inline struct fuzz_digest fuzz_logr_read_all(struct pt_logr *r)
+{
+	struct pt_log_event ev;
+	unsigned char data[300];
+	size_t len;
+	struct fuzz_digest d = {0, 0};
+	while (fuzz_digest_more(&d) && pt_logr_next(r, &ev, data, sizeof data, &len) == 1) {
+		if (len > sizeof data || len > ev.data_len || ev.id >= PT_LOG_NIDS ||
+		    ev.ctx.comm[sizeof ev.ctx.comm - 1] != '\0')
+			abort();
+		fuzz_digest_add(&d, ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid, data, len);
+	}
+	fuzz_digest_end(&d);
+	return d;
+}
+
+#endif
