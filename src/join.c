@@ -116,6 +116,7 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, 
 	/* Pairs with the acquire load of attached[].map in record and
 	 * record_general (writer.c). */
 	pt_publish_map(a, &a->own);
+	pt_count_unmapped_losses(a);
 	pt_seed_names(a);
 	if (state != PT_ST_SUSPENDED || a->own.inherited)
 		pt_arm(slot, 1);
@@ -189,10 +190,21 @@ static void settle_slot_locked(int slot)
 
 /* Called by a writer that found a slot armed for a stream it has not
  * mapped.  Never waits for the lock: another thread is doing it. */
+#define TAKE_OFFER_TRIES 200
+
 void pt_take_offers(int slot)
 {
-	if (pt_proc.chan_rx < 0 || pthread_mutex_trylock(&pt_proc.lock) != 0)
+	if (pt_proc.chan_rx < 0)
 		return;
+	/* Another thread may hold the lock while it maps this very stream: a
+	 * little wait, then the event is counted lost (record_general).  Not
+	 * for good: the holder may be in a grace period, waiting for this
+	 * thread to leave posix_trace_event. */
+	for (int tries = 0; pthread_mutex_trylock(&pt_proc.lock) != 0; tries++) {
+		if (tries >= TAKE_OFFER_TRIES)
+			return;
+		sched_yield();
+	}
 	drain_channel_locked();
 	settle_slot_locked(slot);
 	pthread_mutex_unlock(&pt_proc.lock);

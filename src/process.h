@@ -24,6 +24,10 @@ struct pt_attached {
 	int traced;                   /* this process records into it */
 	uint32_t names_synced;        /* registry entries copied into the stream */
 	struct pt_map own;            /* storage for a stream this process joined */
+	/* Events posted while the slot was armed and its stream not mapped yet
+	 * (another thread was mapping it): counted lost in the stream once it
+	 * is (pt_count_unmapped_losses).  A number only: relaxed. */
+	_Atomic uint64_t unmapped_lost;
 };
 
 struct pt_thread;
@@ -72,6 +76,9 @@ static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 	a->max_data = m->max_data;
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
+/* writer.c: the events lost while a's stream was not mapped yet, counted
+ * in it now that it is. */
+void pt_count_unmapped_losses(struct pt_attached *a);
 void pt_barrier_locked(void);
 void pt_arm(int slot, int on);
 int pt_attach_local(struct pt_map *m);
