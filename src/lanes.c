@@ -177,7 +177,10 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	w->limit = 0; /* an OWNER record first */
 }
 
-int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m)
+/* Also from a signal handler that interrupted the same thread (nested):
+ * lock-free pops and CASes, system calls, and the state of w alone; the
+ * thread's name is refreshed only outside (t->comm is shared by levels). */
+int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *m, int nested)
 {
 	int reclaimed = 0;
 	uint32_t lane = pop_free(m);
@@ -190,7 +193,8 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	}
 	memset(w, 0, sizeof *w);
 	w->lane = lane;
-	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
+	if (!nested)
+		prctl(PR_GET_NAME, t->comm, 0, 0, 0);
 	continue_chunk(w, m, lane_ptr(m, lane), reclaimed);
 	return 0;
 }

@@ -197,7 +197,10 @@ int pt_fence_all(int global)
 /* Waits until no thread is still inside a posix_trace_event that may have
  * seen a stream now unpublished from pt_proc.attached.  The fence pairs with
  * the compiler barrier after the odd store of cs_seq in enter() (writer.c).
- * Caller holds pt_proc.lock; the calling thread itself may be inside. */
+ * A thread whose entry a signal handler jumped out of does not leave until
+ * its next event: it is not waited for once its entry's frame is seen gone
+ * (pt_entry_abandoned, writer.c).  Caller holds pt_proc.lock; the calling
+ * thread itself may be inside. */
 void pt_barrier_locked(void)
 {
 	if (pt_fence_all(0) != 0 && pt_proc.use_membarrier)
@@ -207,7 +210,8 @@ void pt_barrier_locked(void)
 		uint64_t seq = atomic_load_explicit(&t->cs_seq, memory_order_acquire);
 		if (!(seq & 1) || pthread_equal(t->self, pthread_self()))
 			continue;
-		while (atomic_load_explicit(&t->cs_seq, memory_order_acquire) == seq)
+		while (atomic_load_explicit(&t->cs_seq, memory_order_acquire) == seq &&
+		       !pt_entry_abandoned(t, seq))
 			sched_yield();
 	}
 }

@@ -5,6 +5,7 @@
  * touches, except one release store of the chunk's commit word per event.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
@@ -15,7 +16,26 @@
 
 __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
 
-static struct pt_thread *thread_register(void)
+/* The thread's own stack, which tells a signal handler on an alternate
+ * stack from code on this one (pt_frame_dead); unknown: everything is
+ * taken as on it, and the grace period never reads it. */
+static void stack_bounds(struct pt_thread *t)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	t->stack_lo = 0;
+	t->stack_hi = UINTPTR_MAX;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static struct pt_thread *thread_register_masked(void)
 {
 	pt_init();
 	struct pt_thread *t = aligned_alloc(128, (sizeof *t + 127) & ~(size_t)127);
@@ -24,6 +44,7 @@ static struct pt_thread *thread_register(void)
 	memset(t, 0, sizeof *t);
 	t->self = pthread_self();
 	t->tid = pt_gettid();
+	stack_bounds(t);
 	pthread_mutex_lock(&pt_proc.lock);
 	t->next = pt_proc.threads;
 	pt_proc.threads = t;
@@ -34,29 +55,62 @@ static struct pt_thread *thread_register(void)
 	return t;
 }
 
+/* A thread's first event.  Signals wait meanwhile: a handler's event
+ * would register the thread again, inside malloc or pt_proc.lock.  (A
+ * thread whose first event is a handler's still allocates in it.) */
+static struct pt_thread *thread_register(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	struct pt_thread *t = thread_register_masked();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return t;
+}
+
 struct pt_thread *pt_thread_self(void)
 {
 	return pt_self ? pt_self : thread_register();
 }
 
 
-/* Entering: mark this thread inside (odd), then read the stream table.
- * The compiler barrier pairs with the membarrier(2) (pt_fence_all) that
- * pt_barrier_locked (process.c) issues between its NULL store of map and its
- * loads of cs_seq; without membarrier, writers take the general path, which
- * pays a full fence (`fenced`). */
+/* Entering: mark this thread inside (odd) and say where its frame is
+ * (cfa, ra: the entry's frame, live until it leaves), then read the stream
+ * table.  The compiler barrier pairs with the membarrier(2) (pt_fence_all)
+ * that pt_barrier_locked (process.c) issues between its NULL store of map
+ * and its loads of cs_seq and of the frame (pt_entry_abandoned); without
+ * membarrier, writers take the general path, which pays a full fence
+ * (`fenced`).  An odd cs_seq: a signal handler interrupted an entry of this
+ * thread, or one was jumped out of (record_nested).  A handler that ran
+ * between the load and the stores and found this entry abandoned took the
+ * thread over (enter_anew) and left it even: entered again. */
 static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint64_t *seq,
-                                                       int fenced)
+                                                       int fenced, uintptr_t cfa, uintptr_t ra)
 {
-	*seq = atomic_load_explicit(&t->cs_seq, memory_order_relaxed);
-	if (*seq & 1)
-		return 0; /* nested, from a signal handler: the event is dropped */
-	atomic_store_explicit(&t->cs_seq, *seq + 1, memory_order_relaxed);
-	if (fenced)
-		pt_full_fence();
-	else
-		atomic_signal_fence(memory_order_seq_cst);
-	return 1;
+#ifndef POSIXTRACE_NO_NESTING
+	for (;;) {
+#endif
+		*seq = atomic_load_explicit(&t->cs_seq, memory_order_relaxed);
+		if (*seq & 1)
+			return 0;
+		atomic_store_explicit(&t->cs_seq, *seq + 1, memory_order_relaxed);
+#ifndef POSIXTRACE_NO_NESTING
+		atomic_store_explicit(&t->top.cfa, cfa, memory_order_relaxed);
+		atomic_store_explicit(&t->top.ra, ra, memory_order_relaxed);
+#else
+		(void)cfa, (void)ra;
+#endif
+		if (fenced)
+			pt_full_fence();
+		else
+			atomic_signal_fence(memory_order_seq_cst);
+#ifdef POSIXTRACE_NO_NESTING
+		return 1;
+#else
+		if (PT_LIKELY(atomic_load_explicit(&t->cs_seq, memory_order_relaxed) == *seq + 1))
+			return 1;
+	}
+#endif
 }
 
 /* Release: what the thread did inside comes before it is seen outside;
@@ -239,7 +293,9 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 {
 	struct pt_thread *t = pt_self;
 	if (w->gen != a->gen) {
-		if (pt_lane_claim(t, w, m) != 0) {
+		/* A level of its own for a signal handler (record_nested). */
+		int nested = w < t->lanes || w >= t->lanes + PT_MAX_STREAMS;
+		if (pt_lane_claim(t, w, m, nested) != 0) {
 			pt_note_loss(pt_hdr(m), now, 1);
 			return 0;
 		}
@@ -341,14 +397,15 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 }
 
 /* A stream that is not running: events attempted while it is full are lost
- * (UNTIL_FULL), counted in the thread's own lane when it has one; a dead
- * one is dropped so that the fast path is fast again. */
-__attribute__((cold, noinline)) static void not_running(struct pt_thread *t, int slot,
+ * (UNTIL_FULL), counted in the lane of the thread's level w when it has
+ * one; a dead one is dropped so that the fast path is fast again (not from
+ * a nested level: pt_drop_dead takes the process's lock). */
+__attribute__((cold, noinline)) static void not_running(struct pt_wlane *w, int slot,
                                                        struct pt_attached *a,
-                                                       const struct pt_map *m, uint32_t state)
+                                                       const struct pt_map *m, uint32_t state,
+                                                       int nested)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
-	struct pt_wlane *w = &t->lanes[slot];
 	if (state == PT_ST_FULL && w->gen == a->gen && w->lane < m->max_lanes) {
 		_Atomic uint64_t *lost = &pt_lane_at(m, w->lane)->lost;
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
@@ -357,28 +414,21 @@ __attribute__((cold, noinline)) static void not_running(struct pt_thread *t, int
 	} else if (state == PT_ST_FULL) {
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->lost_total, 1, memory_order_relaxed);
-	} else if (state == PT_ST_DEAD) {
+	} else if (state == PT_ST_DEAD && !nested) {
 		pt_drop_dead(slot);
 	}
 }
 
-/* Every case: several streams, a stream handed over and not mapped yet, a
- * stream not running, a thread's first event, a fork child's first. */
-__attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
-                                                     size_t len, uintptr_t pc)
+/* The event into every armed stream, through the thread's lanes of one
+ * level (t->lanes outside, t->nest[i] in a signal handler).  A nested
+ * level maps no stream (pt_take_offers takes locks): a stream not mapped
+ * yet counts the handler's event lost, as any event before it is mapped
+ * (pt_count_unmapped_losses). */
+static void record_slots(struct pt_thread *t, struct pt_wlane *lanes, trace_event_id_t id,
+                         const void *data, size_t len, uintptr_t pc, int fenced, int nested)
 {
-	if (id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)
-		return;
-	if (PT_UNLIKELY(!*pt_proc.fork_word))
-		pt_fork_child();
-	struct pt_thread *t = pt_self;
-	uint64_t seq, now = 0;
+	uint64_t now = 0;
 	uint32_t now_clock = 0;
-	int fenced = !pt_proc.use_membarrier;
-	if (PT_UNLIKELY(!t) && !(t = thread_register()))
-		return;
-	if (!enter(t, &seq, fenced))
-		return;
 	struct pt_pcb *pcb = pt_proc.pcb;
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c): what was stored before the bit is seen. */
@@ -393,7 +443,8 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 		 * pairs with the release store in pt_publish_map (process.h). */
 		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 		if (PT_UNLIKELY(!m)) {
-			pt_take_offers(slot);
+			if (!nested)
+				pt_take_offers(slot);
 			m = atomic_load_explicit(&a->map, memory_order_acquire);
 			if (!m) {
 				atomic_fetch_add_explicit(&a->unmapped_lost, 1, memory_order_relaxed);
@@ -403,16 +454,218 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 		const struct pt_stream_hdr *h = pt_hdr(m);
 		uint32_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
 		if (PT_UNLIKELY(state != PT_ST_RUNNING)) {
-			not_running(t, slot, a, m, state);
+			not_running(&lanes[slot], slot, a, m, state, nested);
 			continue;
 		}
 		if (pt_filtered(h, id) || !a->traced)
 			continue;
 		if (now_clock != m->clock)
 			now = 0;
-		now = append_record(&t->lanes[slot], a, m, id, data, len, pc, now, fenced);
+		now = append_record(&lanes[slot], a, m, id, data, len, pc, now, fenced);
 		now_clock = m->clock;
 	}
+	(void)t;
+}
+
+/* ---- nesting: signal handlers (XSH 2.4.3) --------------------------------- */
+
+#ifndef POSIXTRACE_NO_NESTING
+static int on_stack(const struct pt_thread *t, uintptr_t a)
+{
+	return a > t->stack_lo && a <= t->stack_hi;
+}
+
+/* Whether the return address `ra` is still stored just below `cfa`: it is
+ * while the frame lives (x86 keeps it there); once the frame is gone, calls
+ * made later from shallower frames write over it.  Elsewhere: taken as
+ * kept.  The word may lie in another function's locals now (a redzone to
+ * ASan) or be another thread's stack (pt_entry_abandoned): not
+ * instrumented. */
+__attribute__((no_sanitize("address", "thread"))) static int ra_kept(uintptr_t cfa, uintptr_t ra)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __atomic_load_n((const uintptr_t *)(cfa - sizeof(uintptr_t)), __ATOMIC_RELAXED) == ra;
+#else
+	(void)cfa, (void)ra;
+	return 1;
+#endif
+}
+
+/*
+ * Whether the open entry whose frame is f is gone (a handler jumped out of
+ * it), seen from an entry of the same thread whose frame is at `cfa`.  A
+ * signal handler that interrupts an entry runs below its frame on the same
+ * stack, or on an alternate stack; code on the thread's own stack never
+ * runs inside a handler on an alternate stack.  A frame judged live that
+ * is gone costs a level; one judged gone that is live would let two
+ * levels share lanes, so "gone" needs a frame at or below ours on the same
+ * stack, or its return address written over.
+ */
+static int frame_dead(const struct pt_thread *t, const struct pt_frame *f, uintptr_t cfa)
+{
+	uintptr_t fc = atomic_load_explicit(&f->cfa, memory_order_relaxed);
+	uintptr_t fr = atomic_load_explicit(&f->ra, memory_order_relaxed);
+	int f_on = on_stack(t, fc), me_on = on_stack(t, cfa);
+	if (f_on && me_on)
+		return fc <= cfa || !ra_kept(fc, fr);
+	if (f_on)
+		return !ra_kept(fc, fr); /* we are a handler on an alternate stack */
+	if (me_on)
+		return 1;
+	return fc <= cfa; /* both on an alternate stack: taken as the same one */
+}
+
+/* The thread's open entries are all gone (or it exits): it enters anew,
+ * with cs_seq moved to a new odd value (the grace period waits for a
+ * change) and no nested level.  Ordering as in enter(). */
+static void enter_anew(struct pt_thread *t, uint64_t *seq, int fenced, uintptr_t cfa,
+                       uintptr_t ra)
+{
+	for (;;) {
+		uint64_t cur = atomic_load_explicit(&t->cs_seq, memory_order_relaxed);
+		*seq = (cur + 1) & ~(uint64_t)1;
+		atomic_store_explicit(&t->depth, 0, memory_order_relaxed);
+		atomic_store_explicit(&t->cs_seq, *seq + 1, memory_order_relaxed);
+		atomic_store_explicit(&t->top.cfa, cfa, memory_order_relaxed);
+		atomic_store_explicit(&t->top.ra, ra, memory_order_relaxed);
+		if (fenced)
+			pt_full_fence();
+		else
+			atomic_signal_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&t->cs_seq, memory_order_relaxed) == *seq + 1)
+			return;
+	}
+}
+
+/* An event nested deeper than PT_NEST_MAX: lost, counted and marked
+ * (POSIX_TRACE_OVERFLOW) in every stream that would have recorded it. */
+static void nest_overflow(trace_event_id_t id)
+{
+	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
+	 * pt_remote_arm (remote.c). */
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
+	while (armed) {
+		int slot = __builtin_ctzll(armed);
+		armed &= armed - 1;
+		struct pt_attached *a = &pt_proc.attached[slot];
+		/* Pairs with the release store in pt_publish_map (process.h). */
+		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
+		if (!m)
+			continue;
+		struct pt_stream_hdr *h = pt_hdr(m);
+		if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING ||
+		    pt_filtered(h, id) || !a->traced)
+			continue;
+		pt_note_loss(h, pt_clock_raw(a->clock), 1);
+	}
+}
+
+/* A nested level is published before its lanes are written: its frame,
+ * then depth, then the frame once more in case a handler that ran between
+ * took the level as gone and wrote over it (such a handler used the
+ * level's lanes and was done before this entry writes them).  Each entry
+ * puts depth back as it found it, so that the code it interrupted sees no
+ * change. */
+static void nested_level(struct pt_thread *t, uint32_t level, trace_event_id_t id,
+                         const void *data, size_t len, uintptr_t pc, uintptr_t cfa,
+                         uintptr_t ra, uint32_t found)
+{
+	struct pt_frame *f = &t->nest_at[level];
+	atomic_store_explicit(&f->cfa, cfa, memory_order_relaxed);
+	atomic_store_explicit(&f->ra, ra, memory_order_relaxed);
+	atomic_store_explicit(&t->depth, level + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&f->cfa, memory_order_relaxed) != cfa ||
+	    atomic_load_explicit(&f->ra, memory_order_relaxed) != ra) {
+		atomic_store_explicit(&f->cfa, cfa, memory_order_relaxed);
+		atomic_store_explicit(&f->ra, ra, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	record_slots(t, t->nest[level], id, data, len, pc, !pt_proc.use_membarrier, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&t->depth, found, memory_order_relaxed);
+}
+
+/*
+ * An entry that found the thread inside already: a signal handler that
+ * interrupted posix_trace_event of the same thread, or an entry after a
+ * handler jumped out of one (siglongjmp).  Levels found gone are skipped;
+ * if the outermost is gone too, the thread enters anew.  Otherwise the
+ * event goes into the lanes of the next level, lanes no interrupted entry
+ * is writing.  The grace period needs nothing more: the outermost entry
+ * keeps cs_seq odd until every level inside it is done.
+ */
+__attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, const void *data,
+                                                         size_t len, uintptr_t pc, uintptr_t cfa,
+                                                         uintptr_t ra)
+{
+	struct pt_thread *t = pt_self;
+	if (id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !*pt_proc.fork_word)
+		return;
+	uint32_t found = atomic_load_explicit(&t->depth, memory_order_relaxed);
+	uint32_t live = found < PT_NEST_MAX ? found : PT_NEST_MAX;
+	while (live > 0 && frame_dead(t, &t->nest_at[live - 1], cfa))
+		live--;
+	if (live == 0 && frame_dead(t, &t->top, cfa)) {
+		uint64_t seq;
+		int fenced = !pt_proc.use_membarrier;
+		enter_anew(t, &seq, fenced, cfa, ra);
+		record_slots(t, t->lanes, id, data, len, pc, fenced, 0);
+		leave(t, seq);
+		return;
+	}
+	if (live == PT_NEST_MAX)
+		nest_overflow(id);
+	else
+		nested_level(t, live, id, data, len, pc, cfa, ra, found);
+}
+
+/* The grace period's look at a thread seen inside with cs_seq == seq whose
+ * outermost entry may have been jumped out of: its frame's return address
+ * is written over (or the frame stored is an older entry's, whose map the
+ * thread loads after the barrier anyway: the stores of the frame come
+ * before the load of map, see enter()).  Caller holds pt_proc.lock, so t
+ * has not finished exiting and its stack is mapped; a frame outside it is
+ * not read. */
+int pt_entry_abandoned(struct pt_thread *t, uint64_t seq)
+{
+	uintptr_t cfa = atomic_load_explicit(&t->top.cfa, memory_order_relaxed);
+	uintptr_t ra = atomic_load_explicit(&t->top.ra, memory_order_relaxed);
+	if (!pt_proc.have_thread_key || t->stack_hi == UINTPTR_MAX || !on_stack(t, cfa) ||
+	    ra_kept(cfa, ra))
+		return 0;
+	return atomic_load_explicit(&t->cs_seq, memory_order_relaxed) == seq;
+}
+#else
+int pt_entry_abandoned(struct pt_thread *t, uint64_t seq)
+{
+	(void)t, (void)seq;
+	return 0;
+}
+#endif
+
+/* Every case: several streams, a stream handed over and not mapped yet, a
+ * stream not running, a thread's first event, a fork child's first.  The
+ * frame of the entry is posixtrace__event's (cfa, pc), as on the fast path. */
+__attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
+                                                     size_t len, uintptr_t pc, uintptr_t cfa)
+{
+	if (id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)
+		return;
+	if (PT_UNLIKELY(!*pt_proc.fork_word))
+		pt_fork_child();
+	struct pt_thread *t = pt_self;
+	uint64_t seq;
+	int fenced = !pt_proc.use_membarrier;
+	if (PT_UNLIKELY(!t) && !(t = thread_register()))
+		return;
+	if (!enter(t, &seq, fenced, cfa, pc)) {
+#ifndef POSIXTRACE_NO_NESTING
+		record_nested(id, data, len, pc, cfa, pc);
+#endif
+		return;
+	}
+	record_slots(t, t->lanes, id, data, len, pc, fenced, 0);
 	leave(t, seq);
 }
 
@@ -440,9 +693,11 @@ void pt_count_unmapped_losses(struct pt_attached *a)
 		pt_note_loss(pt_hdr(m), pt_clock_raw(m->clock), n);
 }
 
-/* The common case inline: one stream, running, this thread known. */
+/* The common case inline: one stream, running, this thread known.  cfa is
+ * the frame of the function the event is posted through (its return
+ * address is pc). */
 static inline __attribute__((always_inline)) void record(trace_event_id_t id, const void *data,
-                                                         size_t len, uintptr_t pc)
+                                                         size_t len, uintptr_t pc, uintptr_t cfa)
 {
 	struct pt_thread *t = pt_self;
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
@@ -450,11 +705,15 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
 	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) || !*pt_proc.fork_word ||
 	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !pt_proc.use_membarrier)) {
-		record_general(id, data, len, pc);
+		record_general(id, data, len, pc, cfa);
 		return;
 	}
-	if (!enter(t, &seq, 0))
+	if (!enter(t, &seq, 0, cfa, pc)) {
+#ifndef POSIXTRACE_NO_NESTING
+		record_nested(id, data, len, pc, cfa, pc);
+#endif
 		return;
+	}
 	int slot = __builtin_ctzll(armed);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	/* Pairs with the release store of map in pt_publish_map (process.h):
@@ -471,7 +730,7 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 		}
 	}
 	leave(t, seq);
-	record_general(id, data, len, pc);
+	record_general(id, data, len, pc, cfa);
 }
 
 /* The function itself (the header's macro calls posixtrace__event() only
@@ -480,29 +739,46 @@ void(posix_trace_event)(trace_event_id_t id, const void *restrict data, size_t l
 {
 	if (PT_LIKELY(atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed) == 0))
 		return;
-	record(id, data, len, (uintptr_t)__builtin_return_address(0));
+	record(id, data, len, (uintptr_t)__builtin_return_address(0),
+	       (uintptr_t)__builtin_dwarf_cfa());
 }
 
 void posixtrace__event(trace_event_id_t id, const void *data, size_t len)
 {
-	record(id, data, len, (uintptr_t)__builtin_return_address(0));
+	record(id, data, len, (uintptr_t)__builtin_return_address(0),
+	       (uintptr_t)__builtin_dwarf_cfa());
 }
 
-/* Gives back the thread's lane in one slot (or all, slot < 0), keeping its
- * open chunk for the next owner. */
+/* Gives back one level's lane in one slot. */
+static void release_level(struct pt_wlane *w, int s)
+{
+	struct pt_attached *a = &pt_proc.attached[s];
+	/* Pairs with the release store of map in pt_publish_map (process.h). */
+	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
+	if (m && w->gen == a->gen && a->traced)
+		pt_lane_release(w, m);
+	w->gen = 0;
+}
+
+/* Gives back the thread's lanes, of every level, in one slot (or all,
+ * slot < 0), keeping their open chunks for the next owners.  Only when the
+ * thread or the process ends: an entry still open was jumped out of (or
+ * is a handler's that called exit()), and the thread enters anew. */
 void pt_release_lanes(struct pt_thread *t, int slot)
 {
 	uint64_t seq;
-	if (!enter(t, &seq, !pt_proc.use_membarrier))
+	int fenced = !pt_proc.use_membarrier;
+#ifndef POSIXTRACE_NO_NESTING
+	enter_anew(t, &seq, fenced, (uintptr_t)__builtin_dwarf_cfa(),
+	           (uintptr_t)__builtin_return_address(0));
+#else
+	if (!enter(t, &seq, fenced, 0, 0))
 		return;
+#endif
 	for (int s = slot < 0 ? 0 : slot; s < (slot < 0 ? PT_MAX_STREAMS : slot + 1); s++) {
-		struct pt_attached *a = &pt_proc.attached[s];
-		/* Pairs with the release store of map in pt_publish_map (process.h). */
-		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
-		struct pt_wlane *w = &t->lanes[s];
-		if (m && w->gen == a->gen && a->traced)
-			pt_lane_release(w, m);
-		w->gen = 0;
+		release_level(&t->lanes[s], s);
+		for (int d = 0; d < PT_NEST_MAX; d++)
+			release_level(&t->nest[d][s], s);
 	}
 	leave(t, seq);
 }
@@ -551,7 +827,11 @@ void pt_forget_other_threads(void)
 		me->self = pthread_self();
 		me->tid = pt_gettid();
 		atomic_store_explicit(&me->cs_seq, 0, memory_order_relaxed);
-		for (int s = 0; s < PT_MAX_STREAMS; s++)
+		atomic_store_explicit(&me->depth, 0, memory_order_relaxed);
+		for (int s = 0; s < PT_MAX_STREAMS; s++) {
 			me->lanes[s].gen = 0;
+			for (int d = 0; d < PT_NEST_MAX; d++)
+				me->nest[d][s].gen = 0;
+		}
 	}
 }

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Events posted from signal handlers.  posix_trace_event() is
+ * async-signal-safe (XSH 2.4.3, Signal Concepts): an event posted by a
+ * handler that interrupted posix_trace_event() of the same thread is
+ * recorded like any other, at its time; nesting deeper than the library
+ * keeps (four levels inside the outermost) loses the event, counted and
+ * reported with POSIX_TRACE_OVERFLOW; a handler that siglongjmp()s out of
+ * posix_trace_event() leaves the thread recording, and neither its exit
+ * nor posix_trace_shutdown() waits for the entry it abandoned.
+ */
+#include <semaphore.h>
+#include <setjmp.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include "harness.h"
+
+/* ---- reading back payloads ------------------------------------------------ */
+
+#define LOOP_WRITERS 2
+#define HANDLER_WRITER 2 /* pt_payload.writer of handlers' events */
+
+/* What a read-out of pt_payload events found, per writer. */
+struct tally {
+	uint32_t count[4];     /* events per writer */
+	uint32_t next[4];      /* loop writers: the next sequence number expected */
+	uint32_t out_of_order; /* loop writers' events not in posting order */
+	uint32_t torn;         /* length or check wrong */
+	uint32_t overflows;    /* POSIX_TRACE_OVERFLOW events */
+	unsigned char *seen;   /* handler writer: sequence numbers read */
+	uint32_t seen_max, seen_twice;
+};
+
+static int payload_of(const struct pt_ev *e, struct pt_payload *p)
+{
+	if (e->len != sizeof *p)
+		return 0;
+	memcpy(p, e->data, sizeof *p);
+	return p->check == pt_mix(p->writer, p->seq) && p->writer < 4;
+}
+
+static void tally_event(struct tally *t, const struct pt_ev *e)
+{
+	struct pt_payload p;
+	if (e->info.posix_event_id == POSIX_TRACE_OVERFLOW)
+		t->overflows++;
+	if (!pt_is_user(e))
+		return;
+	if (!payload_of(e, &p)) {
+		t->torn++;
+		return;
+	}
+	t->count[p.writer]++;
+	if (p.writer < LOOP_WRITERS) {
+		t->out_of_order += p.seq != t->next[p.writer];
+		t->next[p.writer] = p.seq + 1;
+	} else if (p.seq < t->seen_max) {
+		t->seen_twice += t->seen[p.seq]++ != 0;
+	}
+}
+
+/* Reads every event of the (stopped) stream into t, without keeping them. */
+static void tally_stream(trace_id_t trid, struct tally *t)
+{
+	struct pt_ev e;
+	for (uint32_t n = 0; pt_try_ev(trid, &e); n++) {
+		ck_assert_msg(n < 20u * PT_DRAIN_LIMIT, "the stream never runs empty");
+		tally_event(t, &e);
+	}
+}
+
+/* ---- handlers posting while two threads post in a loop ------------------- */
+
+static trace_event_id_t ev_id;
+static atomic_uint handler_seq;     /* handler events posted */
+static atomic_uint handler_nested;  /* of them, posted inside posix_trace_event */
+static _Thread_local volatile sig_atomic_t in_post;
+static atomic_int loop_stop;
+
+static void post_from_handler(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	uint32_t seq = atomic_fetch_add_explicit(&handler_seq, 1, memory_order_relaxed);
+	if (in_post)
+		atomic_fetch_add_explicit(&handler_nested, 1, memory_order_relaxed);
+	pt_post_payload(ev_id, HANDLER_WRITER, seq);
+	errno = saved;
+}
+
+/* Posts in a loop, a few hundred nanoseconds apart, until told to stop;
+ * returns how many it posted. */
+static uint32_t post_loop(uint32_t writer, uint32_t seq)
+{
+	uint32_t first = seq;
+	while (!atomic_load_explicit(&loop_stop, memory_order_relaxed)) {
+		in_post = 1;
+		pt_post_payload(ev_id, writer, seq);
+		in_post = 0;
+		seq++;
+		for (volatile int spin = 0; spin < 200; spin++)
+			;
+	}
+	return seq - first;
+}
+
+/* A thread's first event registers it, which no handler may interrupt or
+ * do (posix_trace_event(3)): signals wait until it is done. */
+static void block_timer_signals(int how)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigaddset(&set, SIGPROF);
+	pthread_sigmask(how, &set, NULL);
+}
+
+static void *second_poster(void *arg)
+{
+	pt_post_payload(ev_id, 1, 0);
+	block_timer_signals(SIG_UNBLOCK);
+	*(uint32_t *)arg = 1 + post_loop(1, 1);
+	return NULL;
+}
+
+static void set_timer(int which, long usec)
+{
+	struct itimerval it = {{0, usec}, {0, usec}};
+	ck_assert_int_eq(setitimer(which, &it, NULL), 0);
+}
+
+static void on_signal(int sig, void (*fn)(int, siginfo_t *, void *), void (*simple)(int),
+                      int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = flags;
+	if (fn)
+		sa.sa_sigaction = fn;
+	else
+		sa.sa_handler = simple;
+	ck_assert_int_eq(sigaction(sig, &sa, NULL), 0);
+}
+
+/* One run: a timer's handler posts every `usec` µs for `ms` ms while this
+ * thread and a second one post in a loop; everything is read back. */
+static void handler_run(int which, long usec, long ms, uint32_t *nested)
+{
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_UNTIL_FULL,
+	                                                 .size = 32u << 20});
+	ev_id = pt_event_id("signal.payload");
+	ck_assert_ok(posix_trace_start(trid));
+	atomic_store(&handler_seq, 0);
+	atomic_store(&handler_nested, 0);
+	atomic_store(&loop_stop, 0);
+	pt_post_payload(ev_id, 0, 0); /* this thread registered before any handler */
+	uint32_t posted[2] = {1, 0};
+	pthread_t other;
+	block_timer_signals(SIG_BLOCK);
+	ck_assert_int_eq(pthread_create(&other, NULL, second_poster, &posted[1]), 0);
+	block_timer_signals(SIG_UNBLOCK);
+	int sig = which == ITIMER_PROF ? SIGPROF : SIGALRM;
+	on_signal(sig, NULL, post_from_handler, SA_RESTART);
+	set_timer(which, usec);
+	int64_t end = pt_realtime_ns() + ms * 1000000;
+	uint32_t seq = 1;
+	while (pt_realtime_ns() < end) {
+		in_post = 1;
+		pt_post_payload(ev_id, 0, seq);
+		in_post = 0;
+		seq++;
+		for (volatile int spin = 0; spin < 200; spin++)
+			;
+	}
+	posted[0] = seq;
+	atomic_store(&loop_stop, 1);
+	set_timer(which, 0);
+	pthread_join(other, NULL);
+	ck_assert_ok(posix_trace_stop(trid));
+
+	uint32_t handlers = atomic_load(&handler_seq);
+	struct tally t = {.seen = calloc(handlers + 1, 1), .seen_max = handlers};
+	ck_assert_ptr_nonnull(t.seen);
+	tally_stream(trid, &t);
+	struct posix_trace_status_info st = pt_status(trid);
+	ck_assert_uint_eq(t.torn, 0);
+	ck_assert_uint_eq(t.out_of_order, 0);
+	ck_assert_uint_eq(t.count[0], posted[0]);
+	ck_assert_uint_eq(t.count[1], posted[1]);
+	ck_assert_msg(t.count[HANDLER_WRITER] == handlers,
+	              "%u of %u handler events read (%u posted inside posix_trace_event)",
+	              t.count[HANDLER_WRITER], handlers, atomic_load(&handler_nested));
+	ck_assert_uint_eq(t.seen_twice, 0);
+	ck_assert_uint_eq(t.overflows, 0);
+	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	free(t.seen);
+	*nested += atomic_load(&handler_nested);
+	if (getenv("PT_SIGNAL_VERBOSE"))
+		fprintf(stderr, "run: loop %u + %u, handler %u (%u inside posix_trace_event)\n", posted[0], posted[1], handlers, atomic_load(&handler_nested));
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+
+static void handler_runs(int hz)
+{
+	uint32_t nested = 0;
+	for (int run = 0; run < 10; run++)
+		handler_run(run % 2 ? ITIMER_PROF : ITIMER_REAL, 1000000 / hz, 100, &nested);
+	/* The runs did what they are for: handlers ran inside posix_trace_event. */
+	ck_assert_uint_gt(nested, 0);
+}
+
+START_TEST(handlers_at_10khz_lose_nothing) { handler_runs(10000); }
+END_TEST
+
+START_TEST(handlers_at_50khz_lose_nothing) { handler_runs(50000); }
+END_TEST
+
+/* ---- nesting deeper than kept ------------------------------------------- */
+
+/* Event j (level j) takes its data from page j, unreadable: reading it
+ * faults inside posix_trace_event, and the SIGSEGV handler (level j + 1)
+ * posts event j + 1 before it makes page j readable again.  Events 0 .. 4
+ * fit; event 5, nested five deep, does not (its data is never read, so the
+ * chain ends there). */
+#define CHAIN 7
+static unsigned char *chain_pages;
+static long page_size;
+
+static void chain_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	uintptr_t at = (uintptr_t)si->si_addr, base = (uintptr_t)chain_pages;
+	if (at < base || at >= base + CHAIN * (uintptr_t)page_size)
+		abort();
+	int j = (int)((at - base) / (uintptr_t)page_size);
+	posix_trace_event(ev_id, chain_pages + (size_t)(j + 1) * page_size, sizeof(struct pt_payload));
+	mprotect(chain_pages + (size_t)j * page_size, page_size, PROT_READ);
+}
+
+START_TEST(nesting_deeper_than_kept_is_counted_lost)
+{
+	page_size = sysconf(_SC_PAGESIZE);
+	chain_pages = mmap(NULL, CHAIN * page_size, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(chain_pages, MAP_FAILED);
+	for (int j = 0; j < CHAIN; j++) {
+		struct pt_payload p = {3, (uint32_t)j, pt_mix(3, (uint32_t)j)};
+		memcpy(chain_pages + (size_t)j * page_size, &p, sizeof p);
+	}
+	trace_id_t trid = pt_create_started();
+	ev_id = pt_event_id("signal.chain");
+	pt_post_payload(ev_id, 0, 0);
+	ck_assert_int_eq(mprotect(chain_pages, (CHAIN - 1) * page_size, PROT_NONE), 0);
+	on_signal(SIGSEGV, chain_fault, NULL, SA_SIGINFO | SA_NODEFER);
+	posix_trace_event(ev_id, chain_pages, sizeof(struct pt_payload));
+	signal(SIGSEGV, SIG_DFL);
+	ck_assert_ok(posix_trace_stop(trid));
+
+	size_t n;
+	struct pt_ev *evs = pt_drain_all(trid, &n);
+	int next = 0, overflow = 0;
+	struct timespec last = {0, 0};
+	for (size_t i = 0; i < n; i++) {
+		struct pt_payload p;
+		overflow += evs[i].info.posix_event_id == POSIX_TRACE_OVERFLOW;
+		if (!pt_is_user(&evs[i]) || !payload_of(&evs[i], &p) || p.writer != 3)
+			continue;
+		/* Each level's event in its place: posted after the one it interrupted. */
+		ck_assert_int_eq((int)p.seq, next);
+		ck_assert(pt_ts_le(&last, &evs[i].info.posix_timestamp));
+		last = evs[i].info.posix_timestamp;
+		next++;
+	}
+	ck_assert_int_eq(next, 5);
+	ck_assert_int_eq(overflow, 1);
+	ck_assert_int_eq(pt_status(trid).posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
+	free(evs);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	munmap(chain_pages, CHAIN * page_size);
+}
+END_TEST
+
+/* ---- siglongjmp out of posix_trace_event ------------------------------- */
+
+/* The jumping thread: every timer tick (10 kHz) it is jumped out of
+ * posix_trace_event, by the timer's handler when the tick finds it posting
+ * (after that handler posted an event of its own, nested), else by the
+ * SIGSEGV handler of its next event, whose data it makes unreadable. */
+static sigjmp_buf jump_env;
+static volatile sig_atomic_t jump_in_post, fault_next, jumper_parked;
+static unsigned char *bad_page;
+static atomic_uint jumps;
+static sem_t jumper_go;
+static volatile uint32_t jumper_seq;
+
+static void jump_tick(int sig)
+{
+	(void)sig;
+	if (!jump_in_post) {
+		fault_next = 1;
+		return;
+	}
+	uint32_t seq = atomic_fetch_add_explicit(&handler_seq, 1, memory_order_relaxed);
+	pt_post_payload(ev_id, HANDLER_WRITER, seq);
+	siglongjmp(jump_env, 1);
+}
+
+static void jump_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if ((unsigned char *)si->si_addr < bad_page ||
+	    (unsigned char *)si->si_addr >= bad_page + page_size)
+		abort();
+	siglongjmp(jump_env, 1);
+}
+
+static void jumper_post(void)
+{
+	struct pt_payload p = {0, jumper_seq, pt_mix(0, jumper_seq)};
+	jump_in_post = 1;
+	posix_trace_event(ev_id, fault_next ? (const void *)bad_page : &p, sizeof p);
+	jump_in_post = 0;
+}
+
+static void *jumper(void *arg)
+{
+	(void)arg;
+	struct timespec pause = {0, 20000};
+	volatile uint32_t k = 0;
+	jumper_post(); /* registered before any tick (block_timer_signals) */
+	jumper_seq++;
+	block_timer_signals(SIG_UNBLOCK);
+	if (sigsetjmp(jump_env, 1)) {
+		jump_in_post = 0;
+		fault_next = 0;
+		atomic_fetch_add_explicit(&jumps, 1, memory_order_relaxed);
+		if (atomic_load(&loop_stop))
+			goto parked;
+	}
+	while (!atomic_load(&loop_stop)) {
+		jumper_post();
+		jumper_seq++;
+		if (++k % 4 == 0)
+			nanosleep(&pause, NULL);
+	}
+	/* A last entry jumped out of, and then no event: shutdown must not wait for it. */
+	fault_next = 1;
+	jumper_post(); /* returns only if the event was dropped before its data were read */
+parked:
+	jumper_parked = 1;
+	while (sem_wait(&jumper_go) != 0)
+		;
+	return NULL;
+}
+
+static double elapsed_since(int64_t t0) { return (pt_realtime_ns() - t0) / 1e9; }
+
+START_TEST(siglongjmp_out_of_posix_trace_event)
+{
+	page_size = sysconf(_SC_PAGESIZE);
+	bad_page = mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(bad_page, MAP_FAILED);
+	ck_assert_int_eq(sem_init(&jumper_go, 0, 0), 0);
+	const char *s = getenv("PT_SIGNAL_JUMP_SECONDS");
+	long seconds = s ? atol(s) : 10;
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_UNTIL_FULL,
+	                                                 .size = 96u << 20});
+	ev_id = pt_event_id("signal.jump");
+	ck_assert_ok(posix_trace_start(trid));
+	atomic_store(&handler_seq, 0);
+	atomic_store(&loop_stop, 0);
+	on_signal(SIGALRM, NULL, jump_tick, 0);
+	on_signal(SIGSEGV, jump_fault, NULL, SA_SIGINFO | SA_NODEFER);
+	/* The ticks go to the jumping thread alone. */
+	block_timer_signals(SIG_BLOCK);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, jumper, NULL), 0);
+	set_timer(ITIMER_REAL, 100);
+	pt_sleep_ms(seconds * 1000);
+	atomic_store(&loop_stop, 1);
+	while (!jumper_parked)
+		pt_sleep_ms(1);
+	set_timer(ITIMER_REAL, 0);
+	ck_assert_ok(posix_trace_stop(trid));
+
+	/* Each event the thread finished is there, in order; an event it was
+	 * jumped out of may be there too, and is posted again. */
+	struct pt_ev e;
+	uint32_t next = 0, handler_events = 0, torn = 0, gaps = 0, overflows = 0;
+	while (pt_try_ev(trid, &e)) {
+		struct pt_payload p;
+		overflows += e.info.posix_event_id == POSIX_TRACE_OVERFLOW;
+		if (!pt_is_user(&e))
+			continue;
+		if (!payload_of(&e, &p)) {
+			torn++;
+			continue;
+		}
+		if (p.writer == HANDLER_WRITER) {
+			handler_events++;
+			continue;
+		}
+		gaps += p.seq != next && p.seq + 1 != next;
+		next = p.seq + 1;
+	}
+	ck_assert_uint_eq(torn, 0);
+	ck_assert_uint_eq(overflows, 0);
+	ck_assert_msg(gaps == 0 && (next == jumper_seq || next == jumper_seq + 1),
+	              "%u gaps, %u of %u events", gaps, next, (unsigned)jumper_seq);
+	ck_assert_uint_eq(handler_events, atomic_load(&handler_seq));
+	ck_assert_uint_ge(atomic_load(&jumps), (uint32_t)(seconds * 1000)); /* >= 1 kHz of jumps */
+
+	int64_t t0 = pt_realtime_ns();
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_msg(elapsed_since(t0) < 1.0, "shutdown took %.2f s", elapsed_since(t0));
+	t0 = pt_realtime_ns();
+	sem_post(&jumper_go);
+	pthread_join(th, NULL);
+	ck_assert_msg(elapsed_since(t0) < 1.0, "the thread's exit took %.2f s", elapsed_since(t0));
+	signal(SIGSEGV, SIG_DFL);
+	munmap(bad_page, page_size);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("signal");
+	TCase *tc = pt_tcase(s, "handlers");
+	tcase_add_test(tc, handlers_at_10khz_lose_nothing);
+	tcase_add_test(tc, handlers_at_50khz_lose_nothing);
+	tc = pt_tcase(s, "nesting");
+	tcase_add_test(tc, nesting_deeper_than_kept_is_counted_lost);
+	tc = pt_tcase(s, "siglongjmp");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, siglongjmp_out_of_posix_trace_event);
+	return pt_run(s);
+}
