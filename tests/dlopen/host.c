@@ -130,10 +130,12 @@ static int cycles(long n, const char *plugin)
 	end = usage_now();
 	printf("VmSize %ld -> %ld kB, mappings %ld -> %ld, fds %ld -> %ld\n", warm.vm_kb, end.vm_kb,
 	       warm.maps, end.maps, warm.fds, end.fds);
-	/* a few pages of malloc may come and go; a cycle's leak was 3 mappings */
-	if (end.vm_kb > warm.vm_kb + 1024)
+	/* A few pages of malloc may come and go, and a sanitizer's allocator
+	 * maps a few regions more as it goes (3 were seen under ASan); the
+	 * leak this catches was 3 mappings a cycle, 3,000 over the run. */
+	if (end.vm_kb > warm.vm_kb + 4096)
 		fail("%s grew: %ld -> %ld kB", "VmSize", warm.vm_kb, end.vm_kb);
-	if (end.maps > warm.maps + 2)
+	if (end.maps > warm.maps + 16)
 		fail("%s grew: %ld -> %ld", "mappings", warm.maps, end.maps);
 	if (end.fds != warm.fds)
 		fail("%s changed: %ld -> %ld", "descriptors", warm.fds, end.fds);
