@@ -703,11 +703,9 @@ static inline void pt_children_finish(int (*left)(pid_t pid, char *name, size_t 
 /* Kills and reaps every child of the test process, tracked or not (with
  * pt_subreaper_setup, orphans of its children too), until none is left;
  * returns how many it killed.  In another process, nothing. */
-static inline int pt_kill_descendants(void)
+static inline int pt_kill_children_of_self(void)
 {
 	int killed = 0;
-	if (getpid() != pt_children()->test_pid)
-		return 0;
 	for (int round = 0; round < 100; round++) {
 		int found = 0;
 		DIR *d = opendir("/proc");
@@ -728,20 +726,65 @@ static inline int pt_kill_descendants(void)
 		killed += found;
 		usleep(10000);
 	}
-	pt_children()->nlive = 0;
 	return killed;
+}
+
+static inline int pt_kill_descendants(void)
+{
+	if (getpid() != pt_children()->test_pid)
+		return 0;
+	pt_children()->nlive = 0;
+	return pt_kill_children_of_self();
 }
 
 static inline void pt_kill_descendants_at_exit(void) { pt_kill_descendants(); }
 
 /* Makes the test process the reaper of its orphaned descendants: a keeper
  * whose controller was killed is then reparented to the test, which ends
- * it with the rest when it exits, a failed check included (Check's
- * failures exit the test's process). */
+ * it with the rest when its teardown or exit() runs.  A failed check ends
+ * the test's process with _exit(): then pt_run_scratch's runner, a reaper
+ * too, ends them. */
 static inline void pt_subreaper_setup(void)
 {
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	atexit(pt_kill_descendants_at_exit);
+}
+
+/* Scratch directories.  pt_run_scratch (instead of pt_run) makes one root
+ * directory under /tmp for the whole program and, once every test has run,
+ * kills what is left of their descendants (its process is their reaper, as
+ * a failed check ends a test's process with _exit() and no teardown) and
+ * removes the root with whatever the tests left in it: the logs a test
+ * makes can be large (sparse files of gigabytes).  pt_scratch_dir gives a
+ * test a directory of its own inside the root. */
+static inline char *pt_scratch_root_(void)
+{
+	static char root[96];
+	return root;
+}
+
+static inline const char *pt_scratch_dir(const char *name)
+{
+	static char path[160];
+	ck_assert_msg(pt_scratch_root_()[0], "pt_scratch_dir needs pt_run_scratch");
+	snprintf(path, sizeof path, "%s/%s.XXXXXX", pt_scratch_root_(), name);
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	return path;
+}
+
+static inline int pt_run_scratch(Suite *s, const char *prefix)
+{
+	char *root = pt_scratch_root_();
+	snprintf(root, 96, "/tmp/%s.XXXXXX", prefix);
+	if (!mkdtemp(root) || chmod(root, 0755) != 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		perror(prefix);
+		return EXIT_FAILURE;
+	}
+	int rc = pt_run(s);
+	pt_kill_children_of_self();
+	pt_remove_tree(root);
+	return rc;
 }
 
 #endif

@@ -51,7 +51,7 @@ struct ctl_result {
 	long events, cycle_events, errors;
 };
 
-static char dir[] = "/tmp/t_consumer.XXXXXX";
+static const char *dir;
 
 /* Check's timeout multiplier: a sanitized build runs several times slower,
  * and so may a controller that is not hung. */
@@ -65,17 +65,16 @@ static int slowdown(void)
 static void setup(void)
 {
 	pt_children_setup();
+	dir = pt_scratch_dir("t_consumer");
 	pt_subreaper_setup();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	chmod(dir, 0755);
 }
 
 static void teardown(void)
 {
 	pt_kill_descendants();
-	if (!getenv("T_CONSUMER_KEEP"))
-		pt_remove_tree(dir);
+	pt_remove_tree(dir);
 }
 
 static long ms_since(const struct timespec *t0)
@@ -336,7 +335,7 @@ static struct ctl_result read_log(const char *log)
 
 START_TEST(chunk_cycle_read_by_keeper_of_library_controller_is_logged_once)
 {
-	char log[64];
+	char log[200];
 	snprintf(log, sizeof log, "%s/cycle.log", dir);
 	struct target t = start_target("cycle", -1, NULL);
 	struct ctl c = start_controller(t.pid, CTL_LOG, log, 300);
@@ -354,7 +353,7 @@ END_TEST
 
 START_TEST(chunk_cycle_of_other_users_target_under_attach_as_root_is_logged_once)
 {
-	char log[64], pid[16];
+	char log[200], pid[16];
 	if (geteuid() != 0) {
 		printf("t_consumer: SKIP the attach-as-root case: not run as root\n");
 		return;
@@ -422,7 +421,7 @@ END_TEST
 
 START_TEST(flipped_words_and_punched_holes_leave_keeper_and_reader_bounded)
 {
-	char log[64];
+	char log[200];
 	snprintf(log, sizeof log, "%s/flip.log", dir);
 	const char *const args[] = {"-n", "2", "-s", "10", NULL};
 	struct target t = start_target("flip", -1, args);
@@ -454,5 +453,5 @@ int main(void)
 	tcase_add_test(tc, every_lane_naming_a_self_linked_chunk_keeps_calls_short);
 	tcase_add_test(tc, chunk_named_by_every_lane_is_read_once);
 	tcase_add_test(tc, flipped_words_and_punched_holes_leave_keeper_and_reader_bounded);
-	return pt_run(s);
+	return pt_run_scratch(s, "t_consumer");
 }

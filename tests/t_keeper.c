@@ -25,14 +25,13 @@
 #define MIB (1024L * 1024L)
 #define SCENARIO_MS 12000 /* a scenario that takes longer hangs */
 
-static char dir[64];
+static const char *dir;
 
 static void setup(void)
 {
 	pt_children_setup();
+	dir = pt_scratch_dir("pt-keeper");
 	pt_subreaper_setup();
-	snprintf(dir, sizeof dir, "/tmp/pt-keeper-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
 static void teardown(void)
@@ -898,5 +897,5 @@ int main(void)
 	tcase_set_timeout(ends_tc, 120);
 	tcase_add_test(ends_tc, log_complete_at_exit);
 	tcase_add_test(ends_tc, log_complete_after__exit_and_kill);
-	return pt_run(s);
+	return pt_run_scratch(s, "pt-keeper");
 }

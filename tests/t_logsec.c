@@ -20,18 +20,14 @@
 #define HOLE_BLOCK (4u << 20)
 #define HOLE_BLOCKS 4000u
 
-static char dir[64];
+static const char *dir;
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/pt_logsec_XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = pt_scratch_dir("pt_logsec");
 }
 
-static void teardown(void)
-{
-	pt_remove_tree(dir);
-}
+static void teardown(void) { pt_remove_tree(dir); }
 
 static double scale(void)
 {
@@ -505,5 +501,5 @@ int main(void)
 	tc = pt_tcase_fixture(s, "item8_9", setup, teardown);
 	tcase_add_test(tc, item8_huge_clock_resolution);
 	tcase_add_test(tc, item9_names_escaped);
-	return pt_run(s);
+	return pt_run_scratch(s, "pt_logsec");
 }
