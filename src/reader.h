@@ -96,7 +96,6 @@ void pt_discard_all(struct pt_handle *h);
  * pt_read_raw with live = 0 yields each stored record at most once and
  * enters each chunk at most once, so it ends after at most what the
  * stream can hold, whatever writers (or a scribbler) do meanwhile. */
-#define PT_HAVE_DRAIN_BUDGET 1
 void pt_read_begin_drain(struct pt_handle *h);
 void pt_read_end_drain(struct pt_handle *h);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
