@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace log file format, version 2 (docs/LOG-FORMAT.md): on-disk
+ * The trace log file format, version 3 (docs/LOG-FORMAT.md): on-disk
  * structures and constants shared by the writer (logwrite.c) and the reader
  * (logread.c).
  *
@@ -24,7 +24,8 @@
 #include "recword.h"
 
 #define PT_LOG_MAGIC "PTRACLOG"
-#define PT_LOG_VERSION 2u
+#define PT_LOG_VERSION 3u
+#define PT_LOG_VERSION_MIN 2u /* the oldest a reader reads */
 #define PT_LOG_BOM 0x01020304u /* reads 0x04030201 in the other byte order */
 #define PT_LOG_HEADER_SIZE 4096u
 #define PT_LOG_NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
@@ -97,8 +98,11 @@ struct pt_log_header {
 _Static_assert(sizeof(struct pt_log_header) == 360, "log header");
 _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
 
-/* block.type */
-enum { PT_LOG_EVENTS = 1, PT_LOG_NAMES = 2, PT_LOG_END = 3 };
+/* block.type: EVENTS in version 2 logs only, STAGES and KEEPER in version 3
+ * only; the reserved types are tables a later revision adds, skipped. */
+enum { PT_LOG_EVENTS = 1, PT_LOG_NAMES = 2, PT_LOG_END = 3, PT_LOG_STAGES = 4, PT_LOG_KEEPER = 5 };
+#define PT_LOG_RESERVED_FIRST 6u
+#define PT_LOG_RESERVED_END 32u
 #define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
 
 struct pt_log_block {
@@ -159,6 +163,114 @@ struct pt_log_name_entry {
 };
 _Static_assert(sizeof(struct pt_log_name_entry) == 68, "name entry");
 
+/* ---- version 3: STAGES and KEEPER payloads --------------------------------
+ * A STAGES payload: a prefix, ncal calibration points, then nsections
+ * sections, each a header and `len` bytes of stream records (layout.h):
+ * deltas in raw clock units from the section's base, TIME (9) and OWNER
+ * (10) the meta records, an OWNER record first.  A KEEPER payload: the u64
+ * drain number, then records as in an EVENTS payload, plus RESUME (12). */
+struct pt_log_stages {
+	uint64_t drain;
+	uint32_t clock;            /* PT_LOG_CLOCK_* */
+	uint32_t ncal;             /* 1 to PT_LOG_MAX_CAL */
+	uint32_t nsections;        /* at least 1 */
+	uint32_t reserved;
+	uint64_t reserved2;
+};
+_Static_assert(sizeof(struct pt_log_stages) == 32, "stages prefix");
+enum { PT_LOG_CLOCK_MONO = 1, PT_LOG_CLOCK_TSC = 2 };
+#define PT_LOG_MAX_CAL 64u
+
+/* A calibration point: a raw clock value and its time (ns, the
+ * CLOCK_REALTIME scale of the stream's creation). */
+struct pt_log_calpoint {
+	uint64_t raw;
+	uint64_t real_ns;
+};
+_Static_assert(sizeof(struct pt_log_calpoint) == 16, "calibration point");
+
+struct pt_log_section {
+	uint32_t lane;             /* informational */
+	uint32_t len;              /* bytes of records, a multiple of 8 */
+	uint64_t pc;               /* the address a first same-address event repeats */
+};
+_Static_assert(sizeof(struct pt_log_section) == 16, "section header");
+
+#define PT_LOG_STAGE_TIME 9u   /* data: u64, the new raw base */
+#define PT_LOG_STAGE_OWNER 10u /* data: struct pt_log_owner */
+struct pt_log_owner {
+	uint64_t base;             /* raw base of the records that follow */
+	struct pt_log_ctx ctx;     /* their writer */
+};
+_Static_assert(sizeof(struct pt_log_owner) == 40, "owner record");
+#define PT_LOG_OWNER_REC (PT_REC_HDR + (uint32_t)sizeof(struct pt_log_owner)) /* 56 */
+
+#define PT_LOG_KEEPER_PREFIX 8u /* u64 drain */
+#define PT_REC_RESUME 12u       /* KEEPER blocks: RESUME before the next event */
+
+/* The most a STAGES block spends besides records: its prefix with every
+ * calibration point, a section header and its OWNER record. */
+#define PT_LOG_STAGES_OVERHEAD                                                        \
+	((uint32_t)sizeof(struct pt_log_stages) + PT_LOG_MAX_CAL * 16u +              \
+	 (uint32_t)sizeof(struct pt_log_section) + PT_LOG_OWNER_REC)
+
+/* The line of a calibration segment, as every reader and the keeper
+ * compute it: m = floor((real_b - real_a) * 2^40 / (raw_b - raw_a)), then
+ * real = real_a +/- floor(|raw - raw_a| * m / 2^40) (0 below 0, UINT64_MAX
+ * above it).  A single point has the slope 1 (m = 2^40). */
+#define PT_LOG_CAL_SHIFT 40
+struct pt_log_calseg {
+	uint64_t raw, real, mult;
+};
+
+static inline struct pt_log_calseg pt_log_calseg(const struct pt_log_calpoint *a,
+                                                 const struct pt_log_calpoint *b)
+{
+	struct pt_log_calseg s = {a->raw, a->real_ns, 1ull << PT_LOG_CAL_SHIFT};
+	if (b && b->raw > a->raw) {
+		uint64_t dm = b->real_ns > a->real_ns ? b->real_ns - a->real_ns : 0;
+		unsigned __int128 m = ((unsigned __int128)dm << PT_LOG_CAL_SHIFT) / (b->raw - a->raw);
+		s.mult = m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
+	}
+	return s;
+}
+
+static inline uint64_t pt_log_cal_apply(const struct pt_log_calseg *s, uint64_t raw)
+{
+	if (raw >= s->raw) {
+		unsigned __int128 x = ((unsigned __int128)(raw - s->raw) * s->mult) >> PT_LOG_CAL_SHIFT;
+		return x > UINT64_MAX - s->real ? UINT64_MAX : s->real + (uint64_t)x;
+	}
+	unsigned __int128 x = ((unsigned __int128)(s->raw - raw) * s->mult) >> PT_LOG_CAL_SHIFT;
+	return x > s->real ? 0 : s->real - (uint64_t)x;
+}
+
+/* Whether n points (1 to PT_LOG_MAX_CAL) make a calibration: raw strictly
+ * increasing, real_ns not decreasing. */
+static inline int pt_log_cal_ok(const struct pt_log_calpoint *p, uint32_t n)
+{
+	if (n < 1 || n > PT_LOG_MAX_CAL)
+		return 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (p[i].raw <= p[i - 1].raw || p[i].real_ns < p[i - 1].real_ns)
+			return 0;
+	return 1;
+}
+
+/* The segment of n checked points that converts raw: between the two
+ * consecutive points around it, the first two below the first point, the
+ * last two above the last. */
+static inline struct pt_log_calseg pt_log_cal_find(const struct pt_log_calpoint *p, uint32_t n,
+                                                   uint64_t raw)
+{
+	if (n == 1)
+		return pt_log_calseg(&p[0], NULL);
+	uint32_t i = 1;
+	while (i < n - 1 && raw >= p[i].raw)
+		i++;
+	return pt_log_calseg(&p[i - 1], &p[i]);
+}
+
 /* The parameters a log is written with: the stream's attributes. */
 struct pt_logw_params {
 	char trace_name[TRACE_NAME_MAX];
@@ -180,8 +292,6 @@ static inline uint32_t pt_log_rec_size(uint32_t len)
 	return PT_REC_HDR + pt_log_pad8(len);
 }
 
-/* The block size a log needs: room for a block header, a context and the
- * largest record; 64 KiB at least, a power of two. */
 /* The largest data a record may carry: the stream's max-data-size, or a
  * system event's (POSIX_TRACE_FILTER: two trace_event_set_t), whichever is
  * larger. */
@@ -192,15 +302,26 @@ static inline uint64_t pt_log_data_max(uint64_t max_data_size)
 	return max_data_size > PT_LOG_SYSTEM_DATA_MAX ? max_data_size : PT_LOG_SYSTEM_DATA_MAX;
 }
 
-static inline uint32_t pt_log_block_size_for(uint64_t max_data_size)
+/* The block size a log of `version` needs: room for a block header, what a
+ * block spends besides records (version 2: a context; version 3: a STAGES
+ * prefix with every calibration point, a section and its OWNER record), a
+ * TIME record and the largest record; 64 KiB at least, a power of two. */
+static inline uint32_t pt_log_block_size_of(uint32_t version, uint64_t max_data_size)
 {
 	max_data_size = pt_log_data_max(max_data_size);
-	uint64_t need = PT_LOG_BLOCK_HDR + PT_LOG_CTX_REC + PT_LOG_TIME_REC +
-	                PT_REC_HDR + ((max_data_size + 7u) & ~(uint64_t)7u);
+	uint64_t fixed = version >= 3 ? PT_LOG_STAGES_OVERHEAD : PT_LOG_CTX_REC; /* v2: a context */
+	uint64_t need = PT_LOG_BLOCK_HDR + fixed + PT_LOG_TIME_REC + PT_REC_HDR +
+	                ((max_data_size + 7u) & ~(uint64_t)7u);
 	uint32_t size = PT_LOG_MIN_BLOCK;
 	while (size < need && size < PT_LOG_MAX_BLOCK)
 		size *= 2;
 	return size;
+}
+
+/* The block size the writer uses (version 3). */
+static inline uint32_t pt_log_block_size_for(uint64_t max_data_size)
+{
+	return pt_log_block_size_of(PT_LOG_VERSION, max_data_size);
 }
 
 #endif
