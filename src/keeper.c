@@ -55,7 +55,17 @@ struct keeper {
 	uint64_t credit_at;
 	uint64_t next_tick;
 	uint64_t moved;          /* events moved to the log: progress (ctl.h) */
+	/* The calibration of the current drain's STAGES blocks: the keeper's
+	 * own points (clock.c), never anything the target wrote. */
+	uint32_t clock, ncal;
+	struct pt_log_calpoint cal[PT_LOG_MAX_CAL];
 };
+
+_Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
+_Static_assert((int)PT_STAGE_AFTER == (int)PT_STAGE_FOLLOWS &&
+                   (int)PT_STAGE_CHUNK_START == (int)PT_STAGE_NEW_CHUNK &&
+                   (int)PT_STAGE_APART == (int)PT_STAGE_ELSEWHERE,
+               "the reader's and the log writer's words for how a stage follows");
 
 static __thread int forking_keeper;
 int pt_forking_keeper(void) { return forking_keeper; }
@@ -161,42 +171,142 @@ _Static_assert(sizeof(struct pt_owner) == sizeof(struct pt_log_ctx) &&
                    offsetof(struct pt_owner, comm) == offsetof(struct pt_log_ctx, comm),
                "owner and log context");
 
-static void log_event(struct keeper *k, const struct pt_rawev *e, size_t len)
+static void log_result(struct keeper *k, int r)
 {
-	struct pt_log_ctx ctx;
-	memcpy(&ctx, &e->who, sizeof ctx);
-	if (e->id > PT_USER_FIRST + k->names_in_log)
-		log_new_names(k);
-	int r = pt_logw_event(&k->w, &ctx, e->real_ns, e->id, k->data, (uint32_t)len,
-	                      e->truncation == POSIX_TRACE_TRUNCATED_RECORD, e->pc);
 	if (r == PT_LOGW_FULL)
 		log_became_full(k);
 	else if (r > 0)
 		keep_error(k, r);
 }
 
-/* One event out of the stream into the log: 0 when there was none. */
-static int move_one(struct keeper *k, struct pt_rawev *e)
+static void log_event(struct keeper *k, const struct pt_rawev *e, size_t len)
 {
-	size_t len;
-	if (!pt_read_raw(k->h, e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0))
-		return 0;
-	k->drained += len + EVENT_COST;
-	if (k->fd >= 0)
-		log_event(k, e, len);
-	if (++k->moved % 256 == 0)
-		atomic_fetch_add_explicit(&k->ctl->keeper_progress, 1, memory_order_relaxed);
-	return 1;
+	struct pt_log_ctx ctx;
+	memcpy(&ctx, &e->who, sizeof ctx);
+	if (e->id > PT_USER_FIRST + k->names_in_log)
+		log_new_names(k);
+	log_result(k, pt_logw_event(&k->w, &ctx, e->real_ns, e->id, k->data, (uint32_t)len,
+	                            e->truncation == POSIX_TRACE_TRUNCATED_RECORD, e->pc));
+	if (e->resume_due)
+		log_result(k, pt_logw_resume_mark(&k->w, &ctx, e->real_ns));
 }
 
-/* At most what the stream holds (the reader's budget), whatever the
- * writers do meanwhile. */
-static void drain(struct keeper *k)
+static void made_progress(struct keeper *k, uint64_t events)
+{
+	uint64_t before = k->moved;
+	k->moved += events;
+	if (k->moved / 256 != before / 256)
+		atomic_fetch_add_explicit(&k->ctl->keeper_progress, 1, memory_order_relaxed);
+}
+
+/* The events of the library's own (the controller's, the reader's) into
+ * the log, the lanes left alone.  Returns how many were not FLUSH_START or
+ * FLUSH_STOP. */
+static uint64_t move_own_events(struct keeper *k)
 {
 	struct pt_rawev e;
+	size_t len;
+	uint64_t others = 0;
+	k->h->rd.lanes_off = 1;
+	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0)) {
+		k->drained += len + EVENT_COST;
+		others += e.id != POSIX_TRACE_FLUSH_START && e.id != POSIX_TRACE_FLUSH_STOP;
+		if (k->fd >= 0)
+			log_event(k, &e, len);
+		made_progress(k, 1);
+	}
+	k->h->rd.lanes_off = 0;
+	return others;
+}
+
+static uint64_t calibrated_ns(const struct keeper *k, uint64_t raw)
+{
+	struct pt_log_calseg seg = pt_log_cal_find(k->cal, k->ncal, raw);
+	return pt_log_cal_apply(&seg, raw);
+}
+
+static void log_stage(struct keeper *k, const struct pt_stage *st)
+{
+	if (st->max_id > PT_USER_FIRST + k->names_in_log)
+		log_new_names(k);
+	struct pt_logw_stage s = {
+	    .rec = st->rec,
+	    .len = st->len,
+	    .lane = st->lane,
+	    .how = st->how,
+	    .events = st->events,
+	    .start_pc = st->start.pc,
+	    .first_ns = calibrated_ns(k, st->first_raw),
+	    .last_ns = calibrated_ns(k, st->last_raw),
+	};
+	s.start.base = st->start.base;
+	memcpy(&s.start.ctx, &st->start.owner, sizeof s.start.ctx);
+	log_result(k, pt_logw_stage(&k->w, &s));
+}
+
+/* Every lane's records, a checked stage at a time, copied into the log as
+ * they are.  Returns the events copied. */
+static uint64_t copy_lanes(struct keeper *k)
+{
+	struct pt_stage st;
+	uint64_t events = 0;
+	uint32_t n = pt_read_lanes(k->h);
+	for (uint32_t i = 0; i < n; i++) {
+		while (pt_read_stage(k->h, i, &st)) {
+			events += st.events;
+			k->drained += st.len;
+			if (k->fd >= 0)
+				log_stage(k, &st);
+			made_progress(k, st.events);
+		}
+	}
+	return events;
+}
+
+/* The calibration points of the keeper's reader on the CLOCK_REALTIME
+ * scale of the stream's creation, a point taken now the newest (clock.c
+ * keeps few: a steady clock needs two).  A MONO clock needs one. */
+static void take_calibration(struct keeper *k)
+{
+	const struct pt_map *m = &k->h->map;
+	struct pt_clockconv *c = &k->h->rd.conv;
+	k->clock = m->clock == PT_CLOCK_TSC ? PT_LOG_CLOCK_TSC : PT_LOG_CLOCK_MONO;
+	k->ncal = 0;
+	if (m->clock == PT_CLOCK_TSC && c->n)
+		pt_conv_sample(c);
+	for (uint32_t i = 0; m->clock == PT_CLOCK_TSC && i < c->n; i++) {
+		struct pt_log_calpoint p = {c->pts[i].raw, pt_mono_to_real(m, c->pts[i].mono)};
+		if (k->ncal && (p.raw <= k->cal[k->ncal - 1].raw || p.real_ns < k->cal[k->ncal - 1].real_ns))
+			continue;
+		k->cal[k->ncal++] = p;
+	}
+	if (k->ncal < 2) {
+		k->clock = PT_LOG_CLOCK_MONO;
+		k->cal[0] = (struct pt_log_calpoint){m->base_mono_ns, m->base_real_ns};
+		k->ncal = 1;
+	}
+}
+
+/* A drain (docs/LOG-FORMAT.md): the reader enters each chunk at most once,
+ * the log's blocks carry its number. */
+static void begin_drain(struct keeper *k)
+{
 	pt_read_begin_drain(k->h);
-	while (move_one(k, &e))
-		;
+	if (k->fd < 0)
+		return;
+	take_calibration(k);
+	keep_error(k, pt_logw_begin_drain(&k->w, k->clock, k->cal, k->ncal));
+}
+
+/* Everything the stream holds, and the library's own events: at most what
+ * the stream can hold (the reader's bound), whatever the writers do
+ * meanwhile. */
+static void drain(struct keeper *k)
+{
+	begin_drain(k);
+	log_new_names(k);
+	copy_lanes(k);
+	move_own_events(k);
 	pt_read_end_drain(k->h);
 }
 
@@ -281,8 +391,9 @@ static int flush_hinted(const struct keeper *k)
 }
 
 /* An automatic flush of a POSIX_TRACE_FLUSH stream: only when the keeper
- * itself reads an event (its own FLUSH_START and FLUSH_STOP do not count),
- * so that a look that finds nothing records nothing. */
+ * finds an event (its own FLUSH_START and FLUSH_STOP do not count), so
+ * that a look that finds nothing records nothing.  What it found is in
+ * the log before the flush's FLUSH_START, which is later than all of it. */
 static void auto_flush(struct keeper *k)
 {
 	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
@@ -294,14 +405,13 @@ static void auto_flush(struct keeper *k)
 	if (who.pid <= 0)
 		who.pid = k->controller;
 	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-	struct pt_rawev e;
-	pt_read_begin_drain(k->h);
-	do {
-		if (!move_one(k, &e)) {
-			pt_read_end_drain(k->h);
-			return;
-		}
-	} while (e.id == POSIX_TRACE_FLUSH_START || e.id == POSIX_TRACE_FLUSH_STOP);
+	begin_drain(k);
+	log_new_names(k);
+	uint64_t found = copy_lanes(k);
+	found += move_own_events(k);
+	pt_read_end_drain(k->h);
+	if (!found)
+		return;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */
 	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace log writer, format version 2 (logfmt.h, docs/LOG-FORMAT.md).
+ * The trace log writer, format version 3 (logfmt.h, docs/LOG-FORMAT.md).
  *
  * Blocks are built in one output buffer, each checksummed once when it is
  * sealed, and the buffer is written when it cannot take another whole block
- * (a few MiB per write), at pt_logw_sync and at pt_logw_finish.  Per event
- * the writer compares the context, computes a time delta, stores two words
- * and copies the data; contexts, large time gaps, full blocks and full logs
- * take the slow path.
+ * (a few MiB per write), at pt_logw_sync and at pt_logw_finish.  The stream's
+ * records come as stages the keeper checked: each is copied into a STAGES
+ * block as it is (pt_logw_stage).  The keeper's own events are encoded one
+ * by one into KEEPER blocks (pt_logw_event): the writer compares the
+ * context, computes a time delta, stores two words and copies the data;
+ * contexts, large time gaps, full blocks and full logs take the slow path.
  *
  * Three copies of the progress: w->prog counts every sealed block as if it
  * were written; w->done is what has been written; the caller's state holds
@@ -29,11 +31,12 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Room kept in an UNTIL_FULL log for its last STOP event (in a new block
- * with a context and a TIME record) and its END block. */
+/* Room kept in an UNTIL_FULL log for its last STOP event (in a new KEEPER
+ * block with a context and a TIME record) and its END block. */
 #define FULL_RESERVE                                                                 \
-	(PT_LOG_BLOCK_HDR + PT_LOG_CTX_REC + PT_LOG_TIME_REC + PT_REC_HDR + 8u +     \
-	 PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status))
+	(PT_LOG_BLOCK_HDR + PT_LOG_KEEPER_PREFIX + PT_LOG_CTX_REC + PT_LOG_TIME_REC +      \
+	 PT_REC_HDR + 8u + PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status))
+_Static_assert(FULL_RESERVE == 240, "the reserve LOG-FORMAT.md gives");
 
 static inline void put64(unsigned char *p, uint64_t v)
 {
@@ -382,25 +385,45 @@ static void flush_full(struct pt_logw *w)
 	no_block(w);
 }
 
-/* Starts a block at the end of the buffer.  Its end is where the block
- * size or the room of an UNTIL_FULL log ends it, so that one comparison per
- * event checks both. */
-static void open_block(struct pt_logw *w, uint64_t ts)
+/* Starts a block of `type` at the end of the buffer.  Its end is where
+ * the block size or the room of an UNTIL_FULL log ends it, so that one
+ * comparison per event checks both.  A KEEPER block starts with its drain
+ * number; a STAGES block's prefix is written by open_stages_block. */
+static void open_block(struct pt_logw *w, uint32_t type, uint64_t ts)
 {
 	if (w->out_len + w->block_size > w->out_cap)
 		flush_full(w);
 	w->blk = w->out + w->out_len;
+	w->blk_type = type;
 	w->pos = w->blk + PT_LOG_BLOCK_HDR;
 	w->blk_end = w->blk + (w->room < w->block_size ? w->room : w->block_size);
+	if (type == PT_LOG_KEEPER) {
+		put64(w->pos, w->prog.drain ? w->prog.drain : 1);
+		w->pos += PT_LOG_KEEPER_PREFIX;
+	}
 	if (w->blk_end < w->pos)
 		w->blk_end = w->pos;
 	w->blk_records = 0;
-	w->blk_ts = ts;
+	w->blk_ts = type == PT_LOG_STAGES ? 0 : ts;
 	w->last_ts = ts;
 	w->last_pc = 0;
 	w->ctx_cur = -1;
 	w->nctx = 0;
+	w->sec = NULL;
+	w->blk_sections = 0;
 	memset(w->ctx_hash, 0, sizeof w->ctx_hash);
+}
+
+/* The payload's first byte after what every block of its type starts
+ * with: a block that holds nothing more is not sealed. */
+static const unsigned char *block_first_record(const struct pt_logw *w)
+{
+	if (w->blk_type == PT_LOG_KEEPER)
+		return w->blk + PT_LOG_BLOCK_HDR + PT_LOG_KEEPER_PREFIX;
+	if (w->blk_type == PT_LOG_STAGES)
+		return w->blk + PT_LOG_BLOCK_HDR + sizeof(struct pt_log_stages) +
+		       (size_t)w->ncal * sizeof(struct pt_log_calpoint);
+	return w->blk + PT_LOG_BLOCK_HDR;
 }
 
 /* Whether the block being filled ends short of the block size because the
@@ -413,6 +436,10 @@ static int block_cut_by_room(const struct pt_logw *w)
 static void seal_block(struct pt_logw *w, uint32_t type)
 {
 	unsigned char *payload = w->blk + PT_LOG_BLOCK_HDR;
+	if (type == PT_LOG_STAGES) {
+		struct pt_log_stages *pre = (struct pt_log_stages *)(void *)payload;
+		pre->nsections = w->blk_sections;
+	}
 	struct pt_log_block b = {
 	    .magic = PT_LOG_BLOCK_MAGIC,
 	    .type = type,
@@ -457,8 +484,8 @@ static void close_block(struct pt_logw *w)
 {
 	if (!w->blk)
 		return;
-	if (w->pos > w->blk + PT_LOG_BLOCK_HDR)
-		seal_block(w, PT_LOG_EVENTS);
+	if (w->pos > block_first_record(w))
+		seal_block(w, w->blk_type);
 	else
 		no_block(w);
 }
@@ -482,10 +509,12 @@ static void emit_pending_names(struct pt_logw *w)
 	for (uint32_t id = PT_LOG_USER_FIRST + 1; id < PT_LOG_NIDS; id++) {
 		if (!name_known(w->names_given, id) || name_known(w->prog.names, id))
 			continue;
+		if (w->blk && w->blk_type != PT_LOG_NAMES)
+			close_block(w);
 		if (w->blk && (size_t)(w->blk_end - w->pos) < entry)
 			seal_block(w, PT_LOG_NAMES);
 		if (!w->blk)
-			open_block(w, w->last_ts);
+			open_block(w, PT_LOG_NAMES, w->last_ts);
 		struct pt_log_name_entry e;
 		e.id = id;
 		memcpy(e.name, w->names[id - PT_LOG_USER_FIRST], sizeof e.name);
@@ -604,7 +633,7 @@ static inline void put_event(struct pt_logw *w, uint64_t ts, trace_event_id_t id
 	unsigned char *p = w->pos;
 	/* The previous event's call site: no second word.  The address is
 	 * stored anyway and the data go over it (room for both was checked). */
-	uint64_t same = pc == w->last_pc ? PT_REC_SAMEPC : 0;
+	uint64_t same = pc == w->last_pc && id != PT_REC_RESUME ? PT_REC_SAMEPC : 0;
 	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
 	put64(p, (ts - w->last_ts) | same | (uint64_t)id << PT_REC_ID_SHIFT |
 	             (uint64_t)len << PT_REC_LEN_SHIFT | (truncated ? PT_REC_TRUNCATED : 0));
@@ -613,8 +642,10 @@ static inline void put_event(struct pt_logw *w, uint64_t ts, trace_event_id_t id
 		put64(p + hdr + (len & ~7u), 0); /* zero padding */
 	copy_data(p + hdr, data, len);
 	w->pos = p + hdr + pt_log_pad8(len);
-	w->last_pc = pc;
 	w->last_ts = ts;
+	if (id == PT_REC_RESUME)
+		return; /* a meta record: the current address stays */
+	w->last_pc = pc;
 	w->blk_records++;
 }
 
@@ -634,14 +665,16 @@ static int put_event_slow(struct pt_logw *w, const struct pt_log_ctx *c, uint64_
                           uint64_t pc)
 {
 	for (;;) {
+		if (w->blk && w->blk_type != PT_LOG_KEEPER)
+			close_block(w);
 		if (w->blk) {
 			if (event_cost(w, c, ts, len) <= (uint64_t)(w->blk_end - w->pos))
 				break;
 			if (block_cut_by_room(w))
 				return PT_LOGW_FULL;
-			seal_block(w, PT_LOG_EVENTS);
+			seal_block(w, PT_LOG_KEEPER);
 		}
-		open_block(w, ts);
+		open_block(w, PT_LOG_KEEPER, ts);
 		if (event_cost(w, c, ts, len) > (uint64_t)(w->blk_end - w->pos) &&
 		    block_cut_by_room(w))
 			return PT_LOGW_FULL;
@@ -657,11 +690,15 @@ static int put_event_slow(struct pt_logw *w, const struct pt_log_ctx *c, uint64_
 }
 
 /* An UNTIL_FULL log is full: POSIX_TRACE_STOP (automatic: data 1) ends it,
- * in the room kept for it.  Like the automatic stop of a full stream, it
- * carries the writer (and call) of the event that found no room. */
-static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, uint64_t pc)
+ * in the room kept for it, no earlier than any event kept.  Like the
+ * automatic stop of a full stream, it carries the writer (and call) of
+ * the event that found no room; `dropped` events did not fit. */
+static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, uint64_t pc,
+                    uint32_t dropped)
 {
 	int automatic = 1;
+	if (ts < w->max_kept_ns)
+		ts = w->max_kept_ns;
 	w->room += FULL_RESERVE - (PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status));
 	if (w->blk)
 		w->blk_end = w->blk + w->block_size;
@@ -669,10 +706,18 @@ static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, 
 	w->prog.log_full = 1;
 	w->prog.status.log_full = POSIX_TRACE_FULL;
 	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
-	w->prog.status.log_dropped++;
+	w->prog.status.log_dropped += dropped;
 	w->room = 0;
 	if (w->blk)
 		w->blk_end = w->pos; /* nothing more goes in */
+	return PT_LOGW_FULL;
+}
+
+/* Events that came after the log filled up. */
+static int dropped_after_full(struct pt_logw *w, uint32_t events)
+{
+	w->prog.status.log_dropped += events;
+	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
 	return PT_LOGW_FULL;
 }
 
@@ -685,16 +730,13 @@ __attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct 
 	static const struct pt_log_ctx system_ctx;
 	if (w->finished)
 		return EINVAL;
-	if (w->prog.log_full) {
-		w->prog.status.log_dropped++;
-		w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
-		return PT_LOGW_FULL;
-	}
+	if (w->prog.log_full)
+		return dropped_after_full(w, 1);
 	if (!c)
 		c = &system_ctx;
 	if (put_event_slow(w, c, ts, id, data, len, truncated, pc) == 0)
 		return 0;
-	return log_full(w, c, ts, pc);
+	return log_full(w, c, ts, pc, 1);
 }
 
 int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns,
@@ -706,12 +748,128 @@ int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_n
 	             len > w->max_data || (len && !data)))
 		return EINVAL;
 	uint32_t rec = pt_log_rec_size(len);
-	if (likely(ctx && same_ctx(&w->cur, ctx) && ts_ns - w->last_ts <= PT_REC_DELTA_MAX &&
-	           rec <= (size_t)(w->blk_end - w->pos))) {
+	if (ts_ns > w->max_kept_ns)
+		w->max_kept_ns = ts_ns;
+	if (likely(ctx && w->blk_type == PT_LOG_KEEPER && same_ctx(&w->cur, ctx) &&
+	           ts_ns - w->last_ts <= PT_REC_DELTA_MAX && rec <= (size_t)(w->blk_end - w->pos))) {
 		put_event(w, ts_ns, id, data, len, truncated, pc);
 		return 0;
 	}
 	return event_slow(w, ctx, ts_ns, id, data, len, truncated, pc);
+}
+
+int pt_logw_resume_mark(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns)
+{
+	static const struct pt_log_ctx system_ctx;
+	if (w->finished)
+		return EINVAL;
+	if (w->prog.log_full)
+		return 0;
+	/* A log that fills up here keeps no event after it: no RESUME is due,
+	 * and the STOP the next event finds no room for says why. */
+	put_event_slow(w, ctx ? ctx : &system_ctx, ts_ns, PT_REC_RESUME, NULL, 0, 0, 0);
+	return 0;
+}
+
+/* ---- stages --------------------------------------------------------------- */
+
+int pt_logw_begin_drain(struct pt_logw *w, uint32_t clock, const struct pt_log_calpoint *cal,
+                        uint32_t ncal)
+{
+	if (w->finished || !cal || !pt_log_cal_ok(cal, ncal) ||
+	    (clock != PT_LOG_CLOCK_MONO && clock != PT_LOG_CLOCK_TSC))
+		return EINVAL;
+	close_block(w);
+	w->prog.drain++;
+	w->clock = clock;
+	w->ncal = ncal;
+	memcpy(w->cal, cal, ncal * sizeof *cal);
+	return 0;
+}
+
+static void open_stages_block(struct pt_logw *w)
+{
+	struct pt_log_stages pre = {.drain = w->prog.drain, .clock = w->clock, .ncal = w->ncal};
+	open_block(w, PT_LOG_STAGES, 0);
+	memcpy(w->pos, &pre, sizeof pre);
+	w->pos += sizeof pre;
+	memcpy(w->pos, w->cal, w->ncal * sizeof w->cal[0]);
+	w->pos += w->ncal * sizeof w->cal[0];
+	if (w->blk_end < w->pos)
+		w->blk_end = w->pos;
+}
+
+/* Appends the stage to the open section, after an OWNER record that gives
+ * its base and writer when `owner_first`. */
+static void section_append(struct pt_logw *w, const struct pt_logw_stage *s, int owner_first)
+{
+	unsigned char *start = w->pos;
+	if (owner_first)
+		put_meta(w, PT_LOG_STAGE_OWNER, 0, &s->start, sizeof s->start);
+	memcpy(w->pos, s->rec, s->len);
+	w->pos += s->len;
+	struct pt_log_section h;
+	memcpy(&h, w->sec, sizeof h);
+	h.len += (uint32_t)(w->pos - start);
+	memcpy(w->sec, &h, sizeof h);
+	w->blk_records += s->events;
+}
+
+static void section_open(struct pt_logw *w, const struct pt_logw_stage *s)
+{
+	struct pt_log_section h = {.lane = s->lane, .len = 0, .pc = s->start_pc};
+	w->sec = w->pos;
+	memcpy(w->pos, &h, sizeof h);
+	w->pos += sizeof h;
+	w->sec_lane = s->lane;
+	w->blk_sections++;
+	section_append(w, s, 1);
+}
+
+/* Where the stage goes in the STAGES block being filled: 1 appended, 0
+ * it does not fit. */
+static int stage_into_block(struct pt_logw *w, const struct pt_logw_stage *s)
+{
+	uint64_t left = (uint64_t)(w->blk_end - w->pos);
+	uint64_t more = (uint64_t)s->len + (s->how == PT_STAGE_NEW_CHUNK ? PT_LOG_OWNER_REC : 0);
+	uint64_t fresh = sizeof(struct pt_log_section) + PT_LOG_OWNER_REC + (uint64_t)s->len;
+	if (w->sec && w->sec_lane == s->lane && s->how != PT_STAGE_ELSEWHERE && more <= left) {
+		section_append(w, s, s->how == PT_STAGE_NEW_CHUNK);
+		return 1;
+	}
+	if (fresh > left)
+		return 0;
+	section_open(w, s);
+	return 1;
+}
+
+int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
+{
+	if (w->finished || !w->ncal || s->len % 8 || (s->len && !s->rec))
+		return EINVAL;
+	if (!s->len)
+		return 0;
+	if (w->prog.log_full)
+		return dropped_after_full(w, s->events);
+	if (w->blk && w->blk_type != PT_LOG_STAGES)
+		close_block(w);
+	if (!w->blk || !stage_into_block(w, s)) {
+		int cut = w->blk && block_cut_by_room(w);
+		if (!cut) {
+			close_block(w);
+			open_stages_block(w);
+			cut = !stage_into_block(w, s);
+			if (cut && !block_cut_by_room(w)) {
+				no_block(w);
+				return EINVAL; /* larger than a block: not a stage */
+			}
+		}
+		if (cut)
+			return log_full(w, &s->start.ctx, s->first_ns, 0, s->events);
+	}
+	if (s->last_ns > w->max_kept_ns)
+		w->max_kept_ns = s->last_ns;
+	return 0;
 }
 
 /* ---- begin, resume, sync, clear, finish --------------------------------- */
@@ -977,7 +1135,7 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 	io_drain(w);
 	take_status(w, s);
 	if (w->layout == PT_LOG_LINEAR) {
-		open_block(w, w->last_ts);
+		open_block(w, PT_LOG_END, w->last_ts);
 		memcpy(w->pos, &w->prog.status, sizeof w->prog.status);
 		w->pos += sizeof w->prog.status;
 		seal_block(w, PT_LOG_END);

@@ -43,6 +43,7 @@ struct pt_logw_progress {
 	uint64_t write_off;      /* linear: file offset of the next block */
 	uint64_t data_bytes;     /* bytes of blocks in the data region */
 	uint64_t blocks_written; /* blocks in the log (= seq) */
+	uint64_t drain;          /* number of the last drain begun */
 	uint32_t flags;          /* header flags (PT_LOG_CLOSED once finished) */
 	int32_t error;           /* first write error */
 	int32_t log_full;        /* UNTIL_FULL: stopped, drops everything */
@@ -100,6 +101,7 @@ struct pt_logw {
 
 	/* the block being filled (at out + out_len); NULL when none */
 	unsigned char *blk;
+	uint32_t blk_type;       /* PT_LOG_KEEPER, PT_LOG_STAGES, PT_LOG_NAMES */
 	unsigned char *pos;      /* where the next record goes */
 	unsigned char *blk_end;  /* out + out_len + block_size */
 	uint32_t blk_records;
@@ -111,6 +113,17 @@ struct pt_logw {
 	struct pt_log_ctx cur;   /* copy of context ctx_cur */
 	struct pt_log_ctx *ctx;  /* the block's contexts [max_ctx] */
 	uint16_t ctx_hash[256];  /* tid hash -> context number + 1 */
+
+	/* A STAGES block: its open section (NULL: none) and the lane it is
+	 * of, its sections; the drain's calibration, copied into each block. */
+	unsigned char *sec;
+	uint32_t sec_lane;
+	uint32_t blk_sections;
+	uint32_t clock, ncal;
+	struct pt_log_calpoint cal[PT_LOG_MAX_CAL];
+	/* The latest time of an event kept so far: an UNTIL_FULL log's STOP
+	 * is no earlier. */
+	uint64_t max_kept_ns;
 
 	/* UNTIL_FULL: bytes the data region may still take before the final
 	 * STOP and END; UINT64_MAX for the other policies */
@@ -155,6 +168,47 @@ PT_LOG_HIDDEN int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t c
 PT_LOG_HIDDEN int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns,
                                 trace_event_id_t id, const void *data, uint32_t len,
                                 int truncated, uint64_t pc);
+
+/* A drain begins (docs/LOG-FORMAT.md, Drains): its number is the last
+ * one plus 1, and its STAGES blocks carry the calibration given (clock:
+ * PT_LOG_CLOCK_*; 1 to PT_LOG_MAX_CAL points, raw increasing).  The block
+ * being filled is sealed first: a block holds one drain.  EINVAL for a
+ * calibration that is not one. */
+PT_LOG_HIDDEN int pt_logw_begin_drain(struct pt_logw *w, uint32_t clock,
+                                      const struct pt_log_calpoint *cal, uint32_t ncal);
+
+/* How a stage continues what the writer had of its lane. */
+enum {
+	PT_STAGE_FOLLOWS,   /* right after the lane's previous stage */
+	PT_STAGE_NEW_CHUNK, /* at the start of the lane's next chunk: base and
+	                     * writer from its header, no address yet */
+	PT_STAGE_ELSEWHERE, /* anywhere else: a section of its own */
+};
+
+/* A run of one lane's records, checked by the stream's decoder (records.h)
+ * in private memory: written into a STAGES block as it is. */
+struct pt_logw_stage {
+	const unsigned char *rec;
+	uint32_t len;            /* whole records, a multiple of 8 */
+	uint32_t lane;
+	uint32_t how;            /* PT_STAGE_* */
+	uint32_t events;
+	struct pt_log_owner start; /* base and writer at the first record */
+	uint64_t start_pc;       /* the address a same-address first event repeats */
+	uint64_t first_ns, last_ns; /* times of its first and last events */
+};
+
+/* Appends a stage to the drain.  0; PT_LOGW_FULL when an UNTIL_FULL log
+ * has no room for it: it is dropped whole (its events counted), and
+ * POSIX_TRACE_STOP, no earlier than any event kept, ends the log; EINVAL
+ * outside a drain or for a length that is not whole words. */
+PT_LOG_HIDDEN int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s);
+
+/* POSIX_TRACE_RESUME is due before the next event after ts_ns (a RESUME
+ * record in a KEEPER block, docs/LOG-FORMAT.md): the keeper read an
+ * overflow and does not know the next event's time. */
+PT_LOG_HIDDEN int pt_logw_resume_mark(struct pt_logw *w, const struct pt_log_ctx *ctx,
+                                      uint64_t ts_ns);
 
 /* Closes the block being filled, writes everything buffered and, for a
  * seekable log, rewrites the header with status s (NULL: the last one).

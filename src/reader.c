@@ -22,7 +22,10 @@
 #include "records.h"
 #include "writer.h"
 
-enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN };
+enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN, CUR_STAGED };
+/* How a lane is looked at: the commit word loaded again; records claimed
+ * are handed out as a whole stage (pt_read_stage) instead of an event. */
+enum { LOOK_RELOAD = 1, LOOK_STAGE = 2 };
 
 #define POLL_NS 100000u /* an idle lane is looked at again after this long */
 #define MAX_RACES 64 /* lost claims in one look at a lane */
@@ -369,7 +372,7 @@ static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
  * for a whole stage instead of one per event.  0; EAGAIN when the head
  * moved; ENOMEM; EINVAL when the first record makes no sense. */
 static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
-                      uint32_t i)
+                      uint32_t i, int how)
 {
 	if (!cur->stage) {
 		size_t cap = pt_record_size(m->max_data);
@@ -383,10 +386,19 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	if (want > cur->stage_cap)
 		want = cur->stage_cap;
 	pt_racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
-	struct pt_rec r;
 	uint32_t cut = 0;
-	while (cut < want && pt_rec_at(cur->stage, cut, want, m->max_data, &r) != PT_RK_BAD)
-		cut += r.size;
+	if (how & LOOK_STAGE) {
+		/* Handed out whole: the one pass cuts it and learns what the
+		 * keeper needs of it. */
+		cur->scan.ctx = cur->ctx;
+		pt_rec_scan(cur->stage, 0, want, m->max_data, &cur->scan);
+		cut = cur->scan.end;
+	} else {
+		struct pt_rec r;
+		while (cut < want && pt_rec_at(cur->stage, cut, want, m->max_data, &r) != PT_RK_BAD)
+			cut += r.size;
+	}
+	cur->scanned = (how & LOOK_STAGE) != 0;
 	uint64_t hd = cur->head;
 	if (!cut)
 		return EINVAL; /* checked again by the caller against a moved head */
@@ -457,7 +469,7 @@ static int chunk_end(const struct pt_map *m, struct pt_cursor *cur, int reload, 
  * followed at any time, so that what a gather saw committed is all found.
  * Each step consumes stored bytes or enters a chunk no cursor entered at
  * that sequence number: the steps are bounded by what the stream holds. */
-static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int reload)
+static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int how)
 {
 	struct pt_cursor *cur = &rd->cur[i];
 	/* Lost races (the head moved under a claim) make no progress: a few
@@ -467,6 +479,8 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		if (cur->state == CUR_READY || cur->state == CUR_BROKEN)
 			return (int)cur->state;
 		if (cur->s_off < cur->s_len) {
+			if (how & LOOK_STAGE)
+				return CUR_STAGED;
 			int r = parse_stage(cur, m);
 			if (r == PARSE_EVENT) {
 				cur->state = CUR_READY;
@@ -482,7 +496,7 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 		if (err || cur->chunk == PT_NONE)
 			return CUR_IDLE;
 		if (cur->off < cur->end) {
-			err = stage_more(rd, m, cur, i);
+			err = stage_more(rd, m, cur, i, how);
 			if (err == ENOMEM)
 				return CUR_IDLE; /* looked at again by the next call */
 			if (err == EINVAL && damaged(rd, m, cur, i))
@@ -491,7 +505,7 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 			continue;
 		}
 		uint32_t next = PT_NONE;
-		int end = chunk_end(m, cur, reload, &next);
+		int end = chunk_end(m, cur, how & LOOK_RELOAD, &next);
 		if (end == END_MORE)
 			continue;
 		if (end == END_IDLE) {
@@ -524,7 +538,7 @@ static void stage_release(struct pt_reader *rd, struct pt_cursor *cur)
 /* A lane found damaged: looked at again when its head moved, or when the
  * damaged chunk was sealed with a next chunk that may be entered (the
  * rest of the damaged chunk is given up). */
-static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
+static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i, int how)
 {
 	struct pt_cursor *cur = &rd->cur[i];
 	/* Pairs with the head CAS in pt_steal_oldest (lanes.c) and the release
@@ -533,7 +547,7 @@ static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
 	if (hd != cur->head) {
 		cur->state = CUR_IDLE;
 		cur->head = ~hd; /* follow_head resyncs */
-		return lane_look(rd, m, i, 1);
+		return lane_look(rd, m, i, how);
 	}
 	uint32_t c = pt_head_chunk(hd);
 	if (c != cur->chunk || c == PT_NONE)
@@ -543,7 +557,7 @@ static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i)
 	if (next == PT_NONE || next_chunk(rd, m, cur, i, next) != 0)
 		return CUR_BROKEN;
 	cur->state = CUR_IDLE;
-	return lane_look(rd, m, i, 1);
+	return lane_look(rd, m, i, how);
 }
 
 /* After an event was taken: the next one of the lane, if the last gather
@@ -610,6 +624,11 @@ uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t r
 		rd->last_raw = raw;
 		rd->last_mono = mono;
 	}
+	return pt_mono_to_real(m, mono);
+}
+
+uint64_t pt_mono_to_real(const struct pt_map *m, uint64_t mono)
+{
 	if (mono >= m->base_mono_ns)
 		return m->base_real_ns + (mono - m->base_mono_ns);
 	return m->base_real_ns > m->base_mono_ns - mono ? m->base_real_ns - (m->base_mono_ns - mono) : 0;
@@ -726,7 +745,8 @@ static void gather(struct pt_handle *h)
 		struct pt_cursor *cur = &rd->cur[i];
 		if (cur->state == CUR_READY)
 			continue;
-		int st = cur->state == CUR_BROKEN ? lane_retry(rd, m, i) : lane_look(rd, m, i, 1);
+		int st = cur->state == CUR_BROKEN ? lane_retry(rd, m, i, LOOK_RELOAD)
+		                                   : lane_look(rd, m, i, LOOK_RELOAD);
 		if (st == CUR_READY) {
 			heap_push(rd, i);
 			continue;
@@ -864,7 +884,8 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 			if (!live || now - rd->gather_raw >= rd->poll_ticks || own_lane_moved(h) ||
 			    writers_gone(h)) {
 				rd->gather_raw = now;
-				gather(h);
+				if (!rd->lanes_off)
+					gather(h);
 				gathered = 1;
 				continue;
 			}
@@ -881,7 +902,8 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 			*data_len = 0;
 			rd->ovf_pending = 0;
 			rd->ovf_raw = UINT64_MAX;
-			rd->resume_pending = 1;
+			e->resume_due = rd->lanes_off && !pt_handle_filtered(h, POSIX_TRACE_RESUME);
+			rd->resume_pending = !rd->lanes_off;
 			if (pt_handle_filtered(h, POSIX_TRACE_OVERFLOW))
 				continue;
 			return 1;
@@ -931,6 +953,71 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 	return 1;
 }
 
+/* ---- whole stages (the keeper) ------------------------------------------- */
+
+uint32_t pt_read_lanes(struct pt_handle *h)
+{
+	struct pt_reader *rd = &h->rd;
+	uint32_t n = lanes_readable(rd, &h->map);
+	return grow_cursors(rd, n) == 0 ? n : rd->ncur;
+}
+
+/* The staged records of cur from s_off on, as one stage: the context they
+ * start from, their events and times (scanned when the stage was cut, or
+ * now for what a reader of events left), and the context after them. */
+static void hand_out(struct pt_reader *rd, const struct pt_map *m, uint32_t i,
+                     struct pt_stage *st)
+{
+	struct pt_cursor *cur = &rd->cur[i];
+	uint32_t start = cur->off - (cur->s_len - cur->s_off);
+	memset(st, 0, sizeof *st);
+	st->rec = cur->stage + cur->s_off;
+	st->len = cur->s_len - cur->s_off;
+	st->lane = i;
+	st->start = cur->ctx;
+	if (cur->handed_seq == cur->seq && start == cur->handed_end)
+		st->how = PT_STAGE_AFTER;
+	else
+		st->how = start == PT_CHUNK_HDR && cur->ctx.pc == 0 ? PT_STAGE_CHUNK_START : PT_STAGE_APART;
+	if (!cur->scanned || cur->s_off) {
+		cur->scan.ctx = cur->ctx;
+		pt_rec_scan(cur->stage, cur->s_off, cur->s_len, m->max_data, &cur->scan);
+	}
+	cur->scanned = 0;
+	st->events = cur->scan.events;
+	st->max_id = cur->scan.max_id;
+	st->first_raw = cur->scan.first_raw;
+	st->last_raw = cur->scan.last_raw;
+	cur->ctx = cur->scan.ctx;
+	cur->handed_seq = cur->seq;
+	cur->handed_end = cur->off;
+	cur->s_off = cur->s_len;
+	if (st->events)
+		cur->reported = 0; /* a run of damage ends with an event */
+}
+
+int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st)
+{
+	struct pt_reader *rd = &h->rd;
+	const struct pt_map *m = &h->map;
+	if (i >= rd->ncur)
+		return 0;
+	struct pt_cursor *cur = &rd->cur[i];
+	if (cur->state == CUR_READY)
+		return 0; /* an event a reader of events has: not taken here */
+	int look = cur->state == CUR_BROKEN ? lane_retry(rd, m, i, LOOK_RELOAD | LOOK_STAGE)
+	                                    : lane_look(rd, m, i, LOOK_RELOAD | LOOK_STAGE);
+	if (look == CUR_STAGED) {
+		hand_out(rd, m, i, st);
+		cur->state = CUR_IDLE;
+		return 1;
+	}
+	if (look == CUR_BROKEN)
+		report_broken(h, cur);
+	stage_release(rd, cur);
+	return 0;
+}
+
 void pt_read_begin_drain(struct pt_handle *h)
 {
 	struct pt_reader *rd = &h->rd;
@@ -952,6 +1039,14 @@ void pt_discard_all(struct pt_handle *h)
 	while (pt_read_next(h, &ev, &ext, NULL, 0, &len, 0, 0))
 		;
 	pt_read_end_drain(h);
+	/* Events a lane had ready when the loop gave up go too, and the lane
+	 * is no longer in the heap. */
+	for (uint32_t k = 0; k < rd->nheap; k++) {
+		struct pt_cursor *cur = &rd->cur[rd->heap[k]];
+		cur->s_off = cur->s_len;
+		cur->state = CUR_IDLE;
+	}
+	rd->nheap = 0;
 	rd->nsynth = 0;
 	rd->ovf_pending = 0;
 	rd->ovf_raw = UINT64_MAX;

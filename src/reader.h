@@ -30,6 +30,13 @@ struct pt_cursor {           /* the reader's place in one lane */
 	 * next one at stage + s_off. */
 	unsigned char *stage;
 	uint32_t stage_cap, s_off, s_len;
+	/* Where the last stage handed out whole ended (pt_read_stage): its
+	 * chunk's sequence number and offset. */
+	uint64_t handed_seq;
+	uint32_t handed_end;
+	/* The stage claimed whole (LOOK_STAGE), scanned when it was cut. */
+	uint32_t scanned;
+	struct pt_rec_scan scan;
 };
 
 #define PT_SYNTH_MAX 8
@@ -58,6 +65,7 @@ struct pt_reader {
 	uint32_t *drain_mark;
 	uint32_t drain_no;
 	int draining;
+	int lanes_off;           /* pt_read_raw leaves the lanes alone */
 	uint64_t stage_bytes;    /* held by the cursors' stages */
 	uint64_t poll_ticks;     /* how long an idle lane is left alone */
 	uint64_t gather_raw;     /* when the lanes were last looked at */
@@ -80,6 +88,9 @@ struct pt_rawev {
 	uint64_t real_ns;        /* on the CLOCK_REALTIME scale of the stream's creation */
 	uint64_t pc;
 	struct pt_owner who;     /* system events: comm empty, tid/thread maybe 0 */
+	/* POSIX_TRACE_OVERFLOW read with the lanes left alone: RESUME is due
+	 * before the next event, whose time the caller does not know. */
+	int resume_due;
 };
 struct pt_handle;
 int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
@@ -98,9 +109,34 @@ void pt_discard_all(struct pt_handle *h);
  * stream can hold, whatever writers (or a scribbler) do meanwhile. */
 void pt_read_begin_drain(struct pt_handle *h);
 void pt_read_end_drain(struct pt_handle *h);
+
+/* How a stage continues the last one handed out of its lane. */
+enum { PT_STAGE_AFTER, PT_STAGE_CHUNK_START, PT_STAGE_APART };
+
+/* A lane's records claimed and checked whole, in the reader's private
+ * memory: what the keeper writes into a log as it is. */
+struct pt_stage {
+	const unsigned char *rec;
+	uint32_t len;
+	uint32_t lane;
+	uint32_t how;            /* PT_STAGE_* */
+	uint32_t events;
+	uint32_t max_id;         /* the highest event id in it */
+	struct pt_rec_ctx start; /* base, writer and address at its first record */
+	uint64_t first_raw, last_raw; /* raw times of its first and last events */
+};
+
+/* During a drain: the lanes there are now, then the next stage of lane i
+ * (1), or 0 when the lane has nothing more for this drain (idle; damaged:
+ * reported by an event pt_read_raw yields; its next chunk is the next
+ * drain's).  The stage stays valid until the next call for that lane. */
+uint32_t pt_read_lanes(struct pt_handle *h);
+int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
 void pt_reader_free(struct pt_reader *rd);
 void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts);
 uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw);
+/* CLOCK_MONOTONIC ns on the CLOCK_REALTIME scale of the stream's creation. */
+uint64_t pt_mono_to_real(const struct pt_map *m, uint64_t mono);
 
 #endif

@@ -165,6 +165,56 @@ static inline void pt_rec_walk(const unsigned char *buf, uint32_t off, uint32_t 
 	w->off = off;
 }
 
+/* What a scan of records in private memory found (pt_rec_scan). */
+struct pt_rec_scan {
+	uint32_t end;            /* where its whole records end */
+	uint32_t events;
+	uint32_t max_id;         /* the highest event id */
+	uint64_t first_raw, last_raw; /* raw times of the first and last events */
+	struct pt_rec_ctx ctx;   /* given: at the start; returned: after them */
+};
+
+/* One pass over the whole records of buf[off, end), a copy in private
+ * memory (no racy reads): up to the first that does not decode, applying
+ * each to s->ctx and noting the events' times and ids. */
+static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t end,
+                               uint32_t max_data, struct pt_rec_scan *s)
+{
+	struct pt_rec r;
+	s->events = s->max_id = 0;
+	s->first_raw = s->last_raw = 0;
+	while (end - off >= PT_REC_HDR_MIN) {
+		uint64_t w0;
+		memcpy(&w0, buf + off, sizeof w0);
+		if (pt_rec_decode(w0, end - off, max_data, &r) == PT_RK_BAD)
+			break;
+		if (r.kind != PT_RK_EVENT) {
+			pt_rec_apply(&s->ctx, &r, buf + off);
+			off += r.size;
+			continue;
+		}
+		/* A run of events that differ from this one in their delta only
+		 * decode alike: one comparison each. */
+		uint64_t same = w0 & ~(uint64_t)PT_REC_DELTA_MASK, last = w0;
+		uint32_t n = 1;
+		for (off += r.size; end - off >= r.size; off += r.size, n++) {
+			uint64_t w;
+			memcpy(&w, buf + off, sizeof w);
+			if ((w & ~(uint64_t)PT_REC_DELTA_MASK) != same)
+				break;
+			last = w;
+		}
+		if (!s->events)
+			s->first_raw = s->ctx.base + pt_rec_delta(w0);
+		s->events += n;
+		s->last_raw = s->ctx.base + pt_rec_delta(last);
+		s->max_id = r.id > s->max_id ? r.id : s->max_id;
+		if (r.hdr == PT_REC_HDR)
+			memcpy(&s->ctx.pc, buf + off - r.size + 8, sizeof s->ctx.pc);
+	}
+	s->end = off;
+}
+
 /* The chunk header line a writer writes when it starts a chunk, copied
  * once. */
 struct pt_chunk_id {
