@@ -163,6 +163,41 @@ static inline uint64_t img_drain(struct img *im, uint64_t limit, uint64_t *error
 	return n;
 }
 
+/* A drain as the keeper makes it (keeper.c, drain): each lane's records
+ * in whole stages, then the reader's own events with the lanes left
+ * alone.  Every stage handed out must decode whole, with the events it
+ * says (pt_rec_scan on the bytes themselves); the events (stored ones and
+ * the reader's) and POSIX_TRACE_ERROR among them in *errors; UINT64_MAX
+ * past `limit` or for a stage that does not decode as said. */
+static inline uint64_t img_drain_stages(struct img *im, uint64_t limit, uint64_t *errors)
+{
+	struct pt_stage st;
+	uint64_t n = 0;
+	*errors = 0;
+	pt_read_begin_drain(&im->h);
+	uint32_t lanes = pt_read_lanes(&im->h);
+	for (uint32_t i = 0; i < lanes && n <= limit; i++) {
+		while (n <= limit && pt_read_stage(&im->h, i, &st)) {
+			struct pt_rec_scan scan = {.ctx = st.start};
+			pt_rec_scan(st.rec, 0, st.len, im->m->max_data, &scan);
+			if (scan.end != st.len || scan.events != st.events || st.lane != i)
+				n = UINT64_MAX - 1;
+			n = n == UINT64_MAX - 1 ? n : n + st.events;
+		}
+	}
+	struct pt_rawev e;
+	unsigned char data[512];
+	size_t len;
+	im->h.rd.lanes_off = 1;
+	while (n <= limit && pt_read_raw(&im->h, &e, data, sizeof data, &len, 0, 0)) {
+		*errors += e.id == POSIX_TRACE_ERROR;
+		n++;
+	}
+	im->h.rd.lanes_off = 0;
+	pt_read_end_drain(&im->h);
+	return n > limit ? UINT64_MAX : n;
+}
+
 /* The most events a drain may yield: every byte of the chunks that are
  * committed memory (the base, and the last one if img_commit_last made it
  * so) an 8-byte event record, plus the reader's own events. */

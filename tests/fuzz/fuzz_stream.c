@@ -5,9 +5,10 @@
  * it shares with its controller and keeper (words of lanes and chunk
  * headers, records, links, heads, chunks started anew), applied to a
  * stream of each full policy; between them the consumers run: the drain
- * of the keeper and of posix_trace_clear, the live reader's calls, and a
- * LOOP writer's steal of the oldest chunk.  Every drain must end within
- * what the stream's committed memory can hold, nothing may be read
+ * of posix_trace_clear (event by event) and of the keeper (whole stages,
+ * each of which must decode as the reader says), the live reader's calls,
+ * and a LOOP writer's steal of the oldest chunk.  Every drain must end
+ * within what the stream's committed memory can hold, nothing may be read
  * outside the stream (a page after it may not be touched), and the time
  * and memory of a run are bounded by libFuzzer's -timeout and
  * -rss_limit_mb.  Built and run by `make fuzz` with ASan and UBSan.
@@ -89,6 +90,8 @@ static void consume(struct img *im)
 	uint64_t errors;
 	if (img_drain(im, img_drain_bound(im), &errors) == UINT64_MAX)
 		abort(); /* a drain yielded more than the stream can hold */
+	if (img_drain_stages(im, img_drain_bound(im), &errors) == UINT64_MAX)
+		abort(); /* ... or a stage the keeper would log does not decode */
 	struct pt_rawev e;
 	unsigned char data[512];
 	size_t len;

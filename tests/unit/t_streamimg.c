@@ -2,7 +2,8 @@
 /*
  * t_streamimg: the consumers of stream memory on images a test writes
  * (tests/streamimg.h), as a traced process can write them: the reader's
- * drain (the keeper's and posix_trace_clear's) and a LOOP writer's steal
+ * drains (posix_trace_clear's, event by event, and the keeper's, in whole
+ * stages copied into the log as they are) and a LOOP writer's steal
  * of the oldest chunk (XSH 2.11.1.2, POSIX_TRACE_LOOP).  Whatever the
  * image, a drain ends after at most what the stream's committed memory
  * can hold, yields each stored event at most once, reads nothing outside
@@ -39,6 +40,12 @@ static void chunk_of_events(uint32_t c, uint32_t lane, uint32_t n)
 
 static void link_chunk(uint32_t from, uint32_t to) { atomic_store(&img_chunk(&im, from)->next, to); }
 
+/* The drains a loop test runs: _i 0, event by event; 1, whole stages. */
+static uint64_t drain(int how, uint64_t limit, uint64_t *errors)
+{
+	return how ? img_drain_stages(&im, limit, errors) : img_drain(&im, limit, errors);
+}
+
 START_TEST(steal_of_chunk_ending_in_bare_owner_record_reads_nothing_past_it)
 {
 	uint32_t c = img_commit_last(&im), size = im.m->chunk_size;
@@ -67,10 +74,10 @@ START_TEST(drain_of_chunk_cycle_yields_each_event_once)
 	link_chunk(1, 2);
 	link_chunk(2, 1);
 	img_point(&im, 0, 1, PT_CHUNK_HDR);
-	uint64_t n = img_drain(&im, 1000, &errors);
+	uint64_t n = drain(_i, 1000, &errors);
 	ck_assert_uint_eq(n - errors, 6);
 	ck_assert_uint_eq(errors, 1);
-	ck_assert_uint_eq(img_drain(&im, 1000, &errors), 0); /* reported once per run */
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 0); /* reported once per run */
 }
 END_TEST
 
@@ -83,7 +90,7 @@ START_TEST(drain_of_lanes_naming_one_self_linked_chunk_ends_at_once)
 	link_chunk(3, 3);
 	for (uint32_t i = 0; i < PT_LANES_PER_PAGE; i++)
 		img_point(&im, i, 3, PT_CHUNK_HDR);
-	uint64_t n = img_drain(&im, 1000, &errors);
+	uint64_t n = drain(_i, 1000, &errors);
 	ck_assert_uint_eq(n, errors);
 	ck_assert_uint_ge(errors, 1);
 }
@@ -95,7 +102,7 @@ START_TEST(drain_of_chunk_named_by_every_lane_reads_it_once)
 	chunk_of_events(4, 0, 50);
 	for (uint32_t i = 0; i < PT_LANES_PER_PAGE; i++)
 		img_point(&im, i, 4, PT_CHUNK_HDR);
-	uint64_t n = img_drain(&im, 100000, &errors);
+	uint64_t n = drain(_i, 100000, &errors);
 	ck_assert_uint_eq(n - errors, 50);
 }
 END_TEST
@@ -105,9 +112,9 @@ START_TEST(head_moved_back_in_chunk_does_not_yield_again)
 	uint64_t errors;
 	chunk_of_events(5, 0, 10);
 	img_point(&im, 0, 5, PT_CHUNK_HDR);
-	ck_assert_uint_eq(img_drain(&im, 1000, &errors), 10);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 10);
 	img_point(&im, 0, 5, PT_CHUNK_HDR);
-	uint64_t n = img_drain(&im, 1000, &errors);
+	uint64_t n = drain(_i, 1000, &errors);
 	ck_assert_uint_eq(n, errors);
 	ck_assert_uint_eq(errors, 1);
 }
@@ -118,15 +125,15 @@ START_TEST(chunk_restarted_by_a_writer_is_read_again)
 	uint64_t errors;
 	chunk_of_events(6, 0, 4);
 	img_point(&im, 0, 6, PT_CHUNK_HDR);
-	ck_assert_uint_eq(img_drain(&im, 1000, &errors), 4);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 4);
 	/* The lane's writer moves on to chunk 7; the reader retires 6, which a
 	 * writer of lane 1 then starts again: its events are new ones. */
 	chunk_of_events(7, 0, 2);
 	link_chunk(6, 7);
-	ck_assert_uint_eq(img_drain(&im, 1000, &errors), 2);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 2);
 	chunk_of_events(6, 1, 3);
 	img_point(&im, 1, 6, PT_CHUNK_HDR);
-	ck_assert_uint_eq(img_drain(&im, 1000, &errors), 3);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 3);
 	ck_assert_uint_eq(errors, 0);
 }
 END_TEST
@@ -191,7 +198,7 @@ START_TEST(random_images_drain_within_the_streams_memory)
 		for (int k = 0; k < 200; k++) {
 			scribble(&x);
 			if (k % 50 == 49) {
-				uint64_t n = img_drain(&im, img_drain_bound(&im), &errors);
+				uint64_t n = drain(k / 50 % 2, img_drain_bound(&im), &errors);
 				ck_assert_uint_ne(n, UINT64_MAX);
 				most = n > most ? n : most;
 				pt_steal_oldest(im.m);
@@ -208,11 +215,11 @@ int main(void)
 	Suite *s = suite_create("streamimg");
 	TCase *tc = pt_tcase_fixture(s, "shapes", setup, teardown);
 	tcase_add_test(tc, steal_of_chunk_ending_in_bare_owner_record_reads_nothing_past_it);
-	tcase_add_test(tc, drain_of_chunk_cycle_yields_each_event_once);
-	tcase_add_test(tc, drain_of_lanes_naming_one_self_linked_chunk_ends_at_once);
-	tcase_add_test(tc, drain_of_chunk_named_by_every_lane_reads_it_once);
-	tcase_add_test(tc, head_moved_back_in_chunk_does_not_yield_again);
-	tcase_add_test(tc, chunk_restarted_by_a_writer_is_read_again);
+	tcase_add_loop_test(tc, drain_of_chunk_cycle_yields_each_event_once, 0, 2);
+	tcase_add_loop_test(tc, drain_of_lanes_naming_one_self_linked_chunk_ends_at_once, 0, 2);
+	tcase_add_loop_test(tc, drain_of_chunk_named_by_every_lane_reads_it_once, 0, 2);
+	tcase_add_loop_test(tc, head_moved_back_in_chunk_does_not_yield_again, 0, 2);
+	tcase_add_loop_test(tc, chunk_restarted_by_a_writer_is_read_again, 0, 2);
 	tc = pt_tcase_fixture(s, "random", setup, teardown);
 	tcase_add_loop_test(tc, random_images_drain_within_the_streams_memory, 0, 4);
 	return pt_run(s);
