@@ -214,7 +214,7 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 	if (err)
 		return err;
 	struct pt_stream_hdr *s = pt_hdr(&h->map);
-	/* Pairs with the acquire load of keeper_wake in keeper_loop. */
+	/* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c). */
 	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 	return 0;
@@ -225,7 +225,7 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t *deadline)
 {
 	for (;;) {
-		/* Pairs with the release fetch-add of keeper_ack in ack: the command's
+		/* Pairs with the release fetch-add of keeper_ack in ack (keeper.c): the command's
 		 * effects are seen. */
 		uint32_t done = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
 		if ((int32_t)(done - number) >= 0)
@@ -288,7 +288,7 @@ static int keeper_result(struct pt_handle *h, uint64_t *deadline)
 	while ((r = waitpid(h->keeper, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
 	if (r != h->keeper) {
-		/* Pairs with the release store of keeper_finished in finish: keeper_error
+		/* Pairs with the release store of keeper_finished in finish (keeper.c): keeper_error
 		 * is final. */
 		if (!atomic_load_explicit(&h->ctl->keeper_finished, memory_order_acquire))
 			return -1;

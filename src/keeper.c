@@ -333,7 +333,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 	}
 	int err = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
 	/* Release: keeper_error first; pairs with the acquire load of
-	 * keeper_finished in keeper_result. */
+	 * keeper_finished in keeper_result (keepctl.c). */
 	atomic_store_explicit(&k->ctl->keeper_finished, 1, memory_order_release);
 	ack(k, 1);
 	_exit(err > 0 && err < 256 ? err : err ? EIO : 0);
@@ -542,7 +542,8 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 	k->credit = CREDIT_MAX;
 	for (;;) {
 		/* Pairs with the release fetch-adds of keeper_wake in pt_keeper_kick
-		 * (writer.c) and send_cmd: what came before the count moved is seen. */
+		 * (writer.c) and send_cmd (keepctl.c): what came before the count
+		 * moved is seen. */
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
 		serve(k, 0);
 		uint64_t now = pt_mono_ns();

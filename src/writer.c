@@ -125,7 +125,7 @@ void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed))
 		return;
 	/* Who asks, then the ask (release: pairs with the acquire load of
-	 * keeper_kicked in needs_flush, keeper.c).  Writers racing here may
+	 * keeper_kicked in flush_hinted, keeper.c).  Writers racing here may
 	 * mix their answers: each of them asked. */
 	atomic_store_explicit(&h->kick_pid, pt_proc.pid, memory_order_relaxed);
 	atomic_store_explicit(&h->kick_pc, pc, memory_order_relaxed);
