@@ -316,7 +316,7 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 static void ack(struct keeper *k, uint32_t commands)
 {
 	/* Release: the commands' effects first; pairs with the acquire load of
-	 * keeper_ack in wait_ack. */
+	 * keeper_ack in wait_ack (keepctl.c). */
 	atomic_fetch_add_explicit(&k->ctl->keeper_ack, commands, memory_order_release);
 	syscall(SYS_futex, &k->ctl->keeper_ack, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
