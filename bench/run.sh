@@ -515,11 +515,12 @@ note_of() {
 	key=$1
 	aux=$(get "$key" 5)
 	case "$key" in
-	pc_def | pc_16m) echo "target med $aux Mev/s = 0.8 x plain write / log B per event; CPU 1" ;;
-	pc_*_post) echo "in $PACED_SECONDS s; log med $(printf %.0f "$aux") MB (removed once read)" ;;
+	pc_def | pc_16m) echo "pace med $aux Mev/s = 0.8 x plain write / log B per event; CPU 1" ;;
+	pc_*_post) echo "in $PACED_SECONDS s at most; log med $(printf %.0f "$aux") MB (removed once read)" ;;
 	pc_*_live) echo "of those posted; med $(printf %.0f "$aux") events" ;;
 	pc_*_lost) echo "of those posted; med $(printf %.0f "$aux") events" ;;
 	pc_*_miss) echo "(posted - user events in the log) / posted; med $(printf %.0f "$aux")" ;;
+	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
 	tool_dump) echo "peak RSS med $aux MiB" ;;
 	tool_ctf | tool_chrome) echo "includes its start; output written into the temporary directory" ;;
 	tool_*_rss) echo "output med $aux B per event" ;;
@@ -650,6 +651,7 @@ paced_target() {
 		$1 == k "_live" { s[++ns] = $3 }
 		$1 == k "_lost" { l[++nl] = $3 }
 		$1 == k "_miss" { m[++nm] = $3 }
+		$1 == k "_shut" { d[++nd] = $2; e[nd] = $3 }
 		END {
 			if (np == 0) {
 				printf "%-58s %9s %11s  %-8s %s\n", name, "-", reps " of " reps, "-", "not measured: " why
@@ -662,10 +664,14 @@ paced_target() {
 			printf "%-58s %9s %11s  %-8s %s\n", name, ok " of " np, reps " of " reps, \
 				(ok == reps && np == reps) ? "met" : "NOT MET", \
 				"runs with 0 lost (log and live status), 0 missing (read back)"
-			for (i = 1; i <= np; i++)
+			for (i = 1; i <= np; i++) {
+				err = e[i] == 110 ? "ETIMEDOUT" : e[i] == 5 ? "EIO" : "errno " e[i]
 				printf "%-58s %9s %11s  %-8s %s\n", "  run " i, "", "", "reported", \
-					sprintf("%.2f M posted at %.2f M/s (target %.2f); lost %.0f (log status), " \
-						"%.0f (live status), %.0f missing", p[i], a[i], t[i], l[i], s[i], m[i])
+					sprintf("%.2f M posted at %.2f M/s (pace %.2f); lost %.0f (log status), " \
+						"%.0f (live status), %.0f missing; %s", p[i], a[i], t[i], l[i], s[i], \
+						m[i], e[i] + 0 ? "shutdown or read back FAILED: " err : \
+						sprintf("shutdown %.2f s", d[i] / 1000))
+			}
 		}' "$SAMPLES"
 }
 if [ "$HAVE_PACED" = 1 ]; then
