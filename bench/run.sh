@@ -5,7 +5,10 @@
 # bench_log and floor are built.  Everything it needs is in bench/:
 #   BUILD/bench/bench_event  posixtrace: recording, filtering, analyzers,
 #                            stream memory (one process per repetition)
-#   BUILD/bench/bench_log    posixtrace: writing a log, reading one back
+#   BUILD/bench/bench_log    posixtrace: writing a log, reading one back,
+#                            a paced writer; it also times the command
+#   BUILD/posixtrace         the command (built here with make, as `make`
+#                            builds it): dump and convert of a log
 #   BUILD/bench/floor        clock costs and a minimal per-thread ring
 #   bench/peer/              the LTTng-UST peer, built here into
 #                            BUILD/bench/peer against Debian's
@@ -23,8 +26,11 @@
 # event count;  N [4000000] events per enabled LTTng run;  N_DISABLED
 # [50000000] calls of the disabled tracepoint;  N_LOGW [8000000] events
 # posted per log write;  N_LOGR [4000000] events in the log read back;
-# BT_REPS [3] repetitions in which babeltrace2 also counts LTTng's trace;
-# SKIP_FLOOR=1, SKIP_LTTNG=1, SKIP_LOG=1;  NO_INSTALL=1 (never apt-get);
+# BT_REPS [3] repetitions in which babeltrace2 also counts LTTng's trace
+# and prints the CTF conversion of the log read back;  PACED_SECONDS [10]
+# of a paced writer, PACED_REPS [3] repetitions that run it;
+# SKIP_FLOOR=1, SKIP_LTTNG=1, SKIP_LOG=1, SKIP_PACED=1, SKIP_TOOL=1;
+# NO_INSTALL=1 (never apt-get);
 # CC [cc] compiles the peer;  RUN_TIMEOUT [300] seconds one program may take.
 # Nothing is written into the repository: the peer goes to BUILD/bench/peer,
 # logs and traces to a mktemp directory that is removed at exit.
@@ -35,6 +41,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPS=${REPS:-9}
 SCALE=${SCALE:-1}
 BT_REPS=${BT_REPS:-3}
+PACED_SECONDS=${PACED_SECONDS:-10}
+PACED_REPS=${PACED_REPS:-3}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 CC=${CC:-cc}
 BIN=$BUILD/bench
@@ -89,6 +97,7 @@ if command -v taskset >/dev/null 2>&1; then ON_CPU1="taskset -c 1"; else ON_CPU1
 # meta KEY GROUP NAME UNIT: declares a row (the first declaration wins)
 meta() { grep -q "^$1|" "$META" || printf '%s|%s|%s|%s\n' "$1" "$2" "$3" "$4" >>"$META"; }
 sample() { printf '%s\t%s\t%s\n' "$1" "$2" "${3:-0}" >>"$SAMPLES"; }
+calc() { awk "BEGIN { $1 }" 2>/dev/null; }
 
 # collect GROUP < ROW lines: ROW|key|name|median|min|max|unit|note|aux
 collect() {
@@ -287,13 +296,14 @@ HAVE_LOG=0
 LOG_MSG=""
 LOGDIR=$WORK/log
 READLOG=$LOGDIR/read.log
+READLOG2=$LOGDIR/read2.log
 if [ "${SKIP_LOG:-0}" = 1 ]; then
 	LOG_MSG="Trace Log rows skipped (SKIP_LOG=1)"
 else
 	mkdir -p "$LOGDIR"
 	if run "bench_log mklog" "$BIN/bench_log" mklog "$READLOG" "$N_LOGR"; then
 		HAVE_LOG=1
-		IFS='|' read -r _ READ_EVENTS READ_BYTES READ_SECS READ_LOST <"$WORK/out"
+		IFS='|' read -r _ READ_EVENTS READ_BYTES READ_SECS READ_LOST READ_TOTAL <"$WORK/out"
 		READ_MB=$(awk -v b="$READ_BYTES" 'BEGIN { printf "%.0f", b / 1e6 }')
 		READ_BPE=$(awk -v b="$READ_BYTES" -v n="$READ_EVENTS" 'BEGIN { if (n > 0) printf "%.2f", b / n }')
 		say "log to read back: $READ_EVENTS events, $READ_MB MB, written in $READ_SECS s, $READ_LOST lost"
@@ -302,17 +312,142 @@ else
 	fi
 fi
 [ -n "$LOG_MSG" ] && say "$LOG_MSG"
+# the same events from 2 writer threads, for the informational read row
+if [ "$HAVE_LOG" = 1 ] &&
+	run "bench_log mklog (2 threads)" "$BIN/bench_log" mklog "$READLOG2" "$N_LOGR" 2; then
+	IFS='|' read -r _ READ2_EVENTS READ2_BYTES _ READ2_LOST _ <"$WORK/out"
+	READ2_BPE=$(awk -v b="$READ2_BYTES" -v n="$READ2_EVENTS" 'BEGIN { if (n > 0) printf "%.2f", b / n }')
+	say "log of 2 writers to read back: $READ2_EVENTS events, $READ2_BPE B/event, $READ2_LOST lost"
+else
+	READLOG2=""
+fi
 LOG_FS=$(df -PT "$WORK" 2>/dev/null | awk 'NR == 2 { print $2 " on " $1 }')
 
+# ---------------------------------------------------------------- paced writer
+# A writer below the disk's bandwidth loses nothing: in the first PACED_REPS
+# repetitions, for each stream size, bench_log paced posts for PACED_SECONDS
+# at 80 % of the plain-write rate that the repetition's bench_log run just
+# measured for that stream size (MB/s), divided by the log bytes per event
+# it measured (B/event): events/s.  The log goes where the plain write went.
+HAVE_PACED=0
+PACED_MSG=""
+if [ "${SKIP_PACED:-0}" = 1 ]; then
+	PACED_MSG="paced writer rows skipped (SKIP_PACED=1)"
+elif [ "$HAVE_LOG" != 1 ]; then
+	PACED_MSG="paced writer rows skipped: no log rows"
+else
+	HAVE_PACED=1
+fi
+# paced SFX MIB REP < the repetition's bench_log run output
+paced() {
+	sfx=$1
+	mib=$2
+	p_mbs=0
+	p_bpe=0
+	# shellcheck disable=SC2034 # the other fields of a ROW line
+	while IFS='|' read -r tag key name v rest; do
+		[ "$tag" = ROW ] || continue
+		case "$key" in
+		"logw_${sfx}_plain") p_mbs=$v ;;
+		"logw_${sfx}_bpe") p_bpe=$v ;;
+		esac
+	done
+	rate=$(calc "if ($p_mbs > 0 && $p_bpe > 0) printf \"%.0f\", 0.8 * $p_mbs * 1e6 / $p_bpe")
+	if [ -z "$rate" ]; then
+		say "paced writer, $mib MiB stream, repetition $3: no plain-write rate (skipped)"
+		return 1
+	fi
+	# a lossless log at that rate; the file is removed once it is read back
+	need_kb=$(calc "printf \"%.0f\", $rate * $p_bpe * $PACED_SECONDS / 1024")
+	avail_kb=$(df -Pk "$LOGDIR" | awk 'NR == 2 { print $4 + 0 }')
+	if [ "${avail_kb:-0}" -lt $((3 * need_kb)) ]; then
+		PACED_MSG="paced writer skipped ($mib MiB stream, repetition $3): $((avail_kb / 1024)) MiB free in $LOGDIR, less than 3 x the $((need_kb / 1024)) MiB its log needs"
+		say "$PACED_MSG"
+		return 1
+	fi
+	run "bench_log paced ($mib MiB)" "$BIN/bench_log" paced "$LOGDIR/paced.log" "$mib" "$rate" \
+		"$PACED_SECONDS" && collect paced <"$WORK/out"
+	rm -f "$LOGDIR/paced.log"
+}
+
+# ---------------------------------------------------------------- the command
+# posixtrace dump and convert over the log read back.  `make bench` builds
+# the bench programs only: the command is brought up to date here, from
+# this tree, as `make` builds it.
+TOOL=$BUILD/posixtrace
+HAVE_TOOL=0
+TOOL_MSG=""
+if [ "${SKIP_TOOL:-0}" = 1 ]; then
+	TOOL_MSG="posixtrace command rows skipped (SKIP_TOOL=1)"
+elif [ "$HAVE_LOG" != 1 ]; then
+	TOOL_MSG="posixtrace command rows skipped: no log to read"
+elif ! make -s --no-print-directory -C "$HERE/.." BUILD="$(cd "$BUILD" && pwd)" CC="$CC" \
+	"$(cd "$BUILD" && pwd)/posixtrace" >"$WORK/err" 2>&1 || [ ! -x "$TOOL" ]; then
+	sed 's/^/    /' "$WORK/err" >&2
+	TOOL_MSG="posixtrace command rows skipped: $TOOL did not build"
+else
+	HAVE_TOOL=1
+fi
+[ -n "$TOOL_MSG" ] && say "$TOOL_MSG"
+HAVE_BT2=0
+command -v babeltrace2 >/dev/null 2>&1 && HAVE_BT2=1
+
+# tool_timed KEY NAME OUT CMD...: runs CMD through bench_log exec on CPU 1,
+# its standard output into OUT; a sample of events of the log read back per
+# second of wall time (its start included); the peak RSS in MiB as aux
+tool_timed() {
+	key=$1
+	name=$2
+	out=$3
+	shift 3
+	run "$name" "$BIN/bench_log" exec 1 "$out" "$@" || return 1
+	IFS='|' read -r _ secs rss <"$WORK/out"
+	TT_RSS=$(calc "printf \"%.1f\", $rss / 1024")
+	meta "$key" tool "$name" Mev/s
+	sample "$key" "$(calc "printf \"%.3f\", $READ_TOTAL / $secs / 1e6")" "$TT_RSS"
+}
+# per_event BYTES: output bytes per event of the log read back
+per_event() { calc "printf \"%.1f\", $1 / $READ_TOTAL"; }
+# tool_rows REP: one sample of each command row
+tool_rows() {
+	tool_timed tool_dump "posixtrace dump LOG > /dev/null" /dev/null "$TOOL" dump "$READLOG"
+	rm -rf "$WORK/ctf"
+	if tool_timed tool_ctf "posixtrace convert --to ctf LOG DIR" /dev/null \
+		"$TOOL" convert --to ctf "$READLOG" "$WORK/ctf"; then
+		meta tool_ctf_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_ctf_rss "$TT_RSS" "$(per_event "$(du -sb "$WORK/ctf" | cut -f1)")"
+		if [ "$HAVE_BT2" = 1 ] && [ "$1" -le "$BT_REPS" ]; then
+			# the reference: the same events, printed as text
+			tool_timed bt_print "  babeltrace2 DIR > /dev/null (that CTF)" /dev/null \
+				babeltrace2 "$WORK/ctf"
+		fi
+	fi
+	rm -rf "$WORK/ctf"
+	rm -f "$LOGDIR/chrome.json"
+	if tool_timed tool_chrome "posixtrace convert --to chrome LOG FILE" /dev/null \
+		"$TOOL" convert --to chrome "$READLOG" "$LOGDIR/chrome.json"; then
+		meta tool_chrome_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_chrome_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/chrome.json")")"
+	fi
+	rm -f "$LOGDIR/chrome.json"
+}
+
 # ---------------------------------------------------------------- repetitions
-say "REPS=$REPS SCALE=$SCALE; a repetition: bench_event, bench_log, floor, LTTng-UST"
+say "REPS=$REPS SCALE=$SCALE; a repetition: bench_event, bench_log, the paced writer" \
+	"(first $PACED_REPS), posixtrace dump and convert, floor, LTTng-UST"
 r=1
 while [ "$r" -le "$REPS" ]; do
 	run bench_event "$BIN/bench_event" 1 "$SCALE" && collect posixtrace <"$WORK/out"
-	if [ "$HAVE_LOG" = 1 ]; then
-		run bench_log "$BIN/bench_log" run "$LOGDIR" "$N_LOGW" "$READLOG" 3 &&
-			collect log <"$WORK/out"
+	if [ "$HAVE_LOG" = 1 ] &&
+		run bench_log "$BIN/bench_log" run "$LOGDIR" "$N_LOGW" "$READLOG" 3 "$READLOG2"; then
+		cp "$WORK/out" "$WORK/logrun"
+		collect log <"$WORK/logrun"
+		if [ "$HAVE_PACED" = 1 ] && [ "$r" -le "$PACED_REPS" ]; then
+			paced def 4 "$r" <"$WORK/logrun"
+			paced 16m 16 "$r" <"$WORK/logrun"
+		fi
 	fi
+	[ "$HAVE_TOOL" = 1 ] && tool_rows "$r"
 	if [ "$HAVE_FLOOR" = 1 ]; then
 		run floor "$BIN/floor" "$SCALE" && collect floor <"$WORK/out"
 	fi
@@ -347,7 +482,6 @@ awk -F'\t' '
 	"$SAMPLES" >"$WORK/stats"
 # get KEY [FIELD]: 2 median, 3 min, 4 max, 5 aux median, 6 aux min, 7 aux max
 get() { awk -v k="$1" -v f="${2:-2}" '$1 == k { print $f }' "$WORK/stats"; }
-calc() { awk "BEGIN { $1 }" 2>/dev/null; }
 ratio() { [ -n "$1" ] && [ -n "$2" ] && calc "if ($2 > 0) printf \"%.3f\", $1 / $2"; }
 
 STEAL1=$(steal_snapshot)
@@ -367,7 +501,11 @@ echo "   REPS=$REPS SCALE=$SCALE; load average $LOAD0 at the start, $(cut -d' ' 
 	"$(((T_END - T_START) / 1000000000)) s"
 [ "$HAVE_LOG" = 1 ] && echo "   log files on $LOG_FS; each log write posts $N_LOGW events;" \
 	"the log read back holds $READ_EVENTS events ($READ_MB MB, $READ_BPE B/event, page cache warm)"
-for m in "$LINK_MSG" "$FLOOR_MSG" "$LTTNG_MSG" "$LOG_MSG"; do
+[ "$HAVE_LOG" = 1 ] && [ -n "$READLOG2" ] &&
+	echo "   the log of 2 writers read back: $READ2_EVENTS events, $READ2_BPE B/event"
+[ "$HAVE_TOOL" = 1 ] && echo "   the command: $TOOL, on CPU 1, over the log read back ($READ_TOTAL events" \
+	"with the library's own); M events/s = those events / wall time of the command, its start included"
+for m in "$LINK_MSG" "$FLOOR_MSG" "$LTTNG_MSG" "$LOG_MSG" "$PACED_MSG" "$TOOL_MSG"; do
 	[ -n "$m" ] && echo "   NOTE: $m"
 done
 [ -n "$FAILED" ] && echo "   FAILED:$FAILED (their rows lack those repetitions)"
@@ -377,6 +515,17 @@ note_of() {
 	key=$1
 	aux=$(get "$key" 5)
 	case "$key" in
+	pc_def | pc_16m) echo "pace med $aux Mev/s = 0.8 x plain write / log B per event; CPU 1" ;;
+	pc_*_post) echo "in $PACED_SECONDS s at most; log med $(printf %.0f "$aux") MB (removed once read)" ;;
+	pc_*_live) echo "of those posted; med $(printf %.0f "$aux") events" ;;
+	pc_*_lost) echo "of those posted; med $(printf %.0f "$aux") events" ;;
+	pc_*_miss) echo "(posted - user events in the log) / posted; med $(printf %.0f "$aux")" ;;
+	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
+	tool_dump) echo "peak RSS med $aux MiB" ;;
+	tool_ctf | tool_chrome) echo "includes its start; output written into the temporary directory" ;;
+	tool_*_rss) echo "output med $aux B per event" ;;
+	bt_print) echo "first $BT_REPS repetitions; peak RSS med $aux MiB" ;;
+	logr_2w) echo "$(printf %.0f "$aux") events; median of 3 passes, after an untimed one" ;;
 	off_none | off_created | filtered) echo "1 writer, CPU 1" ;;
 	en16) echo "1 writer, CPU 1, default stream (LOOP, 4 MiB), no reader" ;;
 	en16_2thr) echo "CPUs 0 and 1, (last end - first start) / all events" ;;
@@ -408,6 +557,8 @@ while IFS='|' read -r key group name unit; do
 		case "$group" in
 		posixtrace) title="posixtrace, recording and reading (bench_event)" ;;
 		log) title="posixtrace, Trace Log (bench_log)" ;;
+		paced) title="posixtrace, paced writer into a log, $PACED_SECONDS s (bench_log paced), first $PACED_REPS repetitions" ;;
+		tool) title="posixtrace command ($TOOL), over the log read back" ;;
 		floor) title="floor (bench/floor.c)" ;;
 		lttng) title="LTTng-UST peer (bench/peer), $N_EN events a run" ;;
 		*) title=$group ;;
@@ -483,9 +634,64 @@ if [ "$HAVE_LOG" = 1 ]; then
 	BT=$(get bt_count)
 	target "log read, posix_trace_open + getnext (M events/s)" "$(get logr)" ">=" 100 \
 		"babeltrace2 on LTTng's CTF: $(why "$BT" "$BT M events/s in this run" "not measured")"
+	if [ -n "$(get logr_2w)" ]; then
+		reported "  the same, a log written by 2 threads" "$(get logr_2w) M events/s"
+	fi
 else
 	target "log write / plain write (x)" "" ">=" 0.9 "$LOG_MSG"
 	target "log read, posix_trace_open + getnext (M events/s)" "" ">=" 100 "$LOG_MSG"
+fi
+# paced_target SFX SIZE: runs of the paced writer with nothing lost (the
+# log's status) and nothing missing (read back), then each run
+paced_target() {
+	name="paced writer at 80 % of plain write loses nothing, $2"
+	awk -F'\t' -v k="pc_$1" -v name="$name" -v reps="$PACED_REPS" -v why="${PACED_MSG:-no run}" '
+		$1 == k { a[++na] = $2; t[na] = $3 }
+		$1 == k "_post" { p[++np] = $2 }
+		$1 == k "_live" { s[++ns] = $3 }
+		$1 == k "_lost" { l[++nl] = $3 }
+		$1 == k "_miss" { m[++nm] = $3 }
+		$1 == k "_shut" { d[++nd] = $2; e[nd] = $3 }
+		END {
+			if (np == 0) {
+				printf "%-58s %9s %11s  %-8s %s\n", name, "-", reps " of " reps, "-", "not measured: " why
+				exit
+			}
+			ok = 0
+			for (i = 1; i <= np; i++)
+				if (l[i] + 0 == 0 && s[i] + 0 == 0 && m[i] + 0 == 0)
+					ok++
+			printf "%-58s %9s %11s  %-8s %s\n", name, ok " of " np, reps " of " reps, \
+				(ok == reps && np == reps) ? "met" : "NOT MET", \
+				"runs with 0 lost (log and live status), 0 missing (read back)"
+			for (i = 1; i <= np; i++) {
+				err = e[i] == 110 ? "ETIMEDOUT" : e[i] == 5 ? "EIO" : "errno " e[i]
+				printf "%-58s %9s %11s  %-8s %s\n", "  run " i, "", "", "reported", \
+					sprintf("%.2f M posted at %.2f M/s (pace %.2f); lost %.0f (log status), " \
+						"%.0f (live status), %.0f missing; %s", p[i], a[i], t[i], l[i], s[i], \
+						m[i], e[i] + 0 ? "shutdown or read back FAILED: " err : \
+						sprintf("shutdown %.2f s", d[i] / 1000))
+			}
+		}' "$SAMPLES"
+}
+if [ "$HAVE_PACED" = 1 ]; then
+	paced_target def "4 MiB"
+	paced_target 16m "16 MiB"
+else
+	target "paced writer at 80 % of plain write loses nothing" "" "" "$PACED_REPS of $PACED_REPS" "$PACED_MSG"
+fi
+if [ "$HAVE_TOOL" = 1 ]; then
+	BTP=$(get bt_print)
+	target "posixtrace dump LOG > /dev/null (M events/s)" "$(get tool_dump)" ">=" 3 \
+		"babeltrace2 printing its CTF conversion: $(why "$BTP" "$BTP M events/s" "not measured")"
+	target "posixtrace convert --to chrome (M events/s)" "$(get tool_chrome)" ">=" 1 \
+		"peak RSS med $(get tool_chrome_rss) MiB"
+	target "posixtrace convert --to ctf (M events/s)" "$(get tool_ctf)" ">=" 5 \
+		"peak RSS med $(get tool_ctf_rss) MiB"
+else
+	target "posixtrace dump LOG > /dev/null (M events/s)" "" ">=" 3 "$TOOL_MSG"
+	target "posixtrace convert --to chrome (M events/s)" "" ">=" 1 "$TOOL_MSG"
+	target "posixtrace convert --to ctf (M events/s)" "" ">=" 5 "$TOOL_MSG"
 fi
 target "stream bytes per recorded 16 B event" "$(get mem16)" "<=" 32 \
 	"$(why "$(get lt_on 5)" "LTTng-UST trace: $(get lt_on 5) bare, $(get lt_ctx 5) with contexts" "16 MiB UNTIL_FULL stream")"
