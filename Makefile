@@ -194,7 +194,7 @@ soak: all tests
 demo: all
 	@sh examples/demo.sh $(BUILD)
 
-bench: $(BENCH_BINS)
+bench: $(BENCH_BINS) $(BUILD)/posixtrace
 	@CC="$(CC)" sh bench/run.sh $(BUILD)
 
 install: lib

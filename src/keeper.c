@@ -271,10 +271,14 @@ static void take_calibration(struct keeper *k)
 }
 
 /* A drain (docs/LOG-FORMAT.md): the reader enters each chunk at most once,
- * the log's blocks carry its number. */
-static void begin_drain(struct keeper *k)
+ * the log's blocks carry its number, and it takes the events up to the
+ * time it begins (the last one: all of them), so that the events of one
+ * drain come before those of the next and the log reader, which merges
+ * each drain by time, delivers them in the order they were recorded. */
+static void begin_drain(struct keeper *k, int last)
 {
 	pt_read_begin_drain(k->h);
+	k->h->rd.until = last ? UINT64_MAX : pt_clock_raw(k->h->map.clock);
 	if (k->fd < 0)
 		return;
 	take_calibration(k);
@@ -284,13 +288,14 @@ static void begin_drain(struct keeper *k)
 /* Everything the stream holds, and the library's own events: at most what
  * the stream can hold (the reader's bound), whatever the writers do
  * meanwhile. */
-static void drain(struct keeper *k)
+static void drain(struct keeper *k, int last)
 {
-	begin_drain(k);
+	begin_drain(k, last);
 	log_new_names(k);
 	copy_lanes(k);
 	move_own_events(k);
 	pt_read_end_drain(k->h);
+	k->h->rd.until = UINT64_MAX;
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and
@@ -301,7 +306,7 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_START))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
 	log_new_names(k);
-	drain(k);
+	drain(k, 0);
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_STOP))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
 	struct pt_logw_status st;
@@ -326,7 +331,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 	if (k->fd >= 0) {
 		/* A request number only (it becomes flush_done): relaxed would do. */
 		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
-		drain(k); /* the last FLUSH_STOP, and the shutdown's STOP */
+		drain(k, 1); /* the last FLUSH_STOP, the shutdown's STOP, late commits */
 		struct pt_logw_status st;
 		snapshot_status(k, &st);
 		keep_error(k, pt_logw_finish(&k->w, &st));
@@ -388,11 +393,12 @@ static void auto_flush(struct keeper *k)
 	if (who.pid <= 0)
 		who.pid = k->controller;
 	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-	begin_drain(k);
+	begin_drain(k, 0);
 	log_new_names(k);
 	uint64_t found = copy_lanes(k);
 	found += move_own_events(k);
 	pt_read_end_drain(k->h);
+	k->h->rd.until = UINT64_MAX;
 	if (!found)
 		return;
 	/* A request number only (active_status compares it with flush_done):

@@ -38,6 +38,7 @@ int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 	pt_conv_init(&rd->conv, m->clock);
 	rd->poll_ticks = m->clock == PT_CLOCK_TSC ? rd->conv.ticks_1ms / (1000000u / POLL_NS) : POLL_NS;
 	rd->ovf_raw = UINT64_MAX;
+	rd->until = UINT64_MAX;
 	size_t extra = m->max_chunks - m->base_chunks;
 	rd->chunk_ok = calloc(extra / 8 + 1, 1);
 	rd->page_ok = calloc(m->max_lanes / PT_LANES_PER_PAGE / 8 + 1, 1);
@@ -391,8 +392,11 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 		/* Handed out whole: the one pass cuts it and learns what the
 		 * keeper needs of it. */
 		cur->scan.ctx = cur->ctx;
+		cur->scan.until = rd->until;
 		pt_rec_scan(cur->stage, 0, want, m->max_data, &cur->scan);
 		cut = cur->scan.end;
+		if (!cut && cur->scan.later)
+			return EBUSY; /* the next drain's */
 	} else {
 		struct pt_rec r;
 		while (cut < want && pt_rec_at(cur->stage, cut, want, m->max_data, &r) != PT_RK_BAD)
@@ -497,8 +501,8 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 			return CUR_IDLE;
 		if (cur->off < cur->end) {
 			err = stage_more(rd, m, cur, i, how);
-			if (err == ENOMEM)
-				return CUR_IDLE; /* looked at again by the next call */
+			if (err == ENOMEM || err == EBUSY)
+				return CUR_IDLE; /* looked at again by the next call, drain */
 			if (err == EINVAL && damaged(rd, m, cur, i))
 				return CUR_BROKEN;
 			races += err == EAGAIN;
@@ -896,6 +900,8 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 				continue;
 			return 0;
 		}
+		if (rd->lanes_off && raw > rd->until)
+			return 0; /* the next drain's, as the lanes' events after it */
 		if (src == SRC_OVF) {
 			struct pt_caller none = {0, 0, 0, 0};
 			fill_system(h, e, POSIX_TRACE_OVERFLOW, rd->ovf_raw, &none);
@@ -981,6 +987,7 @@ static void hand_out(struct pt_reader *rd, const struct pt_map *m, uint32_t i,
 		st->how = start == PT_CHUNK_HDR && cur->ctx.pc == 0 ? PT_STAGE_CHUNK_START : PT_STAGE_APART;
 	if (!cur->scanned || cur->s_off) {
 		cur->scan.ctx = cur->ctx;
+		cur->scan.until = UINT64_MAX; /* claimed already: all of it */
 		pt_rec_scan(cur->stage, cur->s_off, cur->s_len, m->max_data, &cur->scan);
 	}
 	cur->scanned = 0;

@@ -66,6 +66,9 @@ struct pt_reader {
 	uint32_t drain_no;
 	int draining;
 	int lanes_off;           /* pt_read_raw leaves the lanes alone */
+	/* Whole stages and, with the lanes left alone, the library's own
+	 * events stop at this raw time: the rest is the next drain's. */
+	uint64_t until;
 	uint64_t stage_bytes;    /* held by the cursors' stages */
 	uint64_t poll_ticks;     /* how long an idle lane is left alone */
 	uint64_t gather_raw;     /* when the lanes were last looked at */

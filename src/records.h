@@ -165,23 +165,27 @@ static inline void pt_rec_walk(const unsigned char *buf, uint32_t off, uint32_t 
 	w->off = off;
 }
 
-/* What a scan of records in private memory found (pt_rec_scan). */
+/* A scan of records in private memory (pt_rec_scan): what it is given,
+ * what it found. */
 struct pt_rec_scan {
-	uint32_t end;            /* where its whole records end */
+	uint64_t until;          /* given: events later than this raw time stay */
+	struct pt_rec_ctx ctx;   /* given: at the start; found: after the records */
+	uint32_t end;            /* where the records taken end */
+	uint32_t later;          /* it stopped at an event later than `until` */
 	uint32_t events;
 	uint32_t max_id;         /* the highest event id */
 	uint64_t first_raw, last_raw; /* raw times of the first and last events */
-	struct pt_rec_ctx ctx;   /* given: at the start; returned: after them */
 };
 
 /* One pass over the whole records of buf[off, end), a copy in private
- * memory (no racy reads): up to the first that does not decode, applying
- * each to s->ctx and noting the events' times and ids. */
+ * memory (no racy reads): up to the first that does not decode, or the
+ * first event later than s->until, applying each to s->ctx and noting the
+ * events' times and ids. */
 static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t end,
                                uint32_t max_data, struct pt_rec_scan *s)
 {
 	struct pt_rec r;
-	s->events = s->max_id = 0;
+	s->events = s->max_id = s->later = 0;
 	s->first_raw = s->last_raw = 0;
 	while (end - off >= PT_REC_HDR_MIN) {
 		uint64_t w0;
@@ -193,8 +197,15 @@ static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t 
 			off += r.size;
 			continue;
 		}
+		/* Later than `until`: base + delta > until, without a sum that a
+		 * base written by the target could make wrap. */
+		uint64_t base = s->ctx.base, dmax = s->until >= base ? s->until - base : 0;
+		if (s->until < base || pt_rec_delta(w0) > dmax) {
+			s->later = 1;
+			break;
+		}
 		/* A run of events that differ from this one in their delta only
-		 * decode alike: one comparison each. */
+		 * decode alike: a comparison or two each. */
 		uint64_t same = w0 & ~(uint64_t)PT_REC_DELTA_MASK, last = w0;
 		uint32_t n = 1;
 		for (off += r.size; end - off >= r.size; off += r.size, n++) {
@@ -202,15 +213,21 @@ static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t 
 			memcpy(&w, buf + off, sizeof w);
 			if ((w & ~(uint64_t)PT_REC_DELTA_MASK) != same)
 				break;
+			if (pt_rec_delta(w) > dmax) {
+				s->later = 1;
+				break;
+			}
 			last = w;
 		}
 		if (!s->events)
-			s->first_raw = s->ctx.base + pt_rec_delta(w0);
+			s->first_raw = base + pt_rec_delta(w0);
 		s->events += n;
-		s->last_raw = s->ctx.base + pt_rec_delta(last);
+		s->last_raw = base + pt_rec_delta(last);
 		s->max_id = r.id > s->max_id ? r.id : s->max_id;
 		if (r.hdr == PT_REC_HDR)
 			memcpy(&s->ctx.pc, buf + off - r.size + 8, sizeof s->ctx.pc);
+		if (s->later)
+			break;
 	}
 	s->end = off;
 }
