@@ -114,10 +114,15 @@ static int ms_until(uint64_t deadline)
 /* Milliseconds left before a keeper that makes no progress counts as
  * stuck: the deadline moves on while it drains (keeper_progress), so a
  * keeper slowed down (a loaded machine, a sanitizer) is not killed while
- * it works; its drains are bounded (pt_read_begin_drain), so the wait is. */
+ * it works; its drains are bounded (pt_read_begin_drain), so the wait is.
+ * Time it spends blocked on the log's destination (a slow disk, a full
+ * pipe: the controller's choice, not the target's) does not count. */
 static int ms_left(struct pt_handle *h, uint64_t *deadline)
 {
 	uint64_t p = atomic_load_explicit(&h->ctl->keeper_progress, memory_order_relaxed);
+	/* A count only, as the writer's (destination_wait, logwrite.c). */
+	if (__atomic_load_n(&h->ctl->logw.in_io, __ATOMIC_RELAXED))
+		p = ~h->keeper_seen;
 	if (p != h->keeper_seen) {
 		h->keeper_seen = p;
 		*deadline = pt_mono_ns() + keeper_bound_ns(h);

@@ -76,6 +76,15 @@ static inline void copy_data(unsigned char *dst, const unsigned char *src, uint3
 	}
 }
 
+/* A call that may block on the log's destination (a slow disk, a full
+ * pipe): the controller does not count that time against the keeper
+ * (ms_left, keepctl.c).  A count only, read by the controller: relaxed. */
+static void destination_wait(struct pt_logw_state *st, int begin)
+{
+	if (st)
+		__atomic_fetch_add(&st->in_io, begin ? 1u : ~0u, __ATOMIC_RELAXED);
+}
+
 static int write_all(int fd, int seekable, const void *buf, size_t len, uint64_t off)
 {
 	const unsigned char *p = buf;
@@ -240,11 +249,42 @@ static int write_ring(const struct pt_logw *w, const struct pt_logw_job *j)
 	return 0;
 }
 
-static int write_job(const struct pt_logw *w, const struct pt_logw_job *j)
+/* A linear log on a file keeps at most DIRTY_MAX bytes not yet on disk:
+ * writeback of each write starts at once, and a write waits for the data
+ * DIRTY_MAX behind it.  The keeper then writes at the disk's rate, not
+ * the page cache's, and the end's fdatasync has little left to do. */
+#define DIRTY_MAX (64ull << 20)
+
+static void bound_dirty(struct pt_logw *w, const struct pt_logw_job *j)
 {
-	if (w->layout == PT_LOG_RING)
-		return write_ring(w, j);
-	return write_all(w->fd, w->seekable, j->buf, j->len, j->off);
+	if (!w->seekable || w->layout != PT_LOG_LINEAR || !j->len)
+		return;
+	sync_file_range(w->fd, (off_t)j->off, (off_t)j->len, SYNC_FILE_RANGE_WRITE);
+	uint64_t end = j->off + j->len;
+	if (end < DIRTY_MAX || end - DIRTY_MAX <= w->written_back)
+		return;
+	uint64_t to = end - DIRTY_MAX;
+	if (w->written_back < w->data_off)
+		w->written_back = w->data_off;
+	sync_file_range(w->fd, (off_t)w->written_back, (off_t)(to - w->written_back),
+	                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+	                    SYNC_FILE_RANGE_WAIT_AFTER);
+	w->written_back = to;
+}
+
+static int write_job(struct pt_logw *w, const struct pt_logw_job *j)
+{
+	int err;
+	destination_wait(w->st, 1);
+	if (w->layout == PT_LOG_RING) {
+		err = write_ring(w, j);
+	} else {
+		err = write_all(w->fd, w->seekable, j->buf, j->len, j->off);
+		if (!err)
+			bound_dirty(w, j);
+	}
+	destination_wait(w->st, 0);
+	return err;
 }
 
 /* The sealed blocks of the buffer (flushes happen between blocks: never
@@ -1117,6 +1157,7 @@ int pt_logw_clear(struct pt_logw *w)
 			err = errno;
 		d->seq = d->blocks_written = 0;
 		d->write_off = w->data_off;
+		w->written_back = w->data_off;
 		d->data_bytes = 0;
 	}
 	discard_buffer(w); /* prog = done; an unseekable log re-emits its names */
@@ -1152,8 +1193,10 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 			keep_error(w, errno);
 		keep_error(w, header_rewrite(w));
 	}
+	destination_wait(w->st, 1);
 	if (regular && fdatasync(w->fd) != 0)
 		keep_error(w, errno);
+	destination_wait(w->st, 0);
 	commit(w);
 	return w->done.error;
 }

@@ -56,6 +56,10 @@ struct pt_logw_state {
 	uint32_t valid;          /* set by pt_logw_begin once the log exists */
 	int32_t seekable;
 	uint64_t gen;            /* commits so far; prog[gen & 1] is current */
+	/* Calls of the writer blocked on the log's destination now (a write,
+	 * a sync): time the controller does not count against the keeper. */
+	uint32_t in_io;
+	uint32_t reserved;
 	struct pt_log_header hdr; /* the header as begun (constant fields) */
 	struct pt_logw_progress prog[2];
 };
@@ -74,6 +78,7 @@ struct pt_logw_job {
 struct pt_logw {
 	struct pt_logw_state *st;
 	int fd, seekable, layout, finished;
+	uint64_t written_back;   /* linear: file offset up to which writeback was waited for */
 	uint32_t block_size;
 	uint64_t ring_slots;
 	uint64_t data_off;
