@@ -854,6 +854,11 @@ static int at_end(struct pt_handle *h, uintptr_t pc)
 	 * full_pid and full_pc are the finder's.  DEAD and ended_full pair with
 	 * the exchange and the store in pt_stream_end (stream.c). */
 	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
+	/* A drain that stops at a time before the stream filled up has not
+	 * read everything yet: the next one restarts it. */
+	if (state == PT_ST_FULL && h->rd.lanes_off &&
+	    atomic_load_explicit(&hdr->full_ts, memory_order_relaxed) > h->rd.until)
+		return 0;
 	if (state == PT_ST_FULL)
 		restart_full_stream(h, pc);
 	else if (state == PT_ST_DEAD && !h->rd.end_reported &&
