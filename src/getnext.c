@@ -111,15 +111,6 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 {
 	if (!ev || !data_len || !unavailable || (!data && num_bytes))
 		return EINVAL;
-	if (mode == GET_BLOCK) {
-		struct pt_thread *t = pt_thread_peek();
-		struct pt_handle *h = pt_handle_enter_biased(trid, t);
-		if (h) {
-			*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
-			pt_handle_leave_biased(t);
-			return 0;
-		}
-	}
 	struct pt_handle *h = pt_handle_get(trid, mode == GET_BLOCK ? PT_H_ACTIVE | PT_H_LOG : PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
@@ -182,6 +173,10 @@ int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *re
                               void *restrict data, size_t num_bytes, size_t *restrict data_len,
                               int *restrict unavailable)
 {
+	/* A log read by one thread: no lock, nothing else. */
+	if (ev && data_len && unavailable && (data || !num_bytes) &&
+	    pt_handle_log_next(trid, ev, data, num_bytes, data_len, unavailable))
+		return 0;
 	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL,
 	                 (uintptr_t)__builtin_return_address(0));
 }

@@ -62,7 +62,7 @@ static void handles_ensure(void)
  * owner to be seen outside.  The owner's compiler barrier pairs with that
  * membarrier (as enter() in writer.c pairs with pt_barrier_locked). */
 
-struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
+static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 {
 	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
 	/* Pairs with the release store of handles_ready in handles_ensure. */
@@ -86,10 +86,22 @@ struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 }
 
 /* Pairs with the acquire load of rd_seq in revoke_bias. */
-void pt_handle_leave_biased(struct pt_thread *t)
+static inline void pt_handle_leave_biased(struct pt_thread *t)
 {
 	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
 	                      memory_order_release);
+}
+
+int pt_handle_log_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                       size_t num_bytes, size_t *data_len, int *unavailable)
+{
+	struct pt_thread *t = pt_thread_peek();
+	struct pt_handle *h = pt_handle_enter_biased(trid, t);
+	if (!h)
+		return 0;
+	*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+	pt_handle_leave_biased(t);
+	return 1;
 }
 
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid)

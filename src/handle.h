@@ -75,10 +75,11 @@ int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room);
 uint64_t pt_handles_keeper_progress(void);
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
-/* The lock-free way into a log handle biased to the calling thread: NULL
- * when it is not (then take the lock).  Leave with pt_handle_leave_biased. */
-struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t);
-void pt_handle_leave_biased(struct pt_thread *t);
+/* posix_trace_getnext_event on a log handle biased to the calling thread,
+ * the lock-free way, the whole of it in one call: 0 when the handle is not
+ * biased to it (then take the lock). */
+int pt_handle_log_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                       size_t num_bytes, size_t *data_len, int *unavailable);
 /* Caller holds the lock: the calling thread may enter the log handle
  * without it from now on. */
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid);

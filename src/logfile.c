@@ -9,10 +9,6 @@
 #include "logfile.h"
 #include "logread.h"
 
-struct pt_logfile {
-	struct pt_logr *r;
-};
-
 static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
 
 int posix_trace_open(int fd, trace_id_t *trid)
@@ -68,28 +64,6 @@ int posix_trace_close(trace_id_t trid)
 	pt_handle_release(h);
 	pt_handle_put(h);
 	return 0;
-}
-
-int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
-                    size_t num_bytes, size_t *data_len)
-{
-	struct pt_log_event e;
-	if (!pt_logr_next(reader(h), &e, data, num_bytes, data_len))
-		return 0;
-	ev->posix_event_id = e.id;
-	ev->posix_pid = e.ctx.pid;
-	ev->posix_thread_id = (pthread_t)e.ctx.thread;
-	ev->posix_prog_address = (void *)(uintptr_t)e.pc;
-	ev->posix_timestamp.tv_sec = (time_t)(e.ts_ns / 1000000000u);
-	ev->posix_timestamp.tv_nsec = (long)(e.ts_ns % 1000000000u);
-	ev->posix_truncation_status = *data_len < e.data_len ? POSIX_TRACE_TRUNCATED_READ
-	                              : e.truncated          ? POSIX_TRACE_TRUNCATED_RECORD
-	                                                     : POSIX_TRACE_NOT_TRUNCATED;
-	h->ext.posixtrace_tid = e.ctx.tid;
-	memcpy(h->ext.posixtrace_comm, e.ctx.comm, sizeof h->ext.posixtrace_comm);
-	h->ext.posixtrace_comm[sizeof h->ext.posixtrace_comm - 1] = '\0';
-	h->has_ext = 1;
-	return 1;
 }
 
 int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out)

@@ -8,9 +8,23 @@
 #define PT_LOGFILE_H
 
 #include "handle.h"
+#include "logread.h"
 
-int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev, void *data,
-                    size_t num_bytes, size_t *data_len);
+struct pt_logfile {
+	struct pt_logr *r;
+};
+
+/* The next event of the log, as posix_trace_getnext_event gives it; 0 at
+ * the end.  Inline: it is the whole of a read but for the handle. */
+static inline int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                                  void *data, size_t num_bytes, size_t *data_len)
+{
+	if (!pt_logr_next_posix(h->log->r, ev, &h->ext, data, num_bytes, data_len))
+		return 0;
+	h->has_ext = 1;
+	return 1;
+}
+
 int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out);
 int pt_logfile_typelist(struct pt_handle *h, trace_event_id_t *id);
 void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr);

@@ -1,28 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace log reader, format version 2 (logfmt.h, docs/LOG-FORMAT.md).
+ * The trace log reader, format versions 2 and 3 (logfmt.h,
+ * docs/LOG-FORMAT.md).
  *
  * A linear log is walked block by block: each block must be valid (magic,
- * header CRC, lengths within the block size and the file, payload CRC) and
- * carry the next sequence number.  An invalid block is skipped by scanning
- * for the next valid block header at 8-byte alignment (through the data the
- * file has, holes skipped); a sequence number further on than expected is
- * damage, reported once.  Invalid bytes with nothing valid after them are a
- * log cut short, unless the header says the blocks went further.  A ring log
- * is indexed at open from the slots that hold data and read in sequence
- * order.
+ * header CRC, a type of its version, lengths within the block size and the
+ * file, payload CRC) and carry the next sequence number.  An invalid block
+ * is skipped by scanning for the next valid block header at 8-byte
+ * alignment (through the data the file has, holes skipped); a sequence
+ * number further on than expected is damage, reported once.  Invalid bytes
+ * with nothing valid after them are a log cut short, unless the header says
+ * the blocks went further.  A ring log is indexed at open from the slots
+ * that hold data and read in sequence order.
  *
  * Open walks the block headers once for the names of NAMES blocks, the END
  * block's status and whether the log is closed; reading checks each block's
- * CRC once and decodes it in place, in a 1 MiB window (two blocks at least)
- * filled by pread, or in the memory an unseekable log was read into.  No
- * lock, no allocation and no system call per event.
+ * CRC once, in a 1 MiB window (two blocks at least) filled by pread, or in
+ * the memory an unseekable log was read into.
+ *
+ * Version 2: an EVENTS block is decoded in place, record by record.
+ * Version 3: the STAGES and KEEPER blocks of one drain are gathered (the
+ * window they lie in is kept and a fresh one takes its place, so nothing is
+ * copied), checked whole, then merged by time: each STAGES section and each
+ * KEEPER block is a source decoded lazily, the sources in a binary heap; the
+ * source in front keeps delivering without a heap operation while its next
+ * event is still ahead of the runner-up's.  No lock, no allocation and no
+ * system call per event.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <posixtrace.h>
 #include "logread.h"
 
 #define WINDOW (1u << 20)
@@ -46,6 +56,35 @@ enum { E_BLOCK, E_DAMAGE };
 
 /* Where the decoding pointers rest when no block is being decoded. */
 static const unsigned char no_payload[1];
+
+/* Version 3: the payloads of one drain (their memory counted in: the
+ * sources' index and the windows held for them) stay within this. */
+#define DRAIN_MAX (256ull << 20)
+/* Windows kept for the next drains once one is merged; more are freed. */
+#define POOL_KEEP 32u
+
+enum { S_STAGES, S_KEEPER };
+
+/*
+ * A source of a drain's merge: one STAGES section or one KEEPER block,
+ * checked whole when gathered, then decoded as the merge asks.  p is the
+ * record the source delivers next (an event, or a KEEPER's RESUME), head
+ * its time; the records before it were applied.
+ */
+struct src {
+	const unsigned char *p, *end;
+	uint64_t head;
+	uint64_t base;              /* STAGES: the raw base; KEEPER: the current time */
+	uint64_t pc;                /* the address a same-address event repeats */
+	const unsigned char *ctx;   /* 32 bytes of struct pt_log_ctx in the payload */
+	struct pt_log_calseg seg;   /* STAGES: the calibration segment of raw in */
+	uint64_t seg_lo, seg_hi;    /* ... [seg_lo, seg_hi] */
+	uint32_t cal_at, ncal;      /* STAGES: its block's points in r->cal */
+	uint32_t ctx_at;            /* KEEPER: its block's contexts in r->kctx */
+	uint32_t order;             /* equal times: block order, then section order */
+	uint32_t kind;              /* S_STAGES, S_KEEPER */
+	uint32_t resume;            /* KEEPER: p is a RESUME record */
+};
 
 /* Ring log: what reading delivers, in order. */
 struct ring_entry {
@@ -91,6 +130,33 @@ struct pt_logr {
 	struct pt_log_ctx *ctxs;
 	uint32_t nctx, max_ctx;
 	int at_end;
+
+	/* version 3: the drain being merged */
+	struct src *src;
+	uint32_t nsrc, src_cap;
+	uint32_t *heap, nheap, heap_cap;
+	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
+	uint64_t limit;           /* the runner-up's head ... */
+	int tie_first;            /* ... and whether cur goes first at an equal time */
+	int root_moved;           /* the heap's root delivered and moved on */
+	uint64_t drain_errors;    /* ERROR events still to deliver first in the drain */
+	uint64_t carried_errors;  /* damage after a drain: first in the next one */
+	struct pt_log_calpoint *cal;
+	uint32_t ncal, cal_cap;
+	const unsigned char **kctx;
+	uint32_t nkctx, kctx_cap;
+	uint64_t drain_bytes, drain_cap;
+	int resume_pending;
+	struct pt_log_ctx resume_ctx;
+	/* a block read past the drain's end: the next drain's first */
+	int pend;
+	const unsigned char *pend_blk;
+	struct pt_log_block pend_b;
+	/* windows: the current one holds a block of the drain (pinned); held
+	 * ones hold earlier blocks of it; spare replaces a pinned one */
+	int win_pinned;
+	unsigned char **held, **pool, *spare;
+	uint32_t nheld, held_cap, npool;
 
 	uint32_t nnames;
 	char names[TRACE_USER_EVENT_MAX][PT_LOG_NAME_SIZE];
@@ -157,6 +223,20 @@ static uint64_t data_until(struct pt_logr *r, uint64_t off)
 	return until;
 }
 
+/* The window holds blocks of the drain being gathered: it is kept (held)
+ * and the spare one becomes the window.  0 without memory. */
+static int retire_window(struct pt_logr *r)
+{
+	if (!r->spare || r->nheld == r->held_cap)
+		return 0;
+	r->held[r->nheld++] = r->win;
+	r->win = r->spare;
+	r->spare = NULL;
+	r->win_len = 0;
+	r->win_pinned = 0;
+	return 1;
+}
+
 /* The bytes [off, off + len) of the log, or NULL when the log does not
  * have them.  A file is read through the window, want bytes at a time but
  * not into a hole: a hole's zeros are never worth reading ahead. */
@@ -176,7 +256,7 @@ static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
 	uint64_t data = data_until(r, off) - off;
 	if (n > len && data < n)
 		n = data > len ? (size_t)data : len;
-	if (n < len)
+	if (n < len || (r->win_pinned && !retire_window(r)))
 		return NULL;
 	r->win_off = off;
 	r->win_len = pread_full(r->fd, r->win, n, off);
@@ -203,13 +283,25 @@ static uint64_t next_data(struct pt_logr *r, uint64_t off, uint64_t *end)
 
 /* ---- blocks ------------------------------------------------------------- */
 
+/* EVENTS blocks belong to version 2 logs, STAGES, KEEPER and the reserved
+ * table types to version 3 ones. */
+static int type_ok(const struct pt_logr *r, uint32_t type)
+{
+	if (type == PT_LOG_NAMES || type == PT_LOG_END)
+		return 1;
+	if (r->hdr.version < 3)
+		return type == PT_LOG_EVENTS;
+	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER ||
+	       (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
+}
+
 static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint64_t off,
                            struct pt_log_block *b)
 {
 	memcpy(b, p, sizeof *b);
 	return b->magic == PT_LOG_BLOCK_MAGIC &&
 	       CRC_OK(b->header_crc, b, offsetof(struct pt_log_block, header_crc)) &&
-	       b->type >= PT_LOG_EVENTS && b->type <= PT_LOG_END &&
+	       type_ok(r, b->type) &&
 	       b->payload_len <= r->block_size - PT_LOG_BLOCK_HDR &&
 	       PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len <= r->size - off;
 }
@@ -512,7 +604,8 @@ static int ring_index(struct pt_logr *r)
 
 static int header_ok(const struct pt_log_header *h)
 {
-	if (memcmp(h->magic, PT_LOG_MAGIC, sizeof h->magic) != 0 || h->version != PT_LOG_VERSION ||
+	if (memcmp(h->magic, PT_LOG_MAGIC, sizeof h->magic) != 0 || h->version < PT_LOG_VERSION_MIN ||
+	    h->version > PT_LOG_VERSION ||
 	    h->byte_order != PT_LOG_BOM || /* the other byte order is refused */
 	    !CRC_OK(h->crc, h, offsetof(struct pt_log_header, crc)))
 		return 0;
@@ -527,7 +620,7 @@ static int header_ok(const struct pt_log_header *h)
 		return 0;
 	if (h->block_size < PT_LOG_MIN_BLOCK || h->block_size > PT_LOG_MAX_BLOCK ||
 	    (h->block_size & (h->block_size - 1)) ||
-	    h->block_size < pt_log_block_size_for(h->max_data_size))
+	    h->block_size < pt_log_block_size_of(h->version, h->max_data_size))
 		return 0;
 	if (h->layout == PT_LOG_RING)
 		return h->ring_slots >= 2 && h->ring_slots <= PT_LOG_MAX_RING_SLOTS;
@@ -587,6 +680,8 @@ static int slurp(struct pt_logr *r, int fd)
 	return 0;
 }
 
+static void drain_reset(struct pt_logr *r);
+
 static void walk_reset(struct pt_logr *r)
 {
 	r->pos = r->data_off;
@@ -598,6 +693,7 @@ static void walk_reset(struct pt_logr *r)
 	r->at_end = 0;
 	r->last_good_ts = 0;
 	r->crc_spent = r->crc_credit = 0;
+	drain_reset(r);
 }
 
 /* Linear log: the names of NAMES blocks, the END block, closed. */
@@ -609,7 +705,7 @@ static void open_walk(struct pt_logr *r)
 	r->want = OPEN_WINDOW;
 	walk_reset(r);
 	while ((res = walk(r, r->mem != NULL, &off, &b)) != B_END)
-		if (res == B_BLOCK && b.type != PT_LOG_EVENTS)
+		if (res == B_BLOCK && (b.type == PT_LOG_NAMES || b.type == PT_LOG_END))
 			meta_block(r, off, &b);
 	walk_reset(r);
 }
@@ -647,8 +743,10 @@ static int open_log(struct pt_logr *r, int fd)
 	r->max_data = (uint32_t)pt_log_data_max(h->max_data_size);
 	r->max_ctx = (r->block_size - PT_LOG_BLOCK_HDR) / PT_LOG_CTX_REC + 1;
 	r->ctxs = calloc(r->max_ctx, sizeof *r->ctxs);
-	if (!r->ctxs)
+	r->pool = malloc(POOL_KEEP * sizeof *r->pool);
+	if (!r->ctxs || !r->pool)
 		return ENOMEM;
+	r->drain_cap = DRAIN_MAX;
 	if (!r->mem) {
 		/* Large reads, but no larger than the file. */
 		r->win_cap = 2 * (size_t)r->block_size;
@@ -698,6 +796,17 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->win);
 	free(r->ring);
 	free(r->ctxs);
+	for (uint32_t i = 0; i < r->nheld; i++)
+		free(r->held[i]);
+	for (uint32_t i = 0; i < r->npool; i++)
+		free(r->pool[i]);
+	free(r->held);
+	free(r->pool);
+	free(r->spare);
+	free(r->src);
+	free(r->heap);
+	free(r->cal);
+	free(r->kctx);
 	free(r);
 }
 
@@ -750,19 +859,64 @@ static int next_block(struct pt_logr *r)
 	}
 }
 
-static int deliver_damage(struct pt_logr *r, struct pt_log_event *ev, void *data,
-                          size_t num_bytes, size_t *data_len)
+/* Where an event goes: the reader's own record (pt_logr_next) or the
+ * caller's posix_trace_event_info and extension (pt_logr_next_posix). */
+struct out {
+	struct pt_log_event *ev;
+	struct posix_trace_event_info *info;
+	struct posixtrace_event_ext *ext;
+};
+
+/* Fills the output from the event's parts; ctx is the 32 bytes of a
+ * struct pt_log_ctx, its name not yet terminated.  Field by field: the
+ * stores match the loads that follow them. */
+__attribute__((always_inline)) static inline void emit(const struct out *o, uint32_t id,
+                                                       uint64_t w0, const unsigned char *ctx,
+                                                       uint64_t pc, uint64_t ts, size_t n)
 {
+	uint32_t len = pt_rec_len(w0);
+	uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
+	if (o->info) {
+		struct posix_trace_event_info *i = o->info;
+		i->posix_event_id = id;
+		i->posix_pid = (pid_t)ld32(ctx);
+		i->posix_thread_id = (pthread_t)ld64(ctx + 8);
+		i->posix_prog_address = (void *)(uintptr_t)pc;
+		i->posix_timestamp.tv_sec = (time_t)(ts / 1000000000u);
+		i->posix_timestamp.tv_nsec = (long)(ts % 1000000000u);
+		i->posix_truncation_status = n < len               ? POSIX_TRACE_TRUNCATED_READ
+		                             : (w0 >> 63)          ? POSIX_TRACE_TRUNCATED_RECORD
+		                                                   : POSIX_TRACE_NOT_TRUNCATED;
+		o->ext->posixtrace_tid = (pid_t)ld32(ctx + 4);
+		memcpy(o->ext->posixtrace_comm, &comm0, 8);
+		memcpy(o->ext->posixtrace_comm + 8, &comm1, 8);
+	} else {
+		struct pt_log_event *e = o->ev;
+		e->id = id;
+		e->truncated = (int)(w0 >> 63);
+		e->ctx.pid = (int32_t)ld32(ctx);
+		e->ctx.tid = (int32_t)ld32(ctx + 4);
+		e->ctx.thread = ld64(ctx + 8);
+		memcpy(e->ctx.comm, &comm0, 8);
+		memcpy(e->ctx.comm + 8, &comm1, 8);
+		e->pc = pc;
+		e->ts_ns = ts;
+		e->data_len = len;
+	}
+}
+
+static int deliver_damage(struct pt_logr *r, const struct out *o, void *data, size_t num_bytes,
+                          size_t *data_len)
+{
+	static const struct pt_log_ctx nobody;
 	int err = EBADMSG;
 	size_t n = num_bytes < sizeof err ? num_bytes : sizeof err;
 	r->p = r->end = no_payload; /* the rest of the block, if any, is skipped */
 	r->damaged++;
 	if (r->damaged > r->damaged_max)
 		r->damaged_max = r->damaged;
-	memset(ev, 0, sizeof *ev);
-	ev->id = POSIX_TRACE_ERROR;
-	ev->ts_ns = r->last_good_ts;
-	ev->data_len = sizeof err;
+	emit(o, POSIX_TRACE_ERROR, pt_rec_word0(0, POSIX_TRACE_ERROR, sizeof err, 0),
+	     (const unsigned char *)&nobody, 0, r->last_good_ts, n);
 	if (n)
 		memcpy(data, &err, n);
 	*data_len = n;
@@ -819,7 +973,7 @@ static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t
 
 /* The record at r->p, if it is an event that can be delivered: the
  * common case, kept small. */
-static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *data,
+static inline int take_event(struct pt_logr *r, const struct out *o, void *data,
                              size_t num_bytes, size_t *data_len)
 {
 	const unsigned char *p = r->p;
@@ -839,40 +993,589 @@ static inline int take_event(struct pt_logr *r, struct pt_log_event *ev, void *d
 	r->ts = ts;
 	r->last_good_ts = ts;
 	r->p = p + size;
-	ev->id = id;
-	ev->truncated = (int)(w0 >> 63);
-	ev->ctx = *r->ctx;
 	if (hdr == PT_REC_HDR)
 		r->pc = ld64(p + 8);
-	ev->pc = r->pc;
-	ev->ts_ns = ts;
-	ev->data_len = len;
+	emit(o, id, w0, (const unsigned char *)r->ctx, r->pc, ts, n);
 	copy_out(data, p + hdr, n);
 	*data_len = n;
 	return 1;
 }
 
-/* Everything but the common case: meta records, the next block, damage,
- * the end. */
-__attribute__((noinline)) static int next_slow(struct pt_logr *r, struct pt_log_event *ev,
-                                               void *data, size_t num_bytes, size_t *data_len)
+/* ---- version 3: gathering a drain ------------------------------------------ */
+
+/* Room for the window that replaces a pinned one, and for holding it. */
+static int spare_ready(struct pt_logr *r)
+{
+	if (r->nheld == r->held_cap) {
+		uint32_t n = r->held_cap ? r->held_cap * 2 : 16;
+		unsigned char **grown = realloc(r->held, n * sizeof *grown);
+		if (!grown)
+			return 0;
+		r->held = grown;
+		r->held_cap = n;
+	}
+	if (!r->spare)
+		r->spare = r->npool ? r->pool[--r->npool] : malloc(r->win_cap);
+	return r->spare != NULL;
+}
+
+/* The drain merged: its windows go back to the pool, its sources away. */
+static void drain_release(struct pt_logr *r)
+{
+	for (uint32_t i = 0; i < r->nheld; i++) {
+		if (r->npool < POOL_KEEP)
+			r->pool[r->npool++] = r->held[i];
+		else
+			free(r->held[i]);
+	}
+	r->nheld = 0;
+	r->win_pinned = 0;
+	r->nsrc = r->nheap = r->ncal = r->nkctx = 0;
+	r->cur = NULL;
+	r->root_moved = 0;
+	r->drain_bytes = 0;
+}
+
+static void drain_reset(struct pt_logr *r)
+{
+	drain_release(r);
+	r->drain_errors = r->carried_errors = 0;
+	r->resume_pending = 0;
+	r->pend = 0;
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 1;
+	uint64_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	if (n > UINT32_MAX)
+		return 0;
+	void *grown = realloc(*arr, (size_t)n * elem);
+	if (!grown)
+		return 0;
+	*arr = grown;
+	*cap = (uint32_t)n;
+	return 1;
+}
+
+static struct src *new_src(struct pt_logr *r, uint32_t kind, const unsigned char *p,
+                           const unsigned char *end)
+{
+	if (!grow((void **)&r->src, &r->src_cap, r->nsrc + 1, sizeof *r->src))
+		return NULL;
+	struct src *s = &r->src[r->nsrc];
+	memset(s, 0, sizeof *s);
+	s->p = p;
+	s->end = end;
+	s->kind = kind;
+	s->order = r->nsrc++;
+	return s;
+}
+
+/* The bits of a record's first word that make its kind and size: same
+ * address, id, data length. */
+#define REC_SHAPE 0x7fffffff80000000ull
+
+/* The records of a STAGES section: an OWNER first, then events (user ids,
+ * data within the log's limit) and TIME and OWNER records, filling it
+ * exactly.  An event shaped as the last one checked is good without a
+ * second look, and its size is known before its word is read: a run of
+ * alike events is checked at the speed of the loads, not of their chain. */
+static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data)
+{
+	if (len < PT_LOG_OWNER_REC || pt_rec_id(ld64(p)) != PT_LOG_STAGE_OWNER)
+		return 0;
+	uint64_t shape = 1; /* no word has this shape */
+	uint32_t off = 0, shape_size = 0;
+	while (off < len) {
+		uint32_t left = len - off;
+		uint64_t w0 = ld64(p + off); /* len and off are multiples of 8 */
+		if (likely((w0 & REC_SHAPE) == shape && shape_size <= left)) {
+			off += shape_size;
+			continue;
+		}
+		uint32_t id = pt_rec_id(w0), dlen = pt_rec_len(w0);
+		uint64_t size = pt_rec_size(w0);
+		if (id >= PT_LOG_USER_FIRST) {
+			if (dlen > max_data || size > left)
+				return 0;
+			shape = w0 & REC_SHAPE;
+			shape_size = (uint32_t)size;
+		} else if ((w0 & PT_REC_SAMEPC) || size > left ||
+		           !((id == PT_LOG_STAGE_TIME && dlen == 8) ||
+		             (id == PT_LOG_STAGE_OWNER && dlen == sizeof(struct pt_log_owner)))) {
+			return 0;
+		}
+		off += (uint32_t)size;
+	}
+	return 1;
+}
+
+/* A STAGES payload, checked whole; its sections become sources. */
+static int add_stages(struct pt_logr *r, const unsigned char *pl, uint32_t len)
+{
+	struct pt_log_stages pre;
+	if (len < sizeof pre)
+		return EBADMSG;
+	memcpy(&pre, pl, sizeof pre);
+	if (pre.ncal < 1 || pre.ncal > PT_LOG_MAX_CAL || pre.nsections < 1 ||
+	    sizeof pre + (uint64_t)pre.ncal * sizeof(struct pt_log_calpoint) > len)
+		return EBADMSG;
+	if (!grow((void **)&r->cal, &r->cal_cap, r->ncal + pre.ncal, sizeof *r->cal))
+		return ENOMEM;
+	struct pt_log_calpoint *cal = &r->cal[r->ncal];
+	memcpy(cal, pl + sizeof pre, pre.ncal * sizeof *cal);
+	if (!pt_log_cal_ok(cal, pre.ncal))
+		return EBADMSG;
+	uint32_t off = (uint32_t)(sizeof pre + pre.ncal * sizeof *cal), first = r->nsrc;
+	for (uint32_t i = 0; i < pre.nsections; i++) {
+		struct pt_log_section sec;
+		if (len - off < sizeof sec)
+			goto bad;
+		memcpy(&sec, pl + off, sizeof sec);
+		off += sizeof sec;
+		if (sec.len % 8 || sec.len > len - off || !section_ok(pl + off, sec.len, r->max_data))
+			goto bad;
+		struct src *s = new_src(r, S_STAGES, pl + off, pl + off + sec.len);
+		if (!s) {
+			r->nsrc = first;
+			return ENOMEM;
+		}
+		s->pc = sec.pc;
+		s->cal_at = r->ncal;
+		s->ncal = pre.ncal;
+		off += sec.len;
+	}
+	if (off != len)
+		goto bad;
+	r->ncal += pre.ncal;
+	return 0;
+bad:
+	r->nsrc = first;
+	return EBADMSG;
+}
+
+/* The length of the good records of a KEEPER payload (those before any
+ * damage: EVENTS rules, system events, RESUME), and its contexts. */
+static uint32_t keeper_good(const struct pt_logr *r, const unsigned char *pl, uint32_t len,
+                            uint32_t *nctx)
+{
+	uint32_t off = PT_LOG_KEEPER_PREFIX;
+	*nctx = 0;
+	while (off < len) {
+		uint32_t left = len - off;
+		if (left < PT_REC_HDR_MIN)
+			break;
+		uint64_t w0 = ld64(pl + off);
+		uint32_t id = pt_rec_id(w0), dlen = pt_rec_len(w0);
+		uint64_t size = pt_rec_size(w0);
+		if (size > left)
+			break;
+		if (id >= 1 && id <= 8) {
+			if (dlen > r->max_data || !*nctx)
+				break;
+		} else if (id < PT_REC_META_FIRST || id > PT_REC_RESUME || (w0 & PT_REC_SAMEPC)) {
+			break;
+		} else if (id == PT_REC_TIME) {
+			if (dlen != 8)
+				break;
+		} else if (id == PT_REC_CONTEXT) {
+			uint32_t k = dlen == sizeof(struct pt_log_ctxrec) ? ld32(pl + off + 48) : UINT32_MAX;
+			if (k > *nctx || k >= r->max_ctx)
+				break;
+			*nctx += k == *nctx;
+		} else if (id == PT_REC_SWITCH) {
+			if (dlen || ld64(pl + off + 8) >= *nctx)
+				break;
+		} else if (dlen || ld64(pl + off + 8) || !*nctx) { /* RESUME */
+			break;
+		}
+		off += (uint32_t)size;
+	}
+	return off;
+}
+
+/* A KEEPER payload: a source of its good records; damage after them is
+ * an error of the drain. */
+static int add_keeper(struct pt_logr *r, const unsigned char *pl, uint32_t len, uint64_t ts_base)
+{
+	uint32_t nctx, good = keeper_good(r, pl, len, &nctx);
+	if (!grow((void **)&r->kctx, &r->kctx_cap, r->nkctx + nctx, sizeof *r->kctx))
+		return ENOMEM;
+	struct src *s = new_src(r, S_KEEPER, pl + PT_LOG_KEEPER_PREFIX, pl + good);
+	if (!s)
+		return ENOMEM;
+	s->base = ts_base;
+	s->ctx_at = r->nkctx;
+	r->nkctx += nctx;
+	return good == len ? 0 : EBADMSG;
+}
+
+/* The next block of the log in reading order, payload checked. */
+static int next_any(struct pt_logr *r, const unsigned char **blk, struct pt_log_block *b)
+{
+	if (r->hdr.layout == PT_LOG_RING) {
+		if (r->ring_cur >= r->nring)
+			return B_END;
+		const struct ring_entry *e = &r->ring[r->ring_cur++];
+		if (e->kind == E_DAMAGE)
+			return B_DAMAGE;
+		*blk = block_at(r, e->off, 1, b);
+		return *blk && b->seq == e->seq ? B_BLOCK : B_DAMAGE;
+	}
+	uint64_t off;
+	int res = walk(r, 1, &off, b);
+	if (res == B_BLOCK)
+		*blk = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
+	return res;
+}
+
+/* Adds a block of the drain; damage in it is one error of the drain. */
+static void add_block(struct pt_logr *r, const unsigned char *blk, const struct pt_log_block *b)
+{
+	const unsigned char *pl = blk + PT_LOG_BLOCK_HDR;
+	uint32_t before = r->nsrc;
+	if (!r->mem)
+		r->win_pinned = 1;
+	int err = b->type == PT_LOG_STAGES ? add_stages(r, pl, b->payload_len)
+	                                   : add_keeper(r, pl, b->payload_len, b->ts_base);
+	r->drain_bytes += b->payload_len + (uint64_t)(r->nsrc - before) * sizeof(struct src);
+	if (err)
+		r->drain_errors++;
+}
+
+/* Whether the drain, holding blocks already, ends before this block (the
+ * drain number changes, or the drain's memory would pass its bound). */
+static int drain_ends(const struct pt_logr *r, uint64_t drain, const struct pt_log_block *b,
+                      uint64_t d)
+{
+	return d != drain || r->drain_bytes + b->payload_len > r->drain_cap ||
+	       (uint64_t)r->nheld * r->win_cap > r->drain_cap;
+}
+
+/* Gathers the next drain: its blocks, their sources, its errors.  Damage
+ * among the drain's blocks is an error of the drain; damage after its last
+ * block, an error between it and the next.  0 when the log has nothing
+ * more. */
+static int gather(struct pt_logr *r)
+{
+	uint64_t drain = 0, after = 0; /* errors since the drain's last block */
+	int have = 0;
+	drain_release(r);
+	r->drain_errors = r->carried_errors;
+	r->carried_errors = 0;
+	for (;;) {
+		const unsigned char *blk = NULL;
+		struct pt_log_block b;
+		int res = B_BLOCK;
+		if (r->pend) {
+			blk = r->pend_blk;
+			b = r->pend_b;
+			r->pend = 0;
+		} else {
+			if (r->win_pinned && !spare_ready(r))
+				break; /* no memory for more: the drain is cut here */
+			res = next_any(r, &blk, &b);
+		}
+		if (res == B_END || (res == B_BLOCK && b.type == PT_LOG_END))
+			break;
+		if (res == B_DAMAGE || !blk || ((b.type == PT_LOG_STAGES || b.type == PT_LOG_KEEPER) &&
+		                                b.payload_len < sizeof(uint64_t))) {
+			after++;
+			continue;
+		}
+		if (b.type != PT_LOG_STAGES && b.type != PT_LOG_KEEPER)
+			continue; /* names were read at open; tables are not events */
+		uint64_t d = ld64(blk + PT_LOG_BLOCK_HDR);
+		if (have && drain_ends(r, drain, &b, d)) {
+			r->pend = 1;
+			r->pend_blk = blk;
+			r->pend_b = b;
+			break;
+		}
+		have = 1;
+		drain = d;
+		r->drain_errors += after;
+		after = 0;
+		add_block(r, blk, &b);
+	}
+	if (have)
+		r->carried_errors = after;
+	else
+		r->drain_errors += after;
+	return have || r->drain_errors;
+}
+
+/* ---- version 3: merging a drain -------------------------------------------- */
+
+/* The segment of s's calibration that holds raw, found when raw leaves
+ * the one in use. */
+__attribute__((noinline)) static void find_segment(const struct pt_logr *r, struct src *s,
+                                                   uint64_t raw)
+{
+	const struct pt_log_calpoint *c = &r->cal[s->cal_at];
+	uint32_t n = s->ncal, i = 1;
+	s->seg = pt_log_cal_find(c, n, raw);
+	while (i < n - 1 && raw >= c[i].raw)
+		i++;
+	s->seg_lo = n == 1 || i == 1 ? 0 : c[i - 1].raw;
+	s->seg_hi = n == 1 || i == n - 1 ? UINT64_MAX : c[i].raw - 1;
+}
+
+/* The calibration of raw. */
+__attribute__((always_inline)) static inline uint64_t stage_time(const struct pt_logr *r,
+                                                                 struct src *s, uint64_t raw)
+{
+	if (unlikely(raw < s->seg_lo || raw > s->seg_hi))
+		find_segment(r, s, raw);
+	return pt_log_cal_apply(&s->seg, raw);
+}
+
+/* Moves s to its next event (or RESUME), applying the records before it;
+ * 0 when it has none left. */
+static int src_advance(struct pt_logr *r, struct src *s)
+{
+	while (s->p < s->end) {
+		const unsigned char *rec = s->p;
+		uint64_t w0 = ld64(rec);
+		uint32_t id = pt_rec_id(w0);
+		if (s->kind == S_STAGES) {
+			if (id >= PT_LOG_USER_FIRST) {
+				s->head = stage_time(r, s, s->base + pt_rec_delta(w0));
+				return 1;
+			}
+			/* TIME or OWNER: a new base; the next event carries its address */
+			s->base = ld64(rec + PT_REC_HDR);
+			s->pc = 0;
+			if (id == PT_LOG_STAGE_OWNER)
+				s->ctx = rec + PT_REC_HDR + 8;
+		} else {
+			uint64_t t = s->base + pt_rec_delta(w0);
+			s->resume = id == PT_REC_RESUME;
+			if (id < PT_REC_META_FIRST || s->resume) {
+				s->head = t;
+				return 1;
+			}
+			if (id == PT_REC_TIME) {
+				s->base = ld64(rec + PT_REC_HDR);
+			} else if (id == PT_REC_CONTEXT) {
+				uint32_t k = ld32(rec + PT_REC_HDR + sizeof(struct pt_log_ctx));
+				s->ctx = r->kctx[s->ctx_at + k] = rec + PT_REC_HDR;
+				s->base = t;
+			} else { /* SWITCH */
+				s->ctx = r->kctx[s->ctx_at + ld64(rec + 8)];
+				s->base = t;
+			}
+		}
+		s->p = rec + pt_rec_size(w0);
+	}
+	return 0;
+}
+
+/* A source's first event: a section starts with its OWNER, after which
+ * the address is the section's. */
+static int src_start(struct pt_logr *r, struct src *s)
+{
+	s->seg_lo = 1;
+	s->seg_hi = 0; /* no segment yet */
+	if (s->kind == S_STAGES) {
+		s->base = ld64(s->p + PT_REC_HDR);
+		s->ctx = s->p + PT_REC_HDR + 8;
+		s->p += PT_LOG_OWNER_REC;
+	}
+	return src_advance(r, s);
+}
+
+static inline int src_before(const struct src *a, const struct src *b)
+{
+	return a->head < b->head || (a->head == b->head && a->order < b->order);
+}
+
+static void sift_down(struct pt_logr *r, uint32_t i)
+{
+	uint32_t *h = r->heap, n = r->nheap, x = h[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && src_before(&r->src[h[c + 1]], &r->src[h[c]]))
+			c++;
+		if (!src_before(&r->src[h[c]], &r->src[x]))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+/* The drain's sources that have events, in a heap. */
+static int start_merge(struct pt_logr *r)
+{
+	if (!grow((void **)&r->heap, &r->heap_cap, r->nsrc, sizeof *r->heap))
+		return ENOMEM;
+	r->nheap = 0;
+	for (uint32_t i = 0; i < r->nsrc; i++)
+		if (src_start(r, &r->src[i]))
+			r->heap[r->nheap++] = i;
+	for (uint32_t i = r->nheap / 2; i-- > 0;)
+		sift_down(r, i);
+	return 0;
+}
+
+/* The root delivered and moved on: back into place, or out when done. */
+static void fix_root(struct pt_logr *r)
+{
+	struct src *s = &r->src[r->heap[0]];
+	if (s->p >= s->end)
+		r->heap[0] = r->heap[--r->nheap];
+	if (r->nheap)
+		sift_down(r, 0);
+	r->root_moved = 0;
+}
+
+/* The runner-up of the root s: what s's next events are compared with. */
+static void set_limit(struct pt_logr *r, const struct src *s)
+{
+	const struct src *run = NULL;
+	if (r->nheap > 1)
+		run = &r->src[r->heap[1]];
+	if (r->nheap > 2 && src_before(&r->src[r->heap[2]], run))
+		run = &r->src[r->heap[2]];
+	r->limit = run ? run->head : UINT64_MAX;
+	r->tie_first = run ? s->order < run->order : 1;
+}
+
+/* s delivered the event of time ts and its next record is not a plain
+ * event: applies what comes before its next one; s leaves the front
+ * unless it is a section whose next event is still ahead. */
+__attribute__((noinline)) static void src_moved(struct pt_logr *r, struct src *s, uint64_t ts)
+{
+	if (s->kind == S_KEEPER)
+		s->base = ts;
+	int more = src_advance(r, s);
+	if (!more)
+		s->p = s->end;
+	if (!more || s->kind != S_STAGES || s->head > r->limit ||
+	    (s->head == r->limit && !r->tie_first)) {
+		r->cur = NULL;
+		r->root_moved = 1;
+	}
+}
+
+/* Delivers the event at s->p (s the root), then moves s on; s stays in
+ * front, without heap work, while its next event is still ahead. */
+__attribute__((always_inline)) static inline int take_head(struct pt_logr *r, struct src *s,
+                                                          const struct out *o, void *data,
+                                                          size_t num_bytes, size_t *data_len)
+{
+	const unsigned char *p = s->p;
+	uint64_t w0 = ld64(p);
+	uint32_t len = pt_rec_len(w0), hdr = pt_rec_hdr(w0);
+	size_t n = len < num_bytes ? len : num_bytes;
+	uint64_t ts = s->head;
+	if (hdr == PT_REC_HDR)
+		s->pc = ld64(p + 8);
+	emit(o, pt_rec_id(w0), w0, s->ctx, s->pc, ts, n);
+	copy_out(data, p + hdr, n);
+	*data_len = n;
+	r->last_good_ts = ts;
+	p += hdr + pt_log_pad8(len);
+	s->p = p;
+	if (likely(s->kind == S_STAGES && p < s->end)) {
+		uint64_t w1 = ld64(p);
+		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
+			uint64_t t = stage_time(r, s, s->base + pt_rec_delta(w1));
+			s->head = t;
+			if (likely(t < r->limit || (t == r->limit && r->tie_first)))
+				return 1;
+			r->cur = NULL;
+			r->root_moved = 1;
+			return 1;
+		}
+	}
+	src_moved(r, s, ts);
+	return 1;
+}
+
+static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, size_t *data_len)
+{
+	emit(o, POSIX_TRACE_RESUME, 0, (const unsigned char *)&r->resume_ctx, 0, ts, 0);
+	*data_len = 0;
+	r->resume_pending = 0;
+	return 1;
+}
+
+/* Version 3: a drain's errors first, then its events by time, RESUME where
+ * a RESUME record said; then the next drain. */
+static int next_merged(struct pt_logr *r, const struct out *o, void *data, size_t num_bytes,
+                       size_t *data_len)
 {
 	for (;;) {
-		if (take_event(r, ev, data, num_bytes, data_len))
+		if (r->drain_errors) {
+			r->drain_errors--;
+			return deliver_damage(r, o, data, num_bytes, data_len);
+		}
+		if (r->root_moved)
+			fix_root(r);
+		if (!r->nheap) {
+			if (r->at_end || !gather(r)) {
+				drain_release(r);
+				r->at_end = 1;
+				return 0;
+			}
+			if (start_merge(r) != 0) {
+				r->nsrc = r->nheap = 0; /* no memory to merge it: one error */
+				r->drain_errors++;
+			}
+			continue;
+		}
+		struct src *s = &r->src[r->heap[0]];
+		if (s->resume) {
+			r->resume_pending = 1;
+			memcpy(&r->resume_ctx, s->ctx, sizeof r->resume_ctx);
+			r->resume_ctx.comm[sizeof r->resume_ctx.comm - 1] = '\0';
+			s->base = s->head;
+			s->p += PT_REC_HDR;
+			s->resume = 0;
+			if (!src_advance(r, s))
+				s->p = s->end;
+			r->root_moved = 1;
+			continue;
+		}
+		if (r->resume_pending)
+			return deliver_resume(r, s->head, o, data_len);
+		set_limit(r, s);
+		r->cur = s;
+		return take_head(r, s, o, data, num_bytes, data_len);
+	}
+}
+
+/* Everything but the common case: meta records, the next block, damage,
+ * the end. */
+__attribute__((noinline)) static int next_slow(struct pt_logr *r, const struct out *o,
+                                               void *data, size_t num_bytes, size_t *data_len)
+{
+	if (r->hdr.version >= 3)
+		return next_merged(r, o, data, num_bytes, data_len);
+	for (;;) {
+		if (take_event(r, o, data, num_bytes, data_len))
 			return 1;
 		size_t left = (size_t)(r->end - r->p);
 		if (left >= PT_REC_HDR) {
 			if (meta_record(r, ld64(r->p), left) < 0)
-				return deliver_damage(r, ev, data, num_bytes, data_len);
+				return deliver_damage(r, o, data, num_bytes, data_len);
 			continue;
 		}
 		if (left) /* a payload that ends inside a record */
-			return deliver_damage(r, ev, data, num_bytes, data_len);
+			return deliver_damage(r, o, data, num_bytes, data_len);
 		if (r->at_end)
 			return 0;
 		int res = next_block(r);
 		if (res == B_DAMAGE)
-			return deliver_damage(r, ev, data, num_bytes, data_len);
+			return deliver_damage(r, o, data, num_bytes, data_len);
 		if (res == B_END) {
 			r->at_end = 1;
 			r->p = r->end = no_payload;
@@ -884,9 +1587,24 @@ __attribute__((noinline)) static int next_slow(struct pt_logr *r, struct pt_log_
 int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t num_bytes,
                  size_t *data_len)
 {
-	if (likely(take_event(r, ev, data, num_bytes, data_len)))
+	struct out o = {ev, NULL, NULL};
+	if (likely(r->cur != NULL))
+		return take_head(r, r->cur, &o, data, num_bytes, data_len);
+	if (likely(take_event(r, &o, data, num_bytes, data_len)))
 		return 1;
-	return next_slow(r, ev, data, num_bytes, data_len);
+	return next_slow(r, &o, data, num_bytes, data_len);
+}
+
+int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
+                       struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
+                       size_t *data_len)
+{
+	struct out o = {NULL, info, ext};
+	if (likely(r->cur != NULL))
+		return take_head(r, r->cur, &o, data, num_bytes, data_len);
+	if (likely(take_event(r, &o, data, num_bytes, data_len)))
+		return 1;
+	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
 /* ---- accessors ----------------------------------------------------------- */
@@ -945,4 +1663,9 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*closed = r->closed;
 	if (damaged_blocks)
 		*damaged_blocks = r->damaged_max;
+}
+
+void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes)
+{
+	r->drain_cap = bytes < DRAIN_MAX ? bytes : DRAIN_MAX;
 }

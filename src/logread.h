@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <posixtrace.h>
 #include <trace.h>
 #include "logfmt.h"
 
@@ -52,6 +53,12 @@ PT_LOG_HIDDEN int pt_logr_open(int fd, struct pt_logr **out);
 PT_LOG_HIDDEN int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data,
                                size_t num_bytes, size_t *data_len);
 
+/* pt_logr_next for posix_trace_getnext_event: the event into *info, its
+ * kernel thread id and thread name into *ext. */
+PT_LOG_HIDDEN int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
+                                     struct posixtrace_event_ext *ext, void *data,
+                                     size_t num_bytes, size_t *data_len);
+
 /* Back to the first event. */
 PT_LOG_HIDDEN void pt_logr_rewind(struct pt_logr *r);
 
@@ -79,6 +86,10 @@ PT_LOG_HIDDEN const struct pt_log_header *pt_logr_header(const struct pt_logr *r
  * (ends with its END block, or a ring log finished by its writer and
  * complete); damaged blocks reported so far (the most over the passes since
  * open).  Any pointer may be NULL. */
+/* For tests: a drain of a version 3 log is cut when its memory would pass
+ * bytes (at most the reader's own bound, 256 MiB). */
+PT_LOG_HIDDEN void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes);
+
 PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
                                 uint64_t *damaged_blocks);
 

@@ -4,8 +4,9 @@
  * harness.h): log files, the tagged events the tests record, a
  * pre-recorded stream read back into memory, the keeper process that
  * writes a log, the tests' own CRC-32C and a thread that copies a pipe.
- * Log format constants (version 2) come from src/logfmt.h
- * (docs/LOG-FORMAT.md); everything else goes through the public API.
+ * Log format constants come from src/logfmt.h (docs/LOG-FORMAT.md); the
+ * crafted logs below are of version 2 (EVENTS blocks), those of version 3
+ * are tests/logv3.h's; everything else goes through the public API.
  */
 #ifndef PT_TEST_LOGTEST_H
 #define PT_TEST_LOGTEST_H
@@ -93,7 +94,8 @@ static inline int lt_create_log(int fd, int log_policy, size_t log_size, int str
 	return err;
 }
 
-/* posixtrace_log_info of a pre-recorded stream: always format version 2. */
+/* posixtrace_log_info of a pre-recorded stream the library wrote: the
+ * format version it writes. */
 static inline struct posixtrace_log_info lt_log_info(trace_id_t trid)
 {
 	struct posixtrace_log_info info;
@@ -334,7 +336,7 @@ static inline void lt_craft_header(struct pt_log_header *h, uint32_t block_size,
 {
 	memset(h, 0, sizeof *h);
 	memcpy(h->magic, PT_LOG_MAGIC, sizeof h->magic);
-	h->version = PT_LOG_VERSION;
+	h->version = 2; /* EVENTS blocks: a version 2 log */
 	h->byte_order = PT_LOG_BOM;
 	h->header_size = PT_LOG_HEADER_SIZE;
 	h->flags = PT_LOG_SEEKABLE;

@@ -1,0 +1,959 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checks the reader of trace logs of format version 3 (docs/LOG-FORMAT.md)
+ * on logs the tests write themselves (tests/logv3.h): event times through
+ * the calibration (one MONO point; several TSC-like points, before, between
+ * and after them), the writer's context and the address (same-address
+ * events, a section's address, TIME and OWNER resetting it), data and the
+ * truncation flags; the merge of a drain by time across lanes and blocks
+ * (equal times in block then section order), drains in order, RESUME
+ * before the next event; damage in a STAGES block costing the block with
+ * one ERROR first in its drain, KEEPER damage, reserved block types
+ * skipped, a ring of STAGES blocks, a log cut short, a drain cut at the
+ * reader's memory bound (a lower bound set through the reader's test
+ * hook), rewind, a pipe; and that version 2 logs (EVENTS blocks) still read
+ * and other versions are refused.
+ */
+#include "logv3.h"
+
+#include "../src/logread.h"
+
+#define T0 1700000000000000000ull
+
+static const struct pt_log_ctx ctx_a = {100, 101, 0x1111, "alpha"};
+static const struct pt_log_ctx ctx_b = {200, 202, 0x2222, "beta"};
+static const struct pt_log_ctx ctx_ctl = {300, 300, 0x3333, "controller"};
+
+static const char *dir;
+
+static void setup(void)
+{
+	dir = pt_scratch_dir("pt_logv3");
+}
+
+static void teardown(void) { pt_remove_tree(dir); }
+
+/* An empty file in the test's directory, already unlinked. */
+static int new_file(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/logXXXXXX", dir);
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unlink(path), 0);
+	return fd;
+}
+
+/* A u32 tag as an event's data: which event of the test it is. */
+static void tagged(struct v3 *g, uint32_t delta, uint64_t pc, uint32_t tag)
+{
+	v3_ev(g, POSIX_TRACE_UNNAMED_USEREVENT, delta, pc, &tag, sizeof tag);
+}
+
+static uint32_t tag_of(const struct v3_ev *e)
+{
+	uint32_t t;
+	ck_assert_uint_eq(e->len, sizeof t);
+	memcpy(&t, e->data, sizeof t);
+	return t;
+}
+
+static void expect_event(const struct v3_ev *e, trace_event_id_t id, uint64_t ts,
+                         const struct pt_log_ctx *ctx, uint64_t pc)
+{
+	ck_assert_uint_eq(e->info.posix_event_id, id);
+	ck_assert_uint_eq(v3_ts(e), ts);
+	ck_assert_int_eq(e->info.posix_pid, ctx->pid);
+	ck_assert_uint_eq((uint64_t)e->info.posix_thread_id, ctx->thread);
+	ck_assert_int_eq(e->ext.posixtrace_tid, ctx->tid);
+	ck_assert_int_eq(strncmp(e->ext.posixtrace_comm, ctx->comm, sizeof ctx->comm - 1), 0);
+	ck_assert_uint_eq((uint64_t)(uintptr_t)e->info.posix_prog_address, pc);
+}
+
+static void expect_tagged(const struct v3_ev *e, uint32_t tag, uint64_t ts)
+{
+	ck_assert_uint_eq(e->info.posix_event_id, POSIX_TRACE_UNNAMED_USEREVENT);
+	ck_assert_uint_eq(tag_of(e), tag);
+	ck_assert_uint_eq(v3_ts(e), ts);
+}
+
+static void expect_error(const struct v3_ev *e, uint64_t ts)
+{
+	int err;
+	ck_assert_uint_eq(e->info.posix_event_id, POSIX_TRACE_ERROR);
+	ck_assert_int_eq(e->info.posix_pid, 0);
+	ck_assert_uint_eq(v3_ts(e), ts);
+	ck_assert_uint_eq(e->len, sizeof err);
+	memcpy(&err, e->data, sizeof err);
+	ck_assert_int_eq(err, EBADMSG);
+}
+
+/* A STAGES block of drain with one lane (ctx_a, base 0, calibration raw 0
+ * = T0) and events of tags first, first+1, ... at raw times ts[]. */
+static void stage_block(struct v3 *g, uint64_t drain, uint32_t lane, uint32_t first,
+                        const uint32_t *ts, uint32_t n)
+{
+	v3_stages_mono(g, drain, T0);
+	v3_lane(g, lane, 0, &ctx_a, 0x400000 + lane);
+	for (uint32_t i = 0; i < n; i++)
+		tagged(g, ts[i], 0, first + i);
+	v3_seal(g);
+}
+
+/* ---- times, contexts, addresses, data ------------------------------------- */
+
+START_TEST(mono_calibration_one_point)
+{
+	int fd = new_file();
+	struct v3 g;
+	const char d[4] = "abc";
+	struct pt_log_calpoint p = {1000, 5000000000ull};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages(&g, 1, &p, 1);
+	v3_lane(&g, 0, 1000, &ctx_a, 0x500);
+	v3_ev(&g, 40, 0, 0, d, 3);     /* the section's address */
+	v3_ev(&g, 41, 7, 0x600, d, 3); /* its own */
+	v3_ev(&g, 42, 20, 0, d, 3);    /* the previous event's */
+	v3_time(&g, 400);              /* before the point; the address is reset */
+	v3_ev(&g, 43, 0, 0, d, 3);
+	v3_seal(&g);
+	struct pt_log_calpoint q = {10, 5};
+	v3_stages(&g, 2, &q, 1);
+	v3_lane(&g, 0, 0, &ctx_a, 0);
+	v3_ev(&g, 44, 0, 0x700, d, 3); /* 5 - 10: no time before 0 */
+	v3_ev(&g, 45, 12, 0, d, 3);
+	v3_seal(&g);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 6);
+	expect_event(&r.ev[0], 40, 5000000000ull, &ctx_a, 0x500);
+	expect_event(&r.ev[1], 41, 5000000007ull, &ctx_a, 0x600);
+	expect_event(&r.ev[2], 42, 5000000020ull, &ctx_a, 0x600);
+	expect_event(&r.ev[3], 43, 5000000000ull - 600, &ctx_a, 0);
+	expect_event(&r.ev[4], 44, 0, &ctx_a, 0x700);
+	expect_event(&r.ev[5], 45, 7, &ctx_a, 0x700);
+	ck_assert_uint_eq(r.log.posixtrace_version, 3);
+	ck_assert_int_eq(r.log.posixtrace_closed, 1);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	ck_assert_mem_eq(r.ev[0].data, d, 3);
+	close(fd);
+}
+END_TEST
+
+/* Three points: slope 1/2 up to raw 3000, then 2; before the first point
+ * the first segment's line, after the last the last one's; the distance
+ * from a segment's first point is what is rounded down (raw 999: half a
+ * nanosecond before the point, which is 0). */
+START_TEST(tsc_calibration_several_points)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint64_t s = 1000000000ull;
+	struct pt_log_calpoint p[3] = {{1000, s}, {3000, s + 1000}, {7000, s + 9000}};
+	const uint32_t raw[] = {0, 999, 1000, 2000, 2999, 3000, 5000, 7000, 8000};
+	const uint64_t want[] = {s - 500, s, s, s + 500, s + 999, s + 1000, s + 5000, s + 9000,
+	                         s + 11000};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages(&g, 1, p, 3);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	for (uint32_t i = 0; i < 9; i++)
+		tagged(&g, raw[i], 0, i);
+	v3_time(&g, 2500); /* back into the first segment */
+	tagged(&g, 0, 0x20, 9);
+	v3_seal(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 10);
+	for (uint32_t i = 0; i < 9; i++)
+		expect_tagged(&r.ev[i], i, want[i]);
+	expect_tagged(&r.ev[9], 9, s + 750);
+	ck_assert_int_eq(r.log.posixtrace_closed, 0);
+	close(fd);
+}
+END_TEST
+
+/* Each lane's events have its OWNER's context; a later OWNER changes it
+ * and resets the address; a thread name of 16 bytes comes back cut to 15. */
+START_TEST(contexts_and_addresses)
+{
+	int fd = new_file();
+	struct v3 g;
+	struct pt_log_ctx c = {400, 404, 0x4444, ""};
+	memcpy(c.comm, "0123456789abcdef", 16); /* no terminator */
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	tagged(&g, 10, 0, 0);
+	v3_owner(&g, 0, &c);
+	tagged(&g, 20, 0, 2);
+	tagged(&g, 25, 0x30, 3);
+	v3_lane(&g, 1, 0, &ctx_b, 0x20);
+	tagged(&g, 15, 0, 1);
+	v3_seal(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		ck_assert_uint_eq(tag_of(&r.ev[i]), i);
+	expect_event(&r.ev[0], 32, T0 + 10, &ctx_a, 0x10);
+	expect_event(&r.ev[1], 32, T0 + 15, &ctx_b, 0x20);
+	expect_event(&r.ev[2], 32, T0 + 20, &c, 0);
+	expect_event(&r.ev[3], 32, T0 + 25, &c, 0x30);
+	ck_assert_str_eq(r.ev[2].ext.posixtrace_comm, "0123456789abcde");
+	close(fd);
+}
+END_TEST
+
+START_TEST(data_and_truncation)
+{
+	int fd = new_file();
+	struct v3 g;
+	unsigned char big[256];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (unsigned char)(i * 7 + 1);
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	v3_ev(&g, 33, 1, 0, big, 16);
+	v3_ev(&g, 33, 2, 0, big, 256); /* the log's max-data-size */
+	v3_rec(&g, v3_w0(34, 5, 3) | PT_REC_SAMEPC | PT_REC_TRUNCATED, 0, big, 5);
+	v3_ev(&g, 35, 4, 0, NULL, 0);
+	v3_seal(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 4);
+	ck_assert_uint_eq(r.ev[0].len, 16);
+	ck_assert_mem_eq(r.ev[0].data, big, 16);
+	ck_assert_uint_eq(r.ev[1].len, 256);
+	ck_assert_mem_eq(r.ev[1].data, big, 256);
+	ck_assert_int_eq(r.ev[1].info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
+	ck_assert_uint_eq(r.ev[2].len, 5);
+	ck_assert_int_eq(r.ev[2].info.posix_truncation_status, POSIX_TRACE_TRUNCATED_RECORD);
+	ck_assert_uint_eq(r.ev[3].len, 0);
+	/* A buffer shorter than the data: its first bytes, TRUNCATED_READ. */
+	r = v3_read_buf(fd, 8);
+	ck_assert_uint_eq(r.n, 4);
+	ck_assert_uint_eq(r.ev[1].len, 8);
+	ck_assert_mem_eq(r.ev[1].data, big, 8);
+	ck_assert_int_eq(r.ev[1].info.posix_truncation_status, POSIX_TRACE_TRUNCATED_READ);
+	ck_assert_int_eq(r.ev[3].info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
+	close(fd);
+}
+END_TEST
+
+/* ---- the merge ------------------------------------------------------------- */
+
+/* Lanes in two blocks of one drain: by time; equal times in block order,
+ * then section order. */
+START_TEST(merge_across_lanes_and_blocks_ties_in_block_then_section_order)
+{
+	int fd = new_file();
+	struct v3 g;
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	tagged(&g, 10, 0, 0);
+	tagged(&g, 30, 0, 2);
+	tagged(&g, 50, 0, 6);
+	v3_seal(&g);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 1, 0, &ctx_b, 0x20);
+	tagged(&g, 20, 0, 1);
+	tagged(&g, 30, 0, 3);
+	tagged(&g, 40, 0, 5);
+	v3_lane(&g, 2, 0, &ctx_a, 0x30);
+	tagged(&g, 30, 0, 4);
+	v3_seal(&g);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	const uint64_t ts[] = {10, 20, 30, 30, 30, 40, 50};
+	ck_assert_uint_eq(r.n, 7);
+	for (uint32_t i = 0; i < 7; i++)
+		expect_tagged(&r.ev[i], i, T0 + ts[i]);
+	ck_assert_int_eq(r.ev[3].info.posix_pid, ctx_b.pid);
+	close(fd);
+}
+END_TEST
+
+/* Drains in the order of the log, whatever their times; a lower drain
+ * number after a higher one is a new drain. */
+START_TEST(drains_in_order)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {100, 200}, d2[] = {50, 150}, d3[] = {10};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 2);
+	stage_block(&g, 2, 1, 2, d2, 2);
+	stage_block(&g, 1, 0, 4, d3, 1);
+	struct v3_read r = v3_read(fd);
+	const uint64_t ts[] = {100, 200, 50, 150, 10};
+	ck_assert_uint_eq(r.n, 5);
+	for (uint32_t i = 0; i < 5; i++)
+		expect_tagged(&r.ev[i], i, T0 + ts[i]);
+	close(fd);
+}
+END_TEST
+
+/* RESUME comes right before the next event after its record, with that
+ * event's time and the RESUME record's context, from the drain or a later
+ * one; without a later event there is none. */
+START_TEST(resume_before_the_next_event)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t ts[] = {10, 20, 30}, later[] = {50};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, ts, 3);
+	v3_keeper(&g, 1);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_ev(&g, POSIX_TRACE_START, 0, 0x77, NULL, 0); /* at 5 */
+	v3_resume(&g, 10);                               /* at 15 */
+	v3_seal_at(&g, T0 + 5);
+	v3_keeper(&g, 2);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_resume(&g, 0); /* at 100, the drain's last */
+	v3_seal_at(&g, T0 + 100);
+	stage_block(&g, 3, 0, 3, later, 1);
+	v3_keeper(&g, 4);
+	v3_context(&g, 0, &ctx_b, 0);
+	v3_resume(&g, 0); /* nothing after it */
+	v3_seal_at(&g, T0 + 200);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 7);
+	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x77);
+	expect_tagged(&r.ev[1], 0, T0 + 10);
+	expect_event(&r.ev[2], POSIX_TRACE_RESUME, T0 + 20, &ctx_ctl, 0);
+	ck_assert_uint_eq(r.ev[2].len, 0);
+	expect_tagged(&r.ev[3], 1, T0 + 20);
+	expect_tagged(&r.ev[4], 2, T0 + 30);
+	expect_event(&r.ev[5], POSIX_TRACE_RESUME, T0 + 50, &ctx_ctl, 0);
+	expect_tagged(&r.ev[6], 3, T0 + 50);
+	close(fd);
+}
+END_TEST
+
+/* KEEPER blocks: contexts switched, TIME, system events merged with the
+ * lanes by time. */
+START_TEST(keeper_events_merged)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t ts[] = {10, 40};
+	int one = 1;
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_keeper(&g, 1);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_ev(&g, POSIX_TRACE_START, 5, 0x1, NULL, 0); /* 5 */
+	v3_context(&g, 1, &ctx_b, 10);                 /* 15 */
+	v3_ev(&g, POSIX_TRACE_FLUSH_START, 5, 0x2, NULL, 0); /* 20 */
+	v3_switch(&g, 0, 5);                           /* 25 */
+	v3_ev(&g, POSIX_TRACE_FLUSH_STOP, 5, 0, NULL, 0); /* 30, same address */
+	v3_time(&g, T0 + 60);
+	v3_ev(&g, POSIX_TRACE_STOP, 0, 0x3, &one, sizeof one);
+	v3_seal_at(&g, T0);
+	stage_block(&g, 1, 0, 0, ts, 2);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 6);
+	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x1);
+	expect_tagged(&r.ev[1], 0, T0 + 10);
+	expect_event(&r.ev[2], POSIX_TRACE_FLUSH_START, T0 + 20, &ctx_b, 0x2);
+	expect_event(&r.ev[3], POSIX_TRACE_FLUSH_STOP, T0 + 30, &ctx_ctl, 0x2);
+	expect_tagged(&r.ev[4], 1, T0 + 40);
+	expect_event(&r.ev[5], POSIX_TRACE_STOP, T0 + 60, &ctx_ctl, 0x3);
+	ck_assert_uint_eq(r.ev[5].len, sizeof one);
+	close(fd);
+}
+END_TEST
+
+/* ---- damage ---------------------------------------------------------------- */
+
+enum {
+	D_NCAL_0, D_NCAL_65, D_RAW_NOT_INCREASING, D_REAL_DECREASING, D_NSECTIONS_0,
+	D_SECTIONS_MISSING, D_LEN_NOT_8, D_LEN_PAST_END, D_FIRST_NOT_OWNER, D_META_ID_11,
+	D_SYSTEM_ID, D_ID_0, D_DATA_TOO_LONG, D_TIME_SAME_ADDRESS, D_TIME_LENGTH, D_BYTES_AFTER,
+	D_RECORD_PAST_SECTION, D_SHORT_PREFIX, D_KINDS
+};
+
+/* A STAGES block of drain 2 with one defect; its events would be tags 90,
+ * 91 at T0 + 250, T0 + 260. */
+static void damaged_stages(struct v3 *g, int kind)
+{
+	struct pt_log_calpoint p[65];
+	uint32_t ncal = kind == D_NCAL_0 ? 0 : kind == D_NCAL_65 ? 65 : 2;
+	for (uint32_t i = 0; i < 65; i++)
+		p[i] = (struct pt_log_calpoint){i * 100, T0 + i * 100};
+	if (kind == D_RAW_NOT_INCREASING)
+		p[1].raw = p[0].raw;
+	if (kind == D_REAL_DECREASING)
+		p[1].real_ns = p[0].real_ns - 1;
+	if (kind == D_SHORT_PREFIX) {
+		g->type = PT_LOG_STAGES;
+		g->len = 0;
+		v3_u64(g, 2);
+		v3_u64(g, 0);
+		v3_block(g, PT_LOG_STAGES, g->seq++, 0, g->pl, g->len);
+		return;
+	}
+	v3_stages(g, 2, p, ncal);
+	if (kind != D_NSECTIONS_0) {
+		v3_lane(g, 0, 0, &ctx_a, 0x10);
+		if (kind == D_FIRST_NOT_OWNER) { /* a TIME record before the OWNER */
+			g->len -= PT_LOG_OWNER_REC;
+			v3_time(g, 0);
+			v3_owner(g, 0, &ctx_a);
+		}
+		tagged(g, 250, 0, 90);
+		uint32_t id = kind == D_META_ID_11 ? PT_REC_SWITCH : kind == D_SYSTEM_ID ? 5
+		            : kind == D_ID_0       ? 0
+		                                   : 33;
+		uint32_t len = kind == D_DATA_TOO_LONG ? 264 : 4;
+		static unsigned char zeros[264];
+		v3_rec(g, v3_w0(id, len, 260), 0x20, zeros, len);
+		if (kind == D_TIME_SAME_ADDRESS)
+			v3_rec(g, v3_w0(PT_REC_TIME, 8, 0) | PT_REC_SAMEPC, 0, zeros, 8);
+		if (kind == D_TIME_LENGTH)
+			v3_rec(g, v3_w0(PT_REC_TIME, 16, 0), 0, zeros, 16);
+	}
+	v3_close_section(g);
+	uint32_t nsec = kind == D_NSECTIONS_0 ? 0 : kind == D_SECTIONS_MISSING ? 2 : 1;
+	memcpy(g->pl + offsetof(struct pt_log_stages, nsections), &nsec, sizeof nsec);
+	uint32_t sec_len;
+	memcpy(&sec_len, g->pl + g->sec_at + 4, 4);
+	if (kind == D_LEN_NOT_8)
+		sec_len -= 4;
+	if (kind == D_LEN_PAST_END)
+		sec_len += 8;
+	if (kind == D_RECORD_PAST_SECTION)
+		sec_len -= 8;
+	if (nsec)
+		memcpy(g->pl + g->sec_at + 4, &sec_len, 4);
+	if (kind == D_BYTES_AFTER)
+		v3_u64(g, 0);
+	v3_block(g, PT_LOG_STAGES, g->seq++, 0, g->pl, g->len);
+	g->len = g->nsec = 0;
+}
+
+/* The whole damaged block is lost, one ERROR (first in its drain, at the
+ * time of the last event delivered before it), the rest of the drain and
+ * the log read; the same on a second pass. */
+START_TEST(stages_damage_costs_the_block_once)
+{
+	int kind = _i;
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {100}, d2a[] = {300}, d2b[] = {400};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 1);
+	stage_block(&g, 2, 0, 1, d2a, 1);
+	damaged_stages(&g, kind);
+	stage_block(&g, 2, 1, 2, d2b, 1);
+	v3_end(&g);
+	for (int pass = 0; pass < 2; pass++) {
+		struct v3_read r = v3_read(fd);
+		ck_assert_msg(r.n == 4, "damage kind %d: %zu events", kind, r.n);
+		expect_tagged(&r.ev[0], 0, T0 + 100);
+		expect_error(&r.ev[1], T0 + 100);
+		expect_tagged(&r.ev[2], 1, T0 + 300);
+		expect_tagged(&r.ev[3], 2, T0 + 400);
+		ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 1);
+		ck_assert_int_eq(r.log.posixtrace_closed, 1);
+	}
+	close(fd);
+}
+END_TEST
+
+/* The same block undamaged gives its two events (the defects above are
+ * the only reason for the ERROR). */
+START_TEST(stages_block_without_defect_reads)
+{
+	int fd = new_file();
+	struct v3 g;
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	damaged_stages(&g, D_KINDS);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_tagged(&r.ev[0], 90, T0 + 250);
+	ck_assert_uint_eq(v3_ts(&r.ev[1]), T0 + 260);
+	close(fd);
+}
+END_TEST
+
+/* A KEEPER block keeps its records before damage; the ERROR comes first
+ * in the drain.  A user event, a RESUME with data, an event before any
+ * context are damage there. */
+START_TEST(keeper_damage)
+{
+	for (int kind = 0; kind < 3; kind++) {
+		int fd = new_file();
+		struct v3 g;
+		const uint32_t ts[] = {10};
+		v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+		v3_keeper(&g, 1);
+		if (kind == 2)
+			v3_ev(&g, POSIX_TRACE_START, 0, 0x1, NULL, 0);
+		v3_context(&g, 0, &ctx_ctl, 0);
+		v3_ev(&g, POSIX_TRACE_START, 5, 0x1, NULL, 0);
+		if (kind == 0)
+			v3_ev(&g, 40, 0, 0x1, NULL, 0);
+		if (kind == 1)
+			v3_rec(&g, v3_w0(PT_REC_RESUME, 8, 0), 0, "12345678", 8);
+		v3_ev(&g, POSIX_TRACE_STOP, 5, 0x1, NULL, 0);
+		v3_seal_at(&g, T0);
+		stage_block(&g, 1, 0, 0, ts, 1);
+		struct v3_read r = v3_read(fd);
+		if (kind == 2) { /* nothing of it is good */
+			ck_assert_uint_eq(r.n, 2);
+			expect_error(&r.ev[0], 0);
+			expect_tagged(&r.ev[1], 0, T0 + 10);
+		} else {
+			ck_assert_uint_eq(r.n, 3);
+			expect_error(&r.ev[0], 0);
+			expect_event(&r.ev[1], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x1);
+			expect_tagged(&r.ev[2], 0, T0 + 10);
+		}
+		ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 1);
+		close(fd);
+	}
+}
+END_TEST
+
+/* Valid blocks of the reserved types 6 to 31 are skipped, inside a drain
+ * too; type 32, and EVENTS in a version 3 log, are invalid blocks. */
+START_TEST(reserved_types_skipped)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {20}, b[] = {10}, c[] = {30};
+	const char table[24] = "a later revision's";
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 1);
+	v3_block(&g, PT_LOG_RESERVED_FIRST, g.seq++, 0, table, sizeof table);
+	v3_block(&g, PT_LOG_RESERVED_END - 1, g.seq++, 0, table, sizeof table);
+	stage_block(&g, 1, 1, 1, b, 1);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_tagged(&r.ev[0], 1, T0 + 10);
+	expect_tagged(&r.ev[1], 0, T0 + 20);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	ck_assert_int_eq(r.log.posixtrace_closed, 1);
+	close(fd);
+
+	const uint32_t bad_types[] = {PT_LOG_RESERVED_END, PT_LOG_EVENTS};
+	for (int i = 0; i < 2; i++) {
+		fd = new_file();
+		v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+		stage_block(&g, 1, 0, 0, a, 1);
+		v3_block(&g, bad_types[i], g.seq++, 0, table, sizeof table);
+		stage_block(&g, 2, 0, 1, c, 1);
+		v3_end(&g);
+		r = v3_read(fd);
+		ck_assert_uint_eq(r.n, 3);
+		expect_tagged(&r.ev[0], 0, T0 + 20);
+		expect_error(&r.ev[1], T0 + 20);
+		expect_tagged(&r.ev[2], 1, T0 + 30);
+		close(fd);
+	}
+}
+END_TEST
+
+/* ---- layouts and versions ---------------------------------------------------- */
+
+/* A version 2 log (EVENTS blocks with CONTEXT records) reads as before;
+ * a STAGES block in it is invalid. */
+START_TEST(version2_log_reads)
+{
+	int fd = new_file();
+	struct lt_craft c;
+	const char d[8] = "payload";
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "v2");
+	lt_craft_event(&c, &ctx_a, 33, T0 + 10, 0x100, 0, d, 8);
+	lt_craft_event(&c, &ctx_b, 34, T0 + 5, 0x200, 0, d, 3); /* TIME back */
+	lt_craft_event(&c, &ctx_b, 35, T0 + 7, 0x300, 1, d, 0);
+	lt_craft_seal(&c);
+	lt_craft_event(&c, &ctx_a, 36, T0 + 1, 0x400, 0, d, 1); /* its own block: not merged */
+	lt_craft_end(&c);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 4);
+	expect_event(&r.ev[0], 33, T0 + 10, &ctx_a, 0x100);
+	expect_event(&r.ev[1], 34, T0 + 5, &ctx_b, 0x200);
+	expect_event(&r.ev[2], 35, T0 + 7, &ctx_b, 0x200);
+	expect_event(&r.ev[3], 36, T0 + 1, &ctx_a, 0x400);
+	ck_assert_mem_eq(r.ev[0].data, d, 8);
+	ck_assert_uint_eq(r.log.posixtrace_version, 2);
+	ck_assert_int_eq(r.log.posixtrace_closed, 1);
+	close(fd);
+
+	/* STAGES is not a version 2 type: the block is damage. */
+	fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {20};
+	v3_begin(&g, fd, 2, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 1);
+	memset(&c, 0, sizeof c); /* EVENTS blocks after it */
+	c.fd = fd;
+	c.block_size = PT_LOG_MIN_BLOCK;
+	c.payload = lt_hold(malloc(c.block_size));
+	ck_assert_ptr_nonnull(c.payload);
+	c.off = g.off;
+	c.seq = g.seq;
+	lt_craft_event(&c, &ctx_a, 33, T0 + 10, 0x100, 0, d, 8);
+	lt_craft_end(&c);
+	r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_error(&r.ev[0], 0);
+	expect_event(&r.ev[1], 33, T0 + 10, &ctx_a, 0x100);
+	close(fd);
+}
+END_TEST
+
+/* Versions other than 2 and 3 are refused. */
+START_TEST(other_versions_refused)
+{
+	const uint32_t versions[] = {0, 1, 4, 0x03000000};
+	for (int i = 0; i < 4; i++) {
+		int fd = new_file();
+		struct v3 g;
+		const uint32_t a[] = {20};
+		v3_begin(&g, fd, versions[i], PT_LOG_LINEAR, 0);
+		stage_block(&g, 1, 0, 0, a, 1);
+		trace_id_t trid;
+		ck_assert_int_eq(posix_trace_open(fd, &trid), EINVAL);
+		close(fd);
+	}
+}
+END_TEST
+
+/* A ring of 4 slots of STAGES blocks, one drain each, after 6 blocks: the
+ * newest 4 in order; a valid reserved block takes a slot like any other. */
+START_TEST(ring_of_stages_blocks)
+{
+	int fd = new_file();
+	struct v3 g;
+	v3_begin(&g, fd, 3, PT_LOG_RING, 4);
+	for (uint32_t k = 0; k < 6; k++) {
+		const uint32_t ts[] = {k * 10};
+		stage_block(&g, k + 1, 0, k, ts, 1);
+	}
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		expect_tagged(&r.ev[i], i + 2, T0 + (i + 2) * 10);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	v3_block(&g, PT_LOG_RESERVED_FIRST, g.seq++, 0, "table", 5);
+	r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		expect_tagged(&r.ev[i], i + 3, T0 + (i + 3) * 10);
+	close(fd);
+}
+END_TEST
+
+/* A log cut inside a block of a drain: the drain's complete blocks,
+ * merged, no ERROR, not closed. */
+START_TEST(cut_short_inside_a_drain)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {30}, b[] = {10}, c[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 1);
+	stage_block(&g, 1, 1, 1, b, 1);
+	uint64_t cut = g.off + 60;
+	stage_block(&g, 1, 2, 2, c, 1);
+	v3_end(&g);
+	ck_assert_int_eq(ftruncate(fd, (off_t)cut), 0);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_tagged(&r.ev[0], 1, T0 + 10);
+	expect_tagged(&r.ev[1], 0, T0 + 30);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	ck_assert_int_eq(r.log.posixtrace_closed, 0);
+	close(fd);
+}
+END_TEST
+
+/* An unseekable log (read whole from a pipe) reads the same. */
+START_TEST(pipe_reads_the_same)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {30, 40}, b[] = {10, 35};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 2);
+	stage_block(&g, 1, 1, 2, b, 2);
+	v3_end(&g);
+	struct v3_read file = v3_read(fd);
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	struct lt_pump pump = {fd, p[1], 1, 0};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
+	struct v3_read piped = v3_read(p[0]);
+	pthread_join(th, NULL);
+	close(p[0]);
+	ck_assert_uint_eq(file.n, 4);
+	ck_assert_uint_eq(piped.n, 4);
+	const uint32_t order[] = {2, 0, 3, 1};
+	for (uint32_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(tag_of(&file.ev[i]), order[i]);
+		ck_assert_uint_eq(tag_of(&piped.ev[i]), order[i]);
+		ck_assert_uint_eq(v3_ts(&file.ev[i]), v3_ts(&piped.ev[i]));
+	}
+	close(fd);
+}
+END_TEST
+
+/* ---- many events --------------------------------------------------------------- */
+
+/* A PRNG of the tests' own (xorshift). */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct want {
+	uint64_t ts;
+	uint32_t tag;
+	uint32_t drain_pos; /* which drain, in log order */
+};
+
+static int by_drain_then_time(const void *a, const void *b)
+{
+	const struct want *x = a, *y = b;
+	if (x->drain_pos != y->drain_pos)
+		return x->drain_pos < y->drain_pos ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->tag < y->tag ? -1 : x->tag > y->tag; /* tags follow write order */
+}
+
+/*
+ * Drains of many blocks (the first larger than the reader's 1 MiB window),
+ * each block with sections of lanes chosen at random, each lane's times
+ * rising by random steps, some equal: the events of a drain in the order
+ * of a stable sort by time of their write order (block, section, record),
+ * which is the merge's definition.  One lane only: the same.
+ */
+static void many(int lanes)
+{
+	int fd = new_file();
+	struct v3 g;
+	uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)lanes;
+	size_t cap = 200000, n = 0;
+	struct want *w = lt_hold(malloc(cap * sizeof *w));
+	ck_assert_ptr_nonnull(w);
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	const uint32_t drain_blocks[] = {40, 3, 17};
+	for (uint32_t d = 0; d < 3; d++) {
+		uint64_t lane_t[8] = {0};
+		for (uint32_t b = 0; b < drain_blocks[d]; b++) {
+			v3_stages_mono(&g, d + 1, T0);
+			uint32_t nsec = lanes > 1 ? 1 + (uint32_t)(rnd(&seed) % 3) : 1;
+			uint32_t per = (g.cap - 200) / nsec / 24 - 4;
+			for (uint32_t s = 0; s < nsec; s++) {
+				uint32_t lane = (uint32_t)(rnd(&seed) % (uint64_t)lanes);
+				v3_lane(&g, lane, lane_t[lane], &ctx_a, 0x1000 + lane);
+				uint64_t base = lane_t[lane];
+				uint32_t k = per - (uint32_t)(rnd(&seed) % 16);
+				for (uint32_t i = 0; i < k; i++) {
+					lane_t[lane] += rnd(&seed) % 4; /* equal times now and then */
+					ck_assert_uint_lt(n, cap);
+					w[n] = (struct want){T0 + lane_t[lane], (uint32_t)n, d};
+					tagged(&g, (uint32_t)(lane_t[lane] - base), 0, (uint32_t)n);
+					n++;
+				}
+			}
+			v3_seal(&g);
+		}
+	}
+	v3_end(&g);
+	qsort(w, n, sizeof *w, by_drain_then_time);
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i <= n; i++) {
+			struct posix_trace_event_info info;
+			uint32_t tag;
+			size_t len;
+			int unavailable;
+			ck_assert_ok(posix_trace_getnext_event(trid, &info, &tag, sizeof tag, &len,
+			                                       &unavailable));
+			if (i == n) {
+				ck_assert_int_eq(unavailable, 1);
+				break;
+			}
+			ck_assert_int_eq(unavailable, 0);
+			if (tag != w[i].tag || pt_ns(&info.posix_timestamp) != (int64_t)w[i].ts)
+				ck_abort_msg("event %zu: tag %u, want %u", i, tag, w[i].tag);
+		}
+		ck_assert_ok(posix_trace_rewind(trid));
+	}
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+
+START_TEST(many_lanes_many_blocks_merged)
+{
+	many(5);
+}
+END_TEST
+
+START_TEST(one_lane_many_blocks)
+{
+	many(1);
+}
+END_TEST
+
+/* Rewind gives the same sequence again, ERROR and RESUME included. */
+START_TEST(rewind_gives_the_same_sequence)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {30, 40}, b[] = {10, 35};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 2);
+	damaged_stages(&g, D_FIRST_NOT_OWNER);
+	v3_keeper(&g, 2);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_resume(&g, 0);
+	v3_seal_at(&g, T0 + 5);
+	stage_block(&g, 2, 1, 2, b, 2);
+	v3_end(&g);
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posix_trace_event_info first[16], again[16];
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct posix_trace_event_info *out = pass ? again : first;
+		size_t k = 0;
+		for (;; k++) {
+			unsigned char data[8];
+			size_t len;
+			int unavailable;
+			ck_assert_uint_lt(k, 16);
+			ck_assert_ok(posix_trace_getnext_event(trid, &out[k], data, sizeof data, &len,
+			                                       &unavailable));
+			if (unavailable)
+				break;
+		}
+		if (pass)
+			ck_assert_uint_eq(k, n);
+		n = k;
+		ck_assert_ok(posix_trace_rewind(trid));
+	}
+	ck_assert_uint_eq(n, 6); /* 30, 40; ERROR, RESUME, 10, 35 */
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(first[i].posix_event_id, again[i].posix_event_id);
+		ck_assert_int_eq(pt_ns(&first[i].posix_timestamp), pt_ns(&again[i].posix_timestamp));
+	}
+	ck_assert_uint_eq(first[2].posix_event_id, POSIX_TRACE_ERROR);
+	ck_assert_uint_eq(first[3].posix_event_id, POSIX_TRACE_RESUME);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* A drain whose memory would pass the reader's bound is cut: what was
+ * gathered is merged, then the rest of it as the next drain; nothing lost,
+ * no ERROR.  The bound is lowered to two and a half blocks. */
+START_TEST(drain_cut_at_the_memory_bound)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t blocks = 6, per = 2000; /* 32 KB of records (16 bytes) a block */
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	for (uint32_t k = 0; k < blocks; k++) {
+		v3_stages_mono(&g, 1, T0);
+		v3_lane(&g, k, 0, &ctx_a, 0x10);
+		for (uint32_t i = 0; i < per; i++) /* later blocks, earlier times */
+			tagged(&g, (blocks - k) * 100000 + i * 2, 0, k * per + i);
+		v3_seal(&g);
+	}
+	struct pt_logr *r;
+	ck_assert_ok(pt_logr_open(fd, &r));
+	for (int cut = 0; cut < 2; cut++) {
+		if (cut)
+			pt_logr_drain_cap(r, 5 * per * 16 / 2);
+		pt_logr_rewind(r);
+		struct pt_log_event ev;
+		uint32_t tag, k = 0;
+		size_t len;
+		while (pt_logr_next(r, &ev, &tag, sizeof tag, &len) == 1) {
+			ck_assert_uint_ne(ev.id, POSIX_TRACE_ERROR);
+			/* Whole: the last block first.  Cut: two blocks at a
+			 * time, the later one first. */
+			uint32_t group = cut ? k / (2 * per) : 0, in = k % (cut ? 2 * per : per);
+			uint32_t block = cut ? 2 * group + 1 - in / per : blocks - 1 - k / per;
+			ck_assert_uint_eq(tag, block * per + in % per);
+			k++;
+		}
+		ck_assert_uint_eq(k, blocks * per);
+	}
+	pt_logr_close(r);
+	close(fd);
+}
+END_TEST
+
+/* A STAGES prefix claiming 2^32 - 1 sections, and many sections of one
+ * OWNER each, cost time in proportion to the block, not to the claim. */
+START_TEST(section_claims_bounded)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	tagged(&g, 5, 0, 1);
+	v3_close_section(&g);
+	uint32_t huge = UINT32_MAX;
+	memcpy(g.pl + offsetof(struct pt_log_stages, nsections), &huge, 4);
+	v3_block(&g, PT_LOG_STAGES, g.seq++, 0, g.pl, g.len);
+	v3_stages_mono(&g, 2, T0);
+	while (g.len + 16 + PT_LOG_OWNER_REC <= g.cap)
+		v3_lane(&g, 0, 0, &ctx_a, 0);
+	v3_seal(&g);
+	stage_block(&g, 3, 0, 0, a, 1);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_error(&r.ev[0], 0);
+	expect_tagged(&r.ev[1], 0, T0 + 20);
+	close(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("logv3");
+	TCase *tc = pt_tcase_fixture(s, "records", setup, teardown);
+	tcase_add_test(tc, mono_calibration_one_point);
+	tcase_add_test(tc, tsc_calibration_several_points);
+	tcase_add_test(tc, contexts_and_addresses);
+	tcase_add_test(tc, data_and_truncation);
+	tc = pt_tcase_fixture(s, "merge", setup, teardown);
+	tcase_add_test(tc, merge_across_lanes_and_blocks_ties_in_block_then_section_order);
+	tcase_add_test(tc, drains_in_order);
+	tcase_add_test(tc, resume_before_the_next_event);
+	tcase_add_test(tc, keeper_events_merged);
+	tcase_add_test(tc, rewind_gives_the_same_sequence);
+	tcase_add_test(tc, many_lanes_many_blocks_merged);
+	tcase_add_test(tc, one_lane_many_blocks);
+	tcase_add_test(tc, drain_cut_at_the_memory_bound);
+	tc = pt_tcase_fixture(s, "damage", setup, teardown);
+	tcase_add_loop_test(tc, stages_damage_costs_the_block_once, 0, D_KINDS);
+	tcase_add_test(tc, stages_block_without_defect_reads);
+	tcase_add_test(tc, keeper_damage);
+	tcase_add_test(tc, reserved_types_skipped);
+	tcase_add_test(tc, section_claims_bounded);
+	tc = pt_tcase_fixture(s, "layouts", setup, teardown);
+	tcase_add_test(tc, version2_log_reads);
+	tcase_add_test(tc, other_versions_refused);
+	tcase_add_test(tc, ring_of_stages_blocks);
+	tcase_add_test(tc, cut_short_inside_a_drain);
+	tcase_add_test(tc, pipe_reads_the_same);
+	return pt_run_scratch(s, "pt_logv3");
+}
