@@ -1174,7 +1174,7 @@ static uint32_t keeper_good(const struct pt_logr *r, const unsigned char *pl, ui
 		uint64_t size = pt_rec_size(w0);
 		if (size > left)
 			break;
-		if (id >= 1 && id <= 8) {
+		if ((id >= 1 && id <= 8) || id >= PT_LOG_USER_FIRST) {
 			if (dlen > r->max_data || !*nctx)
 				break;
 		} else if (id < PT_REC_META_FIRST || id > PT_REC_RESUME || (w0 & PT_REC_SAMEPC)) {
@@ -1355,7 +1355,7 @@ static int src_advance(struct pt_logr *r, struct src *s)
 		} else {
 			uint64_t t = s->base + pt_rec_delta(w0);
 			s->resume = id == PT_REC_RESUME;
-			if (id < PT_REC_META_FIRST || s->resume) {
+			if (id < PT_REC_META_FIRST || id >= PT_LOG_USER_FIRST || s->resume) {
 				s->head = t;
 				return 1;
 			}

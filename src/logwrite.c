@@ -438,7 +438,12 @@ static void open_block(struct pt_logw *w, uint32_t type, uint64_t ts)
 	w->pos = w->blk + PT_LOG_BLOCK_HDR;
 	w->blk_end = w->blk + (w->room < w->block_size ? w->room : w->block_size);
 	if (type == PT_LOG_KEEPER) {
-		put64(w->pos, w->prog.drain ? w->prog.drain : 1);
+		/* Events given outside any drain (no pt_logw_begin_drain yet):
+		 * each block is a drain of its own, so they read back in the
+		 * order given whatever their times. */
+		if (!w->ncal)
+			w->prog.drain++;
+		put64(w->pos, w->prog.drain);
 		w->pos += PT_LOG_KEEPER_PREFIX;
 	}
 	if (w->blk_end < w->pos)
