@@ -378,10 +378,9 @@ static int flush_hinted(const struct keeper *k)
 	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->map.event_room / 4;
 }
 
-/* An automatic flush of a POSIX_TRACE_FLUSH stream: only when the keeper
- * finds an event (its own FLUSH_START and FLUSH_STOP do not count), so
- * that a look that finds nothing records nothing.  What it found is in
- * the log before the flush's FLUSH_START, which is later than all of it. */
+/* An automatic flush of a POSIX_TRACE_FLUSH stream: only when a drain
+ * would find something (its own FLUSH_START and FLUSH_STOP do not count),
+ * so that a look that finds nothing records nothing. */
 static void auto_flush(struct keeper *k)
 {
 	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
@@ -393,13 +392,7 @@ static void auto_flush(struct keeper *k)
 	if (who.pid <= 0)
 		who.pid = k->controller;
 	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-	begin_drain(k, 0);
-	log_new_names(k);
-	uint64_t found = copy_lanes(k);
-	found += move_own_events(k);
-	pt_read_end_drain(k->h);
-	k->h->rd.until = UINT64_MAX;
-	if (!found)
+	if (!pt_read_pending(k->h))
 		return;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */

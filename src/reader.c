@@ -1030,6 +1030,35 @@ int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st)
 	return 0;
 }
 
+/* Whether a drain would find something: a lane whose head moved, whose
+ * chunk has records past the cursor or a next chunk, or an event of the
+ * library's own other than FLUSH_START and FLUSH_STOP.  Nothing is taken. */
+int pt_read_pending(struct pt_handle *h)
+{
+	struct pt_reader *rd = &h->rd;
+	const struct pt_map *m = &h->map;
+	uint32_t n = pt_read_lanes(h);
+	for (uint32_t i = 0; i < n; i++) {
+		struct pt_cursor *cur = &rd->cur[i];
+		if (cur->state == CUR_READY || cur->s_off < cur->s_len)
+			return 1;
+		/* Numbers compared only, nothing read through them: relaxed. */
+		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_relaxed);
+		if (hd != cur->head && pt_head_chunk(hd) != PT_NONE)
+			return 1;
+		if (cur->state == CUR_BROKEN || cur->chunk == PT_NONE || cur->chunk >= m->max_chunks)
+			continue;
+		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
+		if ((uint32_t)atomic_load_explicit(&ch->commit, memory_order_relaxed) > cur->off ||
+		    atomic_load_explicit(&ch->next, memory_order_relaxed) != PT_NONE)
+			return 1;
+	}
+	struct pt_ctl_event e;
+	uint32_t pos;
+	return h->ctl && pt_ctl_peek(h->ctl, &e, &pos) && e.id != POSIX_TRACE_FLUSH_START &&
+	       e.id != POSIX_TRACE_FLUSH_STOP;
+}
+
 void pt_read_begin_drain(struct pt_handle *h)
 {
 	struct pt_reader *rd = &h->rd;

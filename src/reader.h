@@ -134,6 +134,8 @@ struct pt_stage {
  * reported by an event pt_read_raw yields; its next chunk is the next
  * drain's).  The stage stays valid until the next call for that lane. */
 uint32_t pt_read_lanes(struct pt_handle *h);
+/* Whether a drain would find something now (nothing is taken). */
+int pt_read_pending(struct pt_handle *h);
 int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
 void pt_reader_free(struct pt_reader *rd);
