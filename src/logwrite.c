@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace log writer, format version 3 (logfmt.h, docs/LOG-FORMAT.md).
+ * The trace log writer, format version 3 (logwrite.h, logfmt.h,
+ * docs/LOG-FORMAT.md): a log begun, continued by a new keeper, synced,
+ * cleared and finished; its header and names.  The blocks are logblock.c's,
+ * the output and published progress logio.c's.
  *
  * Blocks are built in one output buffer, each checksummed once when it is
  * sealed, and the buffer is written when it cannot take another whole block
- * (a few MiB per write), at pt_logw_sync and at pt_logw_finish.  The stream's
- * records come as stages the keeper checked: each is copied into a STAGES
- * block as it is (pt_logw_stage).  The keeper's own events are encoded one
- * by one into KEEPER blocks (pt_logw_event): the writer compares the
- * context, computes a time delta, stores two words and copies the data;
- * contexts, large time gaps, full blocks and full logs take the slow path.
+ * (a few MiB per write), at pt_logw_sync and at pt_logw_finish.
  *
  * Three copies of the progress: w->prog counts every sealed block as if it
  * were written; w->done is what has been written; the caller's state holds
@@ -18,143 +16,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "logwrite.h"
+#include "logblock.h"
+#include "logio.h"
 
 #define OUT_CAP (4u << 20)
 #define UNLIMITED (UINT64_MAX >> 1)
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* Room kept in an UNTIL_FULL log for its last STOP event (in a new KEEPER
- * block with a context and a TIME record) and its END block. */
-#define FULL_RESERVE                                                                 \
-	(PT_LOG_BLOCK_HDR + PT_LOG_KEEPER_PREFIX + PT_LOG_CTX_REC + PT_LOG_TIME_REC +      \
-	 PT_REC_HDR + 8u + PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status))
-_Static_assert(FULL_RESERVE == 240, "the reserve LOG-FORMAT.md gives");
-
-static inline void put64(unsigned char *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof v);
-}
-
-static inline uint64_t word(const void *p, size_t off)
-{
-	uint64_t v;
-	memcpy(&v, (const unsigned char *)p + off, sizeof v);
-	return v;
-}
-
-/* Word by word: an array copy would go through the stack and stall. */
-static inline int same_ctx(const struct pt_log_ctx *a, const struct pt_log_ctx *b)
-{
-	return ((word(a, 0) ^ word(b, 0)) | (word(a, 8) ^ word(b, 8)) |
-	        (word(a, 16) ^ word(b, 16)) | (word(a, 24) ^ word(b, 24))) == 0;
-}
-
-/* Copies exactly len bytes; short lengths with a few overlapping moves
- * rather than a call. */
-static inline void copy_data(unsigned char *dst, const unsigned char *src, uint32_t len)
-{
-	if (len >= 8 && len <= 16) {
-		uint64_t a = word(src, 0), b = word(src, len - 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + len - 8, &b, 8);
-	} else if (len >= 4 && len < 8) {
-		uint32_t a, b;
-		memcpy(&a, src, 4);
-		memcpy(&b, src + len - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + len - 4, &b, 4);
-	} else if (len) {
-		memcpy(dst, src, len);
-	}
-}
-
-/* A call that may block on the log's destination (a slow disk, a full
- * pipe): the controller does not count that time against the keeper
- * (ms_left, keepctl.c).  A count only, read by the controller: relaxed. */
-static void destination_wait(struct pt_logw_state *st, int begin)
-{
-	if (st)
-		__atomic_fetch_add(&st->in_io, begin ? 1u : ~0u, __ATOMIC_RELAXED);
-}
-
-static int write_all(int fd, int seekable, const void *buf, size_t len, uint64_t off)
-{
-	const unsigned char *p = buf;
-	while (len) {
-		ssize_t n = seekable ? pwrite(fd, p, len, (off_t)off) : write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* ---- progress ----------------------------------------------------------- */
-
-static void keep_error(struct pt_logw *w, int err)
-{
-	if (!err)
-		return;
-	if (!w->done.error)
-		w->done.error = err;
-	if (!w->prog.error)
-		w->prog.error = err;
-}
-
-/* Publishes w->done: the copy not current first, then the generation that
- * makes it current (release: pairs with the acquire loads of gen in
- * pt_logw_read_progress and pt_logw_progress, logwrite.h). */
-static void commit(struct pt_logw *w)
-{
-	struct pt_logw_state *st = w->st;
-	uint64_t next = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
-	/* The slot written now is the one readers copied two commits ago:
-	 * release stores keep the last publication first (pairs with the
-	 * acquire loads of pt_logw_read_progress, which then sees gen moved if
-	 * it copied any of this). */
-	uint64_t words[sizeof w->done / 8];
-	memcpy(words, &w->done, sizeof words);
-	uint64_t *dst = (uint64_t *)(void *)&st->prog[next & 1];
-	for (size_t i = 0; i < sizeof words / 8; i++)
-		__atomic_store_n(&dst[i], words[i], __ATOMIC_RELEASE);
-	__atomic_store_n(&st->gen, next, __ATOMIC_RELEASE);
-}
-
-_Static_assert(sizeof(struct pt_logw_progress) % 8 == 0, "progress in words");
-
-void pt_logw_read_progress(const struct pt_logw_state *st, struct pt_logw_progress *out)
-{
-	enum { WORDS = sizeof(struct pt_logw_progress) / 8 };
-	uint64_t copy[WORDS];
-	for (;;) {
-		/* Pairs with the release store of gen in commit. */
-		uint64_t gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
-		const uint64_t *src = (const uint64_t *)(const void *)&st->prog[gen & 1];
-		/* Acquire loads: the second look at gen cannot come first. */
-		for (size_t i = 0; i < WORDS; i++)
-			copy[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE);
-		/* Only an unchanged gen proves the copy whole: the commit after
-		 * next writes the very slot copied. */
-		if (__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) == gen)
-			break;
-	}
-	memcpy(out, copy, sizeof copy);
-}
 
 static uint32_t count_names(const uint64_t *bits)
 {
@@ -171,17 +41,11 @@ static void reset_room(struct pt_logw *w)
 	if (w->finished || w->prog.log_full) {
 		w->room = 0;
 	} else if (h->log_policy == POSIX_TRACE_UNTIL_FULL && w->layout == PT_LOG_LINEAR) {
-		uint64_t used = w->prog.data_bytes + FULL_RESERVE;
+		uint64_t used = w->prog.data_bytes + PT_LOG_FULL_RESERVE;
 		w->room = h->log_size > used ? h->log_size - used : 0;
 	} else {
 		w->room = UNLIMITED;
 	}
-}
-
-static void no_block(struct pt_logw *w)
-{
-	w->blk = NULL;
-	w->pos = w->blk_end = w->out; /* no room: every event takes the slow path */
 }
 
 static void emit_pending_names(struct pt_logw *w);
@@ -196,7 +60,7 @@ static void discard_buffer(struct pt_logw *w)
 	w->out_blocks = 0;
 	w->out_first_seq = w->done.seq;
 	w->out_off = w->done.write_off;
-	no_block(w);
+	pt_logb_none(w);
 	reset_room(w);
 	if (!w->seekable)
 		emit_pending_names(w);
@@ -221,318 +85,7 @@ static int header_rewrite(struct pt_logw *w)
 {
 	struct pt_log_header h;
 	header_image(w, &h);
-	return write_all(w->fd, 1, &h, sizeof h, 0);
-}
-
-/* ---- blocks ------------------------------------------------------------- */
-
-static int write_ring(const struct pt_logw *w, const struct pt_logw_job *j)
-{
-	uint64_t seq = j->first_seq;
-	uint32_t i = 0, bs = w->block_size;
-	while (i < j->nblocks) {
-		uint64_t slot = seq % w->ring_slots;
-		uint64_t run = j->nblocks - i;
-		if (run > w->ring_slots - slot)
-			run = w->ring_slots - slot;
-		const unsigned char *last = j->buf + (size_t)(i + run - 1) * bs;
-		struct pt_log_block b;
-		memcpy(&b, last, sizeof b);
-		size_t bytes = (size_t)(run - 1) * bs + PT_LOG_BLOCK_HDR + b.payload_len;
-		int err = write_all(w->fd, 1, j->buf + (size_t)i * bs, bytes,
-		                    w->data_off + slot * bs);
-		if (err)
-			return err;
-		i += (uint32_t)run;
-		seq += run;
-	}
-	return 0;
-}
-
-/* A linear log on a file keeps at most DIRTY_MAX bytes not yet on disk:
- * writeback of each write starts at once, and a write waits for the data
- * DIRTY_MAX behind it.  The keeper then writes at the disk's rate, not
- * the page cache's, and the end's fdatasync has little left to do. */
-#define DIRTY_MAX (64ull << 20)
-
-static void bound_dirty(struct pt_logw *w, const struct pt_logw_job *j)
-{
-	if (!w->seekable || w->layout != PT_LOG_LINEAR || !j->len)
-		return;
-	sync_file_range(w->fd, (off_t)j->off, (off_t)j->len, SYNC_FILE_RANGE_WRITE);
-	uint64_t end = j->off + j->len;
-	if (end < DIRTY_MAX || end - DIRTY_MAX <= w->written_back)
-		return;
-	uint64_t to = end - DIRTY_MAX;
-	if (w->written_back < w->data_off)
-		w->written_back = w->data_off;
-	sync_file_range(w->fd, (off_t)w->written_back, (off_t)(to - w->written_back),
-	                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-	                    SYNC_FILE_RANGE_WAIT_AFTER);
-	w->written_back = to;
-}
-
-static int write_job(struct pt_logw *w, const struct pt_logw_job *j)
-{
-	int err;
-	destination_wait(w->st, 1);
-	if (w->layout == PT_LOG_RING) {
-		err = write_ring(w, j);
-	} else {
-		err = write_all(w->fd, w->seekable, j->buf, j->len, j->off);
-		if (!err)
-			bound_dirty(w, j);
-	}
-	destination_wait(w->st, 0);
-	return err;
-}
-
-/* The sealed blocks of the buffer (flushes happen between blocks: never
- * the block being filled). */
-static struct pt_logw_job buffer_job(const struct pt_logw *w)
-{
-	struct pt_logw_job j = {
-	    .buf = w->out,
-	    .len = w->out_len,
-	    .nblocks = w->out_blocks,
-	    .first_seq = w->out_first_seq,
-	    .off = w->out_off,
-	    .after = w->prog,
-	};
-	return j;
-}
-
-static void buffer_emptied(struct pt_logw *w)
-{
-	w->out_len = 0;
-	w->out_blocks = 0;
-	w->out_first_seq = w->prog.seq;
-	w->out_off = w->prog.write_off;
-}
-
-/* The writing thread: one buffer at a time.  A buffer whose write failed
- * still counts as written (its first error is kept): the blocks after it
- * are already on their way, and a reader reports the damage there. */
-static void *io_main(void *arg)
-{
-	struct pt_logw *w = arg;
-	pthread_mutex_lock(&w->io_lock);
-	for (;;) {
-		while (!w->io_busy && !w->io_stop)
-			pthread_cond_wait(&w->io_cond, &w->io_lock);
-		if (!w->io_busy)
-			break;
-		struct pt_logw_job j = w->io_job;
-		pthread_mutex_unlock(&w->io_lock);
-		int err = write_job(w, &j);
-		pthread_mutex_lock(&w->io_lock);
-		int32_t first = w->done.error ? w->done.error : j.after.error ? j.after.error : err;
-		w->done = j.after;
-		w->done.error = first;
-		commit(w);
-		w->io_busy = 0;
-		pthread_cond_broadcast(&w->io_cond);
-	}
-	pthread_mutex_unlock(&w->io_lock);
-	return NULL;
-}
-
-/* Waits until the thread has written what it was given. */
-static void io_drain(struct pt_logw *w)
-{
-	if (!w->io_running)
-		return;
-	pthread_mutex_lock(&w->io_lock);
-	while (w->io_busy)
-		pthread_cond_wait(&w->io_cond, &w->io_lock);
-	pthread_mutex_unlock(&w->io_lock);
-	if (!w->prog.error)
-		w->prog.error = w->done.error;
-}
-
-static void io_start(struct pt_logw *w)
-{
-	sigset_t all, old;
-	if (pthread_mutex_init(&w->io_lock, NULL) != 0)
-		return;
-	if (pthread_cond_init(&w->io_cond, NULL) != 0) {
-		pthread_mutex_destroy(&w->io_lock);
-		return;
-	}
-	/* No signal for the writing thread: they are the keeper's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	w->io_running = pthread_create(&w->io_thread, NULL, io_main, w) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!w->io_running) {
-		pthread_cond_destroy(&w->io_cond);
-		pthread_mutex_destroy(&w->io_lock);
-	}
-}
-
-static void io_stop(struct pt_logw *w)
-{
-	if (!w->io_running)
-		return;
-	pthread_mutex_lock(&w->io_lock);
-	w->io_stop = 1;
-	pthread_cond_broadcast(&w->io_cond);
-	pthread_mutex_unlock(&w->io_lock);
-	pthread_join(w->io_thread, NULL);
-	pthread_cond_destroy(&w->io_cond);
-	pthread_mutex_destroy(&w->io_lock);
-	w->io_running = 0;
-}
-
-/* Writes the buffer now, after what the thread is writing. */
-static void flush(struct pt_logw *w)
-{
-	io_drain(w);
-	if (!w->out_blocks)
-		return;
-	struct pt_logw_job j = buffer_job(w);
-	int err = write_job(w, &j);
-	/* As in io_main: a failed write still counts as written, so that what
-	 * reached the file (the blocks before the failure: a disk that filled
-	 * up) is not written over by later blocks. */
-	keep_error(w, err);
-	int32_t first = w->done.error ? w->done.error : w->prog.error ? w->prog.error : err;
-	w->done = w->prog;
-	w->done.error = first;
-	buffer_emptied(w);
-	commit(w);
-}
-
-/* The buffer cannot take another block: the thread writes it while the
- * other buffer fills. */
-static void flush_full(struct pt_logw *w)
-{
-	if (!w->io_running) {
-		flush(w);
-		return;
-	}
-	pthread_mutex_lock(&w->io_lock);
-	while (w->io_busy)
-		pthread_cond_wait(&w->io_cond, &w->io_lock);
-	w->io_job = buffer_job(w);
-	w->io_busy = 1;
-	pthread_cond_broadcast(&w->io_cond);
-	pthread_mutex_unlock(&w->io_lock);
-	unsigned char *full = w->out;
-	w->out = w->spare;
-	w->spare = full;
-	buffer_emptied(w);
-	no_block(w);
-}
-
-/* Starts a block of `type` at the end of the buffer.  Its end is where
- * the block size or the room of an UNTIL_FULL log ends it, so that one
- * comparison per event checks both.  A KEEPER block starts with its drain
- * number; a STAGES block's prefix is written by open_stages_block. */
-static void open_block(struct pt_logw *w, uint32_t type, uint64_t ts)
-{
-	if (w->out_len + w->block_size > w->out_cap)
-		flush_full(w);
-	w->blk = w->out + w->out_len;
-	w->blk_type = type;
-	w->pos = w->blk + PT_LOG_BLOCK_HDR;
-	w->blk_end = w->blk + (w->room < w->block_size ? w->room : w->block_size);
-	if (type == PT_LOG_KEEPER) {
-		/* Events given outside any drain (no pt_logw_begin_drain yet):
-		 * each block is a drain of its own, so they read back in the
-		 * order given whatever their times. */
-		if (!w->ncal)
-			w->prog.drain++;
-		put64(w->pos, w->prog.drain);
-		w->pos += PT_LOG_KEEPER_PREFIX;
-	}
-	if (w->blk_end < w->pos)
-		w->blk_end = w->pos;
-	w->blk_records = 0;
-	w->blk_ts = type == PT_LOG_STAGES ? 0 : ts;
-	w->last_ts = ts;
-	w->last_pc = 0;
-	w->ctx_cur = -1;
-	w->nctx = 0;
-	w->sec = NULL;
-	w->blk_sections = 0;
-	memset(w->ctx_hash, 0, sizeof w->ctx_hash);
-}
-
-/* The payload's first byte after what every block of its type starts
- * with: a block that holds nothing more is not sealed. */
-static const unsigned char *block_first_record(const struct pt_logw *w)
-{
-	if (w->blk_type == PT_LOG_KEEPER)
-		return w->blk + PT_LOG_BLOCK_HDR + PT_LOG_KEEPER_PREFIX;
-	if (w->blk_type == PT_LOG_STAGES)
-		return w->blk + PT_LOG_BLOCK_HDR + sizeof(struct pt_log_stages) +
-		       (size_t)w->ncal * sizeof(struct pt_log_calpoint);
-	return w->blk + PT_LOG_BLOCK_HDR;
-}
-
-/* Whether the block being filled ends short of the block size because the
- * log has no more room. */
-static int block_cut_by_room(const struct pt_logw *w)
-{
-	return (size_t)(w->blk_end - w->blk) < w->block_size;
-}
-
-static void seal_block(struct pt_logw *w, uint32_t type)
-{
-	unsigned char *payload = w->blk + PT_LOG_BLOCK_HDR;
-	if (type == PT_LOG_STAGES) {
-		struct pt_log_stages *pre = (struct pt_log_stages *)(void *)payload;
-		pre->nsections = w->blk_sections;
-	}
-	struct pt_log_block b = {
-	    .magic = PT_LOG_BLOCK_MAGIC,
-	    .type = type,
-	    .seq = w->prog.seq,
-	    .ts_base = w->blk_ts,
-	    .payload_len = (uint32_t)(w->pos - payload),
-	    .nrecords = w->blk_records,
-	};
-	b.payload_crc = pt_crc32c(0, payload, b.payload_len);
-	b.header_crc = pt_crc32c(0, &b, offsetof(struct pt_log_block, header_crc));
-	memcpy(w->blk, &b, sizeof b);
-	uint32_t len = PT_LOG_BLOCK_HDR + b.payload_len, padded = pt_log_pad8(len);
-	memset(w->blk + len, 0, padded - len);
-	w->room = w->room > padded ? w->room - padded : 0;
-	size_t start = (size_t)(w->blk - w->out);
-	if (w->layout == PT_LOG_RING) {
-		/* Slots are block_size apart in the buffer as in the file; the
-		 * gap between two blocks is written too, so it is zeroed. */
-		memset(w->blk + padded, 0, w->block_size - padded);
-		w->out_len = start + w->block_size;
-		if (b.seq >= w->ring_slots) {
-			w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
-			w->prog.status.log_full = POSIX_TRACE_FULL;
-		}
-		uint64_t used = b.seq + 1 < w->ring_slots ? b.seq + 1 : w->ring_slots;
-		w->prog.data_bytes = used * w->block_size;
-	} else {
-		w->out_len = start + padded;
-		w->prog.write_off += padded;
-		w->prog.data_bytes += padded;
-	}
-	w->prog.seq++;
-	w->prog.blocks_written = w->prog.seq;
-	w->out_blocks++;
-	no_block(w);
-	if (w->out_len + w->block_size > w->out_cap)
-		flush_full(w);
-}
-
-/* Seals the block being filled, if any record is in it. */
-static void close_block(struct pt_logw *w)
-{
-	if (!w->blk)
-		return;
-	if (w->pos > block_first_record(w))
-		seal_block(w, w->blk_type);
-	else
-		no_block(w);
+	return pt_logio_write_all(w->fd, 1, &h, sizeof h, 0);
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -555,11 +108,11 @@ static void emit_pending_names(struct pt_logw *w)
 		if (!name_known(w->names_given, id) || name_known(w->prog.names, id))
 			continue;
 		if (w->blk && w->blk_type != PT_LOG_NAMES)
-			close_block(w);
+			pt_logb_close(w);
 		if (w->blk && (size_t)(w->blk_end - w->pos) < entry)
-			seal_block(w, PT_LOG_NAMES);
+			pt_logb_seal(w, PT_LOG_NAMES);
 		if (!w->blk)
-			open_block(w, PT_LOG_NAMES, w->last_ts);
+			pt_logb_open(w, PT_LOG_NAMES, w->last_ts);
 		struct pt_log_name_entry e;
 		e.id = id;
 		memcpy(e.name, w->names[id - PT_LOG_USER_FIRST], sizeof e.name);
@@ -570,7 +123,7 @@ static void emit_pending_names(struct pt_logw *w)
 		w->prog.nnames++;
 	}
 	if (w->blk)
-		seal_block(w, PT_LOG_NAMES);
+		pt_logb_seal(w, PT_LOG_NAMES);
 }
 
 int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
@@ -593,19 +146,19 @@ int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
 	if (!fresh)
 		return 0;
 	if (!w->seekable) {
-		close_block(w); /* names go before the events that follow */
+		pt_logb_close(w); /* names go before the events that follow */
 		emit_pending_names(w);
 		return 0;
 	}
-	io_drain(w); /* w->done is the thread's while it writes */
+	pt_logio_wait(w); /* w->done is the thread's while it writes */
 	/* In place: the entries of the range, one write. */
 	uint64_t off = w->st->hdr.names_off +
 	               (uint64_t)(first_id - PT_LOG_USER_FIRST) * PT_LOG_NAME_SIZE;
-	int err = write_all(w->fd, 1, w->names[first_id - PT_LOG_USER_FIRST],
+	int err = pt_logio_write_all(w->fd, 1, w->names[first_id - PT_LOG_USER_FIRST],
 	                    (size_t)count * PT_LOG_NAME_SIZE, off);
 	if (err) {
-		keep_error(w, err);
-		commit(w);
+		pt_logio_keep_error(w, err);
+		pt_logio_commit(w);
 		return err;
 	}
 	for (uint32_t i = 0; i < count; i++) {
@@ -616,304 +169,7 @@ int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
 		}
 	}
 	w->prog.nnames = w->done.nnames = count_names(w->done.names);
-	commit(w);
-	return 0;
-}
-
-/* ---- events ------------------------------------------------------------- */
-
-static uint32_t ctx_hash(const struct pt_log_ctx *c)
-{
-	uint32_t h = (uint32_t)c->tid * 2654435761u ^ (uint32_t)c->pid * 40503u ^
-	             (uint32_t)c->thread ^ (uint32_t)(c->thread >> 32);
-	return (h ^ (h >> 16)) & 255u;
-}
-
-/* Context number of c in the block being filled, or -1. */
-static int32_t ctx_find(const struct pt_logw *w, const struct pt_log_ctx *c)
-{
-	uint32_t k = w->ctx_hash[ctx_hash(c)];
-	return k && same_ctx(&w->ctx[k - 1], c) ? (int32_t)k - 1 : -1;
-}
-
-static void put_meta(struct pt_logw *w, uint32_t id, uint64_t word1, const void *data,
-                     uint32_t len)
-{
-	put64(w->pos, (uint64_t)id << PT_REC_ID_SHIFT | (uint64_t)len << PT_REC_LEN_SHIFT);
-	put64(w->pos + 8, word1);
-	if (len)
-		memcpy(w->pos + PT_REC_HDR, data, len);
-	w->pos += PT_REC_HDR + len;
-}
-
-/* Makes c the current context; room was checked. */
-static void ctx_select(struct pt_logw *w, const struct pt_log_ctx *c)
-{
-	int32_t k = ctx_find(w, c);
-	if (k >= 0) {
-		put_meta(w, PT_REC_SWITCH, (uint64_t)k, NULL, 0);
-	} else {
-		struct pt_log_ctxrec r = {.ctx = *c, .k = w->nctx, .zero = 0};
-		k = (int32_t)w->nctx++;
-		w->ctx[k] = *c;
-		w->ctx_hash[ctx_hash(c)] = (uint16_t)(k + 1);
-		put_meta(w, PT_REC_CONTEXT, 0, &r, sizeof r);
-	}
-	w->ctx_cur = k;
-	w->cur = *c;
-}
-
-static uint32_t ctx_cost(const struct pt_logw *w, const struct pt_log_ctx *c)
-{
-	if (w->ctx_cur >= 0 && same_ctx(&w->cur, c))
-		return 0;
-	if (ctx_find(w, c) >= 0)
-		return PT_REC_HDR;
-	return w->nctx < w->max_ctx ? PT_LOG_CTX_REC : UINT32_MAX / 2;
-}
-
-static inline void put_event(struct pt_logw *w, uint64_t ts, trace_event_id_t id,
-                             const void *data, uint32_t len, int truncated, uint64_t pc)
-{
-	unsigned char *p = w->pos;
-	/* The previous event's call site: no second word.  The address is
-	 * stored anyway and the data go over it (room for both was checked). */
-	uint64_t same = pc == w->last_pc && id != PT_REC_RESUME ? PT_REC_SAMEPC : 0;
-	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
-	put64(p, (ts - w->last_ts) | same | (uint64_t)id << PT_REC_ID_SHIFT |
-	             (uint64_t)len << PT_REC_LEN_SHIFT | (truncated ? PT_REC_TRUNCATED : 0));
-	put64(p + 8, pc);
-	if (len & 7)
-		put64(p + hdr + (len & ~7u), 0); /* zero padding */
-	copy_data(p + hdr, data, len);
-	w->pos = p + hdr + pt_log_pad8(len);
-	w->last_ts = ts;
-	if (id == PT_REC_RESUME)
-		return; /* a meta record: the current address stays */
-	w->last_pc = pc;
-	w->blk_records++;
-}
-
-/* The bytes an event takes in the block being filled: the record, a
- * context and a TIME record when needed. */
-static uint64_t event_cost(const struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts,
-                           uint32_t len)
-{
-	return (uint64_t)pt_log_rec_size(len) + ctx_cost(w, c) +
-	       (ts - w->last_ts > PT_REC_DELTA_MAX ? PT_LOG_TIME_REC : 0);
-}
-
-/* Puts an event where it fits: in the block being filled, else in a new
- * one.  Returns PT_LOGW_FULL when the room of the log ends first. */
-static int put_event_slow(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts,
-                          trace_event_id_t id, const void *data, uint32_t len, int truncated,
-                          uint64_t pc)
-{
-	for (;;) {
-		if (w->blk && w->blk_type != PT_LOG_KEEPER)
-			close_block(w);
-		if (w->blk) {
-			if (event_cost(w, c, ts, len) <= (uint64_t)(w->blk_end - w->pos))
-				break;
-			if (block_cut_by_room(w))
-				return PT_LOGW_FULL;
-			seal_block(w, PT_LOG_KEEPER);
-		}
-		open_block(w, PT_LOG_KEEPER, ts);
-		if (event_cost(w, c, ts, len) > (uint64_t)(w->blk_end - w->pos) &&
-		    block_cut_by_room(w))
-			return PT_LOGW_FULL;
-	}
-	if (w->ctx_cur < 0 || !same_ctx(&w->cur, c))
-		ctx_select(w, c);
-	if (ts - w->last_ts > PT_REC_DELTA_MAX) {
-		put_meta(w, PT_REC_TIME, 0, &ts, sizeof ts);
-		w->last_ts = ts;
-	}
-	put_event(w, ts, id, data, len, truncated, pc);
-	return 0;
-}
-
-/* An UNTIL_FULL log is full: POSIX_TRACE_STOP (automatic: data 1) ends it,
- * in the room kept for it, no earlier than any event kept.  Like the
- * automatic stop of a full stream, it carries the writer (and call) of
- * the event that found no room; `dropped` events did not fit. */
-static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, uint64_t pc,
-                    uint32_t dropped)
-{
-	int automatic = 1;
-	if (ts < w->max_kept_ns)
-		ts = w->max_kept_ns;
-	w->room += FULL_RESERVE - (PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status));
-	if (w->blk)
-		w->blk_end = w->blk + w->block_size;
-	put_event_slow(w, c, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, pc);
-	w->prog.log_full = 1;
-	w->prog.status.log_full = POSIX_TRACE_FULL;
-	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
-	w->prog.status.log_dropped += dropped;
-	w->room = 0;
-	if (w->blk)
-		w->blk_end = w->pos; /* nothing more goes in */
-	return PT_LOGW_FULL;
-}
-
-/* Events that came after the log filled up. */
-static int dropped_after_full(struct pt_logw *w, uint32_t events)
-{
-	w->prog.status.log_dropped += events;
-	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
-	return PT_LOGW_FULL;
-}
-
-/* Out of line, so that the common case needs no saved registers. */
-__attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct pt_log_ctx *c,
-                                                uint64_t ts, trace_event_id_t id,
-                                                const void *data, uint32_t len, int truncated,
-                                                uint64_t pc)
-{
-	static const struct pt_log_ctx system_ctx;
-	if (w->finished)
-		return EINVAL;
-	if (w->prog.log_full)
-		return dropped_after_full(w, 1);
-	if (!c)
-		c = &system_ctx;
-	if (put_event_slow(w, c, ts, id, data, len, truncated, pc) == 0)
-		return 0;
-	return log_full(w, c, ts, pc, 1);
-}
-
-int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns,
-                  trace_event_id_t id, const void *data, uint32_t len, int truncated,
-                  uint64_t pc)
-{
-	if (unlikely(id - 1u >= PT_LOG_NIDS - 1u || id - PT_REC_META_FIRST < PT_REC_META_END -
-	                                                                      PT_REC_META_FIRST ||
-	             len > w->max_data || (len && !data)))
-		return EINVAL;
-	uint32_t rec = pt_log_rec_size(len);
-	if (ts_ns > w->max_kept_ns)
-		w->max_kept_ns = ts_ns;
-	if (likely(ctx && w->blk_type == PT_LOG_KEEPER && same_ctx(&w->cur, ctx) &&
-	           ts_ns - w->last_ts <= PT_REC_DELTA_MAX && rec <= (size_t)(w->blk_end - w->pos))) {
-		put_event(w, ts_ns, id, data, len, truncated, pc);
-		return 0;
-	}
-	return event_slow(w, ctx, ts_ns, id, data, len, truncated, pc);
-}
-
-int pt_logw_resume_mark(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns)
-{
-	static const struct pt_log_ctx system_ctx;
-	if (w->finished)
-		return EINVAL;
-	if (w->prog.log_full)
-		return 0;
-	/* A log that fills up here keeps no event after it: no RESUME is due,
-	 * and the STOP the next event finds no room for says why. */
-	put_event_slow(w, ctx ? ctx : &system_ctx, ts_ns, PT_REC_RESUME, NULL, 0, 0, 0);
-	return 0;
-}
-
-/* ---- stages --------------------------------------------------------------- */
-
-int pt_logw_begin_drain(struct pt_logw *w, uint32_t clock, const struct pt_log_calpoint *cal,
-                        uint32_t ncal)
-{
-	if (w->finished || !cal || !pt_log_cal_ok(cal, ncal) ||
-	    (clock != PT_LOG_CLOCK_MONO && clock != PT_LOG_CLOCK_TSC))
-		return EINVAL;
-	close_block(w);
-	w->prog.drain++;
-	w->clock = clock;
-	w->ncal = ncal;
-	memcpy(w->cal, cal, ncal * sizeof *cal);
-	return 0;
-}
-
-static void open_stages_block(struct pt_logw *w)
-{
-	struct pt_log_stages pre = {.drain = w->prog.drain, .clock = w->clock, .ncal = w->ncal};
-	open_block(w, PT_LOG_STAGES, 0);
-	memcpy(w->pos, &pre, sizeof pre);
-	w->pos += sizeof pre;
-	memcpy(w->pos, w->cal, w->ncal * sizeof w->cal[0]);
-	w->pos += w->ncal * sizeof w->cal[0];
-	if (w->blk_end < w->pos)
-		w->blk_end = w->pos;
-}
-
-/* Appends the stage to the open section, after an OWNER record that gives
- * its base and writer when `owner_first`. */
-static void section_append(struct pt_logw *w, const struct pt_logw_stage *s, int owner_first)
-{
-	unsigned char *start = w->pos;
-	if (owner_first)
-		put_meta(w, PT_LOG_STAGE_OWNER, 0, &s->start, sizeof s->start);
-	memcpy(w->pos, s->rec, s->len);
-	w->pos += s->len;
-	struct pt_log_section h;
-	memcpy(&h, w->sec, sizeof h);
-	h.len += (uint32_t)(w->pos - start);
-	memcpy(w->sec, &h, sizeof h);
-	w->blk_records += s->events;
-}
-
-static void section_open(struct pt_logw *w, const struct pt_logw_stage *s)
-{
-	struct pt_log_section h = {.lane = s->lane, .len = 0, .pc = s->start_pc};
-	w->sec = w->pos;
-	memcpy(w->pos, &h, sizeof h);
-	w->pos += sizeof h;
-	w->sec_lane = s->lane;
-	w->blk_sections++;
-	section_append(w, s, 1);
-}
-
-/* Where the stage goes in the STAGES block being filled: 1 appended, 0
- * it does not fit. */
-static int stage_into_block(struct pt_logw *w, const struct pt_logw_stage *s)
-{
-	uint64_t left = (uint64_t)(w->blk_end - w->pos);
-	uint64_t more = (uint64_t)s->len + (s->how == PT_STAGE_NEW_CHUNK ? PT_LOG_OWNER_REC : 0);
-	uint64_t fresh = sizeof(struct pt_log_section) + PT_LOG_OWNER_REC + (uint64_t)s->len;
-	if (w->sec && w->sec_lane == s->lane && s->how != PT_STAGE_ELSEWHERE && more <= left) {
-		section_append(w, s, s->how == PT_STAGE_NEW_CHUNK);
-		return 1;
-	}
-	if (fresh > left)
-		return 0;
-	section_open(w, s);
-	return 1;
-}
-
-int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
-{
-	if (w->finished || !w->ncal || s->len % 8 || (s->len && !s->rec))
-		return EINVAL;
-	if (!s->len)
-		return 0;
-	if (w->prog.log_full)
-		return dropped_after_full(w, s->events);
-	if (w->blk && w->blk_type != PT_LOG_STAGES)
-		close_block(w);
-	if (!w->blk || !stage_into_block(w, s)) {
-		int cut = w->blk && block_cut_by_room(w);
-		if (!cut) {
-			close_block(w);
-			open_stages_block(w);
-			cut = !stage_into_block(w, s);
-			if (cut && !block_cut_by_room(w)) {
-				no_block(w);
-				return EINVAL; /* larger than a block: not a stage */
-			}
-		}
-		if (cut)
-			return log_full(w, &s->start.ctx, s->first_ns, 0, s->events);
-	}
-	if (s->last_ns > w->max_kept_ns)
-		w->max_kept_ns = s->last_ns;
+	pt_logio_commit(w);
 	return 0;
 }
 
@@ -970,8 +226,8 @@ static int alloc_buffers(struct pt_logw *w)
 		return ENOMEM;
 	}
 	if (w->spare)
-		io_start(w); /* else every write waits */
-	no_block(w);
+		pt_logio_start(w); /* else every write waits */
+	pt_logb_none(w);
 	w->ctx_cur = -1;
 	return 0;
 }
@@ -1050,7 +306,7 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 	w->done.write_off = st->hdr.data_off;
 	w->done.status.stream_status = POSIX_TRACE_SUSPENDED;
 	w->prog = w->done;
-	buffer_emptied(w);
+	pt_logio_emptied(w);
 	reset_room(w);
 
 	/* Header and empty name table in one write: no space shows here. */
@@ -1064,13 +320,13 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 	if (seekable && ftruncate(fd, 0) != 0)
 		err = errno == EINTR ? EIO : errno;
 	if (!err)
-		err = write_all(fd, seekable, img, len, 0);
+		err = pt_logio_write_all(fd, seekable, img, len, 0);
 	free(img);
 	if (err) {
 		pt_logw_free(w);
 		return err;
 	}
-	commit(w);
+	pt_logio_commit(w);
 	/* Release: the state built above first; pairs with the acquire load of
 	 * valid in pt_logw_resume. */
 	__atomic_store_n(&st->valid, 1, __ATOMIC_RELEASE);
@@ -1101,7 +357,7 @@ int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd)
 		return err;
 	w->finished = 0;
 	w->prog = w->done;
-	buffer_emptied(w);
+	pt_logio_emptied(w);
 	memcpy(w->names_given, w->done.names, sizeof w->names_given);
 	reset_room(w);
 	/* A killed writer may have left part of a block after the last one it
@@ -1134,12 +390,12 @@ int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s)
 {
 	if (w->finished)
 		return w->done.error ? w->done.error : EINVAL;
-	close_block(w);
-	flush(w);
+	pt_logb_close(w);
+	pt_logio_flush(w);
 	take_status(w, s);
 	if (w->seekable)
-		keep_error(w, header_rewrite(w));
-	commit(w);
+		pt_logio_keep_error(w, header_rewrite(w));
+	pt_logio_commit(w);
 	return w->done.error;
 }
 
@@ -1148,10 +404,10 @@ int pt_logw_clear(struct pt_logw *w)
 	if (w->finished)
 		return EINVAL;
 	int err = 0;
-	io_drain(w);
+	pt_logio_wait(w);
 	w->out_len = 0;
 	w->out_blocks = 0;
-	no_block(w);
+	pt_logb_none(w);
 	struct pt_logw_progress *d = &w->done;
 	d->log_full = 0;
 	d->status.log_full = POSIX_TRACE_NOT_FULL;
@@ -1168,8 +424,8 @@ int pt_logw_clear(struct pt_logw *w)
 	discard_buffer(w); /* prog = done; an unseekable log re-emits its names */
 	if (w->seekable && !err)
 		err = header_rewrite(w);
-	keep_error(w, err);
-	commit(w);
+	pt_logio_keep_error(w, err);
+	pt_logio_commit(w);
 	return err;
 }
 
@@ -1177,16 +433,16 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 {
 	if (w->finished)
 		return w->done.error ? w->done.error : EINVAL;
-	close_block(w);
-	io_drain(w);
+	pt_logb_close(w);
+	pt_logio_wait(w);
 	take_status(w, s);
 	if (w->layout == PT_LOG_LINEAR) {
-		open_block(w, PT_LOG_END, w->last_ts);
+		pt_logb_open(w, PT_LOG_END, w->last_ts);
 		memcpy(w->pos, &w->prog.status, sizeof w->prog.status);
 		w->pos += sizeof w->prog.status;
-		seal_block(w, PT_LOG_END);
+		pt_logb_seal(w, PT_LOG_END);
 	}
-	flush(w);
+	pt_logio_flush(w);
 	w->prog.flags |= PT_LOG_CLOSED;
 	w->done.flags |= PT_LOG_CLOSED;
 	w->finished = 1;
@@ -1195,20 +451,20 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 	int regular = fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode);
 	if (w->seekable) {
 		if (w->layout == PT_LOG_LINEAR && ftruncate(w->fd, (off_t)w->done.write_off) != 0)
-			keep_error(w, errno);
-		keep_error(w, header_rewrite(w));
+			pt_logio_keep_error(w, errno);
+		pt_logio_keep_error(w, header_rewrite(w));
 	}
-	destination_wait(w->st, 1);
+	pt_logio_destination_wait(w->st, 1);
 	if (regular && fdatasync(w->fd) != 0)
-		keep_error(w, errno);
-	destination_wait(w->st, 0);
-	commit(w);
+		pt_logio_keep_error(w, errno);
+	pt_logio_destination_wait(w->st, 0);
+	pt_logio_commit(w);
 	return w->done.error;
 }
 
 void pt_logw_free(struct pt_logw *w)
 {
-	io_stop(w); /* after what it was given is written */
+	pt_logio_stop(w); /* after what it was given is written */
 	free(w->out);
 	free(w->spare);
 	free(w->ctx);

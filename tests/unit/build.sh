@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Builds and runs the unit tests of the trace log module (src/logwrite.c,
+# Builds and runs the unit tests of the trace log module (src/logwrite.c, logblock.c, logio.c,
 # src/logread.c, src/crc32c.c) on their own, without the rest of the library.
 #
 #   sh tests/unit/build.sh              gcc and clang builds (-Werror), each
@@ -14,7 +14,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-unit}
 mkdir -p "$BUILD"
-SRCS="src/logwrite.c src/logread.c src/crc32c.c"
+SRCS="src/logwrite.c src/logblock.c src/logio.c src/logread.c src/crc32c.c"
 FLAGS="-std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude"
 CHECK=$(pkg-config --cflags --libs check)
 

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace log writer's output and published progress (logio.c), used by
+ * the rest of the writer (logwrite.c, logblock.c).  One thread of the
+ * keeper calls them, besides the writing thread they start.
+ */
+#ifndef PT_LOGIO_H
+#define PT_LOGIO_H
+
+#include "logwrite.h"
+
+/* Writes all of buf at off (seekable) or in order; 0 or an errno. */
+PT_LOG_HIDDEN int pt_logio_write_all(int fd, int seekable, const void *buf, size_t len,
+                                     uint64_t off);
+/* A call that may block on the log's destination begins (1) or ends (0):
+ * the controller does not count that time against the keeper. */
+PT_LOG_HIDDEN void pt_logio_destination_wait(struct pt_logw_state *st, int begin);
+/* Keeps err if it is the log's first. */
+PT_LOG_HIDDEN void pt_logio_keep_error(struct pt_logw *w, int err);
+/* Publishes w->done to the controller (pairs with pt_logw_read_progress). */
+PT_LOG_HIDDEN void pt_logio_commit(struct pt_logw *w);
+/* The buffer restarts after what prog counts as written. */
+PT_LOG_HIDDEN void pt_logio_emptied(struct pt_logw *w);
+/* Writes the buffer's sealed blocks now, after what the thread is writing. */
+PT_LOG_HIDDEN void pt_logio_flush(struct pt_logw *w);
+/* The buffer cannot take another block: the thread writes it while the
+ * other buffer fills. */
+PT_LOG_HIDDEN void pt_logio_flush_full(struct pt_logw *w);
+/* Waits until the thread has written what it was given. */
+PT_LOG_HIDDEN void pt_logio_wait(struct pt_logw *w);
+PT_LOG_HIDDEN void pt_logio_start(struct pt_logw *w);
+PT_LOG_HIDDEN void pt_logio_stop(struct pt_logw *w);
+
+#endif
