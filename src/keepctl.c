@@ -120,7 +120,7 @@ static int ms_until(uint64_t deadline)
 static int ms_left(struct pt_handle *h, uint64_t *deadline)
 {
 	uint64_t p = atomic_load_explicit(&h->ctl->keeper_progress, memory_order_relaxed);
-	/* A count only, as the writer's (destination_wait, logwrite.c). */
+	/* A count only, as the writer's (pt_logio_destination_wait, logio.c). */
 	if (__atomic_load_n(&h->ctl->logw.in_io, __ATOMIC_RELAXED))
 		p = ~h->keeper_seen;
 	if (p != h->keeper_seen) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace log file format, version 3 (docs/LOG-FORMAT.md): on-disk
- * structures and constants shared by the writer (logwrite.c) and the reader
+ * structures and constants shared by the writer (logwrite.c, logblock.c, logio.c) and the reader
  * (logread.c).
  *
  *   [file header, 4 KiB] [name table, 62 KiB, seekable logs only] [blocks ...]

@@ -81,7 +81,7 @@ void pt_logw_read_progress(const struct pt_logw_state *st, struct pt_logw_progre
 	enum { WORDS = sizeof(struct pt_logw_progress) / 8 };
 	uint64_t copy[WORDS];
 	for (;;) {
-		/* Pairs with the release store of gen in commit. */
+		/* Pairs with the release store of gen in pt_logio_commit. */
 		uint64_t gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
 		const uint64_t *src = (const uint64_t *)(const void *)&st->prog[gen & 1];
 		/* Acquire loads: the second look at gen cannot come first. */

@@ -235,8 +235,8 @@ PT_LOG_HIDDEN int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status 
 PT_LOG_HIDDEN void pt_logw_free(struct pt_logw *w);
 
 /* The state's current progress, while no writer runs (a killed keeper's,
- * a finished log's).  Pairs with the release store of gen in commit
- * (logwrite.c). */
+ * a finished log's).  Pairs with the release store of gen in pt_logio_commit
+ * (logio.c). */
 static inline const struct pt_logw_progress *pt_logw_progress(const struct pt_logw_state *st)
 {
 	return &st->prog[__atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) & 1];
