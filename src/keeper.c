@@ -4,8 +4,8 @@
  * pt_keeper_main on, in a process forked from the controller (keepctl.c
  * is the controller's side).  It works on the controller's struct
  * pt_handle as the fork copied it: the stream's mapping, the control
- * queue and the log's shared state, its own reader.  It holds the log file and the stream mapping,
- * copies events into the log when asked (posix_trace_flush), when a
+ * queue and the log's shared state, its own reader.  It holds the log
+ * file and the stream mapping, copies events into the log when asked (posix_trace_flush), when a
  * POSIX_TRACE_FLUSH stream has a quarter of its room used, and at the end.
  * The end is posix_trace_shutdown(), or the controller going away by any
  * means: the keeper holds one end of a socket pair whose other end only the
@@ -183,23 +183,19 @@ static void made_progress(struct keeper *k, uint64_t events)
 }
 
 /* The events of the library's own (the controller's, the reader's) into
- * the log, the lanes left alone.  Returns how many were not FLUSH_START or
- * FLUSH_STOP. */
-static uint64_t move_own_events(struct keeper *k)
+ * the log, the lanes left alone. */
+static void move_own_events(struct keeper *k)
 {
 	struct pt_rawev e;
 	size_t len;
-	uint64_t others = 0;
 	k->h->rd.lanes_off = 1;
 	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0)) {
 		k->drained += len + EVENT_COST;
-		others += e.id != POSIX_TRACE_FLUSH_START && e.id != POSIX_TRACE_FLUSH_STOP;
 		if (k->fd >= 0)
 			log_event(k, &e, len);
 		made_progress(k, 1);
 	}
 	k->h->rd.lanes_off = 0;
-	return others;
 }
 
 static uint64_t calibrated_ns(const struct keeper *k, uint64_t raw)
@@ -228,22 +224,19 @@ static void log_stage(struct keeper *k, const struct pt_stage *st)
 }
 
 /* Every lane's records, a checked stage at a time, copied into the log as
- * they are.  Returns the events copied. */
-static uint64_t copy_lanes(struct keeper *k)
+ * they are. */
+static void copy_lanes(struct keeper *k)
 {
 	struct pt_stage st;
-	uint64_t events = 0;
 	uint32_t n = pt_read_lanes(k->h);
 	for (uint32_t i = 0; i < n; i++) {
 		while (pt_read_stage(k->h, i, &st)) {
-			events += st.events;
 			k->drained += st.len;
 			if (k->fd >= 0)
 				log_stage(k, &st);
 			made_progress(k, st.events);
 		}
 	}
-	return events;
 }
 
 /* The calibration points of the keeper's reader on the CLOCK_REALTIME
