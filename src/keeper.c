@@ -5,8 +5,9 @@
  * is the controller's side).  It works on the controller's struct
  * pt_handle as the fork copied it: the stream's mapping, the control
  * queue and the log's shared state, its own reader.  It holds the log
- * file and the stream mapping, copies events into the log when asked (posix_trace_flush), when a
- * POSIX_TRACE_FLUSH stream has a quarter of its room used, and at the end.
+ * file and the stream mapping, copies events into the log when asked
+ * (posix_trace_flush), when a POSIX_TRACE_FLUSH stream has a quarter of
+ * its room used, and at the end.
  * The end is posix_trace_shutdown(), or the controller going away by any
  * means: the keeper holds one end of a socket pair whose other end only the
  * controller has (close-on-exec, closed in fork children), so it sees the
