@@ -66,24 +66,28 @@ struct ctf_writer {
 	uint64_t lost_total, overflows, overflows_seen;
 };
 
-static void append(struct ctf_stream *s, const void *bytes, size_t n)
+/* The fields of an event before its data: id, timestamp (the header),
+ * pid, tid, prog_address, truncation, data_len. */
+#define EVENT_FIXED_SIZE (2 + 8 + 4 + 8 + 8 + 1 + 4)
+
+/* Room for n more bytes in the stream's packet.  A packet is written once
+ * it holds PACKET_PAYLOAD_MAX bytes, so the buffer holds that and one
+ * event: it grows past it only for an event larger than any before. */
+static unsigned char *payload_room(struct ctf_stream *s, size_t n)
 {
 	if (s->len + n > s->cap) {
-		s->cap = (s->len + n) * 2;
-		s->payload = realloc(s->payload, s->cap);
-		if (!s->payload) {
-			error_msg("out of memory");
-			exit(EXIT_FAIL);
-		}
+		size_t want = s->len + n;
+		s->cap = want < PACKET_PAYLOAD_MAX + 4096 ? PACKET_PAYLOAD_MAX + 4096 : want;
+		s->payload = xrealloc(s->payload, s->cap);
 	}
-	memcpy(s->payload + s->len, bytes, n);
-	s->len += n;
+	return s->payload + s->len;
 }
 
-#define APPEND_VALUE(s, type, value)            \
-	do {                                    \
-		type v_ = (type)(value);        \
-		append((s), &v_, sizeof v_);    \
+#define PUT_VALUE(p, type, value)                \
+	do {                                     \
+		type v_ = (type)(value);         \
+		memcpy((p), &v_, sizeof v_);     \
+		(p) += sizeof v_;                \
 	} while (0)
 
 static void stream_name(const struct ctf_stream *s, char *name, size_t size)
@@ -240,16 +244,19 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	if (s->len == 0 && s->seq == 0)
 		s->ts_begin = ts;
 	s->ts_end = ts;
-	APPEND_VALUE(s, uint16_t, ev->info.posix_event_id);
-	APPEND_VALUE(s, uint64_t, ts);
-	APPEND_VALUE(s, int32_t, ev->info.posix_pid);
-	APPEND_VALUE(s, uint64_t, (unsigned long)ev->info.posix_thread_id);
-	APPEND_VALUE(s, uint64_t, (uintptr_t)ev->info.posix_prog_address);
-	APPEND_VALUE(s, uint8_t, ev->info.posix_truncation_status);
-	APPEND_VALUE(s, uint32_t, ev->len);
-	append(s, ev->data, ev->len);
-	append(s, ev->data, text_length(ev->data, ev->len));
-	APPEND_VALUE(s, uint8_t, 0); /* the text's NUL */
+	size_t text = text_length(ev->data, ev->len);
+	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1);
+	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
+	PUT_VALUE(p, uint64_t, ts);
+	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	PUT_VALUE(p, uint64_t, (unsigned long)ev->info.posix_thread_id);
+	PUT_VALUE(p, uint64_t, (uintptr_t)ev->info.posix_prog_address);
+	PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
+	PUT_VALUE(p, uint32_t, ev->len);
+	memcpy(p, ev->data, ev->len);
+	memcpy(p + ev->len, ev->data, text);
+	p[ev->len + text] = '\0'; /* the text's NUL */
+	s->len += EVENT_FIXED_SIZE + ev->len + text + 1;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;

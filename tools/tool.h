@@ -47,12 +47,50 @@ void format_signed_time(int64_t ns, char *buf, size_t size);
 bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
 bool is_printable_text(const unsigned char *data, size_t len);
 size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
-void print_hex(FILE *out, const unsigned char *data, size_t len);
-void print_json_string(FILE *out, const unsigned char *s, size_t len);
 /* s with every byte that is not printable ASCII as \xHH (and \ as \\):
  * for any name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
 #define ESCAPED_SIZE(n) (4 * (n) + 1)
 const char *escape_text(const char *s, char *buf, size_t size);
+char *put_escaped(char *p, const char *s); /* escape_text() at p; returns the end */
+
+/* util.c: text built in memory.  Each put_* writes at p, which has room
+ * enough, and returns the end of what it wrote. */
+char *put_u64(char *p, uint64_t v);                   /* up to 20 bytes */
+char *put_int(char *p, int v);                        /* up to 11 */
+char *put_time(char *p, uint64_t ns);                 /* "S.NNNNNNNNN", up to 30 */
+struct time_cache {
+	uint64_t sec;
+	unsigned char len; /* of the seconds' digits in text; 0: none yet */
+	char text[24];
+};
+char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 24 + 10 */
+char *put_micros(char *p, uint64_t ns);               /* "US.NNN", up to 24 */
+char *put_hex_u64(char *p, uint64_t v);               /* "0x%lx", up to 18 */
+char *put_str(char *p, const char *s);
+char *put_hex_bytes(char *p, const unsigned char *data, size_t len); /* 2 * len */
+#define JSON_CHARS_SIZE(n) (6 * (n))
+char *put_json_chars(char *p, const unsigned char *s, size_t len); /* no quotes */
+
+/* util.c: output gathered in memory and written in large pieces.  Between
+ * outbuf_room(o, n) (at most OUTBUF_ROOM_MAX) and outbuf_done(o, end) the
+ * caller writes up to n bytes at the pointer room returned.  Whatever else
+ * writes to the same FILE must come after outbuf_flush(). */
+#define OUTBUF_ROOM_MAX (16u << 10)
+struct outbuf {
+	FILE *out;
+	char *buf;
+	size_t len;
+	bool failed; /* a write to out failed */
+};
+void outbuf_init(struct outbuf *o, FILE *out);
+char *outbuf_room(struct outbuf *o, size_t n);
+void outbuf_done(struct outbuf *o, char *end);
+void outbuf_write(struct outbuf *o, const void *s, size_t n);
+void outbuf_puts(struct outbuf *o, const char *s);
+void outbuf_hex(struct outbuf *o, const unsigned char *data, size_t len);
+void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len);
+bool outbuf_flush(struct outbuf *o); /* false if any write failed */
+void outbuf_free(struct outbuf *o);
 const char *policy_name(int policy);
 void *xmalloc(size_t size);
 void *xrealloc(void *p, size_t size);
@@ -189,9 +227,9 @@ struct event_printer {
 	bool have_first;
 	uint64_t first_ns;
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
+	struct time_cache rel_seconds, abs_seconds;
 };
-void print_event(struct event_printer *p, FILE *out, const struct trace_event *ev);
-void describe_data(FILE *out, const struct trace_event *ev);
+void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
 /* record.c and attach.c: what both do with a target and a log */
 int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
