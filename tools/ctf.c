@@ -62,9 +62,16 @@ struct ctf_writer {
 	struct ctf_instances *instances; /* by thread table index */
 	size_t instances_cap;
 	bool used[MAX_EVENT_IDS];
-	/* the log's total loss, shared out over its OVERFLOW events */
-	uint64_t lost_total, overflows, overflows_seen;
+	/* The log's total loss, shared out over its OVERFLOW events: both
+	 * counted by a first pass, made only for a log that has an OVERFLOW
+	 * event (or for the progress line's total). */
+	bool counted;
+	uint64_t events, lost_total, overflows, overflows_seen;
+	uint64_t first_ns, last_ns; /* earliest dated and latest time written */
 };
+
+/* write_event() met an OVERFLOW before the loss was counted. */
+#define NEEDS_COUNT 1
 
 /* The fields of an event before its data: id, timestamp (the header),
  * pid, tid, prog_address, truncation, data_len. */
@@ -234,6 +241,12 @@ static uint64_t loss_of_next_overflow(struct ctf_writer *w)
 static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 {
 	uint64_t ts = ts_ns(&ev->info.posix_timestamp);
+	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW && !w->counted)
+		return NEEDS_COUNT;
+	if (event_has_time(ev) && (w->first_ns == 0 || ts < w->first_ns))
+		w->first_ns = ts;
+	if (ts > w->last_ns)
+		w->last_ns = ts;
 	struct ctf_stream *s = stream_for(w, ev, ts);
 	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
 		/* the loss is counted in the packet that starts with it */
@@ -368,34 +381,28 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 }
 
 /* First pass: the number of events (for the progress line) and of
- * OVERFLOW events (to share out the loss). */
-static uint64_t count_events(struct trace_log *log, struct ctf_writer *w, uint64_t *first_ns,
-                             uint64_t *last_ns)
+ * OVERFLOW events, and the log's total loss, to share it out. */
+static void count_events(struct trace_log *log, struct ctf_writer *w)
 {
 	struct trace_event ev;
-	uint64_t n = 0;
-	*first_ns = *last_ns = 0;
-	while (trace_log_next(log, &ev) > 0) {
-		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
-		if (event_has_time(&ev) && (*first_ns == 0 || ns < *first_ns))
-			*first_ns = ns;
-		if (ns > *last_ns)
-			*last_ns = ns;
-		n++;
+	while (trace_log_skim(log, &ev) > 0) {
+		w->events++;
 		w->overflows += ev.info.posix_event_id == POSIX_TRACE_OVERFLOW;
 	}
 	trace_log_rewind(log);
 	trace_log_lost(log, &w->lost_total);
-	return n;
+	w->counted = true;
 }
 
+/* 0, -1 (said) or NEEDS_COUNT. */
 static int write_streams(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
 {
 	struct trace_event ev;
 	int rc;
 	while ((rc = trace_log_next(log, &ev)) > 0) {
-		if (write_event(w, &ev))
-			return -1;
+		int written = write_event(w, &ev);
+		if (written)
+			return written;
 		progress_step(pr);
 	}
 	if (rc < 0)
@@ -403,21 +410,23 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 	for (size_t i = 0; i < w->nstreams; i++)
 		if (w->streams[i].len && flush_packet(w, &w->streams[i]))
 			return -1;
+	if (!w->counted)
+		trace_log_lost(log, &w->lost_total); /* known once the log is read */
 	return 0;
 }
 
 /* Losses no OVERFLOW event reported (a log that wrapped, a stream that lost
  * events without a reader to report them) still show: a stream of their
  * own with two empty packets, the second counting them. */
-static int write_unreported_loss(struct ctf_writer *w, uint64_t first_ns, uint64_t last_ns)
+static int write_unreported_loss(struct ctf_writer *w)
 {
 	if (w->overflows || !w->lost_total)
 		return 0;
 	struct ctf_stream *s = new_stream(w, 0, 0);
-	s->ts_begin = s->ts_end = first_ns;
+	s->ts_begin = s->ts_end = w->first_ns;
 	if (write_packet(w, s, 0))
 		return -1;
-	s->ts_end = last_ns;
+	s->ts_end = w->last_ns;
 	return write_packet(w, s, w->lost_total);
 }
 
@@ -430,21 +439,49 @@ static void free_streams(struct ctf_writer *w)
 		free(w->instances[i].stream);
 	free(w->instances);
 	thread_table_free(&w->threads);
+	w->streams = NULL;
+	w->nstreams = w->streams_cap = 0;
+	w->instances = NULL;
+	w->instances_cap = 0;
+}
+
+/* What a pass that stopped at an OVERFLOW wrote is removed, and the log
+ * is written again once its loss is counted. */
+static int write_counted(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
+{
+	for (size_t i = 0; i < w->nstreams; i++) {
+		char name[64];
+		stream_name(&w->streams[i], name, sizeof name);
+		if (w->streams[i].packets_written && unlinkat(w->dirfd, name, 0) != 0) {
+			error_msg("%s/%s: %s", w->dir, name, strerror(errno));
+			return -1;
+		}
+	}
+	free_streams(w);
+	memset(w->used, 0, sizeof w->used);
+	w->first_ns = w->last_ns = 0;
+	trace_log_rewind(log);
+	count_events(log, w);
+	progress_init(pr, "converting", w->events);
+	return write_streams(w, log, pr);
 }
 
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 {
 	struct ctf_writer w = {.dir = dir};
 	struct progress pr;
-	uint64_t first_ns, last_ns;
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
-	progress_init(&pr, "converting", count_events(log, &w, &first_ns, &last_ns));
+	if (progress_wanted())
+		count_events(log, &w); /* the line shows the total */
+	progress_init(&pr, "converting", w.events);
 	int rc = write_streams(&w, log, &pr);
+	if (rc == NEEDS_COUNT)
+		rc = write_counted(&w, log, &pr);
 	progress_end(&pr);
 	if (rc == 0)
-		rc = write_unreported_loss(&w, first_ns, last_ns);
+		rc = write_unreported_loss(&w);
 	if (rc == 0)
 		rc = write_metadata(&w, log);
 	free_streams(&w);

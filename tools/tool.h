@@ -66,7 +66,13 @@ struct time_cache {
 char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 24 + 10 */
 char *put_micros(char *p, uint64_t ns);               /* "US.NNN", up to 24 */
 char *put_hex_u64(char *p, uint64_t v);               /* "0x%lx", up to 18 */
-char *put_str(char *p, const char *s);
+/* Inline, so that a string literal's length is known where it is put. */
+static inline char *put_str(char *p, const char *s)
+{
+	size_t k = __builtin_strlen(s);
+	__builtin_memcpy(p, s, k);
+	return p + k;
+}
 char *put_hex_bytes(char *p, const unsigned char *data, size_t len); /* 2 * len */
 #define JSON_CHARS_SIZE(n) (6 * (n))
 char *put_json_chars(char *p, const unsigned char *s, size_t len); /* no quotes */
@@ -126,6 +132,7 @@ struct progress {
 	uint64_t total, done, last_ns;
 	const char *what;
 };
+bool progress_wanted(void); /* stderr is a terminal: worth counting the events */
 void progress_init(struct progress *p, const char *what, uint64_t total);
 void progress_step(struct progress *p);
 void progress_end(struct progress *p);
@@ -214,6 +221,10 @@ enum log_state {
 struct trace_log *trace_log_open(const char *path); /* prints the error */
 struct trace_log *trace_log_open_fd(int fd, const char *path); /* a log we wrote */
 int trace_log_next(struct trace_log *log, struct trace_event *ev); /* 1, 0 at end, -1 */
+/* trace_log_next() for a pass before the one that writes (then rewound):
+ * no thread name, and the kernel thread id only for an event with no pid
+ * and no pthread_t (what event_has_thread() needs); damage is not counted. */
+int trace_log_skim(struct trace_log *log, struct trace_event *ev);
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);

@@ -321,13 +321,6 @@ char *put_hex_u64(char *p, uint64_t v)
 	return p + k;
 }
 
-char *put_str(char *p, const char *s)
-{
-	size_t k = strlen(s);
-	memcpy(p, s, k);
-	return p + k;
-}
-
 /* Room: 2 * len. */
 char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
 {
@@ -611,9 +604,14 @@ void install_stop_handlers(void)
 
 #define PROGRESS_MIN_EVENTS 100000 /* smaller logs convert in a blink */
 
+bool progress_wanted(void)
+{
+	return isatty(STDERR_FILENO);
+}
+
 void progress_init(struct progress *p, const char *what, uint64_t total)
 {
-	p->enabled = total >= PROGRESS_MIN_EVENTS && isatty(STDERR_FILENO);
+	p->enabled = total >= PROGRESS_MIN_EVENTS && progress_wanted();
 	p->total = total;
 	p->done = 0;
 	p->last_ns = 0;
