@@ -49,6 +49,7 @@ struct chrome_writer {
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
+	struct time_cache seconds; /* of the events' absolute times */
 	/* JSON objects of events without a time, for otherData at the end: in
 	 * an unlinked temporary file, as a log may hold any number of them. */
 	FILE *undated_file;
@@ -131,8 +132,9 @@ static char *put_json_name(char *p, const char *name)
 	return p;
 }
 
-/* "args" up to its data. */
-static char *put_args_head(char *p, const struct trace_event *ev, bool paired)
+/* "args" up to its data.  The seconds of "time" seldom change. */
+static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
+                           struct time_cache *seconds)
 {
 	p = put_str(p, "\"args\":{");
 	if (paired) {
@@ -145,7 +147,7 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired)
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
 	p = put_int(put_str(p, "\",\"truncation\":"), ev->info.posix_truncation_status);
 	p = put_u64(put_str(p, ",\"len\":"), ev->len);
-	p = put_time(put_str(p, ",\"time\":\""), ts_ns(&ev->info.posix_timestamp));
+	p = put_time_cached(put_str(p, ",\"time\":\""), ts_ns(&ev->info.posix_timestamp), seconds);
 	*p++ = '"';
 	return p;
 }
@@ -209,22 +211,27 @@ static char *put_separator(struct chrome_writer *w, char *p)
 static void write_event(struct chrome_writer *w, const struct trace_event *ev,
                         enum pair_role role, const char *slice)
 {
-	static const char *const phase[] = {[PAIR_NONE] = "i", [PAIR_BEGIN] = "B",
-	                                    [PAIR_END] = "E"};
+	static const char phase[] = {[PAIR_NONE] = 'i', [PAIR_BEGIN] = 'B', [PAIR_END] = 'E'};
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	uint64_t rel = ns - w->first_ns; /* first_ns is the earliest dated time */
 	bool threaded = event_has_thread(ev);
 	int tid = threaded ? thread_track(w, ev) : system_track(w, ns);
 	char *p = put_separator(w, event_room(&w->out));
 	p = put_json_name(put_str(p, "{\"name\":"), role == PAIR_NONE ? ev->name : slice);
-	p = put_str(p, is_system_event(ev->info.posix_event_id) ? ",\"cat\":\"system\",\"ph\":\""
-	                                                        : ",\"cat\":\"user\",\"ph\":\"");
-	p = put_str(put_str(p, phase[role]), role == PAIR_NONE ? "\",\"s\":\"t\"," : "\",");
+	if (is_system_event(ev->info.posix_event_id))
+		p = put_str(p, ",\"cat\":\"system\",\"ph\":\"");
+	else
+		p = put_str(p, ",\"cat\":\"user\",\"ph\":\"");
+	*p++ = phase[role];
+	if (role == PAIR_NONE)
+		p = put_str(p, "\",\"s\":\"t\",");
+	else
+		p = put_str(p, "\",");
 	p = put_micros(put_str(p, "\"ts\":"), rel);
 	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
 	p = put_int(put_str(p, ",\"tid\":"), tid);
 	*p++ = ',';
-	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE), ev);
+	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds), ev);
 }
 
 static bool open_undated(struct chrome_writer *w)
@@ -254,7 +261,7 @@ static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
 	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
 	*p++ = ',';
-	finish_event(&w->undated, put_args_head(p, ev, false), ev);
+	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds), ev);
 }
 
 /* The undated events, copied from their temporary file into the output. */

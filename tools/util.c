@@ -233,18 +233,34 @@ static const char digit_pairs[] =
 
 static unsigned decimal_digits(uint64_t v)
 {
-	unsigned n = 1;
-	for (; v >= 10000; v /= 10000)
-		n += 4;
-	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+	static const uint64_t powers[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull};
+	/* log10(2) is about 1233 / 4096: the digits of 2^bits, maybe one more */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	unsigned n = t + (v >= powers[t]);
+	return n ? n : 1;
 }
 
-/* Written from its end straight into place: a memcpy of a variable length
- * was a library call per number. */
+static void put_four_digits(char *p, uint32_t v)
+{
+	memcpy(p, digit_pairs + 2 * (v / 100), 2);
+	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
+}
+
+/* Written from its end straight into place (a memcpy of a variable length
+ * was a library call per number), four digits per long division. */
 char *put_u64(char *p, uint64_t v)
 {
 	char *end = p + decimal_digits(v), *d = end;
-	while (v >= 100) {
+	for (; v >= 10000; v /= 10000) {
+		d -= 4;
+		put_four_digits(d, (uint32_t)(v % 10000));
+	}
+	if (v >= 100) {
 		d -= 2;
 		memcpy(d, digit_pairs + 2 * (v % 100), 2);
 		v /= 100;
@@ -263,13 +279,13 @@ char *put_int(char *p, int v)
 	return put_u64(p, v < 0 ? -(uint64_t)(int64_t)v : (uint64_t)v);
 }
 
-/* "%09u" of v < 10^9 */
+/* "%09u" of v < 10^9, in two halves that do not wait for each other. */
 static char *put_nine_digits(char *p, uint32_t v)
 {
+	uint32_t low8 = v % 100000000u;
 	p[0] = (char)('0' + v / 100000000u);
-	v %= 100000000u;
-	for (int i = 7; i > 0; i -= 2, v /= 100)
-		memcpy(p + i, digit_pairs + 2 * (v % 100), 2);
+	put_four_digits(p + 1, low8 / 10000);
+	put_four_digits(p + 5, low8 % 10000);
 	return p + 9;
 }
 
@@ -310,15 +326,14 @@ char *put_micros(char *p, uint64_t ns)
 /* "0x%lx" */
 char *put_hex_u64(char *p, uint64_t v)
 {
-	char tmp[16], *d = tmp + sizeof tmp;
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	char *end = p + 2 + (bits + 3) / 4, *d = end;
+	p[0] = '0';
+	p[1] = 'x';
 	do
 		*--d = hex_digits[v & 15];
 	while (v >>= 4);
-	size_t k = (size_t)(tmp + sizeof tmp - d);
-	*p++ = '0';
-	*p++ = 'x';
-	memcpy(p, d, k);
-	return p + k;
+	return end;
 }
 
 /* Room: 2 * len. */
