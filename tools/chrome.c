@@ -426,11 +426,13 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	progress_init(&pr, "converting", count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);
-	bool written = outbuf_flush(&w.out);
+	int err = outbuf_flush(&w.out) ? 0 : w.out.err;
 	outbuf_free(&w.out);
 	free_writer(&w);
-	if ((w.file == stdout ? fflush(w.file) : fclose(w.file)) != 0 || !written) {
-		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(errno));
+	if ((w.file == stdout ? fflush(w.file) : fclose(w.file)) != 0 && !err)
+		err = errno;
+	if (err) {
+		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(err));
 		return EXIT_FAIL;
 	}
 	return rc < 0 ? EXIT_FAIL : 0;

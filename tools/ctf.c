@@ -56,6 +56,8 @@ struct ctf_instances {
 struct ctf_writer {
 	const char *dir;
 	int dirfd;
+	int file_fd;          /* the open stream file, -1 if none */
+	uint64_t file_stream; /* whose (instance id) */
 	struct ctf_stream *streams;
 	size_t nstreams, streams_cap;
 	struct thread_table threads; /* (pid, thread) */
@@ -97,9 +99,9 @@ static unsigned char *payload_room(struct ctf_stream *s, size_t n)
 		(p) += sizeof v_;                \
 	} while (0)
 
-static void stream_name(const struct ctf_stream *s, char *name, size_t size)
+static void stream_name(uint64_t instance_id, char *name, size_t size)
 {
-	snprintf(name, size, "stream_%llu", (unsigned long long)s->instance_id);
+	snprintf(name, size, "stream_%llu", (unsigned long long)instance_id);
 }
 
 /* What an earlier conversion left in DIR (replaced with --force). */
@@ -123,12 +125,49 @@ static bool write_all(int fd, const struct iovec *iov, int n)
 	return false;
 }
 
+static void report_file_error(const struct ctf_writer *w, uint64_t instance, int err)
+{
+	char name[64];
+	stream_name(instance, name, sizeof name);
+	error_msg("%s/%s: %s", w->dir, name, strerror(err));
+}
+
+static int close_stream_file(struct ctf_writer *w)
+{
+	if (w->file_fd < 0)
+		return 0;
+	int rc = close(w->file_fd);
+	w->file_fd = -1;
+	if (rc != 0)
+		report_file_error(w, w->file_stream, errno);
+	return rc;
+}
+
+/* The file of the stream that wrote last stays open: a thread's packets go
+ * out through one descriptor (not an open and a close each), and at most
+ * one file is open whatever the number of threads (a log may have more
+ * than a process may open).  The first packet creates the file. */
+static int stream_file(struct ctf_writer *w, struct ctf_stream *s, const char *name)
+{
+	if (w->file_fd >= 0 && w->file_stream == s->instance_id)
+		return w->file_fd;
+	if (close_stream_file(w) != 0)
+		return -1;
+	int fd = s->packets_written
+	                 ? openat(w->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+	                 : create_file_in(w->dirfd, w->dir, name); /* says why not */
+	if (fd < 0 && s->packets_written)
+		report_file_error(w, s->instance_id, errno);
+	if (fd >= 0) {
+		w->file_fd = fd;
+		w->file_stream = s->instance_id;
+	}
+	return fd;
+}
+
 /* Packets are appended to the stream's file as they fill, so only one
- * packet per stream is held in memory and no file stays open (a log may
- * have more threads than a process may open files).  The first packet
- * creates the file. */
-static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
-                        uint64_t discarded)
+ * packet per stream is held in memory. */
+static int write_packet(struct ctf_writer *w, struct ctf_stream *s, uint64_t discarded)
 {
 	char name[64];
 	uint64_t bits = (uint64_t)(PACKET_HEADER_SIZE + s->len) * 8;
@@ -137,14 +176,13 @@ static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
 	uint64_t context[6] = {s->ts_begin, s->ts_end, bits, bits, s->seq++, discarded};
 	struct iovec iov[4] = {{header, sizeof header}, {&instance, sizeof instance},
 	                       {context, sizeof context}, {s->payload, s->len}};
-	stream_name(s, name, sizeof name);
-	int fd = s->packets_written++
-	                 ? openat(w->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
-	                 : create_file_in(w->dirfd, w->dir, name);
-	if (fd < 0 || !write_all(fd, iov, s->len ? 4 : 3) || close(fd) != 0) {
-		int err = errno;
-		if (fd >= 0 || s->packets_written > 1)
-			error_msg("%s/%s: %s", w->dir, name, strerror(err));
+	stream_name(s->instance_id, name, sizeof name);
+	int fd = stream_file(w, s, name);
+	if (fd < 0)
+		return -1;
+	s->packets_written++;
+	if (!write_all(fd, iov, s->len ? 4 : 3)) {
+		report_file_error(w, s->instance_id, errno);
 		return -1;
 	}
 	s->len = 0;
@@ -155,7 +193,7 @@ static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
 /* babeltrace2 reports the growth of events_discarded between packets; a
  * stream whose first packet would already count losses starts with an
  * empty packet counting none, so the count shows. */
-static int flush_packet(const struct ctf_writer *w, struct ctf_stream *s)
+static int flush_packet(struct ctf_writer *w, struct ctf_stream *s)
 {
 	if (s->seq == 0 && s->discarded) {
 		size_t len = s->len;
@@ -410,6 +448,8 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 	for (size_t i = 0; i < w->nstreams; i++)
 		if (w->streams[i].len && flush_packet(w, &w->streams[i]))
 			return -1;
+	if (close_stream_file(w) != 0)
+		return -1;
 	if (!w->counted)
 		trace_log_lost(log, &w->lost_total); /* known once the log is read */
 	return 0;
@@ -449,9 +489,11 @@ static void free_streams(struct ctf_writer *w)
  * is written again once its loss is counted. */
 static int write_counted(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
 {
+	if (close_stream_file(w) != 0)
+		return -1;
 	for (size_t i = 0; i < w->nstreams; i++) {
 		char name[64];
-		stream_name(&w->streams[i], name, sizeof name);
+		stream_name(w->streams[i].instance_id, name, sizeof name);
 		if (w->streams[i].packets_written && unlinkat(w->dirfd, name, 0) != 0) {
 			error_msg("%s/%s: %s", w->dir, name, strerror(errno));
 			return -1;
@@ -468,7 +510,7 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 {
-	struct ctf_writer w = {.dir = dir};
+	struct ctf_writer w = {.dir = dir, .file_fd = -1};
 	struct progress pr;
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
@@ -482,6 +524,8 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 	progress_end(&pr);
 	if (rc == 0)
 		rc = write_unreported_loss(&w);
+	if (close_stream_file(&w) != 0)
+		rc = -1;
 	if (rc == 0)
 		rc = write_metadata(&w, log);
 	free_streams(&w);

@@ -86,7 +86,8 @@ struct outbuf {
 	FILE *out;
 	char *buf;
 	size_t len;
-	bool failed; /* a write to out failed */
+	bool failed; /* a write to out failed, with errno err */
+	int err;
 };
 void outbuf_init(struct outbuf *o, FILE *out);
 char *outbuf_room(struct outbuf *o, size_t n);

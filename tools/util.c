@@ -395,9 +395,8 @@ char *put_escaped(char *p, const char *s)
 }
 
 /* ---- buffered output -----------------------------------------------------
- * Output is gathered in memory and handed to stdio in pieces of
- * OUTBUF_FLUSH bytes or more (stdio writes a piece that large straight to
- * the file).  The buffer never grows: data of any length is written in
+ * Output is gathered in memory and written in pieces of OUTBUF_FLUSH
+ * bytes or more.  The buffer never grows: data of any length is written in
  * chunks, and one reservation is at most OUTBUF_ROOM_MAX bytes. */
 
 #define OUTBUF_FLUSH (256u << 10)
@@ -408,13 +407,38 @@ void outbuf_init(struct outbuf *o, FILE *out)
 	o->out = out;
 	o->len = 0;
 	o->failed = false;
+	o->err = 0;
 	o->buf = xmalloc(OUTBUF_FLUSH + OUTBUF_ROOM_MAX);
 }
 
+static bool write_fully(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t done = write(fd, p, n);
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return false;
+		p += done;
+		n -= (size_t)done;
+	}
+	return true;
+}
+
+/* Straight to the descriptor once stdio has written what it holds: stdio
+ * splits a large write in two (the whole blocks, then a remainder it
+ * buffers). */
 bool outbuf_flush(struct outbuf *o)
 {
-	if (o->len && fwrite(o->buf, 1, o->len, o->out) != o->len)
-		o->failed = true;
+	if (o->len && !o->failed) {
+		int fd = fileno(o->out);
+		if (fd < 0)
+			o->failed = fwrite(o->buf, 1, o->len, o->out) != o->len;
+		else
+			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
+		if (o->failed)
+			o->err = errno ? errno : EIO;
+	}
 	o->len = 0;
 	return !o->failed;
 }
