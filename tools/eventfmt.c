@@ -113,12 +113,12 @@ static char *put_truncation_mark(char *p, const struct trace_event *ev)
 	return p;
 }
 
-/* What was written from start to end, then spaces up to width ("%-*s"). */
-static char *pad_to(char *start, char *end, size_t width)
+/* What was written from start to end, then spaces up to width ("%-*s").
+ * Room: width bytes after end (spaces are laid down in one go). */
+static inline char *pad_to(char *start, char *end, size_t width)
 {
-	while ((size_t)(end - start) < width)
-		*end++ = ' ';
-	return end;
+	memset(end, ' ', width);
+	return (size_t)(end - start) < width ? start + width : end;
 }
 
 /* The thread column as format_thread() has it, the name escaped, padded
@@ -138,7 +138,7 @@ static char *put_thread(char *p, const struct trace_event *ev)
 	return pad_to(start, p, 16);
 }
 
-/* "%s %s %7d": relative time, absolute time (or date), pid. */
+/* "%s %s ": relative time, absolute time (or date). */
 static char *put_columns(struct event_printer *pr, char *p, const struct trace_event *ev,
                          uint64_t ns)
 {
@@ -158,17 +158,46 @@ static char *put_columns(struct event_printer *pr, char *p, const struct trace_e
 	else
 		p += strlen(p);
 	*p++ = ' ';
+	return p;
+}
+
+/* "%7d THREAD ": the pid, right-aligned, and the thread column. */
+static char *put_pid_and_thread(char *p, const struct trace_event *ev)
+{
 	char pid[16], *pid_end = put_int(pid, (int)ev->info.posix_pid);
-	for (size_t pad = (size_t)(pid_end - pid); pad < 7; pad++)
-		*p++ = ' ';
-	memcpy(p, pid, (size_t)(pid_end - pid));
-	return p + (pid_end - pid);
+	size_t k = (size_t)(pid_end - pid);
+	memset(p, ' ', 7);
+	p += k < 7 ? 7 - k : 0;
+	memcpy(p, pid, k);
+	p += k;
+	*p++ = ' ';
+	p = put_thread(p, ev);
+	*p++ = ' ';
+	return p;
+}
+
+/* A thread's events come in runs: its columns are formatted once a run. */
+static char *put_thread_columns(struct event_printer *pr, char *p, const struct trace_event *ev)
+{
+	struct thread_columns *c = &pr->last_thread;
+	if (!c->valid || c->pid != ev->info.posix_pid || c->tid != ev->tid ||
+	    c->thread != (unsigned long)ev->info.posix_thread_id ||
+	    memcmp(c->comm, ev->comm, sizeof c->comm)) {
+		c->valid = true;
+		c->pid = ev->info.posix_pid;
+		c->tid = ev->tid;
+		c->thread = (unsigned long)ev->info.posix_thread_id;
+		memcpy(c->comm, ev->comm, sizeof c->comm);
+		c->len = (unsigned char)(put_pid_and_thread(c->text, ev) - c->text);
+	}
+	memcpy(p, c->text, sizeof c->text);
+	return p + c->len;
 }
 
 /* The columns, the name and the marks; the data is inline up to
  * INLINE_DATA_MAX bytes. */
-#define TEXT_LINE_FIXED (2 * 32 + 64 + 16 + 16 + ESCAPED_SIZE(16) + \
-                         ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 24 + SYSTEM_DESCRIPTION_MAX + 64)
+#define TEXT_LINE_FIXED (2 * 36 + 64 + THREAD_COLUMNS_MAX + ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + \
+                         24 + SYSTEM_DESCRIPTION_MAX + 64)
 
 static void print_text(struct event_printer *pr, struct outbuf *o,
                        const struct trace_event *ev, uint64_t ns)
@@ -176,9 +205,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	size_t text = text_length(ev->data, ev->len);
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
-	*p++ = ' ';
-	p = put_thread(p, ev);
-	*p++ = ' ';
+	p = put_thread_columns(pr, p, ev);
 	char *name = p;
 	p = pad_to(name, put_escaped(p, ev->name), 24);
 	*p++ = ' ';

@@ -234,12 +234,22 @@ int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit s
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
 
 /* eventfmt.c: one event as a line of text or JSON (dump and attach). */
+#define THREAD_COLUMNS_MAX 128 /* pid, thread id, escaped name, padding */
+struct thread_columns { /* those of the thread that posted last */
+	bool valid;
+	pid_t pid, tid;
+	unsigned long thread;
+	char comm[16];
+	unsigned char len;
+	char text[THREAD_COLUMNS_MAX];
+};
 struct event_printer {
 	bool json;
 	bool have_first;
 	uint64_t first_ns;
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
 	struct time_cache rel_seconds, abs_seconds;
+	struct thread_columns last_thread;
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
