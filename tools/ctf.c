@@ -515,6 +515,7 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
+	log->without_thread_names = true; /* CTF's tid is the pthread_t */
 	if (progress_wanted())
 		count_events(log, &w); /* the line shows the total */
 	progress_init(&pr, "converting", w.events);

@@ -209,6 +209,9 @@ struct trace_log {
 	unsigned char *buf;
 	size_t bufsize;
 	struct name_cache names;
+	/* Set by a caller that uses neither tid nor comm of an event: they
+	 * are then 0 and "", but for events with no pid and no pthread_t. */
+	bool without_thread_names;
 	uint64_t events_read;
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */
