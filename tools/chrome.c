@@ -34,6 +34,7 @@ struct chrome_thread {
 };
 
 struct chrome_writer {
+	trace_id_t trid;
 	FILE *file;
 	struct outbuf out;
 	bool first_written;
@@ -81,10 +82,13 @@ static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
 	}
 	struct chrome_thread *t = &w->info[i];
 	if (added) {
+		/* the log is read without thread names: asked for once a thread */
+		struct trace_event named = *ev;
+		read_event_ext(w->trid, &named);
 		memset(t, 0, sizeof *t);
-		t->kernel_tid = ev->tid;
-		memcpy(t->comm, ev->comm, sizeof t->comm);
-		t->tid = ev->tid ? (int)ev->tid : per_pid_number(w, ev->info.posix_pid);
+		t->kernel_tid = named.tid;
+		memcpy(t->comm, named.comm, sizeof t->comm);
+		t->tid = named.tid ? (int)named.tid : per_pid_number(w, ev->info.posix_pid);
 	}
 	return t->tid;
 }
@@ -422,7 +426,9 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
 	read_trace_name(log, w.trace_name);
+	w.trid = log->trid;
 	w.pairing = pairing_scan(log, pairs, &w.first_ns, &count);
+	log->without_thread_names = true; /* thread_track() asks for them */
 	progress_init(&pr, "converting", count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);
