@@ -253,7 +253,7 @@ static void put_four_digits(char *p, uint32_t v)
 
 /* Written from its end straight into place (a memcpy of a variable length
  * was a library call per number), four digits per long division. */
-char *put_u64(char *p, uint64_t v)
+char *put_u64_long(char *p, uint64_t v)
 {
 	char *end = p + decimal_digits(v), *d = end;
 	for (; v >= 10000; v /= 10000) {
