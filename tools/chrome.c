@@ -31,7 +31,29 @@ struct chrome_thread {
 	int tid;
 	pid_t kernel_tid;
 	char comm[16];
+	/* What every event of the thread has, formatted once: its ids
+	 * (,"pid":P,"tid":T,) and the start of its args' "thread". */
+	unsigned char ids_len, thread_arg_len;
+	char ids[48], thread_arg[32];
 };
+
+static char *put_ids(char *p, pid_t pid, int tid)
+{
+	p = put_int(put_str(p, ",\"pid\":"), (int)pid);
+	p = put_int(put_str(p, ",\"tid\":"), tid);
+	*p++ = ',';
+	return p;
+}
+
+/* ,"thread":"0xHEX without its closing quote */
+static char *put_thread_arg(char *p, unsigned long thread)
+{
+	return put_hex_u64(put_str(p, ",\"thread\":\""), thread);
+}
+
+/* A copy of a whole array (a size the compiler knows), of which len bytes
+ * count. */
+#define PUT_PREFORMATTED(p, array, len) (memcpy((p), (array), sizeof(array)), (p) + (len))
 
 struct chrome_writer {
 	trace_id_t trid;
@@ -71,7 +93,8 @@ static int per_pid_number(struct chrome_writer *w, pid_t pid)
 	return ++w->per_pid[i];
 }
 
-static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
+static const struct chrome_thread *thread_track(struct chrome_writer *w,
+                                                const struct trace_event *ev)
 {
 	bool added;
 	size_t i = thread_table_index(&w->threads, ev->info.posix_pid,
@@ -89,8 +112,12 @@ static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
 		t->kernel_tid = named.tid;
 		memcpy(t->comm, named.comm, sizeof t->comm);
 		t->tid = named.tid ? (int)named.tid : per_pid_number(w, ev->info.posix_pid);
+		t->ids_len = (unsigned char)(put_ids(t->ids, ev->info.posix_pid, t->tid) - t->ids);
+		t->thread_arg_len = (unsigned char)(put_thread_arg(t->thread_arg,
+		                                                   (unsigned long)ev->info.posix_thread_id) -
+		                                    t->thread_arg);
 	}
-	return t->tid;
+	return t;
 }
 
 /* The first track of process 0 whose last event is not later than this
@@ -136,9 +163,10 @@ static char *put_json_name(char *p, const char *name)
 	return p;
 }
 
-/* "args" up to its data.  The seconds of "time" seldom change. */
+/* "args" up to its data.  The seconds of "time" seldom change; t is the
+ * event's thread, NULL if it has none. */
 static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
-                           struct time_cache *seconds)
+                           struct time_cache *seconds, const struct chrome_thread *t)
 {
 	p = put_str(p, "\"args\":{");
 	if (paired) {
@@ -146,7 +174,10 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 		*p++ = ',';
 	}
 	p = put_u64(put_str(p, "\"id\":"), ev->info.posix_event_id);
-	p = put_hex_u64(put_str(p, ",\"thread\":\""), (unsigned long)ev->info.posix_thread_id);
+	if (t)
+		p = PUT_PREFORMATTED(p, t->thread_arg, t->thread_arg_len);
+	else
+		p = put_thread_arg(p, (unsigned long)ev->info.posix_thread_id);
 	p = put_hex_u64(put_str(p, "\",\"prog_address\":\""),
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
 	p = put_int(put_str(p, "\",\"truncation\":"), ev->info.posix_truncation_status);
@@ -218,8 +249,7 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
 	static const char phase[] = {[PAIR_NONE] = 'i', [PAIR_BEGIN] = 'B', [PAIR_END] = 'E'};
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	uint64_t rel = ns - w->first_ns; /* first_ns is the earliest dated time */
-	bool threaded = event_has_thread(ev);
-	int tid = threaded ? thread_track(w, ev) : system_track(w, ns);
+	const struct chrome_thread *t = event_has_thread(ev) ? thread_track(w, ev) : NULL;
 	char *p = put_separator(w, event_room(&w->out));
 	p = put_json_name(put_str(p, "{\"name\":"), role == PAIR_NONE ? ev->name : slice);
 	if (is_system_event(ev->info.posix_event_id))
@@ -232,10 +262,11 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
 	else
 		p = put_str(p, "\",");
 	p = put_micros(put_str(p, "\"ts\":"), rel);
-	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
-	p = put_int(put_str(p, ",\"tid\":"), tid);
-	*p++ = ',';
-	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds), ev);
+	if (t)
+		p = PUT_PREFORMATTED(p, t->ids, t->ids_len);
+	else
+		p = put_ids(p, ev->info.posix_pid, system_track(w, ns));
+	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, t), ev);
 }
 
 static bool open_undated(struct chrome_writer *w)
@@ -265,7 +296,7 @@ static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
 	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
 	*p++ = ',';
-	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds), ev);
+	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, NULL), ev);
 }
 
 /* The undated events, copied from their temporary file into the output. */
