@@ -417,6 +417,8 @@ static bool write_fully(int fd, const char *p, size_t n)
 		ssize_t done = write(fd, p, n);
 		if (done < 0 && errno == EINTR)
 			continue;
+		if (done == 0)
+			errno = EIO; /* nothing written, no reason given */
 		if (done <= 0)
 			return false;
 		p += done;
@@ -437,7 +439,7 @@ bool outbuf_flush(struct outbuf *o)
 		else
 			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
 		if (o->failed)
-			o->err = errno ? errno : EIO;
+			o->err = errno;
 	}
 	o->len = 0;
 	return !o->failed;
