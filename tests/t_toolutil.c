@@ -11,6 +11,10 @@
  * array the one realloc returned last, and name_list_free releases everything
  * (a leak fails the test under AddressSanitizer).
  *
+ * The formatting helpers dump and convert build their output with (put_*,
+ * is_printable_text, struct outbuf) are checked against printf and
+ * byte-by-byte references, at the edges of every digit count and chunk.
+ *
  * tools/util.c is compiled into this program with strdup and realloc
  * replaced, in that file only, by the two below: strdup fails on the call
  * the test chooses, realloc always moves the block (as realloc may), so a
@@ -205,6 +209,172 @@ START_TEST(number_list_untouched_when_the_argument_copy_fails)
 }
 END_TEST
 
+/* ---- formatting ---------------------------------------------------------- */
+
+/* Powers of ten and their neighbours, and a spread of other magnitudes. */
+static uint64_t edge_value(int i)
+{
+	uint64_t p = 1;
+	for (int k = 0; k < i / 3 && k < 19; k++)
+		p *= 10;
+	if (i >= 60)
+		return (uint64_t)i * 0x9e3779b97f4a7c15ull >> (i % 64);
+	return i % 3 == 0 ? p : i % 3 == 1 ? p - 1 : p + 1;
+}
+
+START_TEST(put_u64_int_and_hex_match_printf)
+{
+	char got[64], want[64];
+	for (int i = 0; i < 400; i++) {
+		uint64_t v = edge_value(i);
+		*put_u64(got, v) = '\0';
+		snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+		ck_assert_str_eq(got, want);
+		*put_hex_u64(got, v) = '\0';
+		snprintf(want, sizeof want, "0x%llx", (unsigned long long)v);
+		ck_assert_str_eq(got, want);
+		*put_int(got, (int)v) = '\0';
+		snprintf(want, sizeof want, "%d", (int)v);
+		ck_assert_str_eq(got, want);
+	}
+	*put_u64(got, UINT64_MAX) = '\0';
+	ck_assert_str_eq(got, "18446744073709551615");
+	*put_int(got, INT_MIN) = '\0';
+	ck_assert_str_eq(got, "-2147483648");
+	*put_hex_u64(got, 0) = '\0';
+	ck_assert_str_eq(got, "0x0");
+}
+END_TEST
+
+START_TEST(times_match_format_time)
+{
+	char got[64], want[64];
+	struct time_cache cache = {0};
+	for (int i = 0; i < 400; i++) {
+		uint64_t ns = edge_value(i);
+		format_time(ns, want, sizeof want);
+		*put_time(got, ns) = '\0';
+		ck_assert_str_eq(got, want);
+		/* the cached seconds follow a change of their number of digits */
+		*put_time_cached(got, ns, &cache) = '\0';
+		ck_assert_str_eq(got, want);
+		*put_time_cached(got, ns + 1, &cache) = '\0';
+		format_time(ns + 1, want, sizeof want);
+		ck_assert_str_eq(got, want);
+		*put_micros(got, ns) = '\0';
+		snprintf(want, sizeof want, "%llu.%03u", (unsigned long long)(ns / 1000),
+		         (unsigned)(ns % 1000));
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
+/* The definition, one byte at a time. */
+static bool reference_is_text(const unsigned char *d, size_t len)
+{
+	if (len && d[len - 1] == '\0')
+		len--;
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((d[i] >= 0x20 && d[i] < 0x7f) || d[i] == '\t' || d[i] == '\n'))
+			return false;
+	return true;
+}
+
+START_TEST(printable_text_as_defined_at_every_position)
+{
+	static const unsigned char odd[] = {0x00, 0x01, 0x09, 0x0a, 0x0d, 0x1f, 0x20,
+	                                    0x7e, 0x7f, 0x80, 0xa0, 0xff};
+	unsigned char d[40];
+	for (size_t len = 0; len <= 33; len++)
+		for (size_t at = 0; at <= len; at++)
+			for (size_t k = 0; k < sizeof odd; k++) {
+				memset(d, 'x', sizeof d);
+				if (at < len)
+					d[at] = odd[k];
+				ck_assert_int_eq(is_printable_text(d, len), reference_is_text(d, len));
+				if (len)
+					d[len - 1] = '\0';
+				ck_assert_int_eq(is_printable_text(d, len), reference_is_text(d, len));
+			}
+}
+END_TEST
+
+START_TEST(escapes_of_every_byte)
+{
+	for (int c = 1; c < 256; c++) {
+		char s[3] = {(char)c, 'a', '\0'}, want[16], got[16];
+		escape_text(s, want, sizeof want);
+		*put_escaped(got, s) = '\0';
+		ck_assert_str_eq(got, want);
+	}
+	for (int c = 0; c < 256; c++) {
+		unsigned char b = (unsigned char)c;
+		char got[16], want[16];
+		*put_json_chars(got, &b, 1) = '\0';
+		if (c == '"' || c == '\\')
+			snprintf(want, sizeof want, "\\%c", c);
+		else if (c == '\n' || c == '\t')
+			snprintf(want, sizeof want, "\\%c", c == '\n' ? 'n' : 't');
+		else if (c < 0x20 || c >= 0x7f)
+			snprintf(want, sizeof want, "\\u%04x", c);
+		else
+			snprintf(want, sizeof want, "%c", c);
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
+/* Long pieces cross the flush size and the data chunks: what comes out is
+ * what went in, in order. */
+START_TEST(outbuf_writes_everything_in_order)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	ck_assert_ptr_nonnull(f);
+	struct outbuf o;
+	outbuf_init(&o, f);
+	size_t big = 3 * OUTBUF_FLUSH + 12345;
+	unsigned char *data = malloc(big);
+	ck_assert_ptr_nonnull(data);
+	for (size_t i = 0; i < big; i++)
+		data[i] = (unsigned char)(i * 7 + i / 251);
+	outbuf_hex(&o, data, big);
+	outbuf_json_string(&o, data, big);
+	outbuf_write(&o, data, big);
+	for (int i = 0; i < 100000; i++)
+		outbuf_done(&o, put_u64(outbuf_room(&o, 24), (uint64_t)i));
+	ck_assert(outbuf_flush(&o));
+	outbuf_free(&o);
+	ck_assert_int_eq(fclose(f), 0);
+
+	char *want = malloc(JSON_CHARS_SIZE(big) + 2 * big + big + 2), *p = want;
+	ck_assert_ptr_nonnull(want);
+	p = put_hex_bytes(p, data, big);
+	*p++ = '"';
+	p = put_json_chars(p, data, big);
+	*p++ = '"';
+	memcpy(p, data, big);
+	p += big;
+	size_t head = (size_t)(p - want);
+	ck_assert_uint_ge(size, head);
+	ck_assert(memcmp(text, want, head) == 0);
+	char *q = text + head;
+	for (int i = 0; i < 100000; i++) {
+		char num[24];
+		size_t k = (size_t)(put_u64(num, (uint64_t)i) - num);
+		ck_assert(memcmp(q, num, k) == 0);
+		q += k;
+	}
+	ck_assert_uint_eq((size_t)(q - text), size);
+	free(want);
+	free(data);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toolutil");
@@ -219,5 +389,11 @@ int main(void)
 	tc = pt_tcase(s, "number_list");
 	tcase_add_test(tc, number_list_keeps_decimal_and_hex);
 	tcase_add_test(tc, number_list_untouched_when_the_argument_copy_fails);
+	tc = pt_tcase(s, "formatting");
+	tcase_add_test(tc, put_u64_int_and_hex_match_printf);
+	tcase_add_test(tc, times_match_format_time);
+	tcase_add_test(tc, printable_text_as_defined_at_every_position);
+	tcase_add_test(tc, escapes_of_every_byte);
+	tcase_add_test(tc, outbuf_writes_everything_in_order);
 	return pt_run(s);
 }

@@ -149,7 +149,9 @@ static int watch_live(trace_id_t trid, const struct attach_options *o)
 	unsigned char *buf = xmalloc(bufsize);
 	uint64_t deadline = deadline_of(o->duration), events = 0;
 	bool stopping = false;
+	struct outbuf out;
 	name_cache_init(names, trid);
+	outbuf_init(&out, stdout);
 	for (;;) {
 		struct trace_event ev;
 		size_t len;
@@ -174,10 +176,12 @@ static int watch_live(trace_id_t trid, const struct attach_options *o)
 		ev.len = len;
 		ev.name = name_cache_get(names, ev.info.posix_event_id);
 		read_event_ext(trid, &ev);
-		print_event(&printer, stdout, &ev);
+		print_event(&printer, &out, &ev);
+		outbuf_flush(&out); /* live: every event shows as it comes */
 		fflush(stdout);
 		events++;
 	}
+	outbuf_free(&out);
 	print_status_line(trid, events);
 	free(buf);
 	free(names);

@@ -31,10 +31,34 @@ struct chrome_thread {
 	int tid;
 	pid_t kernel_tid;
 	char comm[16];
+	/* What every event of the thread has, formatted once: its ids
+	 * (,"pid":P,"tid":T,) and the start of its args' "thread". */
+	unsigned char ids_len, thread_arg_len;
+	char ids[48], thread_arg[32];
 };
 
+static char *put_ids(char *p, pid_t pid, int tid)
+{
+	p = put_int(put_str(p, ",\"pid\":"), (int)pid);
+	p = put_int(put_str(p, ",\"tid\":"), tid);
+	*p++ = ',';
+	return p;
+}
+
+/* ,"thread":"0xHEX without its closing quote */
+static char *put_thread_arg(char *p, unsigned long thread)
+{
+	return put_hex_u64(put_str(p, ",\"thread\":\""), thread);
+}
+
+/* A copy of a whole array (a size the compiler knows), of which len bytes
+ * count. */
+#define PUT_PREFORMATTED(p, array, len) (memcpy((p), (array), sizeof(array)), (p) + (len))
+
 struct chrome_writer {
-	FILE *out;
+	trace_id_t trid;
+	FILE *file;
+	struct outbuf out;
 	bool first_written;
 	uint64_t first_ns;
 	struct thread_table threads; /* (pid, pthread_t) */
@@ -48,10 +72,13 @@ struct chrome_writer {
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
-	char *undated; /* JSON objects of events without a time */
-	size_t undated_len;
-	FILE *undated_out;
+	struct time_cache seconds; /* of the events' absolute times */
+	/* JSON objects of events without a time, for otherData at the end: in
+	 * an unlinked temporary file, as a log may hold any number of them. */
+	FILE *undated_file;
+	struct outbuf undated;
 	uint64_t nundated;
+	bool undated_failed;
 };
 
 static int per_pid_number(struct chrome_writer *w, pid_t pid)
@@ -66,7 +93,8 @@ static int per_pid_number(struct chrome_writer *w, pid_t pid)
 	return ++w->per_pid[i];
 }
 
-static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
+static const struct chrome_thread *thread_track(struct chrome_writer *w,
+                                                const struct trace_event *ev)
 {
 	bool added;
 	size_t i = thread_table_index(&w->threads, ev->info.posix_pid,
@@ -77,12 +105,19 @@ static int thread_track(struct chrome_writer *w, const struct trace_event *ev)
 	}
 	struct chrome_thread *t = &w->info[i];
 	if (added) {
+		/* the log is read without thread names: asked for once a thread */
+		struct trace_event named = *ev;
+		read_event_ext(w->trid, &named);
 		memset(t, 0, sizeof *t);
-		t->kernel_tid = ev->tid;
-		memcpy(t->comm, ev->comm, sizeof t->comm);
-		t->tid = ev->tid ? (int)ev->tid : per_pid_number(w, ev->info.posix_pid);
+		t->kernel_tid = named.tid;
+		memcpy(t->comm, named.comm, sizeof t->comm);
+		t->tid = named.tid ? (int)named.tid : per_pid_number(w, ev->info.posix_pid);
+		t->ids_len = (unsigned char)(put_ids(t->ids, ev->info.posix_pid, t->tid) - t->ids);
+		t->thread_arg_len = (unsigned char)(put_thread_arg(t->thread_arg,
+		                                                   (unsigned long)ev->info.posix_thread_id) -
+		                                    t->thread_arg);
 	}
-	return t->tid;
+	return t;
 }
 
 /* The first track of process 0 whose last event is not later than this
@@ -114,82 +149,182 @@ static int system_track(struct chrome_writer *w, uint64_t ns)
 	return (int)lo + 1;
 }
 
-static void separator(struct chrome_writer *w)
+/* Data up to this length is formatted with the rest of its event, in one
+ * piece of the output buffer; longer data goes in chunks. */
+#define INLINE_DATA_MAX 1024
+/* An event object but its data: the fixed fields, two names as JSON. */
+#define EVENT_FIXED_MAX (512 + 2 * JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX + 1))
+
+static char *put_json_name(char *p, const char *name)
 {
-	fputs(w->first_written ? ",\n" : "\n", w->out);
-	w->first_written = true;
+	*p++ = '"';
+	p = put_json_chars(p, (const unsigned char *)name, strlen(name));
+	*p++ = '"';
+	return p;
 }
 
-static void write_args(FILE *out, const struct trace_event *ev, bool paired)
+/* "args" up to its data.  The seconds of "time" seldom change; t is the
+ * event's thread, NULL if it has none. */
+static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
+                           struct time_cache *seconds, const struct chrome_thread *t)
 {
-	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	fputs("\"args\":{", out);
+	p = put_str(p, "\"args\":{");
 	if (paired) {
-		fputs("\"event\":", out);
-		print_json_string(out, (const unsigned char *)ev->name, strlen(ev->name));
-		fputc(',', out);
+		p = put_json_name(put_str(p, "\"event\":"), ev->name);
+		*p++ = ',';
 	}
-	fprintf(out, "\"id\":%u,\"thread\":\"0x%lx\",\"prog_address\":\"0x%lx\","
-	             "\"truncation\":%d,\"len\":%zu,\"time\":\"%llu.%09u\"",
-	        ev->info.posix_event_id, (unsigned long)ev->info.posix_thread_id,
-	        (unsigned long)(uintptr_t)ev->info.posix_prog_address,
-	        ev->info.posix_truncation_status, ev->len,
-	        (unsigned long long)(ns / 1000000000u), (unsigned)(ns % 1000000000u));
-	size_t text = text_length(ev->data, ev->len);
+	p = put_u64(put_str(p, "\"id\":"), ev->info.posix_event_id);
+	if (t)
+		p = PUT_PREFORMATTED(p, t->thread_arg, t->thread_arg_len);
+	else
+		p = put_thread_arg(p, (unsigned long)ev->info.posix_thread_id);
+	p = put_hex_u64(put_str(p, "\",\"prog_address\":\""),
+	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
+	p = put_int(put_str(p, "\",\"truncation\":"), ev->info.posix_truncation_status);
+	p = put_u64(put_str(p, ",\"len\":"), ev->len);
+	p = put_time_cached(put_str(p, ",\"time\":\""), ts_ns(&ev->info.posix_timestamp), seconds);
+	*p++ = '"';
+	return p;
+}
+
+/* The data as text or hex, then the end of "args" (and of the event). */
+static char *put_args_data(char *p, const struct trace_event *ev, size_t text)
+{
 	if (text) {
-		fputs(",\"data\":", out);
-		print_json_string(out, ev->data, text);
+		p = put_str(p, ",\"data\":\"");
+		p = put_json_chars(p, ev->data, text);
+		*p++ = '"';
 	} else if (ev->len) {
-		fputs(",\"data_hex\":\"", out);
-		print_hex(out, ev->data, ev->len);
-		fputc('"', out);
+		p = put_str(p, ",\"data_hex\":\"");
+		p = put_hex_bytes(p, ev->data, ev->len);
+		*p++ = '"';
 	}
-	fputc('}', out);
+	return put_str(p, "}}");
+}
+
+static void write_long_args_data(struct outbuf *o, const struct trace_event *ev, size_t text)
+{
+	if (text) {
+		outbuf_puts(o, ",\"data\":");
+		outbuf_json_string(o, ev->data, text);
+	} else {
+		outbuf_puts(o, ",\"data_hex\":\"");
+		outbuf_hex(o, ev->data, ev->len);
+		outbuf_write(o, "\"", 1);
+	}
+	outbuf_write(o, "}}", 2);
+}
+
+/* p (from outbuf_room) holds the event up to its args' data: the data,
+ * the end of the args and of the event. */
+static void finish_event(struct outbuf *o, char *p, const struct trace_event *ev)
+{
+	size_t text = text_length(ev->data, ev->len);
+	if (ev->len <= INLINE_DATA_MAX) {
+		outbuf_done(o, put_args_data(p, ev, text));
+	} else {
+		outbuf_done(o, p);
+		write_long_args_data(o, ev, text);
+	}
+}
+
+/* Room for an event object with up to INLINE_DATA_MAX bytes of data. */
+static char *event_room(struct outbuf *o)
+{
+	return outbuf_room(o, EVENT_FIXED_MAX + JSON_CHARS_SIZE(INLINE_DATA_MAX));
+}
+
+static char *put_separator(struct chrome_writer *w, char *p)
+{
+	if (w->first_written)
+		*p++ = ',';
+	*p++ = '\n';
+	w->first_written = true;
+	return p;
 }
 
 static void write_event(struct chrome_writer *w, const struct trace_event *ev,
                         enum pair_role role, const char *slice)
 {
-	static const char *const phase[] = {[PAIR_NONE] = "i", [PAIR_BEGIN] = "B",
-	                                    [PAIR_END] = "E"};
+	static const char phase[] = {[PAIR_NONE] = 'i', [PAIR_BEGIN] = 'B', [PAIR_END] = 'E'};
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	uint64_t rel = ns - w->first_ns; /* first_ns is the earliest dated time */
-	bool threaded = event_has_thread(ev);
-	int tid = threaded ? thread_track(w, ev) : system_track(w, ns);
-	const char *name = role == PAIR_NONE ? ev->name : slice;
-	separator(w);
-	fputs("{\"name\":", w->out);
-	print_json_string(w->out, (const unsigned char *)name, strlen(name));
-	fprintf(w->out, ",\"cat\":\"%s\",\"ph\":\"%s\",%s\"ts\":%llu.%03u,\"pid\":%d,\"tid\":%d,",
-	        is_system_event(ev->info.posix_event_id) ? "system" : "user", phase[role],
-	        role == PAIR_NONE ? "\"s\":\"t\"," : "", (unsigned long long)(rel / 1000),
-	        (unsigned)(rel % 1000), (int)ev->info.posix_pid, tid);
-	write_args(w->out, ev, role != PAIR_NONE);
-	fputc('}', w->out);
+	const struct chrome_thread *t = event_has_thread(ev) ? thread_track(w, ev) : NULL;
+	char *p = put_separator(w, event_room(&w->out));
+	p = put_json_name(put_str(p, "{\"name\":"), role == PAIR_NONE ? ev->name : slice);
+	if (is_system_event(ev->info.posix_event_id))
+		p = put_str(p, ",\"cat\":\"system\",\"ph\":\"");
+	else
+		p = put_str(p, ",\"cat\":\"user\",\"ph\":\"");
+	*p++ = phase[role];
+	if (role == PAIR_NONE)
+		p = put_str(p, "\",\"s\":\"t\",");
+	else
+		p = put_str(p, "\",");
+	p = put_micros(put_str(p, "\"ts\":"), rel);
+	if (t)
+		p = PUT_PREFORMATTED(p, t->ids, t->ids_len);
+	else
+		p = put_ids(p, ev->info.posix_pid, system_track(w, ns));
+	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, t), ev);
+}
+
+static bool open_undated(struct chrome_writer *w)
+{
+	if (w->undated_file)
+		return true;
+	if (w->undated_failed)
+		return false;
+	if (!(w->undated_file = tmpfile())) {
+		error_msg("a temporary file for events without a time: %s; they are left out",
+		          strerror(errno));
+		w->undated_failed = true;
+		return false;
+	}
+	outbuf_init(&w->undated, w->undated_file);
+	return true;
 }
 
 /* No time, no place on a timeline: kept for otherData. */
 static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 {
-	if (!w->undated_out && !(w->undated_out = open_memstream(&w->undated, &w->undated_len)))
+	if (!open_undated(w))
 		return;
-	fputs(w->nundated++ ? "," : "", w->undated_out);
-	fputs("{\"name\":", w->undated_out);
-	print_json_string(w->undated_out, (const unsigned char *)ev->name, strlen(ev->name));
-	fprintf(w->undated_out, ",\"pid\":%d,", (int)ev->info.posix_pid);
-	write_args(w->undated_out, ev, false);
-	fputc('}', w->undated_out);
+	char *p = event_room(&w->undated);
+	if (w->nundated++)
+		*p++ = ',';
+	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
+	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
+	*p++ = ',';
+	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, NULL), ev);
+}
+
+/* The undated events, copied from their temporary file into the output. */
+static void copy_undated(struct chrome_writer *w)
+{
+	char chunk[OUTBUF_ROOM_MAX];
+	size_t n;
+	if (!outbuf_flush(&w->undated) || fflush(w->undated_file) != 0) {
+		error_msg("a temporary file for events without a time: %s; they are left out",
+		          strerror(errno));
+		return;
+	}
+	rewind(w->undated_file);
+	outbuf_puts(&w->out, ",\"undated_events\":[");
+	while ((n = fread(chunk, 1, sizeof chunk, w->undated_file)) > 0)
+		outbuf_write(&w->out, chunk, n);
+	outbuf_write(&w->out, "]", 1);
 }
 
 static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t pid, int tid,
                                 const char *name)
 {
-	separator(w);
-	fprintf(w->out, "{\"name\":\"%s\",\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":%d,"
-	                "\"args\":{\"name\":",
-	        what, (int)pid, tid);
-	print_json_string(w->out, (const unsigned char *)name, strlen(name));
-	fputs("}}", w->out);
+	char *p = put_separator(w, outbuf_room(&w->out, 128 + JSON_CHARS_SIZE(strlen(name))));
+	p = put_str(put_str(put_str(p, "{\"name\":\""), what), "\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+	p = put_int(p, (int)pid);
+	p = put_int(put_str(p, ",\"tid\":"), tid);
+	p = put_json_name(put_str(p, ",\"args\":{\"name\":"), name);
+	outbuf_done(&w->out, put_str(p, "}}"));
 }
 
 static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, size_t size)
@@ -247,19 +382,19 @@ static void read_trace_name(struct trace_log *log, char *name)
 static void write_other_data(struct chrome_writer *w, struct trace_log *log)
 {
 	uint64_t lost = 0;
-	trace_log_lost(log, &lost);
-	fprintf(w->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":");
-	print_json_string(w->out, (const unsigned char *)w->trace_name, strlen(w->trace_name));
 	enum log_state state = log_state(log);
-	fprintf(w->out, ",\"start\":\"%llu.%09u\",\"lost_events\":%llu,\"damaged\":%s,\"cut_short\":%s",
-	        (unsigned long long)(w->first_ns / 1000000000u),
-	        (unsigned)(w->first_ns % 1000000000u), (unsigned long long)lost,
-	        state == LOG_DAMAGED ? "true" : "false", state == LOG_CUT_SHORT ? "true" : "false");
-	if (w->undated_out && fclose(w->undated_out) == 0) {
-		fprintf(w->out, ",\"undated_events\":[%s]", w->undated ? w->undated : "");
-		w->undated_out = NULL;
-	}
-	fputs("}}\n", w->out);
+	trace_log_lost(log, &lost);
+	char *p = outbuf_room(&w->out, 512 + JSON_CHARS_SIZE(sizeof w->trace_name));
+	p = put_str(p, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":");
+	p = put_json_name(p, w->trace_name);
+	p = put_time(put_str(p, ",\"start\":\""), w->first_ns);
+	p = put_u64(put_str(p, "\",\"lost_events\":"), lost);
+	p = put_str(p, state == LOG_DAMAGED ? ",\"damaged\":true" : ",\"damaged\":false");
+	p = put_str(p, state == LOG_CUT_SHORT ? ",\"cut_short\":true" : ",\"cut_short\":false");
+	outbuf_done(&w->out, p);
+	if (w->undated_file)
+		copy_undated(w);
+	outbuf_puts(&w->out, "}}\n");
 }
 
 static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct progress *pr)
@@ -267,7 +402,7 @@ static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct p
 	struct trace_event ev;
 	uint64_t index = 0;
 	int rc;
-	fputs("{\"traceEvents\":[", w->out);
+	outbuf_puts(&w->out, "{\"traceEvents\":[");
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		const char *slice = NULL;
 		enum pair_role role = pairing_role(w->pairing, index++, &ev, &slice);
@@ -286,9 +421,10 @@ static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct p
 
 static void free_writer(struct chrome_writer *w)
 {
-	if (w->undated_out)
-		fclose(w->undated_out);
-	free(w->undated);
+	if (w->undated_file) {
+		outbuf_free(&w->undated);
+		fclose(w->undated_file);
+	}
 	thread_table_free(&w->threads);
 	thread_table_free(&w->pids);
 	free(w->info);
@@ -316,17 +452,24 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	struct chrome_writer w = {0};
 	struct progress pr;
 	uint64_t count;
-	w.out = open_output(file, force);
-	if (!w.out)
+	w.file = open_output(file, force);
+	if (!w.file)
 		return EXIT_FAIL;
+	outbuf_init(&w.out, w.file);
 	read_trace_name(log, w.trace_name);
+	w.trid = log->trid;
 	w.pairing = pairing_scan(log, pairs, &w.first_ns, &count);
+	log->without_thread_names = true; /* thread_track() asks for them */
 	progress_init(&pr, "converting", count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);
+	int err = outbuf_flush(&w.out) ? 0 : w.out.err;
+	outbuf_free(&w.out);
 	free_writer(&w);
-	if ((w.out == stdout ? fflush(w.out) : fclose(w.out)) != 0) {
-		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(errno));
+	if ((w.file == stdout ? fflush(w.file) : fclose(w.file)) != 0 && !err)
+		err = errno;
+	if (err) {
+		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(err));
 		return EXIT_FAIL;
 	}
 	return rc < 0 ? EXIT_FAIL : 0;

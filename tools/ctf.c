@@ -56,39 +56,52 @@ struct ctf_instances {
 struct ctf_writer {
 	const char *dir;
 	int dirfd;
+	int file_fd;          /* the open stream file, -1 if none */
+	uint64_t file_stream; /* whose (instance id) */
 	struct ctf_stream *streams;
 	size_t nstreams, streams_cap;
 	struct thread_table threads; /* (pid, thread) */
 	struct ctf_instances *instances; /* by thread table index */
 	size_t instances_cap;
 	bool used[MAX_EVENT_IDS];
-	/* the log's total loss, shared out over its OVERFLOW events */
-	uint64_t lost_total, overflows, overflows_seen;
+	/* The log's total loss, shared out over its OVERFLOW events: both
+	 * counted by a first pass, made only for a log that has an OVERFLOW
+	 * event (or for the progress line's total). */
+	bool counted;
+	uint64_t events, lost_total, overflows, overflows_seen;
+	uint64_t first_ns, last_ns; /* earliest dated and latest time written */
 };
 
-static void append(struct ctf_stream *s, const void *bytes, size_t n)
+/* write_event() met an OVERFLOW before the loss was counted. */
+#define NEEDS_COUNT 1
+
+/* The fields of an event before its data: id, timestamp (the header),
+ * pid, tid, prog_address, truncation, data_len. */
+#define EVENT_FIXED_SIZE (2 + 8 + 4 + 8 + 8 + 1 + 4)
+
+/* Room for n more bytes in the stream's packet.  A packet is written once
+ * it holds PACKET_PAYLOAD_MAX bytes, so the buffer holds that and one
+ * event: it grows past it only for an event larger than any before. */
+static unsigned char *payload_room(struct ctf_stream *s, size_t n)
 {
 	if (s->len + n > s->cap) {
-		s->cap = (s->len + n) * 2;
-		s->payload = realloc(s->payload, s->cap);
-		if (!s->payload) {
-			error_msg("out of memory");
-			exit(EXIT_FAIL);
-		}
+		size_t want = s->len + n;
+		s->cap = want < PACKET_PAYLOAD_MAX + 4096 ? PACKET_PAYLOAD_MAX + 4096 : want;
+		s->payload = xrealloc(s->payload, s->cap);
 	}
-	memcpy(s->payload + s->len, bytes, n);
-	s->len += n;
+	return s->payload + s->len;
 }
 
-#define APPEND_VALUE(s, type, value)            \
-	do {                                    \
-		type v_ = (type)(value);        \
-		append((s), &v_, sizeof v_);    \
+#define PUT_VALUE(p, type, value)                \
+	do {                                     \
+		type v_ = (type)(value);         \
+		memcpy((p), &v_, sizeof v_);     \
+		(p) += sizeof v_;                \
 	} while (0)
 
-static void stream_name(const struct ctf_stream *s, char *name, size_t size)
+static void stream_name(uint64_t instance_id, char *name, size_t size)
 {
-	snprintf(name, size, "stream_%llu", (unsigned long long)s->instance_id);
+	snprintf(name, size, "stream_%llu", (unsigned long long)instance_id);
 }
 
 /* What an earlier conversion left in DIR (replaced with --force). */
@@ -112,12 +125,49 @@ static bool write_all(int fd, const struct iovec *iov, int n)
 	return false;
 }
 
+static void report_file_error(const struct ctf_writer *w, uint64_t instance, int err)
+{
+	char name[64];
+	stream_name(instance, name, sizeof name);
+	error_msg("%s/%s: %s", w->dir, name, strerror(err));
+}
+
+static int close_stream_file(struct ctf_writer *w)
+{
+	if (w->file_fd < 0)
+		return 0;
+	int rc = close(w->file_fd);
+	w->file_fd = -1;
+	if (rc != 0)
+		report_file_error(w, w->file_stream, errno);
+	return rc;
+}
+
+/* The file of the stream that wrote last stays open: a thread's packets go
+ * out through one descriptor (not an open and a close each), and at most
+ * one file is open whatever the number of threads (a log may have more
+ * than a process may open).  The first packet creates the file. */
+static int stream_file(struct ctf_writer *w, struct ctf_stream *s, const char *name)
+{
+	if (w->file_fd >= 0 && w->file_stream == s->instance_id)
+		return w->file_fd;
+	if (close_stream_file(w) != 0)
+		return -1;
+	int fd = s->packets_written
+	                 ? openat(w->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+	                 : create_file_in(w->dirfd, w->dir, name); /* says why not */
+	if (fd < 0 && s->packets_written)
+		report_file_error(w, s->instance_id, errno);
+	if (fd >= 0) {
+		w->file_fd = fd;
+		w->file_stream = s->instance_id;
+	}
+	return fd;
+}
+
 /* Packets are appended to the stream's file as they fill, so only one
- * packet per stream is held in memory and no file stays open (a log may
- * have more threads than a process may open files).  The first packet
- * creates the file. */
-static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
-                        uint64_t discarded)
+ * packet per stream is held in memory. */
+static int write_packet(struct ctf_writer *w, struct ctf_stream *s, uint64_t discarded)
 {
 	char name[64];
 	uint64_t bits = (uint64_t)(PACKET_HEADER_SIZE + s->len) * 8;
@@ -126,14 +176,13 @@ static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
 	uint64_t context[6] = {s->ts_begin, s->ts_end, bits, bits, s->seq++, discarded};
 	struct iovec iov[4] = {{header, sizeof header}, {&instance, sizeof instance},
 	                       {context, sizeof context}, {s->payload, s->len}};
-	stream_name(s, name, sizeof name);
-	int fd = s->packets_written++
-	                 ? openat(w->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
-	                 : create_file_in(w->dirfd, w->dir, name);
-	if (fd < 0 || !write_all(fd, iov, s->len ? 4 : 3) || close(fd) != 0) {
-		int err = errno;
-		if (fd >= 0 || s->packets_written > 1)
-			error_msg("%s/%s: %s", w->dir, name, strerror(err));
+	stream_name(s->instance_id, name, sizeof name);
+	int fd = stream_file(w, s, name);
+	if (fd < 0)
+		return -1;
+	s->packets_written++;
+	if (!write_all(fd, iov, s->len ? 4 : 3)) {
+		report_file_error(w, s->instance_id, errno);
 		return -1;
 	}
 	s->len = 0;
@@ -144,7 +193,7 @@ static int write_packet(const struct ctf_writer *w, struct ctf_stream *s,
 /* babeltrace2 reports the growth of events_discarded between packets; a
  * stream whose first packet would already count losses starts with an
  * empty packet counting none, so the count shows. */
-static int flush_packet(const struct ctf_writer *w, struct ctf_stream *s)
+static int flush_packet(struct ctf_writer *w, struct ctf_stream *s)
 {
 	if (s->seq == 0 && s->discarded) {
 		size_t len = s->len;
@@ -230,6 +279,12 @@ static uint64_t loss_of_next_overflow(struct ctf_writer *w)
 static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 {
 	uint64_t ts = ts_ns(&ev->info.posix_timestamp);
+	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW && !w->counted)
+		return NEEDS_COUNT;
+	if (event_has_time(ev) && (w->first_ns == 0 || ts < w->first_ns))
+		w->first_ns = ts;
+	if (ts > w->last_ns)
+		w->last_ns = ts;
 	struct ctf_stream *s = stream_for(w, ev, ts);
 	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
 		/* the loss is counted in the packet that starts with it */
@@ -240,16 +295,19 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	if (s->len == 0 && s->seq == 0)
 		s->ts_begin = ts;
 	s->ts_end = ts;
-	APPEND_VALUE(s, uint16_t, ev->info.posix_event_id);
-	APPEND_VALUE(s, uint64_t, ts);
-	APPEND_VALUE(s, int32_t, ev->info.posix_pid);
-	APPEND_VALUE(s, uint64_t, (unsigned long)ev->info.posix_thread_id);
-	APPEND_VALUE(s, uint64_t, (uintptr_t)ev->info.posix_prog_address);
-	APPEND_VALUE(s, uint8_t, ev->info.posix_truncation_status);
-	APPEND_VALUE(s, uint32_t, ev->len);
-	append(s, ev->data, ev->len);
-	append(s, ev->data, text_length(ev->data, ev->len));
-	APPEND_VALUE(s, uint8_t, 0); /* the text's NUL */
+	size_t text = text_length(ev->data, ev->len);
+	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1);
+	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
+	PUT_VALUE(p, uint64_t, ts);
+	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	PUT_VALUE(p, uint64_t, (unsigned long)ev->info.posix_thread_id);
+	PUT_VALUE(p, uint64_t, (uintptr_t)ev->info.posix_prog_address);
+	PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
+	PUT_VALUE(p, uint32_t, ev->len);
+	memcpy(p, ev->data, ev->len);
+	memcpy(p + ev->len, ev->data, text);
+	p[ev->len + text] = '\0'; /* the text's NUL */
+	s->len += EVENT_FIXED_SIZE + ev->len + text + 1;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
@@ -361,34 +419,28 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 }
 
 /* First pass: the number of events (for the progress line) and of
- * OVERFLOW events (to share out the loss). */
-static uint64_t count_events(struct trace_log *log, struct ctf_writer *w, uint64_t *first_ns,
-                             uint64_t *last_ns)
+ * OVERFLOW events, and the log's total loss, to share it out. */
+static void count_events(struct trace_log *log, struct ctf_writer *w)
 {
 	struct trace_event ev;
-	uint64_t n = 0;
-	*first_ns = *last_ns = 0;
-	while (trace_log_next(log, &ev) > 0) {
-		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
-		if (event_has_time(&ev) && (*first_ns == 0 || ns < *first_ns))
-			*first_ns = ns;
-		if (ns > *last_ns)
-			*last_ns = ns;
-		n++;
+	while (trace_log_skim(log, &ev) > 0) {
+		w->events++;
 		w->overflows += ev.info.posix_event_id == POSIX_TRACE_OVERFLOW;
 	}
 	trace_log_rewind(log);
 	trace_log_lost(log, &w->lost_total);
-	return n;
+	w->counted = true;
 }
 
+/* 0, -1 (said) or NEEDS_COUNT. */
 static int write_streams(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
 {
 	struct trace_event ev;
 	int rc;
 	while ((rc = trace_log_next(log, &ev)) > 0) {
-		if (write_event(w, &ev))
-			return -1;
+		int written = write_event(w, &ev);
+		if (written)
+			return written;
 		progress_step(pr);
 	}
 	if (rc < 0)
@@ -396,21 +448,25 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 	for (size_t i = 0; i < w->nstreams; i++)
 		if (w->streams[i].len && flush_packet(w, &w->streams[i]))
 			return -1;
+	if (close_stream_file(w) != 0)
+		return -1;
+	if (!w->counted)
+		trace_log_lost(log, &w->lost_total); /* known once the log is read */
 	return 0;
 }
 
 /* Losses no OVERFLOW event reported (a log that wrapped, a stream that lost
  * events without a reader to report them) still show: a stream of their
  * own with two empty packets, the second counting them. */
-static int write_unreported_loss(struct ctf_writer *w, uint64_t first_ns, uint64_t last_ns)
+static int write_unreported_loss(struct ctf_writer *w)
 {
 	if (w->overflows || !w->lost_total)
 		return 0;
 	struct ctf_stream *s = new_stream(w, 0, 0);
-	s->ts_begin = s->ts_end = first_ns;
+	s->ts_begin = s->ts_end = w->first_ns;
 	if (write_packet(w, s, 0))
 		return -1;
-	s->ts_end = last_ns;
+	s->ts_end = w->last_ns;
 	return write_packet(w, s, w->lost_total);
 }
 
@@ -423,21 +479,54 @@ static void free_streams(struct ctf_writer *w)
 		free(w->instances[i].stream);
 	free(w->instances);
 	thread_table_free(&w->threads);
+	w->streams = NULL;
+	w->nstreams = w->streams_cap = 0;
+	w->instances = NULL;
+	w->instances_cap = 0;
+}
+
+/* What a pass that stopped at an OVERFLOW wrote is removed, and the log
+ * is written again once its loss is counted. */
+static int write_counted(struct ctf_writer *w, struct trace_log *log, struct progress *pr)
+{
+	if (close_stream_file(w) != 0)
+		return -1;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		char name[64];
+		stream_name(w->streams[i].instance_id, name, sizeof name);
+		if (w->streams[i].packets_written && unlinkat(w->dirfd, name, 0) != 0) {
+			error_msg("%s/%s: %s", w->dir, name, strerror(errno));
+			return -1;
+		}
+	}
+	free_streams(w);
+	memset(w->used, 0, sizeof w->used);
+	w->first_ns = w->last_ns = 0;
+	trace_log_rewind(log);
+	count_events(log, w);
+	progress_init(pr, "converting", w->events);
+	return write_streams(w, log, pr);
 }
 
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
 {
-	struct ctf_writer w = {.dir = dir};
+	struct ctf_writer w = {.dir = dir, .file_fd = -1};
 	struct progress pr;
-	uint64_t first_ns, last_ns;
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
-	progress_init(&pr, "converting", count_events(log, &w, &first_ns, &last_ns));
+	log->without_thread_names = true; /* CTF's tid is the pthread_t */
+	if (progress_wanted())
+		count_events(log, &w); /* the line shows the total */
+	progress_init(&pr, "converting", w.events);
 	int rc = write_streams(&w, log, &pr);
+	if (rc == NEEDS_COUNT)
+		rc = write_counted(&w, log, &pr);
 	progress_end(&pr);
 	if (rc == 0)
-		rc = write_unreported_loss(&w, first_ns, last_ns);
+		rc = write_unreported_loss(&w);
+	if (close_stream_file(&w) != 0)
+		rc = -1;
 	if (rc == 0)
 		rc = write_metadata(&w, log);
 	free_streams(&w);

@@ -190,22 +190,26 @@ static int dump(const struct dump_options *o)
 		return refuse_unknown_name(unknown, log);
 	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
 	struct trace_event ev;
+	struct outbuf out;
 	uint64_t shown = 0;
 	int rc;
 	printer.first_ns = log_time_base(log);
 	printer.have_first = true;
+	outbuf_init(&out, stdout);
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		if (selected(o, &ev, printer.first_ns)) {
-			print_event(&printer, stdout, &ev);
+			print_event(&printer, &out, &ev);
 			shown++;
 		}
 	}
+	bool written = outbuf_flush(&out);
+	outbuf_free(&out);
 	if (unknown && (unknown = unknown_only_name(o, log)) != NULL)
 		return refuse_unknown_name(unknown, log);
 	print_summary(o, log, shown);
 	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
 	trace_log_close(log);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
+	if (!written || fflush(stdout) != 0 || ferror(stdout)) {
 		error_msg("writing the output failed");
 		return EXIT_FAIL;
 	}

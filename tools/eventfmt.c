@@ -27,50 +27,71 @@ static bool int_data(const struct trace_event *ev, int *v)
 	return true;
 }
 
-/* System events carry binary data the standard defines: decode it. */
-static bool describe_system_data(FILE *out, const struct trace_event *ev)
+/* System events carry binary data the standard defines: decode it.  At
+ * most SYSTEM_DESCRIPTION_MAX bytes; NULL when the data is not as defined. */
+#define SYSTEM_DESCRIPTION_MAX 128
+static char *put_system_data(char *p, const struct trace_event *ev)
 {
 	int v;
 	size_t set = sizeof(trace_event_set_t);
 	switch (ev->info.posix_event_id) {
 	case POSIX_TRACE_START:
 		if (ev->len != set)
-			return false;
-		fprintf(out, "filter: %d event types", popcount_set(ev->data));
-		return true;
+			return NULL;
+		p = put_int(put_str(p, "filter: "), popcount_set(ev->data));
+		return put_str(p, " event types");
 	case POSIX_TRACE_FILTER:
 		if (ev->len != 2 * set)
-			return false;
-		fprintf(out, "filter: %d -> %d event types", popcount_set(ev->data),
-		        popcount_set(ev->data + set));
-		return true;
+			return NULL;
+		p = put_int(put_str(p, "filter: "), popcount_set(ev->data));
+		p = put_int(put_str(p, " -> "), popcount_set(ev->data + set));
+		return put_str(p, " event types");
 	case POSIX_TRACE_STOP:
 		if (!int_data(ev, &v))
-			return false;
-		fputs(v ? "automatic (stream full)" : "by the controller", out);
-		return true;
+			return NULL;
+		return put_str(p, v ? "automatic (stream full)" : "by the controller");
 	case POSIX_TRACE_ERROR:
 		if (!int_data(ev, &v))
-			return false;
-		fprintf(out, "error %d: %s", v, strerror(v));
-		return true;
+			return NULL;
+		return p + snprintf(p, SYSTEM_DESCRIPTION_MAX, "error %d: %.80s", v, strerror(v));
 	default:
-		return false;
+		return NULL;
 	}
 }
 
-void describe_data(FILE *out, const struct trace_event *ev)
+/* Data up to this length is formatted with the rest of its line, in one
+ * piece of the output buffer; longer data goes in chunks. */
+#define INLINE_DATA_MAX 1024
+
+/* The data column: decoded for system events, quoted text (newlines
+ * escaped) when printable, else hex, "-" when empty.  text is
+ * text_length() of the data.  Room: INLINE_DATA_MAX-long data quoted. */
+static char *put_data(char *p, const struct trace_event *ev, size_t text)
 {
-	if (is_system_event(ev->info.posix_event_id) && describe_system_data(out, ev))
-		return;
+	char *described;
+	if (is_system_event(ev->info.posix_event_id) && (described = put_system_data(p, ev)))
+		return described;
 	if (ev->len == 0) {
-		fputs("-", out);
-	} else if (text_length(ev->data, ev->len)) {
-		/* quoted, escapes newlines */
-		print_json_string(out, ev->data, text_length(ev->data, ev->len));
+		*p++ = '-';
+	} else if (text) {
+		*p++ = '"';
+		p = put_json_chars(p, ev->data, text);
+		*p++ = '"';
 	} else {
-		fputs("0x", out);
-		print_hex(out, ev->data, ev->len);
+		*p++ = '0';
+		*p++ = 'x';
+		p = put_hex_bytes(p, ev->data, ev->len);
+	}
+	return p;
+}
+
+static void write_long_data(struct outbuf *o, const struct trace_event *ev, size_t text)
+{
+	if (text) {
+		outbuf_json_string(o, ev->data, text);
+	} else {
+		outbuf_write(o, "0x", 2);
+		outbuf_hex(o, ev->data, ev->len);
 	}
 }
 
@@ -83,167 +104,197 @@ static const char *truncation_name(int status)
 	}
 }
 
-/* The absolute time: seconds since the Epoch, or a date. */
-static void absolute_time(const struct event_printer *p, uint64_t ns, char *buf, size_t size)
+static char *put_truncation_mark(char *p, const struct trace_event *ev)
 {
-	if (!p->date || !format_date(ns, p->utc, buf, size))
-		format_time(ns, buf, size);
+	if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD)
+		p = put_str(p, " [truncated when recorded]");
+	else if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ)
+		p = put_str(p, " [truncated on read]");
+	return p;
 }
 
-/* The line's fixed columns are built by hand: printf's parsing was most of
- * the time dump spent per event. */
-static char *put_u64(char *p, uint64_t v)
+/* What was written from start to end, then spaces up to width ("%-*s").
+ * Room: width bytes after end (spaces are laid down in one go). */
+static inline char *pad_to(char *start, char *end, size_t width)
 {
-	char tmp[20], *d = tmp + sizeof tmp;
-	do
-		*--d = (char)('0' + v % 10);
-	while (v /= 10);
-	size_t k = (size_t)(tmp + sizeof tmp - d);
-	memcpy(p, d, k);
-	return p + k;
+	memset(end, ' ', width);
+	return (size_t)(end - start) < width ? start + width : end;
 }
 
-/* "%llu.%09llu" of seconds and nanoseconds, as format_time. */
-static char *put_time(char *p, uint64_t ns)
-{
-	uint32_t frac = (uint32_t)(ns % 1000000000u);
-	p = put_u64(p, ns / 1000000000u);
-	*p++ = '.';
-	for (int i = 8; i >= 0; i--, frac /= 10)
-		p[i] = (char)('0' + frac % 10);
-	return p + 9;
-}
-
-static char *put_int(char *p, int v)
-{
-	if (v < 0)
-		*p++ = '-';
-	return put_u64(p, v < 0 ? -(uint64_t)(int64_t)v : (uint64_t)v);
-}
-
-/* s, then spaces up to width ("%-*s"). */
-static char *put_left(char *p, const char *s, size_t width)
-{
-	size_t k = strlen(s);
-	memcpy(p, s, k);
-	for (; k < width; k++)
-		p[k] = ' ';
-	return p + k;
-}
-
-/* The thread column as format_thread() has it, the name escaped. */
+/* The thread column as format_thread() has it, the name escaped, padded
+ * to 16. */
 static char *put_thread(char *p, const struct trace_event *ev)
 {
 	char *start = p;
 	if (ev->tid) {
 		p = put_int(p, (int)ev->tid);
 		if (ev->comm[0]) {
-			char comm[ESCAPED_SIZE(sizeof ev->comm)];
 			*p++ = '/';
-			p = put_left(p, escape_text(ev->comm, comm, sizeof comm), 0);
+			p = put_escaped(p, ev->comm);
 		}
 	} else {
-		static const char digits[] = "0123456789abcdef";
-		unsigned long v = (unsigned long)ev->info.posix_thread_id;
-		char tmp[16], *d = tmp + sizeof tmp;
-		do
-			*--d = digits[v & 15];
-		while (v >>= 4);
-		*p++ = '0';
-		*p++ = 'x';
-		memcpy(p, d, (size_t)(tmp + sizeof tmp - d));
-		p += tmp + sizeof tmp - d;
+		p = put_hex_u64(p, (unsigned long)ev->info.posix_thread_id);
 	}
-	while (p - start < 16)
-		*p++ = ' ';
-	return p;
+	return pad_to(start, p, 16);
 }
 
-/* "%s %s %7d ": relative time, absolute time, pid; returns the end. */
-static char *put_columns(const struct event_printer *pr, char *p, const struct trace_event *ev,
+/* "%s %s ": relative time, absolute time (or date). */
+static char *put_columns(struct event_printer *pr, char *p, const struct trace_event *ev,
                          uint64_t ns)
 {
-	char pid[16];
+	char *start = p;
 	if (event_has_time(ev)) {
 		uint64_t rel = ns - pr->first_ns;
 		bool neg = (int64_t)rel < 0;
 		*p++ = neg ? '-' : '+';
+		p = put_time_cached(p, neg ? -rel : rel, &pr->rel_seconds);
+	} else {
+		*p++ = '-'; /* no time to count from */
+		p = pad_to(start, p, 12);
+	}
+	*p++ = ' ';
+	if (!pr->date || !format_date(ns, pr->utc, p, 64))
+		p = put_time_cached(p, ns, &pr->abs_seconds);
+	else
+		p += strlen(p);
+	*p++ = ' ';
+	return p;
+}
+
+/* "%7d THREAD ": the pid, right-aligned, and the thread column. */
+static char *put_pid_and_thread(char *p, const struct trace_event *ev)
+{
+	char pid[16], *pid_end = put_int(pid, (int)ev->info.posix_pid);
+	size_t k = (size_t)(pid_end - pid);
+	memset(p, ' ', 7);
+	p += k < 7 ? 7 - k : 0;
+	memcpy(p, pid, k);
+	p += k;
+	*p++ = ' ';
+	p = put_thread(p, ev);
+	*p++ = ' ';
+	return p;
+}
+
+/* A thread's events come in runs: its columns are formatted once a run. */
+static char *put_thread_columns(struct event_printer *pr, char *p, const struct trace_event *ev)
+{
+	struct thread_columns *c = &pr->last_thread;
+	if (!c->valid || c->pid != ev->info.posix_pid || c->tid != ev->tid ||
+	    c->thread != (unsigned long)ev->info.posix_thread_id ||
+	    memcmp(c->comm, ev->comm, sizeof c->comm)) {
+		c->valid = true;
+		c->pid = ev->info.posix_pid;
+		c->tid = ev->tid;
+		c->thread = (unsigned long)ev->info.posix_thread_id;
+		memcpy(c->comm, ev->comm, sizeof c->comm);
+		c->len = (unsigned char)(put_pid_and_thread(c->text, ev) - c->text);
+	}
+	memcpy(p, c->text, sizeof c->text);
+	return p + c->len;
+}
+
+/* The columns, the name and the marks; the data is inline up to
+ * INLINE_DATA_MAX bytes. */
+#define TEXT_LINE_FIXED (2 * 36 + 64 + THREAD_COLUMNS_MAX + ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + \
+                         24 + SYSTEM_DESCRIPTION_MAX + 64)
+
+static void print_text(struct event_printer *pr, struct outbuf *o,
+                       const struct trace_event *ev, uint64_t ns)
+{
+	size_t text = text_length(ev->data, ev->len);
+	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
+	p = put_columns(pr, p, ev, ns);
+	p = put_thread_columns(pr, p, ev);
+	char *name = p;
+	p = pad_to(name, put_escaped(p, ev->name), 24);
+	*p++ = ' ';
+	if (ev->len <= INLINE_DATA_MAX) { /* system events' data always is */
+		p = put_data(p, ev, text);
+	} else {
+		outbuf_done(o, p);
+		write_long_data(o, ev, text);
+		p = outbuf_room(o, 64);
+	}
+	p = put_truncation_mark(p, ev);
+	*p++ = '\n';
+	outbuf_done(o, p);
+}
+
+/* The JSON line's fields but its data, with room for INLINE_DATA_MAX
+ * bytes of it in hex and as text. */
+#define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX))
+
+static char *put_json_head(struct event_printer *pr, char *p,
+                           const struct trace_event *ev, uint64_t ns)
+{
+	p = put_time_cached(put_str(p, "{\"ts\":"), ns, &pr->abs_seconds);
+	p = put_u64(put_str(p, ",\"ts_ns\":"), ns);
+	p = put_str(p, ",\"rel\":");
+	if (event_has_time(ev)) {
+		uint64_t rel = ns - pr->first_ns;
+		bool neg = (int64_t)rel < 0;
+		if (neg)
+			*p++ = '-';
 		p = put_time(p, neg ? -rel : rel);
 	} else {
-		p = put_left(p, "-", 12); /* no time to count from */
+		p = put_str(p, "null");
 	}
-	*p++ = ' ';
-	if (pr->date) {
-		char abs[64];
-		absolute_time(pr, ns, abs, sizeof abs);
-		p = put_left(p, abs, 0);
-	} else {
-		p = put_time(p, ns);
+	*p++ = ',';
+	if (pr->date && format_date(ns, pr->utc, p + 8, 64)) {
+		memcpy(p, "\"date\":\"", 8);
+		p += 8 + strlen(p + 8);
+		p = put_str(p, "\",");
 	}
-	*p++ = ' ';
-	size_t k = (size_t)(put_int(pid, (int)ev->info.posix_pid) - pid);
-	for (size_t pad = k; pad < 7; pad++)
-		*p++ = ' ';
-	memcpy(p, pid, k);
-	return p + k;
-}
-
-static void print_text(const struct event_printer *p, FILE *out, const struct trace_event *ev,
-                       uint64_t ns)
-{
-	char line[640], name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
-	char *end = put_columns(p, line, ev, ns);
-	*end++ = ' ';
-	end = put_thread(end, ev);
-	*end++ = ' ';
-	end = put_left(end, escape_text(ev->name, name, sizeof name), 24);
-	*end++ = ' ';
-	fwrite(line, 1, (size_t)(end - line), out);
-	describe_data(out, ev);
-	if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD)
-		fputs(" [truncated when recorded]", out);
-	else if (ev->info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ)
-		fputs(" [truncated on read]", out);
-	fputc('\n', out);
-}
-
-static void print_json(const struct event_printer *p, FILE *out, const struct trace_event *ev,
-                       uint64_t ns)
-{
-	char abs[64], rel[32];
-	format_time(ns, abs, sizeof abs);
-	if (event_has_time(ev))
-		format_signed_time((int64_t)(ns - p->first_ns), rel, sizeof rel);
-	else
-		strcpy(rel, "null");
-	fprintf(out, "{\"ts\":%s,\"ts_ns\":%llu,\"rel\":%s,", abs, (unsigned long long)ns,
-	        rel[0] == '+' ? rel + 1 : rel);
-	if (p->date && format_date(ns, p->utc, abs, sizeof abs))
-		fprintf(out, "\"date\":\"%s\",", abs);
-	fprintf(out, "\"pid\":%d,\"thread\":\"0x%lx\",", (int)ev->info.posix_pid,
-	        (unsigned long)ev->info.posix_thread_id);
+	p = put_int(put_str(p, "\"pid\":"), (int)ev->info.posix_pid);
+	p = put_hex_u64(put_str(p, ",\"thread\":\""), (unsigned long)ev->info.posix_thread_id);
+	p = put_str(p, "\",");
 	if (ev->tid) {
-		fprintf(out, "\"tid\":%d,\"comm\":", (int)ev->tid);
-		print_json_string(out, (const unsigned char *)ev->comm, strlen(ev->comm));
-		fputc(',', out);
+		p = put_int(put_str(p, "\"tid\":"), (int)ev->tid);
+		p = put_str(p, ",\"comm\":\"");
+		p = put_json_chars(p, (const unsigned char *)ev->comm, strlen(ev->comm));
+		p = put_str(p, "\",");
 	}
-	fprintf(out, "\"prog_address\":\"0x%lx\",\"id\":%u,\"name\":",
-	        (unsigned long)(uintptr_t)ev->info.posix_prog_address, ev->info.posix_event_id);
-	print_json_string(out, (const unsigned char *)ev->name, strlen(ev->name));
-	fprintf(out, ",\"len\":%zu,\"truncation\":\"%s\",\"data_hex\":\"", ev->len,
-	        truncation_name(ev->info.posix_truncation_status));
-	print_hex(out, ev->data, ev->len);
-	fputc('"', out);
+	p = put_hex_u64(put_str(p, "\"prog_address\":\""),
+	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
+	p = put_u64(put_str(p, "\",\"id\":"), ev->info.posix_event_id);
+	p = put_str(p, ",\"name\":\"");
+	p = put_json_chars(p, (const unsigned char *)ev->name, strlen(ev->name));
+	p = put_u64(put_str(p, "\",\"len\":"), ev->len);
+	p = put_str(p, ",\"truncation\":\"");
+	p = put_str(p, truncation_name(ev->info.posix_truncation_status));
+	return put_str(p, "\",\"data_hex\":\"");
+}
+
+static void print_json(struct event_printer *pr, struct outbuf *o,
+                       const struct trace_event *ev, uint64_t ns)
+{
 	size_t text = text_length(ev->data, ev->len);
-	if (text) {
-		fputs(",\"text\":", out);
-		print_json_string(out, ev->data, text);
+	char *p = outbuf_room(o, JSON_LINE_FIXED + 2 * INLINE_DATA_MAX +
+	                             JSON_CHARS_SIZE(INLINE_DATA_MAX));
+	p = put_json_head(pr, p, ev, ns);
+	if (ev->len <= INLINE_DATA_MAX) {
+		p = put_hex_bytes(p, ev->data, ev->len);
+		if (text) {
+			p = put_str(p, "\",\"text\":\"");
+			p = put_json_chars(p, ev->data, text);
+		}
+		p = put_str(p, "\"}\n");
+		outbuf_done(o, p);
+		return;
 	}
-	fputs("}\n", out);
+	outbuf_done(o, p);
+	outbuf_hex(o, ev->data, ev->len);
+	outbuf_write(o, "\"", 1);
+	if (text) {
+		outbuf_puts(o, ",\"text\":");
+		outbuf_json_string(o, ev->data, text);
+	}
+	outbuf_write(o, "}\n", 2);
 }
 
 /* Without a base given, the first dated event is the base (live output). */
-void print_event(struct event_printer *p, FILE *out, const struct trace_event *ev)
+void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	if (!p->have_first && event_has_time(ev)) {
@@ -251,7 +302,7 @@ void print_event(struct event_printer *p, FILE *out, const struct trace_event *e
 		p->first_ns = ns;
 	}
 	if (p->json)
-		print_json(p, out, ev, ns);
+		print_json(p, o, ev, ns);
 	else
-		print_text(p, out, ev, ns);
+		print_text(p, o, ev, ns);
 }

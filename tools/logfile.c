@@ -193,7 +193,8 @@ static bool is_damage_marker(const struct trace_event *ev)
 	return v == EBADMSG;
 }
 
-int trace_log_next(struct trace_log *log, struct trace_event *ev)
+/* The event and its name: 1, 0 at the end, -1 (said) on an error. */
+static int read_event(struct trace_log *log, struct trace_event *ev)
 {
 	size_t len;
 	int unavailable;
@@ -208,7 +209,36 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 	ev->data = log->buf;
 	ev->len = len;
 	ev->name = name_cache_get(&log->names, ev->info.posix_event_id);
-	read_event_ext(log->trid, ev);
+	return 1;
+}
+
+/* The kernel thread id and name cost a call into the library per event:
+ * without thread names, asked for only where event_has_thread() needs
+ * them. */
+static void read_thread(struct trace_log *log, struct trace_event *ev, bool names)
+{
+	if (names || (!ev->info.posix_pid && !ev->info.posix_thread_id)) {
+		read_event_ext(log->trid, ev);
+	} else {
+		ev->tid = 0;
+		ev->comm[0] = '\0';
+	}
+}
+
+int trace_log_skim(struct trace_log *log, struct trace_event *ev)
+{
+	int rc = read_event(log, ev);
+	if (rc > 0)
+		read_thread(log, ev, false);
+	return rc;
+}
+
+int trace_log_next(struct trace_log *log, struct trace_event *ev)
+{
+	int rc = read_event(log, ev);
+	if (rc <= 0)
+		return rc;
+	read_thread(log, ev, !log->without_thread_names);
 	if (is_damage_marker(ev)) {
 		log->damage_reports++;
 		log->events_after_damage = 0;

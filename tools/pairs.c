@@ -165,10 +165,13 @@ static const struct id_role *type_role(struct pairing *p, const struct trace_eve
 {
 	static const struct id_role none = {0};
 	trace_event_id_t id = ev->info.posix_event_id;
-	if (id >= MAX_EVENT_IDS || is_system_event(id) || is_placeholder_name(ev->name))
+	if (id >= MAX_EVENT_IDS || is_system_event(id))
 		return &none;
-	if (!p->ids[id].resolved)
-		resolve_name(p, &p->ids[id], ev->name);
+	if (p->ids[id].resolved) /* only ever from a known name */
+		return &p->ids[id];
+	if (is_placeholder_name(ev->name))
+		return &none;
+	resolve_name(p, &p->ids[id], ev->name);
 	return &p->ids[id];
 }
 
@@ -277,7 +280,7 @@ struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rul
 	memset(p, 0, sizeof *p);
 	p->rules = rules;
 	*first_ns = 0;
-	while (trace_log_next(log, &ev) > 0) {
+	while (trace_log_skim(log, &ev) > 0) {
 		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
 		if (event_has_time(&ev) && (*first_ns == 0 || ns < *first_ns))
 			*first_ns = ns;

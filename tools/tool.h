@@ -47,12 +47,68 @@ void format_signed_time(int64_t ns, char *buf, size_t size);
 bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
 bool is_printable_text(const unsigned char *data, size_t len);
 size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
-void print_hex(FILE *out, const unsigned char *data, size_t len);
-void print_json_string(FILE *out, const unsigned char *s, size_t len);
 /* s with every byte that is not printable ASCII as \xHH (and \ as \\):
  * for any name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
 #define ESCAPED_SIZE(n) (4 * (n) + 1)
 const char *escape_text(const char *s, char *buf, size_t size);
+char *put_escaped(char *p, const char *s); /* escape_text() at p; returns the end */
+
+/* util.c: text built in memory.  Each put_* writes at p, which has room
+ * enough, and returns the end of what it wrote. */
+char *put_u64_long(char *p, uint64_t v);
+/* Up to 20 bytes.  Ids, lengths and flags are mostly one digit or two:
+ * those are put inline. */
+static inline char *put_u64(char *p, uint64_t v)
+{
+	if (v >= 100)
+		return put_u64_long(p, v);
+	if (v >= 10)
+		*p++ = (char)('0' + v / 10);
+	*p++ = (char)('0' + v % 10);
+	return p;
+}
+char *put_int(char *p, int v);                        /* up to 11 */
+char *put_time(char *p, uint64_t ns);                 /* "S.NNNNNNNNN", up to 30 */
+struct time_cache {
+	uint64_t sec;
+	unsigned char len; /* of the seconds' digits in text; 0: none yet */
+	char text[24];
+};
+char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 24 + 10 */
+char *put_micros(char *p, uint64_t ns);               /* "US.NNN", up to 24 */
+char *put_hex_u64(char *p, uint64_t v);               /* "0x%lx", up to 18 */
+/* Inline, so that a string literal's length is known where it is put. */
+static inline char *put_str(char *p, const char *s)
+{
+	size_t k = __builtin_strlen(s);
+	__builtin_memcpy(p, s, k);
+	return p + k;
+}
+char *put_hex_bytes(char *p, const unsigned char *data, size_t len); /* 2 * len */
+#define JSON_CHARS_SIZE(n) (6 * (n))
+char *put_json_chars(char *p, const unsigned char *s, size_t len); /* no quotes */
+
+/* util.c: output gathered in memory and written in large pieces.  Between
+ * outbuf_room(o, n) (at most OUTBUF_ROOM_MAX) and outbuf_done(o, end) the
+ * caller writes up to n bytes at the pointer room returned.  Whatever else
+ * writes to the same FILE must come after outbuf_flush(). */
+#define OUTBUF_ROOM_MAX (16u << 10)
+struct outbuf {
+	FILE *out;
+	char *buf;
+	size_t len;
+	bool failed; /* a write to out failed, with errno err */
+	int err;
+};
+void outbuf_init(struct outbuf *o, FILE *out);
+char *outbuf_room(struct outbuf *o, size_t n);
+void outbuf_done(struct outbuf *o, char *end);
+void outbuf_write(struct outbuf *o, const void *s, size_t n);
+void outbuf_puts(struct outbuf *o, const char *s);
+void outbuf_hex(struct outbuf *o, const unsigned char *data, size_t len);
+void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len);
+bool outbuf_flush(struct outbuf *o); /* false if any write failed */
+void outbuf_free(struct outbuf *o);
 const char *policy_name(int policy);
 void *xmalloc(size_t size);
 void *xrealloc(void *p, size_t size);
@@ -88,6 +144,7 @@ struct progress {
 	uint64_t total, done, last_ns;
 	const char *what;
 };
+bool progress_wanted(void); /* stderr is a terminal: worth counting the events */
 void progress_init(struct progress *p, const char *what, uint64_t total);
 void progress_step(struct progress *p);
 void progress_end(struct progress *p);
@@ -163,6 +220,9 @@ struct trace_log {
 	unsigned char *buf;
 	size_t bufsize;
 	struct name_cache names;
+	/* Set by a caller that uses neither tid nor comm of an event: they
+	 * are then 0 and "", but for events with no pid and no pthread_t. */
+	bool without_thread_names;
 	uint64_t events_read;
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */
@@ -176,6 +236,10 @@ enum log_state {
 struct trace_log *trace_log_open(const char *path); /* prints the error */
 struct trace_log *trace_log_open_fd(int fd, const char *path); /* a log we wrote */
 int trace_log_next(struct trace_log *log, struct trace_event *ev); /* 1, 0 at end, -1 */
+/* trace_log_next() for a pass before the one that writes (then rewound):
+ * no thread name, and the kernel thread id only for an event with no pid
+ * and no pthread_t (what event_has_thread() needs); damage is not counted. */
+int trace_log_skim(struct trace_log *log, struct trace_event *ev);
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);
@@ -184,14 +248,24 @@ int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit s
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
 
 /* eventfmt.c: one event as a line of text or JSON (dump and attach). */
+#define THREAD_COLUMNS_MAX 128 /* pid, thread id, escaped name, padding */
+struct thread_columns { /* those of the thread that posted last */
+	bool valid;
+	pid_t pid, tid;
+	unsigned long thread;
+	char comm[16];
+	unsigned char len;
+	char text[THREAD_COLUMNS_MAX];
+};
 struct event_printer {
 	bool json;
 	bool have_first;
 	uint64_t first_ns;
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
+	struct time_cache rel_seconds, abs_seconds;
+	struct thread_columns last_thread;
 };
-void print_event(struct event_printer *p, FILE *out, const struct trace_event *ev);
-void describe_data(FILE *out, const struct trace_event *ev);
+void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
 /* record.c and attach.c: what both do with a target and a log */
 int apply_name_filter(trace_id_t trid, const struct name_list *exclude,

@@ -166,16 +166,44 @@ static inline bool printable(unsigned char c)
 	return c >= 0x20 && c < 0x7f;
 }
 
+/* Whether a word's 8 bytes are all printable: no byte below 0x20 and none
+ * above 0x7e (the bit tricks of "Bit Twiddling Hacks", exact for a whole
+ * word). */
+static bool word_printable(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t below = (x - ones * 0x20) & ~x & highs;
+	uint64_t above = ((x + ones * (127 - 0x7e)) | x) & highs;
+	return !(below | above);
+}
+
+static bool byte_is_text(unsigned char c)
+{
+	return printable(c) || c == '\t' || c == '\n';
+}
+
 /* Text is shown as text when it is printable ASCII (a trailing NUL allowed,
- * since C strings are often posted with it); everything else in hex. */
+ * since C strings are often posted with it); everything else in hex.  Eight
+ * bytes are looked at a time; a word with a tab, a newline or anything not
+ * printable byte by byte. */
 bool is_printable_text(const unsigned char *data, size_t len)
 {
+	size_t i = 0;
 	if (len && data[len - 1] == '\0')
 		len--;
 	if (len == 0)
 		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!(printable(data[i]) || data[i] == '\t' || data[i] == '\n'))
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x;
+		memcpy(&x, data + i, 8);
+		if (word_printable(x))
+			continue;
+		for (size_t j = i; j < i + 8; j++)
+			if (!byte_is_text(data[j]))
+				return false;
+	}
+	for (; i < len; i++)
+		if (!byte_is_text(data[i]))
 			return false;
 	return true;
 }
@@ -189,57 +217,292 @@ size_t text_length(const unsigned char *data, size_t len)
 	return data[len - 1] == '\0' ? len - 1 : len;
 }
 
-/* Data of any length goes out through a buffer of this size: one stdio
- * call per chunk, not per byte. */
-#define CHUNK 1024
+/* ---- formatting into memory ----------------------------------------------
+ * The put_* functions write at p (the caller has made the room) and return
+ * the end: the outputs are built per event with no stdio call per field and
+ * no printf parsing, which were most of what dump and convert cost. */
 
-void print_hex(FILE *out, const unsigned char *data, size_t len)
+static const char hex_digits[] = "0123456789abcdef";
+
+/* Two decimal digits per division: a division per digit was what
+ * formatting a time cost most. */
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static unsigned decimal_digits(uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char buf[CHUNK];
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (n + 2 > sizeof buf) {
-			fwrite(buf, 1, n, out);
-			n = 0;
-		}
-		buf[n++] = digits[data[i] >> 4];
-		buf[n++] = digits[data[i] & 15];
-	}
-	fwrite(buf, 1, n, out);
+	static const uint64_t powers[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull};
+	/* log10(2) is about 1233 / 4096: the digits of 2^bits, maybe one more */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	unsigned n = t + (v >= powers[t]);
+	return n ? n : 1;
 }
 
-/* JSON strings: bytes outside printable ASCII are escaped as \u00XX so the
- * output is valid UTF-8 whatever the data. */
-void print_json_string(FILE *out, const unsigned char *s, size_t len)
+static void put_four_digits(char *p, uint32_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char buf[CHUNK];
-	size_t n = 0;
-	buf[n++] = '"';
+	memcpy(p, digit_pairs + 2 * (v / 100), 2);
+	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
+}
+
+/* Written from its end straight into place (a memcpy of a variable length
+ * was a library call per number), four digits per long division. */
+char *put_u64_long(char *p, uint64_t v)
+{
+	char *end = p + decimal_digits(v), *d = end;
+	for (; v >= 10000; v /= 10000) {
+		d -= 4;
+		put_four_digits(d, (uint32_t)(v % 10000));
+	}
+	if (v >= 100) {
+		d -= 2;
+		memcpy(d, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(d - 2, digit_pairs + 2 * v, 2);
+	else
+		d[-1] = (char)('0' + v);
+	return end;
+}
+
+char *put_int(char *p, int v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return put_u64(p, v < 0 ? -(uint64_t)(int64_t)v : (uint64_t)v);
+}
+
+/* "%09u" of v < 10^9, in two halves that do not wait for each other. */
+static char *put_nine_digits(char *p, uint32_t v)
+{
+	uint32_t low8 = v % 100000000u;
+	p[0] = (char)('0' + v / 100000000u);
+	put_four_digits(p + 1, low8 / 10000);
+	put_four_digits(p + 5, low8 % 10000);
+	return p + 9;
+}
+
+/* "%llu.%09llu" of seconds and nanoseconds, as format_time(). */
+char *put_time(char *p, uint64_t ns)
+{
+	p = put_u64(p, ns / 1000000000u);
+	*p++ = '.';
+	return put_nine_digits(p, (uint32_t)(ns % 1000000000u));
+}
+
+/* put_time() for times whose seconds seldom change from one call to the
+ * next (the absolute times of a log): the seconds' digits are kept, and
+ * copied with a fixed-size copy. */
+char *put_time_cached(char *p, uint64_t ns, struct time_cache *c)
+{
+	uint64_t sec = ns / 1000000000u;
+	if (!c->len || c->sec != sec) {
+		c->sec = sec;
+		c->len = (unsigned char)(put_u64(c->text, sec) - c->text);
+		c->text[c->len] = '.';
+	}
+	memcpy(p, c->text, sizeof c->text);
+	return put_nine_digits(p + c->len + 1, (uint32_t)(ns % 1000000000u));
+}
+
+/* "%llu.%03u" of microseconds and nanoseconds. */
+char *put_micros(char *p, uint64_t ns)
+{
+	uint32_t frac = (uint32_t)(ns % 1000);
+	p = put_u64(p, ns / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	memcpy(p + 2, digit_pairs + 2 * (frac % 100), 2);
+	return p + 4;
+}
+
+/* "0x%lx" */
+char *put_hex_u64(char *p, uint64_t v)
+{
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	char *end = p + 2 + (bits + 3) / 4, *d = end;
+	p[0] = '0';
+	p[1] = 'x';
+	do
+		*--d = hex_digits[v & 15];
+	while (v >>= 4);
+	return end;
+}
+
+/* Room: 2 * len. */
+char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		p[2 * i] = hex_digits[data[i] >> 4];
+		p[2 * i + 1] = hex_digits[data[i] & 15];
+	}
+	return p + 2 * len;
+}
+
+/* The inside of a JSON string (room: JSON_CHARS_SIZE(len)): bytes outside
+ * printable ASCII are escaped as \u00XX so the output is valid UTF-8
+ * whatever the data. */
+char *put_json_chars(char *p, const unsigned char *s, size_t len)
+{
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = s[i];
-		if (n + 7 > sizeof buf) { /* room for this byte and the closing quote */
-			fwrite(buf, 1, n, out);
-			n = 0;
-		}
-		if (c == '"' || c == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = (char)c;
+		if (printable(c) && c != '"' && c != '\\') {
+			*p++ = (char)c;
+		} else if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
 		} else if (c == '\n' || c == '\t') {
-			buf[n++] = '\\';
-			buf[n++] = c == '\n' ? 'n' : 't';
-		} else if (!printable(c)) {
-			memcpy(buf + n, "\\u00", 4);
-			buf[n + 4] = digits[c >> 4];
-			buf[n + 5] = digits[c & 15];
-			n += 6;
+			*p++ = '\\';
+			*p++ = c == '\n' ? 'n' : 't';
 		} else {
-			buf[n++] = (char)c;
+			memcpy(p, "\\u00", 4);
+			p[4] = hex_digits[c >> 4];
+			p[5] = hex_digits[c & 15];
+			p += 6;
 		}
 	}
-	buf[n++] = '"';
-	fwrite(buf, 1, n, out);
+	return p;
+}
+
+/* s as a terminal may show it (room: ESCAPED_SIZE(strlen(s))): printable
+ * ASCII as it is, a backslash doubled, any other byte as \xHH, so that no
+ * name can move the cursor, retitle the terminal or start a line of its own. */
+char *put_escaped(char *p, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\\') {
+			*p++ = '\\';
+			*p++ = '\\';
+		} else if (printable(c)) {
+			*p++ = (char)c;
+		} else {
+			p[0] = '\\';
+			p[1] = 'x';
+			p[2] = hex_digits[c >> 4];
+			p[3] = hex_digits[c & 15];
+			p += 4;
+		}
+	}
+	return p;
+}
+
+/* ---- buffered output -----------------------------------------------------
+ * Output is gathered in memory and written in pieces of OUTBUF_FLUSH
+ * bytes or more.  The buffer never grows: data of any length is written in
+ * chunks, and one reservation is at most OUTBUF_ROOM_MAX bytes. */
+
+#define OUTBUF_FLUSH (256u << 10)
+#define DATA_CHUNK 1024 /* bytes of data formatted per reservation */
+
+void outbuf_init(struct outbuf *o, FILE *out)
+{
+	o->out = out;
+	o->len = 0;
+	o->failed = false;
+	o->err = 0;
+	o->buf = xmalloc(OUTBUF_FLUSH + OUTBUF_ROOM_MAX);
+}
+
+static bool write_fully(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t done = write(fd, p, n);
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done == 0)
+			errno = EIO; /* nothing written, no reason given */
+		if (done <= 0)
+			return false;
+		p += done;
+		n -= (size_t)done;
+	}
+	return true;
+}
+
+/* Straight to the descriptor once stdio has written what it holds: stdio
+ * splits a large write in two (the whole blocks, then a remainder it
+ * buffers). */
+bool outbuf_flush(struct outbuf *o)
+{
+	if (o->len && !o->failed) {
+		int fd = fileno(o->out);
+		if (fd < 0)
+			o->failed = fwrite(o->buf, 1, o->len, o->out) != o->len;
+		else
+			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
+		if (o->failed)
+			o->err = errno;
+	}
+	o->len = 0;
+	return !o->failed;
+}
+
+char *outbuf_room(struct outbuf *o, size_t n)
+{
+	if (o->len + n > OUTBUF_FLUSH + OUTBUF_ROOM_MAX)
+		outbuf_flush(o);
+	return o->buf + o->len;
+}
+
+void outbuf_done(struct outbuf *o, char *end)
+{
+	o->len = (size_t)(end - o->buf);
+	if (o->len >= OUTBUF_FLUSH)
+		outbuf_flush(o);
+}
+
+void outbuf_write(struct outbuf *o, const void *s, size_t n)
+{
+	while (n) {
+		size_t k = n < OUTBUF_ROOM_MAX ? n : OUTBUF_ROOM_MAX;
+		char *p = outbuf_room(o, k);
+		memcpy(p, s, k);
+		outbuf_done(o, p + k);
+		s = (const char *)s + k;
+		n -= k;
+	}
+}
+
+void outbuf_puts(struct outbuf *o, const char *s)
+{
+	outbuf_write(o, s, strlen(s));
+}
+
+void outbuf_hex(struct outbuf *o, const unsigned char *data, size_t len)
+{
+	do {
+		size_t k = len < DATA_CHUNK ? len : DATA_CHUNK;
+		outbuf_done(o, put_hex_bytes(outbuf_room(o, 2 * k), data, k));
+		data += k;
+		len -= k;
+	} while (len);
+}
+
+/* A JSON string, quotes included. */
+void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len)
+{
+	outbuf_write(o, "\"", 1);
+	do {
+		size_t k = len < DATA_CHUNK ? len : DATA_CHUNK;
+		outbuf_done(o, put_json_chars(outbuf_room(o, JSON_CHARS_SIZE(k)), s, k));
+		s += k;
+		len -= k;
+	} while (len);
+	outbuf_write(o, "\"", 1);
+}
+
+void outbuf_free(struct outbuf *o)
+{
+	free(o->buf);
+	o->buf = NULL;
 }
 
 /* Names from a log or a traced program, for a terminal: printable ASCII as
@@ -382,9 +645,14 @@ void install_stop_handlers(void)
 
 #define PROGRESS_MIN_EVENTS 100000 /* smaller logs convert in a blink */
 
+bool progress_wanted(void)
+{
+	return isatty(STDERR_FILENO);
+}
+
 void progress_init(struct progress *p, const char *what, uint64_t total)
 {
-	p->enabled = total >= PROGRESS_MIN_EVENTS && isatty(STDERR_FILENO);
+	p->enabled = total >= PROGRESS_MIN_EVENTS && progress_wanted();
 	p->total = total;
 	p->done = 0;
 	p->last_ns = 0;

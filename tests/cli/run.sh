@@ -323,6 +323,14 @@ if command -v script >/dev/null 2>&1; then
 	chrome_valid "convert: a large chrome file follows the format's rules" big.json
 	"$PT" convert big.ptlog --to chrome --force big.json 2>notty.txt
 	hasnt "convert: no progress line when stderr is not a terminal" "converting" notty.txt
+	# A log's loss is shared out over its OVERFLOW events once all are
+	# counted: by a first pass when a terminal shows progress, else by
+	# starting again at the first OVERFLOW.  Both write the same trace.
+	script -qec "$PT convert loop.ptlog --to ctf ttyctf" /dev/null >/dev/null 2>&1
+	"$PT" convert loop.ptlog --to ctf nottyctf 2>/dev/null
+	grep -q posix_trace_overflow ttyctf/metadata && diff -r ttyctf nottyctf >/dev/null &&
+		pass "convert: a CTF trace with losses is the same whether the loss is counted first or after" ||
+		fail "convert: a CTF trace with losses is the same whether the loss is counted first or after" "$(ls ttyctf nottyctf)"
 else
 	skip "convert: progress line" "no script(1)"
 fi
