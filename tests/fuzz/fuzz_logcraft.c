@@ -7,13 +7,18 @@
  * (fuzz_log and fuzz_logread mutate bytes with the CRC checks compiled out;
  * this target keeps them, as a real reader has them.)
  *
- * The first bytes choose the header (block size, linear or ring and its
- * slots, name table or not, closed, data_end, max-data-size); then each
- * step takes an opcode and its operands from the input: an event record
- * (any id, length, flags, delta), TIME, CONTEXT, SWITCH, a raw word, the
- * block sealed with a chosen sequence number, a NAMES or END block, a hole
- * of chosen size, a forged header whose payload claims more than the file
- * holds or lies in a hole.  The log is a memory file (holes are real: it
+ * The first bytes choose the header (format version 2 or 3, block size,
+ * linear or ring and its slots, name table or not, closed, data_end,
+ * max-data-size); then each step takes an opcode and its operands from the
+ * input: an event record (any id, length, flags, delta), TIME, CONTEXT,
+ * SWITCH, a raw word, the block sealed with a chosen sequence number, a
+ * NAMES or END block, a hole of chosen size, a forged header whose payload
+ * claims more than the file holds or lies in a hole.  In a version 3 log
+ * the records go into STAGES or KEEPER blocks: OWNER records and section
+ * starts (lane, address) too, RESUME in KEEPER blocks, and sealing chooses
+ * the type, the drain number (the same, the next, any), the calibration
+ * (points increasing or not, 0 to 65 of them), and section lengths and
+ * counts right or wrong; blocks of the reserved types come in between.  The log is a memory file (holes are real: it
  * is sparse), read twice with a rewind between; both passes must agree,
  * end by themselves, and take time in proportion to the data written
  * (checked: at most a few seconds, whatever the holes).
@@ -49,12 +54,18 @@ static uint64_t take(struct input *in, unsigned bytes)
 	return v;
 }
 
+#define MAX_SECTIONS 64u
+
 struct gen {
 	int fd;
 	struct pt_log_header h;
 	unsigned char *payload;
 	uint32_t len, cap;
 	uint64_t off, seq;
+	/* version 3: the sections of the records so far, the last drain */
+	uint32_t nsec, sec_start[MAX_SECTIONS], sec_lane[MAX_SECTIONS];
+	uint64_t sec_pc[MAX_SECTIONS], drain;
+	unsigned char *out; /* a STAGES or KEEPER payload being put together */
 };
 
 static void put_at(struct gen *g, uint64_t off, const void *bytes, size_t len)
@@ -109,13 +120,69 @@ static void seal(struct gen *g, uint64_t seq, uint64_t ts)
 	g->len = 0;
 }
 
+static void out_put(struct gen *g, uint32_t *n, const void *bytes, uint32_t len)
+{
+	if (*n + len > g->cap)
+		len = g->cap - *n;
+	memcpy(g->out + *n, bytes, len);
+	*n += len;
+}
+
+/* A STAGES payload of the records so far: the prefix, a calibration and
+ * the sections, each with its length; flags make any of them wrong. */
+static uint32_t stages_payload(struct gen *g, struct input *in, uint64_t drain)
+{
+	uint64_t flags = take(in, 1);
+	uint32_t ncal = flags & 3 ? (uint32_t)(flags & 3) : flags & 4 ? 0 : PT_LOG_MAX_CAL + 1;
+	uint32_t nsec = g->nsec ? g->nsec : 1, n = 0;
+	if (!g->nsec)
+		g->sec_start[0] = 0, g->sec_lane[0] = 0, g->sec_pc[0] = 0;
+	struct pt_log_stages pre = {drain, (uint32_t)(flags >> 3 & 1) + 1, ncal, nsec, 0, 0};
+	if (flags & 0x80)
+		pre.nsections = flags & 0x10 ? nsec + 1 : 0;
+	out_put(g, &n, &pre, sizeof pre);
+	struct pt_log_calpoint p = {take(in, 4), take(in, 4) + 1000000000};
+	for (uint32_t i = 0; i < ncal; i++) {
+		out_put(g, &n, &p, sizeof p);
+		p.raw += flags & 0x40 ? 0 : take(in, 2) + 1;
+		p.real_ns += take(in, 2);
+	}
+	for (uint32_t i = 0; i < nsec; i++) {
+		uint32_t end = i + 1 < nsec ? g->sec_start[i + 1] : g->len;
+		struct pt_log_section sec = {g->sec_lane[i], end - g->sec_start[i], g->sec_pc[i]};
+		if ((flags & 0x20) && i + 1 == nsec)
+			sec.len += (uint32_t)(take(in, 1) % 3) * 4;
+		out_put(g, &n, &sec, sizeof sec);
+		out_put(g, &n, g->payload + g->sec_start[i], end - g->sec_start[i]);
+	}
+	return n;
+}
+
+/* Version 3: the records so far sealed into a STAGES or a KEEPER block of
+ * a drain chosen from the input. */
+static void seal_v3(struct gen *g, struct input *in, uint64_t seq, uint64_t ts)
+{
+	uint64_t d = take(in, 1);
+	uint32_t type = d & 1 ? PT_LOG_KEEPER : PT_LOG_STAGES, n = 0;
+	uint64_t drain = (d >> 1 & 3) < 2 ? g->drain : (d >> 1 & 3) == 2 ? g->drain + 1 : take(in, 1);
+	if (type == PT_LOG_STAGES) {
+		n = stages_payload(g, in, drain);
+	} else {
+		out_put(g, &n, &drain, sizeof drain);
+		out_put(g, &n, g->payload, g->len);
+	}
+	block(g, type, seq, ts, g->out, n, n);
+	g->drain = drain;
+	g->len = g->nsec = 0;
+}
+
 static void header(struct gen *g, struct input *in)
 {
 	struct pt_log_header *h = &g->h;
 	uint64_t knobs = take(in, 2);
 	memset(h, 0, sizeof *h);
 	memcpy(h->magic, PT_LOG_MAGIC, sizeof h->magic);
-	h->version = PT_LOG_VERSION;
+	h->version = (knobs >> 11) & 1 ? 3 : 2;
 	h->byte_order = PT_LOG_BOM;
 	h->header_size = PT_LOG_HEADER_SIZE;
 	int table = knobs & 1;
@@ -127,8 +194,8 @@ static void header(struct gen *g, struct input *in)
 	h->ring_slots = h->layout == PT_LOG_RING ? 2 + ((knobs >> 3) & 7) : 0;
 	h->block_size = PT_LOG_MIN_BLOCK << ((knobs >> 6) & 3 ? ((knobs >> 6) & 3) * 2 - 1 : 0);
 	h->max_data_size = (knobs >> 8) & 1 ? 1000 : 256;
-	if (h->block_size < pt_log_block_size_for(h->max_data_size))
-		h->block_size = pt_log_block_size_for(h->max_data_size);
+	if (h->block_size < pt_log_block_size_of(h->version, h->max_data_size))
+		h->block_size = pt_log_block_size_of(h->version, h->max_data_size);
 	h->clockres_ns = take(in, 8);
 	h->name_size = PT_LOG_NAME_SIZE;
 	memcpy(h->trace_name, "craft", 6);
@@ -143,13 +210,50 @@ static void header(struct gen *g, struct input *in)
 	g->cap = h->block_size - PT_LOG_BLOCK_HDR;
 }
 
+/* Version 3 steps that version 2 has not: OWNER, a section, RESUME, a
+ * block of a reserved type. */
+static void step_v3(struct gen *g, struct input *in, uint32_t op)
+{
+	if (op == 0) { /* OWNER */
+		struct pt_log_owner o = {take(in, 4), {(int32_t)take(in, 2), (int32_t)take(in, 2),
+		                                       take(in, 2), ""}};
+		for (int i = 0; i < 16; i++)
+			o.ctx.comm[i] = (char)take(in, 1);
+		word(g, w0(PT_LOG_STAGE_OWNER, sizeof o, (uint32_t)take(in, 1)));
+		word(g, 0);
+		rec(g, &o, sizeof o);
+	} else if (op == 1) { /* a section starts here */
+		if (g->nsec < MAX_SECTIONS) {
+			g->sec_start[g->nsec] = g->len;
+			g->sec_lane[g->nsec] = (uint32_t)take(in, 1);
+			g->sec_pc[g->nsec++] = take(in, 2);
+		}
+	} else if (op == 2) { /* RESUME */
+		word(g, w0(PT_REC_RESUME, 0, (uint32_t)take(in, 2)));
+		word(g, take(in, 1) & 1 ? take(in, 1) : 0);
+	} else { /* a table of a later revision, or a type past them */
+		unsigned char t[16];
+		for (int i = 0; i < 16; i++)
+			t[i] = (unsigned char)take(in, 1);
+		block(g, PT_LOG_RESERVED_FIRST + (uint32_t)(take(in, 1) % 27), g->seq++, 0, t, sizeof t,
+		      sizeof t);
+	}
+}
+
 /* One step of the program. */
 static void step(struct gen *g, struct input *in, uint64_t *ts)
 {
 	unsigned char buf[1100];
-	switch (take(in, 1) % 12) {
+	uint64_t op = take(in, 1);
+	if (g->h.version >= 3 && op % 16 >= 12) {
+		step_v3(g, in, (uint32_t)(op % 16 - 12));
+		return;
+	}
+	switch (op % 12) {
 	case 0: case 1: { /* an event */
 		uint32_t id = (uint32_t)take(in, 2), len = (uint32_t)take(in, 1) * 4;
+		if (id & 0x1000) /* a system event, as KEEPER blocks hold */
+			id = (id & 0xfc00) | (1 + (id & 0x3ff) % 8);
 		uint64_t w = w0(id, len, (uint32_t)take(in, 2)) | (id & 0x400 ? PT_REC_SAMEPC : 0) |
 		             (id & 0x800 ? PT_REC_TRUNCATED : 0);
 		word(g, w);
@@ -186,7 +290,10 @@ static void step(struct gen *g, struct input *in, uint64_t *ts)
 	case 6: case 7: { /* the block sealed: the next number, or one near it */
 		uint64_t d = take(in, 1);
 		uint64_t seq = d < 200 ? g->seq : d < 230 ? g->seq + (d - 199) : g->seq - (d - 229);
-		seal(g, seq, *ts);
+		if (g->h.version >= 3)
+			seal_v3(g, in, seq, *ts);
+		else
+			seal(g, seq, *ts);
 		g->seq = seq + 1;
 		break;
 	}
@@ -214,7 +321,8 @@ static void step(struct gen *g, struct input *in, uint64_t *ts)
 		break;
 	default: { /* a header whose payload is a hole, or claims past the end */
 		uint32_t claim = (uint32_t)(take(in, 3) % (g->h.block_size - PT_LOG_BLOCK_HDR + 1));
-		block(g, PT_LOG_EVENTS, g->seq++, *ts, NULL, 0, claim);
+		block(g, g->h.version >= 3 ? PT_LOG_STAGES : PT_LOG_EVENTS, g->seq++, *ts, NULL, 0,
+		      claim);
 		break;
 	}
 	}
@@ -236,16 +344,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		return 0;
 	header(&g, &in);
 	g.payload = malloc(g.cap);
-	if (!g.payload) {
+	g.out = malloc(g.cap);
+	if (!g.payload || !g.out) {
+		free(g.payload);
+		free(g.out);
 		close(g.fd);
 		return 0;
 	}
 	uint64_t ts = 1000000000;
+	g.drain = 1;
 	while (in.left)
 		step(&g, &in, &ts);
-	if (g.len)
+	if (g.len && g.h.version >= 3)
+		seal_v3(&g, &in, g.seq++, ts);
+	else if (g.len)
 		seal(&g, g.seq++, ts);
 	free(g.payload);
+	free(g.out);
 	struct pt_logr *r = NULL;
 	double t0 = now_s();
 	if (pt_logr_open(g.fd, &r) == 0) {
