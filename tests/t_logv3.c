@@ -477,9 +477,30 @@ START_TEST(stages_block_without_defect_reads)
 }
 END_TEST
 
+/* A KEEPER block takes user events as an EVENTS payload does (a writer of
+ * the format may give them outside any drain). */
+START_TEST(keeper_user_event_is_an_event)
+{
+	int fd = new_file();
+	struct v3 g;
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_keeper(&g, 1);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_ev(&g, 40, 5, 0x1, "abcd", 4);
+	v3_ev(&g, POSIX_TRACE_STOP, 5, 0x1, NULL, 0);
+	v3_seal_at(&g, T0);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 2);
+	expect_event(&r.ev[0], 40, T0 + 5, &ctx_ctl, 0x1);
+	expect_event(&r.ev[1], POSIX_TRACE_STOP, T0 + 10, &ctx_ctl, 0x1);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	close(fd);
+}
+END_TEST
+
 /* A KEEPER block keeps its records before damage; the ERROR comes first
- * in the drain.  A user event, a RESUME with data, an event before any
- * context are damage there. */
+ * in the drain.  An unknown meta record (id 13), a RESUME with data, an
+ * event before any context are damage there. */
 START_TEST(keeper_damage)
 {
 	for (int kind = 0; kind < 3; kind++) {
@@ -493,7 +514,7 @@ START_TEST(keeper_damage)
 		v3_context(&g, 0, &ctx_ctl, 0);
 		v3_ev(&g, POSIX_TRACE_START, 5, 0x1, NULL, 0);
 		if (kind == 0)
-			v3_ev(&g, 40, 0, 0x1, NULL, 0);
+			v3_rec(&g, v3_w0(13, 0, 0), 0, NULL, 0);
 		if (kind == 1)
 			v3_rec(&g, v3_w0(PT_REC_RESUME, 8, 0), 0, "12345678", 8);
 		v3_ev(&g, POSIX_TRACE_STOP, 5, 0x1, NULL, 0);
@@ -947,6 +968,7 @@ int main(void)
 	tcase_add_loop_test(tc, stages_damage_costs_the_block_once, 0, D_KINDS);
 	tcase_add_test(tc, stages_block_without_defect_reads);
 	tcase_add_test(tc, keeper_damage);
+	tcase_add_test(tc, keeper_user_event_is_an_event);
 	tcase_add_test(tc, reserved_types_skipped);
 	tcase_add_test(tc, section_claims_bounded);
 	tc = pt_tcase_fixture(s, "layouts", setup, teardown);
