@@ -178,7 +178,7 @@ static inline uint64_t img_drain_stages(struct img *im, uint64_t limit, uint64_t
 	uint32_t lanes = pt_read_lanes(&im->h);
 	for (uint32_t i = 0; i < lanes && n <= limit; i++) {
 		while (n <= limit && pt_read_stage(&im->h, i, &st)) {
-			struct pt_rec_scan scan = {.ctx = st.start};
+			struct pt_rec_scan scan = {.until = UINT64_MAX, .ctx = st.start};
 			pt_rec_scan(st.rec, 0, st.len, im->m->max_data, &scan);
 			if (scan.end != st.len || scan.events != st.events || st.lane != i)
 				n = UINT64_MAX - 1;
