@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_logformat: unit tests of the trace log module, format version 2
+ * t_logformat: unit tests of the trace log module, format version 3
  * (src/logwrite.c, src/logread.c; docs/LOG-FORMAT.md), built standalone with
  * tests/unit/build.sh.
  *
@@ -304,7 +304,8 @@ START_TEST(roundtrip_every_field)
 	int closed;
 	uint64_t damaged;
 	pt_logr_info(r, &version, &closed, &damaged);
-	ck_assert_uint_eq(version, 2);
+	ck_assert_uint_eq(version, PT_LOG_VERSION);
+	ck_assert_uint_eq(version, 3);
 	ck_assert_int_eq(closed, 1);
 	ck_assert_uint_eq(damaged, 0);
 	char name[PT_LOG_NAME_SIZE];
@@ -631,10 +632,11 @@ START_TEST(names_over_pipe)
 		pt_logr_close(r);
 		close(fd);
 	}
-	/* The first NAMES block comes before the first EVENTS block that
-	 * holds event 10, after the events before it. */
+	/* The first NAMES block comes before the first KEEPER block that
+	 * holds event 10, after the events before it (events given outside
+	 * a drain: KEEPER blocks). */
 	const struct pt_log_block *b = (const void *)(all + PT_LOG_DATA_OFF_NOTABLE);
-	ck_assert_uint_eq(b->type, PT_LOG_EVENTS);
+	ck_assert_uint_eq(b->type, PT_LOG_KEEPER);
 	ck_assert_uint_eq(b->nrecords, 10);
 	size_t next = pt_log_pad8(PT_LOG_BLOCK_HDR + b->payload_len);
 	b = (const void *)((const unsigned char *)b + next);
@@ -1081,7 +1083,12 @@ START_TEST(pipe_torn_block)
 	static unsigned char torn[1 << 20];
 	ssize_t got = read(tp[0], torn, sizeof torn);
 	ck_assert_int_gt(got, 10000);
-	ck_assert_int_eq(write(p[1], torn, (size_t)got / 2), got / 2);
+	/* A write cut by SIGKILL leaves a multiple of 8 bytes: the writer
+	 * writes whole blocks padded to 8, and a pipe takes a write's first
+	 * len % PAGE_SIZE bytes, then whole pages.  Blocks start at
+	 * multiples of 8 (LOG-FORMAT.md, Overview: Alignment). */
+	size_t half = ((size_t)got / 2) & ~(size_t)7;
+	ck_assert_int_eq(write(p[1], torn, half), (ssize_t)half);
 	close(tp[0]);
 	close(tp[1]);
 	pt_logw_free(&w);
@@ -1109,14 +1116,21 @@ END_TEST
 
 struct tblock {
 	size_t off, end;       /* bytes [off, end) of the header and payload */
-	uint32_t type, nev;
+	uint32_t type, nev;    /* nev: event records of a KEEPER block */
+	uint64_t drain;        /* a KEEPER block's drain number */
 };
 
-/* The blocks of a linear log image, as laid out (the test's own walk). */
+/* The blocks of a linear log image, as laid out (the test's own walk).
+ * The writer is given events outside any drain (no pt_logw_begin_drain):
+ * they are in KEEPER blocks, each a drain of its own (its number higher
+ * than the one before), so that a block's events are contiguous in read
+ * order and a damaged block's ERROR comes where its drain was
+ * (LOG-FORMAT.md, Drains). */
 static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, struct tblock *out,
                         size_t max)
 {
 	size_t n = 0, off = data_off;
+	uint64_t drain = 0;
 	while (off + PT_LOG_BLOCK_HDR <= len && n < max) {
 		struct pt_log_block b;
 		memcpy(&b, img + off, sizeof b);
@@ -1125,7 +1139,14 @@ static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, s
 		out[n].off = off;
 		out[n].end = off + PT_LOG_BLOCK_HDR + b.payload_len;
 		out[n].type = b.type;
-		out[n].nev = b.type == PT_LOG_EVENTS ? b.nrecords : 0;
+		out[n].nev = b.type == PT_LOG_KEEPER ? b.nrecords : 0;
+		out[n].drain = 0;
+		ck_assert(b.type != PT_LOG_EVENTS && b.type != PT_LOG_STAGES);
+		if (b.type == PT_LOG_KEEPER) {
+			ck_assert_uint_ge(b.payload_len, PT_LOG_KEEPER_PREFIX);
+			memcpy(&out[n].drain, img + off + PT_LOG_BLOCK_HDR, sizeof out[n].drain);
+			ck_assert_uint_eq(out[n].drain, ++drain);
+		}
 		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
 		n++;
 	}
@@ -1180,7 +1201,11 @@ static unsigned char *small_log(int seekable, size_t *len)
 }
 
 /* Reads the whole log: the events must be small_ev minus those of block
- * `lost` (SIZE_MAX: none), with one ERROR in their place when `error`. */
+ * `lost` (SIZE_MAX: none), with one ERROR in their place when `error`:
+ * damage after a drain's last block and before the next drain's first is
+ * reported between the two drains, with the time of the last event
+ * delivered before it (LOG-FORMAT.md, Drains), and every KEEPER block
+ * here is a drain of its own. */
 static void check_small(int fd, const struct tblock *bl, size_t nb, size_t lost, int error,
                         int closed, const char *what)
 {
@@ -1428,9 +1453,24 @@ static void reseq(unsigned char *blk, uint64_t seq)
 	memcpy(blk, &b, sizeof b);
 }
 
+/* A KEEPER block image with another drain number (payload CRC redone;
+ * reseq redoes the header's). */
+static void redrain(unsigned char *blk, uint64_t drain)
+{
+	struct pt_log_block b;
+	memcpy(&b, blk, sizeof b);
+	ck_assert_uint_eq(b.type, PT_LOG_KEEPER);
+	memcpy(blk + PT_LOG_BLOCK_HDR, &drain, sizeof drain);
+	b.payload_crc = pt_crc32c(0, blk + PT_LOG_BLOCK_HDR, b.payload_len);
+	memcpy(blk, &b, sizeof b);
+}
+
 /* A header claiming 2^31 ring slots over a sparse 1 TiB file, with three
  * blocks far apart: open reads only what is there, quickly, with little
- * memory; the same file laid out linear is scanned through its data only. */
+ * memory; the same file laid out linear is scanned through its data only.
+ * The copies carry drain numbers 2, 3, 4 (the writer's block has 1), so
+ * each is a drain of its own and the blocks lost between them are
+ * reported between drains (LOG-FORMAT.md, Drains). */
 START_TEST(sparse_huge_ring)
 {
 	int fd = tmp_file();
@@ -1461,7 +1501,9 @@ START_TEST(sparse_huge_ring)
 	unsigned char *blk = img + PT_LOG_DATA_OFF;
 	size_t blen = len - PT_LOG_DATA_OFF;
 	uint64_t slots[3] = {1000, 1001, (tib - PT_LOG_DATA_OFF) / bs - 1};
+	ck_assert_uint_eq(((const struct pt_log_block *)(const void *)blk)->nrecords, 100);
 	for (int k = 0; k < 3; k++) {
+		redrain(blk, 2 + (uint64_t)k);
 		reseq(blk, slots[k]);
 		ck_assert_int_eq(pwrite(fd, blk, blen, (off_t)(PT_LOG_DATA_OFF + slots[k] * bs)),
 		                 (ssize_t)blen);
@@ -1525,7 +1567,7 @@ START_TEST(forged_headers_bounded)
 	ck_assert_int_eq(pread(fd, img, PT_LOG_DATA_OFF, 0), (ssize_t)PT_LOG_DATA_OFF);
 	for (size_t at = PT_LOG_DATA_OFF; at + PT_LOG_BLOCK_HDR <= len; at += PT_LOG_BLOCK_HDR) {
 		struct pt_log_block b = {.magic = PT_LOG_BLOCK_MAGIC,
-		                         .type = PT_LOG_EVENTS,
+		                         .type = PT_LOG_KEEPER,
 		                         .seq = 5,
 		                         .payload_len = PT_LOG_MAX_BLOCK - PT_LOG_BLOCK_HDR};
 		b.header_crc = pt_crc32c(0, &b, offsetof(struct pt_log_block, header_crc));
