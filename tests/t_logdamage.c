@@ -11,13 +11,23 @@
  * exits, invokes a member of the exec family of functions, or is
  * terminated, the trace streams that the process had created and that have
  * not yet been shut down, shall be automatically shut down"), with the
- * project's promises for the Trace Log option, log format version 2:
+ * project's promises for the Trace Log option, log format version 3
+ * (docs/LOG-FORMAT.md: a log holds, per drain of the keeper, STAGES blocks
+ * with the traced threads' events and a KEEPER block with the library's
+ * own, merged by time when read):
  *
- *   - a damaged block (bad CRC, bad header, bad record inside) yields, in
- *     its place, exactly one POSIX_TRACE_ERROR event whose data is the int
- *     EBADMSG (pid 0, no thread, the time of the last good event before it,
- *     0 if none); the events of every following good block come after it,
- *     in order; posixtrace_log_info counts one damaged block per ERROR;
+ *   - a damaged block (bad CRC, bad header, bad record inside) costs exactly
+ *     the events it holds (a KEEPER block damaged inside keeps the records
+ *     before the damage) and yields exactly one POSIX_TRACE_ERROR event
+ *     whose data is the int EBADMSG (pid 0, no thread, the time of the last
+ *     event delivered before it, 0 if none), a run of adjacent damaged
+ *     blocks one in all; the ERROR comes first in the drain of the damaged
+ *     block when the block's drain is known (damage inside a valid block,
+ *     blocks lost between two blocks of one drain), else between the drain
+ *     before the damage and the one after it (LOG-FORMAT.md, Drains); every
+ *     other event comes, in the order of the intact log; a second pass
+ *     reads the same; posixtrace_log_info counts one damaged block per
+ *     ERROR;
  *   - a log cut short at any byte (its writer died) yields the events of
  *     every complete block, no ERROR, and is not closed; a log finished by
  *     posix_trace_shutdown is closed;
@@ -25,8 +35,11 @@
  *     log of a controller that exits, execs or is killed: every event, and
  *     the log is closed.
  *
- * Block boundaries come from the format definitions (src/logfmt.h,
- * docs/LOG-FORMAT.md); every log is written and read through the public API.
+ * The tests decode the blocks of the logs they damage (src/logfmt.h,
+ * docs/LOG-FORMAT.md): a STAGES block's events are those of its sections,
+ * each user event carrying its sequence number (lt_record_tagged), a
+ * KEEPER block's are its system event records, known by id and time;
+ * every log is written and read through the public API.
  */
 #include "logtest.h"
 
@@ -163,11 +176,17 @@ static void st64(unsigned char *p, uint64_t v) { memcpy(p, &v, sizeof v); }
 #define REF_FLUSH_EVERY 50u /* a flush seals a block: many small blocks */
 #define MAX_BLOCKS 256
 
+#define MAX_KEEPER_EVENTS 64
+
 struct block {
 	uint64_t start, end, padded_end; /* end: header + payload */
 	uint64_t seq;
-	uint32_t type, nev;              /* nev: event records (EVENTS) */
-	size_t first;                    /* index of its first event in ref.events */
+	uint64_t drain;                  /* STAGES, KEEPER: its drain number */
+	uint32_t type, nev;              /* nev: event records (STAGES, KEEPER) */
+	/* KEEPER: its events' ids and times (ns), in record order */
+	trace_event_id_t kid[MAX_KEEPER_EVENTS];
+	uint64_t kts[MAX_KEEPER_EVENTS];
+	int claimed[MAX_KEEPER_EVENTS];
 };
 
 struct ref {
@@ -178,19 +197,25 @@ struct ref {
 	struct lt_evlist events; /* read from the intact log */
 	struct block blocks[MAX_BLOCKS];
 	size_t nblocks;
+	/* each event of `events`: the block (index in blocks) that holds it,
+	 * and its place among that block's events (record order) */
+	size_t *ev_block;
+	uint32_t *ev_rank;
 };
 
 static struct ref ref;
 
 /* A complete log of nevents events of REF_LEN bytes, a flush every
- * flush_every events (0: none). */
-static void ref_build(int log_policy, size_t log_size, uint32_t nevents, uint32_t flush_every)
+ * flush_every events (0: none), from a stream of stream_size bytes (0: the
+ * default). */
+static void ref_build_stream(int log_policy, size_t log_size, uint32_t nevents,
+                             uint32_t flush_every, size_t stream_size)
 {
 	trace_id_t trid;
 	trace_event_id_t id;
 	memset(&ref, 0, sizeof ref);
 	ref.fd = lt_new_log_file();
-	ck_assert_ok(lt_create_log(ref.fd, log_policy, log_size, 0, 0, &trid));
+	ck_assert_ok(lt_create_log(ref.fd, log_policy, log_size, 0, stream_size, &trid));
 	ck_assert_ok(posix_trace_eventid_open("damage_ref", &id));
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < nevents; i++) {
@@ -210,6 +235,11 @@ static void ref_build(int log_policy, size_t log_size, uint32_t nevents, uint32_
 		assert_all_seqs(&ref.events, nevents);
 }
 
+static void ref_build(int log_policy, size_t log_size, uint32_t nevents, uint32_t flush_every)
+{
+	ref_build_stream(log_policy, log_size, nevents, flush_every, 0);
+}
+
 /* The user event id of the reference log's events. */
 static trace_event_id_t ref_user_id(void)
 {
@@ -220,15 +250,117 @@ static trace_event_id_t ref_user_id(void)
 	return 0;
 }
 
-/* Where each block's events start in ref.events; they must add up. */
+static uint64_t ts_ns(const struct lt_rec *r)
+{
+	return (uint64_t)r->info.posix_timestamp.tv_sec * 1000000000u +
+	       (uint64_t)r->info.posix_timestamp.tv_nsec;
+}
+
+/* Which block holds each event of the intact log: the tagged events, in
+ * the order their thread recorded them, fill the STAGES blocks in
+ * sequence order (one thread: one lane); the others are a KEEPER block's,
+ * found by id and time.  Every event record of every block is read. */
 static void ref_number_events(void)
 {
-	size_t events = 0;
-	for (size_t k = 0; k < ref.nblocks; k++) {
-		ref.blocks[k].first = events;
-		events += ref.blocks[k].nev;
+	size_t n = ref.events.n, k = 0;
+	uint32_t left = 0;
+	ref.ev_block = lt_hold(calloc(n + 1, sizeof *ref.ev_block));
+	ref.ev_rank = lt_hold(calloc(n + 1, sizeof *ref.ev_rank));
+	ck_assert(ref.ev_block && ref.ev_rank);
+	for (size_t i = 0; i < n; i++) {
+		const struct lt_rec *e = &ref.events.ev[i];
+		if (lt_is_tagged(e)) {
+			while (!left) {
+				while (k < ref.nblocks && ref.blocks[k].type != PT_LOG_STAGES)
+					k++;
+				ck_assert_msg(k < ref.nblocks, "event %zu: no STAGES block holds it", i);
+				left = ref.blocks[k].nev;
+				if (!left)
+					k++;
+			}
+			ref.ev_block[i] = k;
+			ref.ev_rank[i] = ref.blocks[k].nev - left;
+			if (!--left)
+				k++;
+			continue;
+		}
+		int found = 0;
+		for (size_t b = 0; b < ref.nblocks && !found; b++) {
+			struct block *kb = &ref.blocks[b];
+			if (kb->type != PT_LOG_KEEPER)
+				continue;
+			for (uint32_t j = 0; j < kb->nev && !found; j++) {
+				if (kb->claimed[j] || kb->kid[j] != e->info.posix_event_id ||
+				    kb->kts[j] != ts_ns(e))
+					continue;
+				kb->claimed[j] = found = 1;
+				ref.ev_block[i] = b;
+				ref.ev_rank[i] = j;
+			}
+		}
+		ck_assert_msg(found, "event %zu (id %u): no KEEPER block holds it", i,
+		              e->info.posix_event_id);
 	}
-	ck_assert_uint_eq(events, ref.events.n);
+	ck_assert_uint_eq(left, 0);
+	for (; k < ref.nblocks; k++)
+		ck_assert(ref.blocks[k].type != PT_LOG_STAGES || ref.blocks[k].nev == 0);
+	for (size_t b = 0; b < ref.nblocks; b++)
+		for (uint32_t j = 0; ref.blocks[b].type == PT_LOG_KEEPER && j < ref.blocks[b].nev; j++)
+			ck_assert_msg(ref.blocks[b].claimed[j], "block %zu: event %u not read", b, j);
+}
+
+/* The event records of a STAGES payload: those of its sections, checked
+ * as LOG-FORMAT.md lays them out. */
+static uint32_t stages_events(const unsigned char *pl, uint32_t len)
+{
+	struct pt_log_stages pre;
+	ck_assert_uint_ge(len, sizeof pre);
+	memcpy(&pre, pl, sizeof pre);
+	ck_assert(pre.ncal >= 1 && pre.ncal <= PT_LOG_MAX_CAL && pre.nsections >= 1);
+	uint64_t at = sizeof pre + (uint64_t)pre.ncal * sizeof(struct pt_log_calpoint);
+	uint32_t events = 0;
+	for (uint32_t s = 0; s < pre.nsections; s++) {
+		struct pt_log_section h;
+		ck_assert_uint_le(at + sizeof h, len);
+		memcpy(&h, pl + at, sizeof h);
+		at += sizeof h;
+		ck_assert_uint_le(at + h.len, len);
+		for (uint64_t r = at; r < at + h.len;) {
+			uint64_t w0 = ld64(pl + r);
+			uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
+			ck_assert(r > at || id == PT_LOG_STAGE_OWNER);
+			events += id >= PT_LOG_USER_FIRST;
+			r += pt_rec_size(w0);
+		}
+		at += h.len;
+	}
+	ck_assert_uint_eq(at, len);
+	return events;
+}
+
+/* The system events of a KEEPER payload, their ids and times: the time
+ * starts at ts_base, every record's delta adds to it, a TIME record sets
+ * it. */
+static void keeper_events(struct block *k, const unsigned char *pl, uint32_t len,
+                          uint64_t ts_base)
+{
+	uint64_t ts = ts_base;
+	k->nev = 0;
+	for (uint64_t r = PT_LOG_KEEPER_PREFIX; r < len;) {
+		uint64_t w0 = ld64(pl + r);
+		uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
+		if (id == PT_REC_TIME) {
+			ts = ld64(pl + r + PT_REC_HDR);
+		} else {
+			ts += w0 & PT_REC_DELTA_MASK;
+			if (id < PT_REC_META_FIRST || id >= PT_REC_META_END) {
+				ck_assert_uint_lt(k->nev, MAX_KEEPER_EVENTS);
+				k->kid[k->nev] = id;
+				k->kts[k->nev++] = ts;
+			}
+		}
+		r += pt_rec_size(w0);
+	}
 }
 
 static struct block *ref_add_block(uint64_t off)
@@ -246,7 +378,21 @@ static struct block *ref_add_block(uint64_t off)
 	k->padded_end = off + pt_log_pad8((uint32_t)sizeof b + b.payload_len);
 	k->seq = b.seq;
 	k->type = b.type;
-	k->nev = b.type == PT_LOG_EVENTS ? b.nrecords : 0;
+	k->nev = 0;
+	k->drain = 0;
+	ck_assert_uint_le(k->end, ref.size);
+	const unsigned char *pl = ref.bytes + off + sizeof b;
+	ck_assert_uint_eq(b.payload_crc, lt_crc32c(pl, b.payload_len));
+	ck_assert(b.type == PT_LOG_STAGES || b.type == PT_LOG_KEEPER || b.type == PT_LOG_NAMES ||
+	          b.type == PT_LOG_END);
+	if (b.type == PT_LOG_STAGES || b.type == PT_LOG_KEEPER) {
+		k->drain = ld64(pl);
+		if (b.type == PT_LOG_STAGES)
+			k->nev = stages_events(pl, b.payload_len);
+		else
+			keeper_events(k, pl, b.payload_len, b.ts_base);
+		ck_assert_uint_eq(k->nev, b.nrecords);
+	}
 	return k;
 }
 
@@ -260,7 +406,7 @@ static void ref_index_linear(void)
 		off = k->padded_end;
 	}
 	ck_assert_uint_eq(off, ref.size);
-	ck_assert_uint_ge(ref.nblocks, 6); /* several EVENTS blocks, and END */
+	ck_assert_uint_ge(ref.nblocks, 6); /* several drains, and END */
 	ck_assert_uint_eq(ref.blocks[ref.nblocks - 1].type, PT_LOG_END);
 	ref_number_events();
 }
@@ -285,7 +431,7 @@ static void ref_index_ring(void)
 	}
 	qsort(ref.blocks, ref.nblocks, sizeof ref.blocks[0], by_seq);
 	for (size_t k = 0; k < ref.nblocks; k++) {
-		ck_assert_uint_eq(ref.blocks[k].type, PT_LOG_EVENTS);
+		ck_assert(ref.blocks[k].type == PT_LOG_STAGES || ref.blocks[k].type == PT_LOG_KEEPER);
 		ck_assert_uint_eq(ref.blocks[k].seq, ref.blocks[0].seq + k);
 	}
 	ck_assert_uint_eq(ref.blocks[ref.nblocks - 1].seq + 1, h.blocks_written);
@@ -324,40 +470,90 @@ static void assert_damage_event(const struct lt_rec *e, const struct lt_rec *bef
 }
 
 /*
- * got must be the reference events of every block, except that the events
- * of each block k with lost[k] are replaced by one POSIX_TRACE_ERROR (from
- * the event index keep[k] of that block on: the events before it are read),
- * and nothing after the last block.  keep may be NULL (all lost).
+ * got must be the events of the intact log for which kept[i] holds, in its
+ * order, with one POSIX_TRACE_ERROR (damage) before the first kept event
+ * of a drain numbered anchor[e] or later, for each e (UINT64_MAX: after
+ * the last event), and nothing more.
+ */
+static void assert_model(const struct lt_evlist *got, const unsigned char *kept,
+                         const uint64_t *anchor, size_t nerr, const char *what, uint64_t where)
+{
+	size_t i = 0, e = 0;
+	const struct lt_rec *last_good = NULL;
+	for (size_t r = 0; r <= ref.events.n; r++) {
+		if (r < ref.events.n && !kept[r])
+			continue;
+		uint64_t drain = r < ref.events.n ? ref.blocks[ref.ev_block[r]].drain : UINT64_MAX;
+		for (; e < nerr && (anchor[e] <= drain || r == ref.events.n); e++, i++) {
+			ck_assert_msg(i < got->n, "%s at %llu: %zu events read, an ERROR expected "
+			              "before event %zu of the intact log", what,
+			              (unsigned long long)where, got->n, r);
+			assert_damage_event(&got->ev[i], last_good, what, where);
+		}
+		if (r == ref.events.n)
+			break;
+		ck_assert_msg(i < got->n, "%s at %llu: %zu events read, more expected", what,
+		              (unsigned long long)where, got->n);
+		assert_same_event(&got->ev[i], &ref.events.ev[r], what, where, i);
+		last_good = &got->ev[i];
+		i++;
+	}
+	ck_assert_msg(got->n == i, "%s at %llu: %zu events read, %zu expected", what,
+	              (unsigned long long)where, got->n, i);
+	ck_assert_uint_eq(lt_count_id(got, POSIX_TRACE_ERROR), nerr);
+	ck_assert_msg(got->log.posixtrace_damaged_blocks == nerr,
+	              "%s at %llu: damaged_blocks %llu, %zu ERROR events", what,
+	              (unsigned long long)where,
+	              (unsigned long long)got->log.posixtrace_damaged_blocks, nerr);
+}
+
+/* What happened to a block of a damaged copy. */
+enum { INTACT = 0, INVALID = 1, DAMAGED_INSIDE = 2 };
+
+static int drain_block(const struct block *b)
+{
+	return b->type == PT_LOG_STAGES || b->type == PT_LOG_KEEPER;
+}
+
+/*
+ * got must be the reference log with, for each block k:
+ *   - lost[k] INVALID (its header or payload CRC wrong: the reader cannot
+ *     know its drain): its events lost; a run of adjacent invalid blocks
+ *     gives one ERROR, which comes before the events of the drain of the
+ *     next valid STAGES or KEEPER block (first in that drain when the run
+ *     lies among its blocks, between two drains otherwise; at the end when
+ *     none follows);
+ *   - lost[k] DAMAGED_INSIDE (valid, a record damaged: its drain is
+ *     known): its events from record keep[k] on lost (keep NULL: all), one
+ *     ERROR first in its drain.
  */
 static void assert_blocks(const struct lt_evlist *got, const int *lost, const uint32_t *keep,
                           const char *what, uint64_t where)
 {
-	size_t i = 0, errors = 0;
-	const struct lt_rec *last_good = NULL;
+	unsigned char *kept = malloc(ref.events.n + 1);
+	uint64_t anchor[MAX_BLOCKS];
+	size_t nerr = 0;
+	ck_assert_ptr_nonnull(kept);
+	for (size_t r = 0; r < ref.events.n; r++) {
+		size_t b = ref.ev_block[r];
+		kept[r] = lost[b] == INTACT ||
+		          (lost[b] == DAMAGED_INSIDE && keep && ref.ev_rank[r] < keep[b]);
+	}
 	for (size_t k = 0; k < ref.nblocks; k++) {
-		const struct block *b = &ref.blocks[k];
-		uint32_t n = lost[k] ? (keep ? keep[k] : 0) : b->nev;
-		for (uint32_t j = 0; j < n; j++, i++) {
-			ck_assert_msg(i < got->n, "%s at %llu: %zu events read, more expected", what,
-			              (unsigned long long)where, got->n);
-			assert_same_event(&got->ev[i], &ref.events.ev[b->first + j], what, where, i);
-			last_good = &got->ev[i];
-		}
-		if (lost[k]) {
-			ck_assert_msg(i < got->n, "%s at %llu: %zu events read, an ERROR expected for "
-			              "block %zu", what, (unsigned long long)where, got->n, k);
-			assert_damage_event(&got->ev[i], last_good, what, where);
-			i++;
-			errors++;
+		if (lost[k] == DAMAGED_INSIDE) {
+			ck_assert(drain_block(&ref.blocks[k]));
+			anchor[nerr++] = ref.blocks[k].drain;
+		} else if (lost[k] == INVALID && (k == 0 || lost[k - 1] != INVALID)) {
+			size_t j = k + 1;
+			while (j < ref.nblocks && (lost[j] == INVALID || !drain_block(&ref.blocks[j])))
+				j++;
+			anchor[nerr++] = j < ref.nblocks ? ref.blocks[j].drain : UINT64_MAX;
 		}
 	}
-	ck_assert_msg(got->n == i, "%s at %llu: %zu events read, %zu expected", what,
-	              (unsigned long long)where, got->n, i);
-	ck_assert_uint_eq(lt_count_id(got, POSIX_TRACE_ERROR), errors);
-	ck_assert_msg(got->log.posixtrace_damaged_blocks == errors,
-	              "%s at %llu: damaged_blocks %llu, %zu ERROR events", what,
-	              (unsigned long long)where,
-	              (unsigned long long)got->log.posixtrace_damaged_blocks, errors);
+	for (size_t a = 1; a < nerr; a++) /* drains are read in order of their numbers */
+		ck_assert_uint_ge(anchor[a], anchor[a - 1]);
+	assert_model(got, kept, anchor, nerr, what, where);
+	free(kept);
 }
 
 /* Reads a damaged copy: exactly the blocks marked lost replaced by one
@@ -383,26 +579,30 @@ static void flip_and_check(uint64_t at, size_t k, int closed, const char *what)
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, ref.bytes, ref.size);
 	copy[at] ^= 0x40;
-	lost[k] = 1;
+	lost[k] = INVALID;
 	check_copy(copy, lost, NULL, closed, what, at);
 	free(copy);
 }
 
 /* ---- truncated logs ---------------------------------------------------------- */
 
-/* The events of every block complete at `cut`, no ERROR; closed only if
- * every block (the END block last) is complete. */
+/* The events of every block complete at `cut` (a drain cut short gives
+ * those of its complete blocks), no ERROR; closed only if every block (the
+ * END block last) is complete. */
 static void check_cut(const struct lt_evlist *got, uint64_t cut, const char *what)
 {
-	int lost[MAX_BLOCKS] = {0};
-	size_t nblocks = ref.nblocks, complete = 0;
-	while (complete < nblocks && ref.blocks[complete].end <= cut)
+	unsigned char *kept = malloc(ref.events.n + 1);
+	ck_assert_ptr_nonnull(kept);
+	for (size_t r = 0; r < ref.events.n; r++)
+		kept[r] = ref.blocks[ref.ev_block[r]].end <= cut;
+	assert_model(got, kept, NULL, 0, what, cut);
+	free(kept);
+	size_t complete = 0;
+	while (complete < ref.nblocks && ref.blocks[complete].end <= cut)
 		complete++;
-	ref.nblocks = complete; /* assert_blocks() wants these blocks only */
-	assert_blocks(got, lost, NULL, what, cut);
-	ref.nblocks = nblocks;
-	ck_assert_msg(got->log.posixtrace_closed == (complete == nblocks), "%s at %llu: closed %d",
-	              what, (unsigned long long)cut, got->log.posixtrace_closed);
+	ck_assert_msg(got->log.posixtrace_closed == (complete == ref.nblocks),
+	              "%s at %llu: closed %d", what, (unsigned long long)cut,
+	              got->log.posixtrace_closed);
 }
 
 START_TEST(log_cut_every_37_bytes_yields_complete_blocks_without_error)
@@ -592,7 +792,7 @@ START_TEST(two_damaged_blocks_apart_give_two_errors)
 	memcpy(copy, ref.bytes, ref.size);
 	copy[ref.blocks[1].start + offsetof(struct pt_log_block, seq)] ^= 1; /* header */
 	copy[ref.blocks[3].end - 1] ^= 1;                                    /* payload */
-	lost[1] = lost[3] = 1;
+	lost[1] = lost[3] = INVALID;
 	check_copy(copy, lost, NULL, 1, "blocks 1 and 3", 0);
 	/* reading again after a rewind: the same events, the same count */
 	int fd = lt_file_holding(copy, ref.size), ro = pt_reopen_ro(fd);
@@ -612,21 +812,80 @@ START_TEST(two_damaged_blocks_apart_give_two_errors)
 }
 END_TEST
 
-/* The byte offset of event record `nth` (0: the first) of block k, and the
- * number of event records before it. */
+/* A drain of several STAGES blocks (a large stream drained once): a block
+ * lost between two blocks of the drain gives its ERROR first in the drain,
+ * before any of its events, with the time of the last event before the
+ * drain; the drain's other blocks are still merged and read
+ * (LOG-FORMAT.md, Drains: damage among the blocks of a drain). */
+START_TEST(block_lost_inside_a_drain_gives_error_first_in_that_drain)
+{
+	/* 1500 events of 150 bytes, about 4 blocks, in a 4 MiB stream: the
+	 * keeper drains them at the shutdown */
+	ref_build_stream(POSIX_TRACE_APPEND, 0, 1500, 0, 4u << 20);
+	ref_index_linear();
+	size_t mid = 0;
+	for (size_t k = 1; k + 1 < ref.nblocks && !mid; k++)
+		if (drain_block(&ref.blocks[k - 1]) && drain_block(&ref.blocks[k + 1]) &&
+		    ref.blocks[k - 1].drain == ref.blocks[k].drain &&
+		    ref.blocks[k + 1].drain == ref.blocks[k].drain)
+			mid = k;
+	ck_assert_msg(mid, "no drain of three blocks or more in a log of %zu blocks", ref.nblocks);
+	int lost[MAX_BLOCKS] = {0};
+	unsigned char *copy = lt_hold(malloc(ref.size));
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, ref.bytes, ref.size);
+	copy[ref.blocks[mid].end - 1] ^= 0x08;
+	lost[mid] = INVALID;
+	check_copy(copy, lost, NULL, 1, "a block inside a drain", ref.blocks[mid].start);
+	/* The same, told explicitly: the ERROR is the first event of the
+	 * drain, the drain's first event in the intact log follows it. */
+	int fd = lt_file_holding(copy, ref.size);
+	struct lt_evlist got = read_log_fd(fd);
+	lt_hold_list(&got);
+	size_t first = 0, before = 0;
+	while (ref.blocks[ref.ev_block[first]].drain != ref.blocks[mid].drain)
+		first++;
+	for (size_t r = 0; r < first; r++)
+		before += ref.blocks[ref.ev_block[r]].start != ref.blocks[mid].start;
+	ck_assert_uint_eq(got.ev[before].info.posix_event_id, POSIX_TRACE_ERROR);
+	ck_assert_msg(ref.ev_block[first] != mid, "the drain's first event is in the lost block");
+	assert_same_event(&got.ev[before + 1], &ref.events.ev[first], "after the ERROR", 0, before);
+	close(fd);
+}
+END_TEST
+
+/* The byte offset of event record `nth` (0: the first) of block b: in a
+ * KEEPER block after its drain number, in a STAGES block in its
+ * sections (after its prefix and calibration). */
 static uint64_t event_record_at(const struct block *b, uint32_t nth)
 {
-	const unsigned char *p = ref.bytes + b->start + sizeof(struct pt_log_block);
+	const unsigned char *pl = ref.bytes + b->start + sizeof(struct pt_log_block);
 	const unsigned char *end = ref.bytes + b->end;
+	const unsigned char *p = pl + PT_LOG_KEEPER_PREFIX;
+	if (b->type == PT_LOG_STAGES) {
+		struct pt_log_stages pre;
+		memcpy(&pre, pl, sizeof pre);
+		p = pl + sizeof pre + pre.ncal * sizeof(struct pt_log_calpoint);
+	}
 	uint32_t seen = 0;
 	while (p + PT_REC_HDR_MIN <= end) {
+		if (b->type == PT_LOG_STAGES && nth >= seen) {
+			/* a section header, then its records */
+			struct pt_log_section h;
+			memcpy(&h, p, sizeof h);
+			const unsigned char *q = p + sizeof h, *qend = q + h.len;
+			for (; q < qend; q += pt_rec_size(ld64(q)))
+				if (pt_rec_id(ld64(q)) >= PT_LOG_USER_FIRST && seen++ == nth)
+					return (uint64_t)(q - ref.bytes);
+			p = qend;
+			continue;
+		}
 		uint64_t w0 = ld64(p);
-		uint32_t id = (uint32_t)(w0 >> PT_REC_ID_SHIFT) & PT_REC_ID_MASK;
-		uint32_t len = (uint32_t)(w0 >> PT_REC_LEN_SHIFT) & PT_REC_LEN_MASK;
+		uint32_t id = pt_rec_id(w0);
 		int meta = id >= PT_REC_META_FIRST && id < PT_REC_META_END;
 		if (!meta && seen++ == nth)
 			return (uint64_t)(p - ref.bytes);
-		p += pt_rec_hdr(w0) + pt_log_pad8(len);
+		p += pt_rec_size(w0);
 	}
 	ck_abort_msg("block at %llu has no event record %u", (unsigned long long)b->start, nth);
 	return 0;
@@ -644,26 +903,30 @@ static void reseal(unsigned char *bytes, const struct block *b)
 
 enum record_damage { BAD_ID, BAD_LENGTH };
 
-/* Event record nth of the middle EVENTS block made invalid, with right
- * CRCs (only a faulty writer or a forged file does that): the block's
- * events before it, one ERROR, the rest of the block skipped, then the
- * following blocks. */
-static void damage_record(uint32_t nth, enum record_damage how)
+/* Event record nth of a block of `type` in the middle of the log made
+ * invalid, with right CRCs (only a faulty writer or a forged file does
+ * that; LOG-FORMAT.md, STAGES and KEEPER payloads): a STAGES block is
+ * checked whole, so its events are all lost; a KEEPER block's records
+ * before the damage are read; either way one ERROR, first in the block's
+ * drain (its number is known), then every other event. */
+static void damage_record(uint32_t type, uint32_t nth, enum record_damage how)
 {
 	ref_build(POSIX_TRACE_APPEND, 0, REF_EVENTS, REF_FLUSH_EVERY);
 	ref_index_linear();
 	size_t k = ref.nblocks / 2;
+	while (k < ref.nblocks && (ref.blocks[k].type != type || ref.blocks[k].nev <= nth + 1))
+		k++;
+	ck_assert_msg(k < ref.nblocks, "no block of type %u with %u events after the middle", type,
+	              nth + 2);
 	const struct block *b = &ref.blocks[k];
-	ck_assert_uint_eq(b->type, PT_LOG_EVENTS);
-	ck_assert_uint_gt(b->nev, nth + 2);
 	unsigned char *copy = lt_hold(malloc(ref.size));
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, ref.bytes, ref.size);
 	uint64_t at = event_record_at(b, nth);
 	uint64_t w0 = ld64(copy + at);
-	if (how == BAD_ID) { /* 12 to 31 are neither events nor meta records */
+	if (how == BAD_ID) { /* 20 is neither an event nor a meta record */
 		w0 &= ~((uint64_t)PT_REC_ID_MASK << PT_REC_ID_SHIFT);
-		w0 |= (uint64_t)12 << PT_REC_ID_SHIFT;
+		w0 |= (uint64_t)20 << PT_REC_ID_SHIFT;
 	} else { /* data that would run past the end of the payload */
 		w0 &= ~((uint64_t)PT_REC_LEN_MASK << PT_REC_LEN_SHIFT);
 		w0 |= (uint64_t)(b->end - at) << PT_REC_LEN_SHIFT;
@@ -672,20 +935,32 @@ static void damage_record(uint32_t nth, enum record_damage how)
 	reseal(copy, b);
 	int lost[MAX_BLOCKS] = {0};
 	uint32_t keep[MAX_BLOCKS] = {0};
-	lost[k] = 1;
-	keep[k] = nth;
+	lost[k] = DAMAGED_INSIDE;
+	keep[k] = type == PT_LOG_KEEPER ? nth : 0;
 	check_copy(copy, lost, keep, 1, how == BAD_ID ? "record id" : "record length", at);
 }
 
-START_TEST(record_with_bad_id_inside_a_block_yields_events_before_it_then_error)
+START_TEST(record_with_bad_id_in_stages_block_costs_that_block_error_first_in_its_drain)
 {
-	damage_record(5, BAD_ID);
+	damage_record(PT_LOG_STAGES, 5, BAD_ID);
 }
 END_TEST
 
-START_TEST(first_record_with_bad_length_yields_error_in_place_of_the_block)
+START_TEST(first_record_with_bad_length_in_stages_block_costs_that_block)
 {
-	damage_record(0, BAD_LENGTH);
+	damage_record(PT_LOG_STAGES, 0, BAD_LENGTH);
+}
+END_TEST
+
+START_TEST(record_with_bad_id_in_keeper_block_keeps_records_before_it_error_first)
+{
+	damage_record(PT_LOG_KEEPER, 1, BAD_ID);
+}
+END_TEST
+
+START_TEST(first_record_with_bad_length_in_keeper_block_costs_its_events)
+{
+	damage_record(PT_LOG_KEEPER, 0, BAD_LENGTH);
 }
 END_TEST
 
@@ -759,20 +1034,20 @@ static void pipe_ref_build(void)
 	ref_index_linear();
 }
 
-START_TEST(pipe_log_byte_flipped_in_events_block_costs_only_that_block)
+START_TEST(pipe_log_byte_flipped_in_stages_or_keeper_block_costs_only_that_block)
 {
 	pipe_ref_build();
 	size_t damaged = 0;
 	for (size_t k = 0; k < ref.nblocks; k++) {
 		const struct block *b = &ref.blocks[k];
-		if (b->type != PT_LOG_EVENTS || k + 1 == ref.nblocks)
+		if (!drain_block(b) || k + 1 == ref.nblocks)
 			continue;
 		int lost[MAX_BLOCKS] = {0};
 		unsigned char *copy = malloc(ref.size);
 		ck_assert_ptr_nonnull(copy);
 		memcpy(copy, ref.bytes, ref.size);
 		copy[(b->start + sizeof(struct pt_log_block) + b->end) / 2] ^= 0x40;
-		lost[k] = 1;
+		lost[k] = INVALID;
 		check_copy(copy, lost, NULL, 1, "pipe log payload", b->start);
 		struct lt_evlist got = read_log_pipe(copy, ref.size); /* read from a pipe too */
 		assert_blocks(&got, lost, NULL, "pipe log payload, through a pipe", b->start);
@@ -1052,13 +1327,16 @@ int main(void)
 	tcase_add_test(tc, byte_flipped_in_block_payload_costs_only_that_block);
 	tcase_add_test(tc, byte_flipped_in_block_header_costs_only_that_block);
 	tcase_add_test(tc, two_damaged_blocks_apart_give_two_errors);
-	tcase_add_test(tc, record_with_bad_id_inside_a_block_yields_events_before_it_then_error);
-	tcase_add_test(tc, first_record_with_bad_length_yields_error_in_place_of_the_block);
+	tcase_add_test(tc, block_lost_inside_a_drain_gives_error_first_in_that_drain);
+	tcase_add_test(tc, record_with_bad_id_in_stages_block_costs_that_block_error_first_in_its_drain);
+	tcase_add_test(tc, first_record_with_bad_length_in_stages_block_costs_that_block);
+	tcase_add_test(tc, record_with_bad_id_in_keeper_block_keeps_records_before_it_error_first);
+	tcase_add_test(tc, first_record_with_bad_length_in_keeper_block_costs_its_events);
 	tcase_add_test(tc, ring_log_byte_flipped_in_payload_costs_only_that_block);
 	tcase_add_test(tc, ring_log_byte_flipped_in_block_header_costs_only_that_block);
 
 	tc = pt_tcase(s, "pipe");
-	tcase_add_test(tc, pipe_log_byte_flipped_in_events_block_costs_only_that_block);
+	tcase_add_test(tc, pipe_log_byte_flipped_in_stages_or_keeper_block_costs_only_that_block);
 	tcase_add_test(tc, pipe_log_cut_yields_complete_blocks_without_error);
 
 	tc = pt_tcase(s, "dead_controller");

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writes the seed corpus of the log fuzzers (fuzz_log, fuzz_logread) into
- * the directory given as argument: real trace logs, format version 2,
- * written by the library through the public API - one per log-full-policy
- * (APPEND linear, LOOP ring that wrapped, UNTIL_FULL that filled), one
- * written to a pipe (no name table, names in NAMES blocks), several event
- * names (some registered while tracing), data truncated at max-data-size,
- * blocks sealed by flushes - and damaged copies: cut inside a block, a
- * payload byte flipped, a block's sequence number changed, a record with
- * an invalid id, a run of zeros over several blocks.  Every seed stays
+ * the directory given as argument: real trace logs, format version 3
+ * (STAGES and KEEPER blocks, a drain per flush), written by the library
+ * through the public API - one per log-full-policy (APPEND linear, LOOP
+ * ring that wrapped, UNTIL_FULL that filled), one written to a pipe (no
+ * name table, names in NAMES blocks), several event names (some
+ * registered while tracing), data truncated at max-data-size, blocks
+ * sealed by flushes - and damaged copies: cut inside a block, a payload
+ * byte flipped, a block's sequence number changed, a record of a STAGES
+ * and of a KEEPER block with an invalid id, a block's drain number
+ * changed, a run of zeros over several blocks.  Every seed stays
  * below the fuzzers' -max_len (256 KiB).  Block boundaries come from the
  * format definitions (src/logfmt.h, docs/LOG-FORMAT.md).
  */
@@ -240,13 +242,50 @@ static void damage(const char *from, uint64_t data_off, const char *prefix)
 	snprintf(name, sizeof name, "%s-seq.ptlog", prefix);
 	save(name, copy, im.len);
 
-	memcpy(copy, im.bytes, im.len); /* a record id that is neither event nor meta */
-	uint64_t w0;
-	memcpy(&w0, copy + b2 + PT_LOG_BLOCK_HDR, sizeof w0);
-	w0 = (w0 & ~((uint64_t)PT_REC_ID_MASK << PT_REC_ID_SHIFT)) | (uint64_t)20 << PT_REC_ID_SHIFT;
-	memcpy(copy + b2 + PT_LOG_BLOCK_HDR, &w0, sizeof w0);
-	snprintf(name, sizeof name, "%s-record.ptlog", prefix);
-	save(name, copy, im.len);
+	/* A record id that is neither event nor meta: in the first STAGES
+	 * block (the record after its first section's OWNER) and in the
+	 * first KEEPER block (its first record, after the drain number). */
+	for (int type = PT_LOG_STAGES; type <= PT_LOG_KEEPER; type++) {
+		uint64_t at = 0;
+		for (size_t k = 0; k < im.nblocks && !at; k++) {
+			struct pt_log_block b;
+			memcpy(&b, im.bytes + im.block[k], sizeof b);
+			if (b.type != (uint32_t)type)
+				continue;
+			uint64_t pl = im.block[k] + PT_LOG_BLOCK_HDR, rec = pl + PT_LOG_KEEPER_PREFIX;
+			if (type == PT_LOG_STAGES) {
+				struct pt_log_stages pre;
+				memcpy(&pre, im.bytes + pl, sizeof pre);
+				rec = pl + sizeof pre + (uint64_t)pre.ncal * sizeof(struct pt_log_calpoint) +
+				      sizeof(struct pt_log_section) + PT_LOG_OWNER_REC;
+			}
+			if (rec + 8 <= pl + b.payload_len)
+				at = rec;
+		}
+		if (!at) {
+			fail("no record to damage", from);
+			continue;
+		}
+		memcpy(copy, im.bytes, im.len);
+		uint64_t w0;
+		memcpy(&w0, copy + at, sizeof w0);
+		w0 = (w0 & ~((uint64_t)PT_REC_ID_MASK << PT_REC_ID_SHIFT)) |
+		     (uint64_t)20 << PT_REC_ID_SHIFT;
+		memcpy(copy + at, &w0, sizeof w0);
+		snprintf(name, sizeof name, "%s-record-%s.ptlog", prefix,
+		         type == PT_LOG_STAGES ? "stages" : "keeper");
+		save(name, copy, im.len);
+	}
+
+	memcpy(copy, im.bytes, im.len); /* block 2 with the drain number of block 1 plus 5 */
+	if (b2 + PT_LOG_BLOCK_HDR + 8 <= im.len && b1 + PT_LOG_BLOCK_HDR + 8 <= im.len) {
+		uint64_t d;
+		memcpy(&d, copy + b1 + PT_LOG_BLOCK_HDR, sizeof d);
+		d += 5;
+		memcpy(copy + b2 + PT_LOG_BLOCK_HDR, &d, sizeof d);
+		snprintf(name, sizeof name, "%s-drain.ptlog", prefix);
+		save(name, copy, im.len);
+	}
 
 	memcpy(copy, im.bytes, im.len); /* zeros over blocks 1 to 2 */
 	memset(copy + b1 + 8, 0, (size_t)(im.block[3] - b1 - 8));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_logformat: unit tests of the trace log module, format version 2
+ * t_logformat: unit tests of the trace log module, format version 3
  * (src/logwrite.c, src/logread.c; docs/LOG-FORMAT.md), built standalone with
  * tests/unit/build.sh.
  *
@@ -304,7 +304,8 @@ START_TEST(roundtrip_every_field)
 	int closed;
 	uint64_t damaged;
 	pt_logr_info(r, &version, &closed, &damaged);
-	ck_assert_uint_eq(version, 2);
+	ck_assert_uint_eq(version, PT_LOG_VERSION);
+	ck_assert_uint_eq(version, 3);
 	ck_assert_int_eq(closed, 1);
 	ck_assert_uint_eq(damaged, 0);
 	char name[PT_LOG_NAME_SIZE];
@@ -631,10 +632,11 @@ START_TEST(names_over_pipe)
 		pt_logr_close(r);
 		close(fd);
 	}
-	/* The first NAMES block comes before the first EVENTS block that
-	 * holds event 10, after the events before it. */
+	/* The first NAMES block comes before the first KEEPER block that
+	 * holds event 10, after the events before it (events given outside
+	 * a drain: KEEPER blocks). */
 	const struct pt_log_block *b = (const void *)(all + PT_LOG_DATA_OFF_NOTABLE);
-	ck_assert_uint_eq(b->type, PT_LOG_EVENTS);
+	ck_assert_uint_eq(b->type, PT_LOG_KEEPER);
 	ck_assert_uint_eq(b->nrecords, 10);
 	size_t next = pt_log_pad8(PT_LOG_BLOCK_HDR + b->payload_len);
 	b = (const void *)((const unsigned char *)b + next);
@@ -1081,7 +1083,12 @@ START_TEST(pipe_torn_block)
 	static unsigned char torn[1 << 20];
 	ssize_t got = read(tp[0], torn, sizeof torn);
 	ck_assert_int_gt(got, 10000);
-	ck_assert_int_eq(write(p[1], torn, (size_t)got / 2), got / 2);
+	/* A write cut by SIGKILL leaves a multiple of 8 bytes: the writer
+	 * writes whole blocks padded to 8, and a pipe takes a write's first
+	 * len % PAGE_SIZE bytes, then whole pages.  Blocks start at
+	 * multiples of 8 (LOG-FORMAT.md, Overview: Alignment). */
+	size_t half = ((size_t)got / 2) & ~(size_t)7;
+	ck_assert_int_eq(write(p[1], torn, half), (ssize_t)half);
 	close(tp[0]);
 	close(tp[1]);
 	pt_logw_free(&w);
@@ -1109,14 +1116,21 @@ END_TEST
 
 struct tblock {
 	size_t off, end;       /* bytes [off, end) of the header and payload */
-	uint32_t type, nev;
+	uint32_t type, nev;    /* nev: event records of a KEEPER block */
+	uint64_t drain;        /* a KEEPER block's drain number */
 };
 
-/* The blocks of a linear log image, as laid out (the test's own walk). */
+/* The blocks of a linear log image, as laid out (the test's own walk).
+ * The writer is given events outside any drain (no pt_logw_begin_drain):
+ * they are in KEEPER blocks, each a drain of its own (its number higher
+ * than the one before), so that a block's events are contiguous in read
+ * order and a damaged block's ERROR comes where its drain was
+ * (LOG-FORMAT.md, Drains). */
 static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, struct tblock *out,
                         size_t max)
 {
 	size_t n = 0, off = data_off;
+	uint64_t drain = 0;
 	while (off + PT_LOG_BLOCK_HDR <= len && n < max) {
 		struct pt_log_block b;
 		memcpy(&b, img + off, sizeof b);
@@ -1125,7 +1139,14 @@ static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, s
 		out[n].off = off;
 		out[n].end = off + PT_LOG_BLOCK_HDR + b.payload_len;
 		out[n].type = b.type;
-		out[n].nev = b.type == PT_LOG_EVENTS ? b.nrecords : 0;
+		out[n].nev = b.type == PT_LOG_KEEPER ? b.nrecords : 0;
+		out[n].drain = 0;
+		ck_assert(b.type != PT_LOG_EVENTS && b.type != PT_LOG_STAGES);
+		if (b.type == PT_LOG_KEEPER) {
+			ck_assert_uint_ge(b.payload_len, PT_LOG_KEEPER_PREFIX);
+			memcpy(&out[n].drain, img + off + PT_LOG_BLOCK_HDR, sizeof out[n].drain);
+			ck_assert_uint_eq(out[n].drain, ++drain);
+		}
 		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
 		n++;
 	}
@@ -1180,7 +1201,11 @@ static unsigned char *small_log(int seekable, size_t *len)
 }
 
 /* Reads the whole log: the events must be small_ev minus those of block
- * `lost` (SIZE_MAX: none), with one ERROR in their place when `error`. */
+ * `lost` (SIZE_MAX: none), with one ERROR in their place when `error`:
+ * damage after a drain's last block and before the next drain's first is
+ * reported between the two drains, with the time of the last event
+ * delivered before it (LOG-FORMAT.md, Drains), and every KEEPER block
+ * here is a drain of its own. */
 static void check_small(int fd, const struct tblock *bl, size_t nb, size_t lost, int error,
                         int closed, const char *what)
 {
@@ -1428,9 +1453,24 @@ static void reseq(unsigned char *blk, uint64_t seq)
 	memcpy(blk, &b, sizeof b);
 }
 
+/* A KEEPER block image with another drain number (payload CRC redone;
+ * reseq redoes the header's). */
+static void redrain(unsigned char *blk, uint64_t drain)
+{
+	struct pt_log_block b;
+	memcpy(&b, blk, sizeof b);
+	ck_assert_uint_eq(b.type, PT_LOG_KEEPER);
+	memcpy(blk + PT_LOG_BLOCK_HDR, &drain, sizeof drain);
+	b.payload_crc = pt_crc32c(0, blk + PT_LOG_BLOCK_HDR, b.payload_len);
+	memcpy(blk, &b, sizeof b);
+}
+
 /* A header claiming 2^31 ring slots over a sparse 1 TiB file, with three
  * blocks far apart: open reads only what is there, quickly, with little
- * memory; the same file laid out linear is scanned through its data only. */
+ * memory; the same file laid out linear is scanned through its data only.
+ * The copies carry drain numbers 2, 3, 4 (the writer's block has 1), so
+ * each is a drain of its own and the blocks lost between them are
+ * reported between drains (LOG-FORMAT.md, Drains). */
 START_TEST(sparse_huge_ring)
 {
 	int fd = tmp_file();
@@ -1461,7 +1501,9 @@ START_TEST(sparse_huge_ring)
 	unsigned char *blk = img + PT_LOG_DATA_OFF;
 	size_t blen = len - PT_LOG_DATA_OFF;
 	uint64_t slots[3] = {1000, 1001, (tib - PT_LOG_DATA_OFF) / bs - 1};
+	ck_assert_uint_eq(((const struct pt_log_block *)(const void *)blk)->nrecords, 100);
 	for (int k = 0; k < 3; k++) {
+		redrain(blk, 2 + (uint64_t)k);
 		reseq(blk, slots[k]);
 		ck_assert_int_eq(pwrite(fd, blk, blen, (off_t)(PT_LOG_DATA_OFF + slots[k] * bs)),
 		                 (ssize_t)blen);
@@ -1525,7 +1567,7 @@ START_TEST(forged_headers_bounded)
 	ck_assert_int_eq(pread(fd, img, PT_LOG_DATA_OFF, 0), (ssize_t)PT_LOG_DATA_OFF);
 	for (size_t at = PT_LOG_DATA_OFF; at + PT_LOG_BLOCK_HDR <= len; at += PT_LOG_BLOCK_HDR) {
 		struct pt_log_block b = {.magic = PT_LOG_BLOCK_MAGIC,
-		                         .type = PT_LOG_EVENTS,
+		                         .type = PT_LOG_KEEPER,
 		                         .seq = 5,
 		                         .payload_len = PT_LOG_MAX_BLOCK - PT_LOG_BLOCK_HDR};
 		b.header_crc = pt_crc32c(0, &b, offsetof(struct pt_log_block, header_crc));
@@ -1579,6 +1621,706 @@ START_TEST(garbage_after_header)
 		free(copy);
 	}
 	free(img);
+}
+END_TEST
+
+/* ---- version 3: drains, stages, RESUME ------------------------------------ */
+
+/* The calibration of the drain the stages below are timed with. */
+static const struct pt_log_calpoint *cal_now;
+static uint32_t ncal_now;
+
+/* A raw clock value's time, as the format computes it (logfmt.h). */
+static uint64_t cal_time(uint64_t raw)
+{
+	struct pt_log_calseg s = pt_log_cal_find(cal_now, ncal_now, raw);
+	return pt_log_cal_apply(&s, raw);
+}
+
+/* Three points of a clock that runs 3 units per ns, then a little
+ * faster (a TSC calibrated twice as the keeper does). */
+static const struct pt_log_calpoint cal_tsc[3] = {
+    {3000000000ull, 1700000000000000000ull},
+    {6000000000ull, 1700000001000000000ull},
+    {9000000000ull, 1700000002000000007ull},
+};
+/* One point: CLOCK_MONOTONIC ns, real = real_0 + (raw - raw_0). */
+static const struct pt_log_calpoint cal_mono[1] = {{5000000000ull, 1700000100000000000ull}};
+
+/* What the writer knows of a lane of the stream: where its records'
+ * deltas count from, the address of its previous event (0: none), its
+ * writer. */
+struct lane {
+	uint32_t lane;
+	uint64_t base, pc;
+	struct pt_log_ctx ctx;
+};
+
+/* A stage built by hand: a run of one lane's stream records (src/layout.h:
+ * word0 with the raw delta from the base, the same-address bit, id and
+ * length; word1 the address unless the same-address bit says it is the
+ * previous event's; TIME and OWNER meta records), as the keeper copies it
+ * from the stream. */
+struct stg {
+	struct lane *l;
+	unsigned char rec[72 << 10];
+	uint32_t len, events;
+	struct pt_logw_stage s;
+};
+
+static void stg_begin(struct stg *g, struct lane *l, uint32_t how)
+{
+	memset(g, 0, sizeof *g);
+	g->l = l;
+	g->s.lane = l->lane;
+	g->s.how = how;
+	g->s.start.base = l->base;
+	g->s.start.ctx = l->ctx;
+	g->s.start_pc = l->pc;
+}
+
+static void stg_put(struct stg *g, uint64_t w0, uint64_t w1, int two, const void *data,
+                    uint32_t len)
+{
+	uint32_t hdr = two ? PT_REC_HDR : PT_REC_HDR_MIN;
+	require(g->len + hdr + pt_log_pad8(len) <= sizeof g->rec, "stage too large");
+	unsigned char *p = g->rec + g->len;
+	memcpy(p, &w0, 8);
+	if (two)
+		memcpy(p + 8, &w1, 8);
+	memset(p + hdr, 0, pt_log_pad8(len));
+	if (len)
+		memcpy(p + hdr, data, len);
+	g->len += hdr + pt_log_pad8(len);
+}
+
+/* A TIME record: the lane's base becomes raw, its address none. */
+static void stg_time(struct stg *g, uint64_t raw)
+{
+	stg_put(g, pt_rec_word0(0, PT_LOG_STAGE_TIME, 8, 0), 0, 1, &raw, 8);
+	g->l->base = raw;
+	g->l->pc = 0;
+}
+
+/* An OWNER record of the stream: another thread took the lane over. */
+static void stg_owner(struct stg *g, uint64_t base, const struct pt_log_ctx *ctx)
+{
+	struct pt_log_owner o = {base, *ctx};
+	stg_put(g, pt_rec_word0(0, PT_LOG_STAGE_OWNER, sizeof o, 0), 0, 1, &o, sizeof o);
+	g->l->base = base;
+	g->l->ctx = *ctx;
+	g->l->pc = 0;
+}
+
+/* A user event at raw time raw, from address pc (same: without word1, pc
+ * being the lane's previous address); its expected form into *x. */
+static void stg_event(struct stg *g, uint64_t raw, trace_event_id_t id, uint64_t pc, int same,
+                      uint32_t len, int truncated, uint32_t seed, struct xev *x)
+{
+	unsigned char data[MAXD];
+	struct lane *l = g->l;
+	require(raw >= l->base && raw - l->base <= PT_REC_DELTA_MAX, "delta out of range");
+	if (same)
+		pc = l->pc;
+	fill_data(data, seed, len);
+	uint64_t w0 = pt_rec_word0(raw - l->base, id, len, truncated) | (same ? PT_REC_SAMEPC : 0);
+	stg_put(g, w0, pc, !same, data, len);
+	l->pc = pc;
+	uint64_t ts = cal_time(raw);
+	if (!g->events)
+		g->s.first_ns = ts;
+	g->s.last_ns = ts;
+	g->events++;
+	memset(x, 0, sizeof *x);
+	x->id = id;
+	x->ctx = l->ctx;
+	x->ts = ts;
+	x->pc = pc;
+	x->len = len;
+	x->truncated = truncated;
+	x->seed = seed;
+}
+
+static const struct pt_logw_stage *stg_done(struct stg *g)
+{
+	g->s.rec = g->rec;
+	g->s.len = g->len;
+	g->s.events = g->events;
+	return &g->s;
+}
+
+/* A keeper's own event (KEEPER block) and its expected form. */
+static void keeper_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts,
+                         trace_event_id_t id, uint32_t seed, struct xev *x)
+{
+	memset(x, 0, sizeof *x);
+	x->id = id;
+	x->ctx = *ctx;
+	x->ts = ts;
+	x->pc = 0x500000 + seed;
+	x->len = seed % 9;
+	x->seed = seed;
+	ck_assert_ok(put(w, x));
+}
+
+/* Events [from, to) of x in the order the reader merges one drain: by
+ * time, equal times in block then section order, which is the order the
+ * test gave them in (a stable sort). */
+static void merge_order(struct xev *x, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from + 1; i < to; i++)
+		for (uint32_t j = i; j > from && x[j].ts < x[j - 1].ts; j--) {
+			struct xev t = x[j];
+			x[j] = x[j - 1];
+			x[j - 1] = t;
+		}
+}
+
+/* A STAGES or KEEPER block as laid out, and a STAGES block's sections. */
+struct vsec {
+	uint32_t lane, len, owners, events;
+	uint64_t pc;
+	uint64_t owner_base; /* the base of its first record, an OWNER */
+};
+struct vblock {
+	uint32_t type, nrecords, ncal, nsections;
+	uint64_t drain;
+	struct vsec sec[16];
+};
+
+/* The blocks of a linear log image (the test's own walk), STAGES
+ * sections and records decoded. */
+static size_t vblocks_of(const unsigned char *img, size_t len, struct vblock *out, size_t max)
+{
+	size_t n = 0, off = PT_LOG_DATA_OFF;
+	while (off + PT_LOG_BLOCK_HDR <= len) {
+		struct pt_log_block b;
+		memcpy(&b, img + off, sizeof b);
+		ck_assert_uint_eq(b.magic, PT_LOG_BLOCK_MAGIC);
+		ck_assert_uint_eq(b.seq, n);
+		ck_assert_uint_lt(n, max);
+		struct vblock *v = &out[n++];
+		memset(v, 0, sizeof *v);
+		v->type = b.type;
+		v->nrecords = b.nrecords;
+		const unsigned char *pl = img + off + PT_LOG_BLOCK_HDR;
+		if (b.type == PT_LOG_KEEPER || b.type == PT_LOG_STAGES)
+			memcpy(&v->drain, pl, sizeof v->drain);
+		if (b.type == PT_LOG_STAGES) {
+			struct pt_log_stages pre;
+			memcpy(&pre, pl, sizeof pre);
+			v->ncal = pre.ncal;
+			v->nsections = pre.nsections;
+			ck_assert_uint_le(pre.nsections, 16);
+			size_t at = sizeof pre + pre.ncal * sizeof(struct pt_log_calpoint);
+			uint32_t events = 0;
+			for (uint32_t k = 0; k < pre.nsections; k++) {
+				struct pt_log_section h;
+				memcpy(&h, pl + at, sizeof h);
+				at += sizeof h;
+				struct vsec *s = &v->sec[k];
+				s->lane = h.lane;
+				s->len = h.len;
+				s->pc = h.pc;
+				memcpy(&s->owner_base, pl + at + PT_REC_HDR, 8);
+				for (size_t r = at; r < at + h.len;) {
+					uint64_t w0;
+					memcpy(&w0, pl + r, 8);
+					if (pt_rec_id(w0) == PT_LOG_STAGE_OWNER)
+						s->owners++;
+					else if (pt_rec_id(w0) >= PT_LOG_USER_FIRST)
+						s->events++;
+					if (r == at)
+						ck_assert_uint_eq(pt_rec_id(w0), PT_LOG_STAGE_OWNER);
+					r += pt_rec_size(w0);
+				}
+				events += s->events;
+				at += h.len;
+			}
+			ck_assert_uint_eq(at, b.payload_len);
+			ck_assert_uint_eq(events, b.nrecords);
+		}
+		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
+	}
+	ck_assert_uint_eq(off, len);
+	return n;
+}
+
+/* The log of fd read back: exactly x[0..n), then the end (twice: after a
+ * rewind too), no damage. */
+static void expect_log(int fd, const struct xev *x, uint32_t n)
+{
+	struct pt_logr *r = open_ok(fd);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < n; i++)
+			expect(r, &x[i], i);
+		expect_end(r);
+		pt_logr_rewind(r);
+	}
+	ck_assert_uint_eq(damaged_of(r), 0);
+	pt_logr_close(r);
+}
+
+/* pt_logw_begin_drain (LOG-FORMAT.md, STAGES payload and Drains): a
+ * calibration that is not one (no points, more than 64, raw values not
+ * strictly increasing, real_ns decreasing, an unknown clock) is EINVAL and
+ * begins nothing; a stage outside a drain, or not of whole words, is
+ * EINVAL.  Each drain's number is the last one plus 1; the block being
+ * filled is sealed first, so a block holds one drain; a drain's events
+ * are merged by time, and the drains come in the order of their numbers
+ * whatever their times (a later drain's events here are older). */
+START_TEST(drain_numbers_and_calibration)
+{
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	static struct pt_log_calpoint cal64[65];
+	for (uint32_t i = 0; i < 65; i++)
+		cal64[i] = (struct pt_log_calpoint){1000000000ull + i * 1000000ull,
+		                                    1700000300000000000ull + i * 999999ull};
+	static struct xev x[64];
+	uint32_t n = 0;
+	struct lane l = {4, 1000000000ull, 0, ctxs[1]};
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	cal_now = cal64;
+	ncal_now = 64;
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	struct xev dummy;
+	stg_event(g, l.base + 10, 40, 0x401000, 0, 8, 0, 1, &dummy);
+	ck_assert_err(pt_logw_stage(&w, stg_done(g)), EINVAL); /* no drain begun */
+
+	struct pt_log_calpoint bad[2] = {{100, 1000}, {100, 2000}};
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, NULL, 1), EINVAL);
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal64, 0), EINVAL);
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal64, 65), EINVAL);
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, bad, 2), EINVAL); /* raw equal */
+	bad[1].raw = 99;
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, bad, 2), EINVAL); /* raw back */
+	bad[1] = (struct pt_log_calpoint){200, 999};
+	ck_assert_err(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, bad, 2), EINVAL); /* real back */
+	bad[1].real_ns = 1000; /* equal real_ns: not decreasing, a calibration */
+	ck_assert_err(pt_logw_begin_drain(&w, 0, bad, 2), EINVAL);
+	ck_assert_err(pt_logw_begin_drain(&w, 3, bad, 2), EINVAL);
+	ck_assert_uint_eq(w.prog.drain, 0);
+	ck_assert_err(pt_logw_stage(&w, stg_done(g)), EINVAL); /* still none */
+
+	/* Drain 1: 64 points; a stage and a keeper event between its events. */
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal64, 64));
+	ck_assert_uint_eq(w.prog.drain, 1);
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	for (uint32_t i = 0; i < 8; i++) /* across 8 segments of the 64 */
+		stg_event(g, 1000000000ull + i * 7000000ull + 5, 40 + i % 3, 0x401000 + i, 0, i, 0,
+		          10 + i, &x[n++]);
+	struct pt_logw_stage odd = *stg_done(g);
+	odd.len = 12; /* not whole words */
+	ck_assert_err(pt_logw_stage(&w, &odd), EINVAL);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	keeper_event(&w, &ctxs[0], x[3].ts + 1, POSIX_TRACE_FLUSH_START, 100, &x[n++]);
+	merge_order(x, 0, n);
+	uint32_t d1 = n;
+
+	/* Drain 2: older times than drain 1's; three points. */
+	cal_now = cal_tsc;
+	ncal_now = 3;
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal_tsc, 3));
+	ck_assert_uint_eq(w.prog.drain, 2);
+	keeper_event(&w, &ctxs[0], 1700000000500000000ull, POSIX_TRACE_FLUSH_STOP, 101, &x[n++]);
+	l = (struct lane){5, 4000000000ull, 0, ctxs[2]};
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	for (uint32_t i = 0; i < 6; i++) { /* on both sides of the middle point */
+		uint64_t raw = 4000000000ull + i * 900000000ull;
+		int same = i > 0;
+		if (raw - l.base > PT_REC_DELTA_MAX) { /* a TIME record: no address */
+			stg_time(g, raw - 7);
+			same = 0;
+		}
+		stg_event(g, raw, 41, 0x402000, same, 16, i == 2, 20 + i, &x[n++]);
+	}
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	merge_order(x, d1, n);
+	uint32_t d2 = n;
+
+	/* Drain 3: one point, MONO. */
+	cal_now = cal_mono;
+	ncal_now = 1;
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+	l = (struct lane){6, 4000000000ull, 0, ctxs[3]}; /* below the point: real - distance */
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	stg_event(g, 4000000000ull + 3, 42, 0x403000, 0, 0, 0, 30, &x[n++]);
+	stg_event(g, 6000000000ull, 42, 0x403000, 1, 0, 0, 31, &x[n++]);
+	ck_assert_uint_eq(x[n - 2].ts, 1700000100000000000ull - 999999997ull);
+	ck_assert_uint_eq(x[n - 1].ts, 1700000100000000000ull + 1000000000ull);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	keeper_event(&w, &ctxs[0], x[n - 1].ts, POSIX_TRACE_STOP, 102, &x[n]);
+	n++;
+	merge_order(x, d2, n);
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	ck_assert_uint_eq(pt_logw_progress(&st)->drain, 3);
+	pt_logw_free(&w);
+
+	size_t len;
+	unsigned char *img = file_image(fd, &len);
+	static struct vblock vb[16];
+	size_t nb = vblocks_of(img, len, vb, 16);
+	/* Drain by drain, a STAGES block with the drain's calibration and a
+	 * KEEPER block, and the END block. */
+	const uint32_t types[] = {PT_LOG_STAGES, PT_LOG_KEEPER, PT_LOG_KEEPER, PT_LOG_STAGES,
+	                          PT_LOG_STAGES, PT_LOG_KEEPER, PT_LOG_END};
+	const uint64_t drains[] = {1, 1, 2, 2, 3, 3, 0};
+	ck_assert_uint_eq(nb, 7);
+	for (size_t k = 0; k < nb; k++) {
+		ck_assert_uint_eq(vb[k].type, types[k]);
+		ck_assert_uint_eq(vb[k].drain, drains[k]);
+	}
+	ck_assert_uint_eq(vb[0].ncal, 64);
+	ck_assert_uint_eq(vb[3].ncal, 3);
+	ck_assert_uint_eq(vb[4].ncal, 1);
+	expect_log(fd, x, n);
+	free(img);
+	free(g);
+	close(fd);
+}
+END_TEST
+
+/* pt_logw_stage's sections (LOG-FORMAT.md, STAGES payload): a
+ * PT_STAGE_FOLLOWS stage continues the open section when it is of the
+ * same lane (no new record), else opens a section of its own whose OWNER
+ * gives the lane's base and writer and whose pc is the address a first
+ * same-address event repeats; PT_STAGE_NEW_CHUNK continues the section
+ * after an OWNER record (a new base and writer, no address);
+ * PT_STAGE_ELSEWHERE always opens a section.  The reader gives every
+ * event its time through the calibration, its writer (OWNER records of
+ * the stream too), its address (TIME and OWNER records reset it), the
+ * truncated flag and its data, merged by time with the other lanes and
+ * the keeper's events. */
+START_TEST(stage_sections)
+{
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	ck_assert_ok(pt_logw_names(&w, 33, 6, names6));
+	cal_now = cal_tsc;
+	ncal_now = 3;
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal_tsc, 3));
+	static struct xev x[32];
+	uint32_t n = 0;
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	const uint64_t RA = 5000000000ull, RB = RA + 500;
+	struct lane a = {3, RA, 0, ctxs[1]}, b = {7, RB, 0x7000, ctxs[3]};
+
+	stg_begin(g, &a, PT_STAGE_ELSEWHERE); /* section 0 */
+	stg_event(g, RA + 100, 33, 0x401000, 0, 5, 0, 1, &x[n++]);
+	stg_event(g, RA + 400, 34, 0, 1, 16, 0, 2, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	stg_begin(g, &a, PT_STAGE_FOLLOWS); /* the open section goes on */
+	stg_event(g, RA + 700, 34, 0, 1, 0, 0, 3, &x[n++]);
+	stg_event(g, RA + 1000, 35, 0x401100, 0, 64, 0, 4, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	const uint64_t RA2 = RA + 5000000;
+	a.base = RA2; /* the lane's next chunk: another thread wrote it */
+	a.ctx = ctxs[2];
+	a.pc = 0;
+	stg_begin(g, &a, PT_STAGE_NEW_CHUNK);
+	stg_event(g, RA2 + 10, 36, 0x401200, 0, 1, 0, 5, &x[n++]);
+	const uint64_t RA3 = RA2 + 3000000000ull; /* past the second point */
+	stg_time(g, RA3);
+	stg_event(g, RA3 + 5, 36, 0x401300, 0, 2, 0, 6, &x[n++]);
+	stg_event(g, RA3 + 50, 37, 0, 1, 40, 1, 7, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+
+	stg_begin(g, &b, PT_STAGE_ELSEWHERE); /* section 1: its pc is b's address */
+	stg_event(g, RB + 1, 38, 0, 1, 3, 0, 8, &x[n++]);
+	stg_event(g, RB + 2000, 38, 0x7100, 0, 9, 0, 9, &x[n++]);
+	stg_owner(g, RA3 - 1000, &ctxs[4]); /* the stream's own OWNER record */
+	stg_event(g, RA3 - 990, POSIX_TRACE_UNNAMED_USER_EVENT, 0x7200, 0, 0, 0, 10, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+
+	stg_begin(g, &a, PT_STAGE_FOLLOWS); /* section 2: a's, after b's */
+	stg_event(g, RA3 + 90, 37, 0, 1, 8, 0, 11, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	a.base = RA3 + 200;
+	a.pc = 0x401500;
+	stg_begin(g, &a, PT_STAGE_ELSEWHERE); /* section 3: a's again, elsewhere */
+	stg_event(g, RA3 + 300, 33, 0, 1, 7, 0, 12, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	keeper_event(&w, &ctxs[0], cal_time(RA + 1500), POSIX_TRACE_FILTER, 13, &x[n++]);
+	merge_order(x, 0, n);
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	pt_logw_free(&w);
+
+	size_t len;
+	unsigned char *img = file_image(fd, &len);
+	static struct vblock vb[8];
+	size_t nb = vblocks_of(img, len, vb, 8);
+	ck_assert_uint_eq(nb, 3);
+	ck_assert_uint_eq(vb[0].type, PT_LOG_STAGES);
+	ck_assert_uint_eq(vb[0].nsections, 4);
+	ck_assert_uint_eq(vb[0].nrecords, 12);
+	const struct {
+		uint32_t lane, owners, events;
+		uint64_t pc, base;
+	} want[4] = {
+	    {3, 2, 7, 0, RA}, {7, 2, 3, 0x7000, RB}, {3, 1, 1, 0x401300, RA3}, {3, 1, 1, 0x401500, RA3 + 200}};
+	for (int k = 0; k < 4; k++) {
+		const struct vsec *s = &vb[0].sec[k];
+		ck_assert_uint_eq(s->lane, want[k].lane);
+		ck_assert_uint_eq(s->owners, want[k].owners);
+		ck_assert_uint_eq(s->events, want[k].events);
+		ck_assert_uint_eq(s->pc, want[k].pc);
+		ck_assert_uint_eq(s->owner_base, want[k].base);
+	}
+	ck_assert_uint_eq(vb[1].type, PT_LOG_KEEPER);
+	ck_assert_uint_eq(vb[1].drain, 1);
+	expect_log(fd, x, n);
+	free(img);
+	free(g);
+	close(fd);
+}
+END_TEST
+
+/* A stage that does not fit in the STAGES block being filled seals it; the
+ * next block starts with the drain's prefix and calibration and a section
+ * whose OWNER and pc make it decode on its own, so that its first event,
+ * from the same address as the one before it, still has that address
+ * (LOG-FORMAT.md, STAGES payload).  A stage is never split; one larger
+ * than a block is not a stage (EINVAL). */
+START_TEST(stage_fills_block)
+{
+	enum { STAGES = 24, PER = 128, DLEN = 48 }; /* 8 KiB stages */
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	cal_now = cal_tsc;
+	ncal_now = 3;
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_TSC, cal_tsc, 3));
+	static struct xev x[STAGES * PER];
+	uint32_t n = 0;
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	struct lane l = {1, 5000000000ull, 0, ctxs[1]};
+	for (uint32_t s = 0; s < STAGES; s++) {
+		stg_begin(g, &l, s ? PT_STAGE_FOLLOWS : PT_STAGE_ELSEWHERE);
+		for (uint32_t i = 0; i < PER; i++, n++) {
+			if (n && n % 1000 == 0)
+				stg_time(g, l.base + 2000000000ull);
+			stg_event(g, l.base + 100 + (n % 1000) * 1000, 40, 0x401000 + n / 1000,
+			          n % 1000 != 0, DLEN, 0, n, &x[n]);
+		}
+		ck_assert_uint_le(g->len, 8192 + 24);
+		ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	}
+	/* Larger than a block: refused, nothing written of it. */
+	stg_begin(g, &l, PT_STAGE_FOLLOWS);
+	struct xev big;
+	for (uint32_t i = 0; i < 1300; i++)
+		stg_event(g, l.base + 2000000 + i, 40, 0, 1, DLEN, 0, 1, &big);
+	ck_assert_uint_gt(g->len, 64u << 10);
+	ck_assert_err(pt_logw_stage(&w, stg_done(g)), EINVAL);
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	pt_logw_free(&w);
+
+	size_t len;
+	unsigned char *img = file_image(fd, &len);
+	static struct vblock vb[16];
+	size_t nb = vblocks_of(img, len, vb, 16);
+	ck_assert_uint_ge(nb, 4); /* three STAGES blocks at least, END */
+	uint32_t events = 0;
+	for (size_t k = 0; k + 1 < nb; k++) {
+		ck_assert_uint_eq(vb[k].type, PT_LOG_STAGES);
+		ck_assert_uint_eq(vb[k].drain, 1);
+		ck_assert_uint_eq(vb[k].ncal, 3);
+		ck_assert_uint_eq(vb[k].nsections, 1); /* one lane, stages follow */
+		ck_assert_uint_eq(vb[k].nrecords % PER, 0); /* whole stages */
+		events += vb[k].nrecords;
+		if (k > 0) /* the address the block's first event repeats */
+			ck_assert_uint_eq(vb[k].sec[0].pc, x[events - vb[k].nrecords - 1].pc);
+	}
+	ck_assert_uint_eq(events, n);
+	ck_assert_uint_eq(vb[nb - 1].type, PT_LOG_END);
+	expect_log(fd, x, n);
+	free(img);
+	free(g);
+	close(fd);
+}
+END_TEST
+
+/* Writes stages of lane 0 (64 events, 4 KiB, later and later) into an
+ * UNTIL_FULL log until one does not fit, then (if late) a stage of lane
+ * 1 whose events are older than the last kept; returns the stages kept
+ * and their events in x. */
+static uint32_t fill_until_full(struct pt_logw *w, struct stg *g, struct xev *x, int late,
+                                uint32_t kept, struct pt_logw_stage *dropped)
+{
+	enum { PER = 64, DLEN = 48 };
+	struct lane l0 = {0, 5000000000ull, 0, ctxs[1]}, l1 = {1, 5000000000ull, 0, ctxs[2]};
+	for (uint32_t s = 0;; s++) {
+		int odd = late && s == kept;
+		struct lane *l = odd ? &l1 : &l0;
+		stg_begin(g, l, s ? PT_STAGE_FOLLOWS : PT_STAGE_ELSEWHERE);
+		for (uint32_t i = 0; i < PER; i++) {
+			uint32_t k = s * PER + i;
+			stg_event(g, l->base + (odd ? 100 + i : 1000 + k * 1000), 40, 0x401000, i > 0,
+			          DLEN, 0, k, &x[k]);
+		}
+		int rc = pt_logw_stage(w, stg_done(g));
+		if (rc == PT_LOGW_FULL) {
+			*dropped = g->s;
+			return s;
+		}
+		ck_assert_ok(rc);
+		ck_assert_uint_lt(s, 60);
+	}
+}
+
+/* UNTIL_FULL with stages (LOG-FORMAT.md, How the writer keeps a log:
+ * UNTIL_FULL; posix_trace_create, log-full-policy POSIX_TRACE_UNTIL_FULL):
+ * a stage that does not fit is dropped whole and its events counted in
+ * log_dropped; POSIX_TRACE_STOP (data 1, the writer of the first event
+ * dropped) is the log's last event, at a time no earlier than any event
+ * kept nor than the first one dropped; later stages and events are
+ * dropped and counted; the file stays within data_off + log-max-size. */
+START_TEST(until_full_drops_stage_whole)
+{
+	enum { LOGSIZE = 40 << 10 };
+	static struct xev x[64 * 64];
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	cal_now = cal_mono;
+	ncal_now = 1;
+	uint32_t kept = 0;
+	for (int late = 0; late < 2; late++) {
+		int fd = tmp_file();
+		struct pt_logw w;
+		struct pt_logw_state st;
+		struct pt_logw_params p = params(POSIX_TRACE_UNTIL_FULL, LOGSIZE, 64);
+		ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+		ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+		struct pt_logw_stage dropped;
+		/* The writer is deterministic: the second run fills up at the
+		 * same stage, which is then lane 1's, with older events. */
+		uint32_t s = fill_until_full(&w, g, x, late, kept, &dropped);
+		if (!late)
+			kept = s;
+		ck_assert_uint_eq(s, kept);
+		ck_assert_uint_gt(kept, 3);
+		uint64_t max_kept = x[kept * 64 - 1].ts;
+		ck_assert(late ? dropped.first_ns < max_kept : dropped.first_ns > max_kept);
+		struct lane l = {0, 9000000000ull, 0, ctxs[3]};
+		stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+		struct xev after;
+		for (uint32_t i = 0; i < 5; i++)
+			stg_event(g, l.base + i, 40, 0x401000, 0, 0, 0, i, &after);
+		ck_assert_int_eq(pt_logw_stage(&w, stg_done(g)), PT_LOGW_FULL);
+		ck_assert_int_eq(put(&w, &after), PT_LOGW_FULL);
+		ck_assert_ok(pt_logw_finish(&w, NULL));
+		pt_logw_free(&w);
+		struct stat sb;
+		ck_assert_int_eq(fstat(fd, &sb), 0);
+		ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + LOGSIZE);
+
+		struct pt_logr *r = open_ok(fd);
+		for (uint32_t i = 0; i < kept * 64; i++)
+			expect(r, &x[i], i);
+		struct pt_log_event e;
+		int data = 0;
+		size_t dn;
+		ck_assert_int_eq(pt_logr_next(r, &e, &data, sizeof data, &dn), 1);
+		ck_assert_uint_eq(e.id, POSIX_TRACE_STOP);
+		ck_assert_int_eq(data, 1);
+		ck_assert_int_eq(memcmp(&e.ctx, &dropped.start.ctx, sizeof e.ctx), 0);
+		ck_assert_uint_ge(e.ts_ns, max_kept);
+		ck_assert_uint_ge(e.ts_ns, dropped.first_ns);
+		ck_assert_uint_eq(e.ts_ns, late ? max_kept : dropped.first_ns);
+		expect_end(r);
+		struct pt_log_status s2;
+		pt_logr_status(r, &s2);
+		ck_assert_int_eq(s2.log_full, POSIX_TRACE_FULL);
+		ck_assert_int_eq(s2.log_overrun, POSIX_TRACE_OVERRUN);
+		ck_assert_uint_eq(s2.log_dropped, 64 + 5 + 1);
+		ck_assert_int_eq(closed_of(r), 1);
+		pt_logr_close(r);
+		close(fd);
+	}
+	free(g);
+}
+END_TEST
+
+/* pt_logw_resume_mark (LOG-FORMAT.md, KEEPER payload: RESUME): the reader
+ * reports POSIX_TRACE_RESUME right before the next event it delivers after
+ * the mark's time, with that event's timestamp and the mark's writer (XSH
+ * 2.11, Trace Event Type Definitions: POSIX_TRACE_RESUME, the first valid
+ * event after the overflow), whether that event is in the same drain or a
+ * later one; without a later event, none. */
+START_TEST(resume_mark_before_next_event)
+{
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	cal_now = cal_mono;
+	ncal_now = 1;
+	static struct xev x[64];
+	uint32_t n = 0;
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	struct lane l = {2, 6000000000ull, 0, ctxs[1]};
+
+	/* Drain 1: events at 0..9 us; an overflow read at 4.5 us. */
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	for (uint32_t i = 0; i < 10; i++)
+		stg_event(g, l.base + i * 1000, 40, 0x401000, i > 0, 4, 0, i, &x[n++]);
+	ck_assert_ok(pt_logw_resume_mark(&w, &ctxs[0], x[4].ts + 500));
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	/* Another mark after the drain's last event: the next is in drain 2. */
+	ck_assert_ok(pt_logw_resume_mark(&w, &ctxs[2], x[9].ts + 1));
+	/* Drain 2: a keeper event first, then a stage. */
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+	stg_begin(g, &l, PT_STAGE_ELSEWHERE);
+	for (uint32_t i = 10; i < 13; i++)
+		stg_event(g, l.base + i * 1000, 40, 0x401000, 0, 4, 0, i, &x[n++]);
+	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	keeper_event(&w, &ctxs[0], x[10].ts - 100, POSIX_TRACE_FLUSH_STOP, 50, &x[n++]);
+	merge_order(x, 10, n);
+	/* A last mark with no event after it. */
+	ck_assert_ok(pt_logw_resume_mark(&w, &ctxs[0], x[n - 1].ts + 10));
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	pt_logw_free(&w);
+
+	struct pt_logr *r = open_ok(fd);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (i == 5 || i == 10) {
+				struct pt_log_event e;
+				char d[8];
+				size_t dn = 99;
+				require(pt_logr_next(r, &e, d, sizeof d, &dn) == 1, "no RESUME");
+				require(e.id == POSIX_TRACE_RESUME, "id %u before event %u, RESUME expected",
+				        e.id, i);
+				require(e.ts_ns == x[i].ts, "RESUME at %llu, the next event at %llu",
+				        (unsigned long long)e.ts_ns, (unsigned long long)x[i].ts);
+				require(memcmp(&e.ctx, i == 5 ? &ctxs[0] : &ctxs[2], sizeof e.ctx) == 0,
+				        "RESUME's writer");
+				require(e.data_len == 0 && dn == 0, "RESUME with data");
+			}
+			expect(r, &x[i], i);
+		}
+		expect_end(r);
+		pt_logr_rewind(r);
+	}
+	ck_assert_uint_eq(damaged_of(r), 0);
+	pt_logr_close(r);
+	free(g);
+	close(fd);
 }
 END_TEST
 
@@ -1784,5 +2526,11 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, sparse_huge_ring);
 	tcase_add_test(tc, garbage_after_header);
 	tcase_add_test(tc, forged_headers_bounded);
+	tc = pt_tcase(s, "v3");
+	tcase_add_test(tc, drain_numbers_and_calibration);
+	tcase_add_test(tc, stage_sections);
+	tcase_add_test(tc, stage_fills_block);
+	tcase_add_test(tc, until_full_drops_stage_whole);
+	tcase_add_test(tc, resume_mark_before_next_event);
 	return pt_run(s);
 }
