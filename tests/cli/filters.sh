@@ -69,8 +69,8 @@ attach_children() { # NAME ATTACH-OPTIONS...
 	"$EMIT" 'ready=ready until=go,tick child=kid after wait=end' >/dev/null 2>&1 & prog=$!; BG="$BG $prog"
 	wait_for 10 test -e ready
 	"$PT" attach $prog "$@" >att.txt 2>att.err & att=$!; BG="$BG $att"
-	wait_for 10 grep -q ' tick ' att.txt && touch go && wait_for 10 grep -q ' after ' att.txt
-	kill -INT $att; wait $att
+	wait_for 20 grep -q ' tick ' att.txt && touch go && wait_for 10 grep -q ' after ' att.txt
+	interrupt $att
 	touch end; wait $prog
 	rm -f end
 }

@@ -63,6 +63,25 @@ wait_for() {
 	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
 	return 1
 }
+# interrupt PID: Ctrl-C for a background command, and its exit status.  A
+# background job of sh starts with SIGINT ignored until the command sets
+# its handler, so a SIGINT sent before that would be lost: it is sent once
+# the command catches it (SigCgt); a command still running 20 s later is
+# killed (status 137), so a lost signal fails the check instead of hanging
+# the run.
+catches_int() { # SIGINT is signal 2: bit 1 of the mask's last hex digit
+	case $(sed -n 's/^SigCgt:.*\(.\)$/\1/p' "/proc/$1/status" 2>/dev/null) in
+	2 | 3 | 6 | 7 | a | b | e | f) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+running() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+interrupt() {
+	wait_for 20 eval 'catches_int '"$1"' || ! running '"$1"
+	kill -INT "$1" 2>/dev/null
+	wait_for 20 eval '! running '"$1" || kill -9 "$1" 2>/dev/null
+	wait "$1"
+}
 
 [ -x "$PT" ] || { echo "no $PT (build it first)"; echo "0 passed, 1 failed"; exit 1; }
 [ -x "$FORKER" ] || { echo "no $FORKER (build it first)"; echo "0 passed, 1 failed"; exit 1; }
@@ -239,7 +258,7 @@ has "record: SIGTERM: summary" "events, [0-9]* lost" term.err
 # SIGINT (Ctrl-C) stops the recording at once; the command (which ignores
 # SIGINT here, as background jobs of sh do) runs on and gives the status
 "$PT" record -o int.ptlog -- "$FORKER" -n -t 1 -r 150 -s 10 >/dev/null 2>int.err &
-rec=$!; BG="$BG $rec"; sleep 0.5; kill -INT $rec; wait $rec; rc=$?
+rec=$!; BG="$BG $rec"; sleep 0.5; interrupt $rec; rc=$?
 [ $rc -eq 0 ] && pass "record: SIGINT stops, status of the command" ||
 	fail "record: SIGINT stops, status of the command" "exit $rc: $(cat int.err)"
 "$PT" dump int.ptlog >int.txt 2>&1 && n=$(count forker:work int.txt) && [ "$n" -gt 0 ] && [ "$n" -lt 150 ] &&
@@ -264,7 +283,7 @@ grep -q '"name":"forker:work"' live.jsonl && pass "attach: --format json" || fai
 "$PT" attach $tgt --duration 0.8 -o att.ptlog >/dev/null 2>att.err
 "$PT" dump att.ptlog >att.txt 2>&1 && grep -q forker:work att.txt && pass "attach: -o LOG" ||
 	fail "attach: -o LOG" "$(cat att.err) $(tail -n 3 att.txt)"
-"$PT" attach $tgt >/dev/null 2>&1 & att=$!; BG="$BG $att"; sleep 0.5; kill -INT $att; wait $att; rc=$?
+"$PT" attach $tgt >/dev/null 2>&1 & att=$!; BG="$BG $att"; sleep 0.5; interrupt $att; rc=$?
 [ $rc -eq 0 ] && pass "attach: Ctrl-C stops" || fail "attach: Ctrl-C stops" "exit $rc"
 kill $tgt 2>/dev/null; wait $tgt 2>/dev/null
 sleep 30 & nt=$!; BG="$BG $nt"
