@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "adopt.h"
+#include "join.h"
 #include "writer.h"
 
 #ifndef MADV_WIPEONFORK

@@ -90,15 +90,6 @@ uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
  * from) may still be alive: 1 unless this process can tell it is dead. */
 int pt_owner_alive(uint64_t token, uint64_t pidns);
 
-/* join.c: streams handed to this process */
-int pt_trust_fd(int fd);
-int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from);
-void pt_take_offers_before_fork(void);
-void pt_record_slot_fd(int slot, int fd);
-void pt_take_offers(int slot);
-void pt_adopt_at_load(void);
-void pt_drop_dead(int slot);
-
 /* pcb.c */
 int pt_pcb_create(void);
 void pt_pcb_init_own(struct pt_pcb *pcb);

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "clock.h"
+#include "join.h"
 #include "writer.h"
 
 __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streams handed to this process (join.c): the trust rule, a join, the
+ * offers on the channel, a dead stream dropped.
+ */
+#ifndef PT_JOIN_H
+#define PT_JOIN_H
+
+#include "process.h"
+
+/* A setuid, setgid or file-capability program (AT_SECURE). */
+int pt_secure_exec(void);
+/* Whether the owner of fd may trace this process, by the ptrace rule. */
+int pt_trust_fd(int fd);
+/* Maps the stream in fd into slot (taking fd) and records into it. */
+int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from);
+void pt_record_slot_fd(int slot, int fd);
+/* One offer read from the channel; every offer waiting on it. */
+void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender);
+void pt_drain_channel_locked(void);
+/* A writer found a slot armed for a stream it has not mapped. */
+void pt_take_offers(int slot);
+void pt_take_offers_before_fork(void);
+/* A stream that was shut down is unmapped by the process that joined it. */
+void pt_drop_dead(int slot);
+
+#endif
