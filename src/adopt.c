@@ -181,7 +181,7 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 {
 	for (int slot = 0; slot < PT_PCB_SLOTS; slot++) {
 		struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
-		/* Pairs with the release store of ATTACHED in pt_join_fd_locked, made
+		/* Pairs with the release store of ATTACHED in pt_join_fd_locked (join.c), made
 		 * before the exec. */
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
 		int fd = s->fd;

@@ -78,7 +78,7 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 	if (!err && !h->remote && (h->slot = pt_attach_local(&h->map)) < 0)
 		err = EAGAIN;
 	/* Children this process starts by exec find a stream traced with
-	 * inheritance through this descriptor (join.c). */
+	 * inheritance through this descriptor (adopt.c). */
 	if (!err && !h->remote && h->map.inherited)
 		fcntl(h->map.fd, F_SETFD, 0);
 	h->has_log = logfd >= 0;

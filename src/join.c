@@ -98,7 +98,7 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, 
 	a->names_synced = 0;
 	pt_record_slot_fd(slot, fd);
 	/* Release: fd and ino first; pairs with the acquire load of state in
-	 * rejoin_own_streams after an exec (which orders them anyway). */
+	 * rejoin_own_streams (adopt.c) after an exec (which orders them anyway). */
 	if (!atomic_compare_exchange_strong_explicit(&pt_proc.pcb->slots[slot].state, &from,
 	                                             PT_SLOT_ATTACHED, memory_order_acq_rel,
 	                                             memory_order_relaxed)) {

@@ -239,8 +239,9 @@ int pt_attach_local(struct pt_map *m)
 	for (int i = 0; i < PT_PCB_SLOTS && slot < 0; i++) {
 		struct pt_pcb_slot *s = &pt_proc.pcb->slots[i];
 		uint32_t st = PT_SLOT_FREE;
-		/* Pairs with the release stores of FREE (pt_detach_locked; take_one_offer
-		 * and rejoin_own_streams in join.c); against pt_remote_offer, the value only. */
+		/* Pairs with the release stores of FREE (pt_detach_locked;
+		 * pt_take_one_offer in join.c, rejoin_own_streams in adopt.c);
+		 * against pt_remote_offer, the value only. */
 		if (!atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed) &&
 		    atomic_compare_exchange_strong_explicit(&s->state, &st, PT_SLOT_ATTACHED,
 		                                            memory_order_acq_rel, memory_order_relaxed))

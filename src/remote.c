@@ -270,13 +270,14 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 		struct pt_pcb_slot *s = &r->pcb->slots[i];
 		uint32_t free_ = PT_SLOT_FREE;
 		/* Pairs with the target's release stores of FREE (pt_detach_locked in
-		 * process.c, take_one_offer and rejoin_own_streams in join.c). */
+		 * process.c, pt_take_one_offer in join.c, rejoin_own_streams in
+		 * adopt.c). */
 		if (!atomic_compare_exchange_strong_explicit(&s->state, &free_, PT_SLOT_OFFERED,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;
 		r->slot = i;
 		/* Release: OFFERED first; pairs with the acquire loads of gen in
-		 * take_one_offer (join.c) and pt_remote_withdraw. */
+		 * pt_take_one_offer (join.c) and pt_remote_withdraw. */
 		r->gen = atomic_fetch_add_explicit(&s->gen, 1, memory_order_acq_rel) + 1;
 		struct pt_offer_msg msg = {PT_OFFER_MAGIC, (uint32_t)i, r->gen, 0};
 		if (pt_channel_send(r->tx, &msg, stream_fd) != 0) {
