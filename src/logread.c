@@ -26,6 +26,14 @@
  * source in front keeps delivering without a heap operation while its next
  * event is still ahead of the runner-up's.  No lock, no allocation and no
  * system call per event.
+ *
+ * The merge looks one drain ahead: an event whose writer took its time
+ * before a drain began but committed it after the keeper passed its lane
+ * lands in the next drain, after newer events of this one.  So the heap
+ * holds the sources of the oldest drain not yet delivered and of the next
+ * one; when the oldest has none left, the next becomes the oldest (its
+ * ERRORs first) and the drain after it is gathered and joins.  Two drains
+ * are held at a time, each within the drain bound.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,7 +66,8 @@ enum { E_BLOCK, E_DAMAGE };
 static const unsigned char no_payload[1];
 
 /* Version 3: the payloads of one drain (their memory counted in: the
- * sources' index and the windows held for them) stay within this. */
+ * sources' index and the windows held for them) stay within this; two
+ * drains are held at a time (the one delivered and the next). */
 #define DRAIN_MAX (256ull << 20)
 /* Windows kept for the next drains once one is merged; more are freed. */
 #define POOL_KEEP 32u
@@ -79,11 +88,38 @@ struct src {
 	const unsigned char *ctx;   /* 32 bytes of struct pt_log_ctx in the payload */
 	struct pt_log_calseg seg;   /* STAGES: the calibration segment of raw in */
 	uint64_t seg_lo, seg_hi;    /* ... [seg_lo, seg_hi] */
-	uint32_t cal_at, ncal;      /* STAGES: its block's points in r->cal */
-	uint32_t ctx_at;            /* KEEPER: its block's contexts in r->kctx */
-	uint32_t order;             /* equal times: block order, then section order */
+	uint64_t order;             /* equal times: drain, then block, then section order */
+	const struct pt_log_calpoint *cal; /* STAGES: its block's points */
+	const unsigned char **kctx; /* KEEPER: its block's contexts */
+	uint32_t at;                /* where cal or kctx start in the drain's arrays */
+	uint32_t ncal;
 	uint32_t kind;              /* S_STAGES, S_KEEPER */
 	uint32_t resume;            /* KEEPER: p is a RESUME record */
+	uint32_t slot;              /* the drain it belongs to (r->dr) */
+};
+
+/*
+ * A drain gathered: its sources, their calibration points and KEEPER
+ * contexts.  The sources point into the payloads, in windows held for the
+ * drain (or the memory of an unseekable log), until every source has
+ * delivered its events; the arrays are not resized meanwhile.
+ */
+struct drain {
+	struct src *src;
+	struct pt_log_calpoint *cal;
+	const unsigned char **kctx;
+	uint32_t nsrc, src_cap, ncal, cal_cap, nkctx, kctx_cap;
+	uint64_t bytes;   /* payloads and sources, for the bound */
+	uint64_t errors;  /* ERRORs due when it becomes the oldest drain */
+	uint32_t nwin;    /* windows held for it */
+	uint32_t live;    /* its sources in the merge */
+	int used;         /* gathered, not yet released */
+};
+
+/* A window holding blocks of the drains in owners (a bit per r->dr). */
+struct held {
+	unsigned char *buf;
+	uint32_t owners;
 };
 
 /* Ring log: what reading delivers, in order. */
@@ -131,31 +167,32 @@ struct pt_logr {
 	uint32_t nctx, max_ctx;
 	int at_end;
 
-	/* version 3: the drain being merged */
-	struct src *src;
-	uint32_t nsrc, src_cap;
-	uint32_t *heap, nheap, heap_cap;
+	/* version 3: the oldest drain (dr[old]) and the next one, merged */
+	struct drain dr[2];
+	uint32_t old;
+	int started;              /* the pass has gathered its first drain */
+	uint64_t next_order;      /* of the next source gathered */
+	struct src **heap;
+	uint32_t nheap, heap_cap;
 	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
 	uint64_t limit;           /* the runner-up's head ... */
 	int tie_first;            /* ... and whether cur goes first at an equal time */
 	int root_moved;           /* the heap's root delivered and moved on */
-	uint64_t drain_errors;    /* ERROR events still to deliver first in the drain */
+	uint64_t drain_errors;    /* ERROR events to deliver before anything else */
 	uint64_t carried_errors;  /* damage after a drain: first in the next one */
-	struct pt_log_calpoint *cal;
-	uint32_t ncal, cal_cap;
-	const unsigned char **kctx;
-	uint32_t nkctx, kctx_cap;
-	uint64_t drain_bytes, drain_cap;
+	uint64_t drain_cap;
 	int resume_pending;
 	struct pt_log_ctx resume_ctx;
 	/* a block read past the drain's end: the next drain's first */
 	int pend;
 	const unsigned char *pend_blk;
 	struct pt_log_block pend_b;
-	/* windows: the current one holds a block of the drain (pinned); held
-	 * ones hold earlier blocks of it; spare replaces a pinned one */
-	int win_pinned;
-	unsigned char **held, **pool, *spare;
+	/* windows: the current one holds blocks of the drains in win_owners
+	 * (pinned when any); held ones hold earlier blocks of them; spare
+	 * replaces a pinned one */
+	uint32_t win_owners;
+	struct held *held;
+	unsigned char **pool, *spare;
 	uint32_t nheld, held_cap, npool;
 
 	uint32_t nnames;
@@ -223,17 +260,19 @@ static uint64_t data_until(struct pt_logr *r, uint64_t off)
 	return until;
 }
 
-/* The window holds blocks of the drain being gathered: it is kept (held)
+/* The window holds blocks of gathered drains: it is kept (held) for them
  * and the spare one becomes the window.  0 without memory. */
 static int retire_window(struct pt_logr *r)
 {
 	if (!r->spare || r->nheld == r->held_cap)
 		return 0;
-	r->held[r->nheld++] = r->win;
+	r->held[r->nheld++] = (struct held){r->win, r->win_owners};
+	for (uint32_t k = 0; k < 2; k++)
+		r->dr[k].nwin += (r->win_owners >> k) & 1;
 	r->win = r->spare;
 	r->spare = NULL;
 	r->win_len = 0;
-	r->win_pinned = 0;
+	r->win_owners = 0;
 	return 1;
 }
 
@@ -256,7 +295,7 @@ static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
 	uint64_t data = data_until(r, off) - off;
 	if (n > len && data < n)
 		n = data > len ? (size_t)data : len;
-	if (n < len || (r->win_pinned && !retire_window(r)))
+	if (n < len || (r->win_owners && !retire_window(r)))
 		return NULL;
 	r->win_off = off;
 	r->win_len = pread_full(r->fd, r->win, n, off);
@@ -797,16 +836,18 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->ring);
 	free(r->ctxs);
 	for (uint32_t i = 0; i < r->nheld; i++)
-		free(r->held[i]);
+		free(r->held[i].buf);
 	for (uint32_t i = 0; i < r->npool; i++)
 		free(r->pool[i]);
 	free(r->held);
 	free(r->pool);
 	free(r->spare);
-	free(r->src);
+	for (uint32_t k = 0; k < 2; k++) {
+		free(r->dr[k].src);
+		free(r->dr[k].cal);
+		free(r->dr[k].kctx);
+	}
 	free(r->heap);
-	free(r->cal);
-	free(r->kctx);
 	free(r);
 }
 
@@ -1008,7 +1049,7 @@ static int spare_ready(struct pt_logr *r)
 {
 	if (r->nheld == r->held_cap) {
 		uint32_t n = r->held_cap ? r->held_cap * 2 : 16;
-		unsigned char **grown = realloc(r->held, n * sizeof *grown);
+		struct held *grown = realloc(r->held, n * sizeof *grown);
 		if (!grown)
 			return 0;
 		r->held = grown;
@@ -1019,26 +1060,39 @@ static int spare_ready(struct pt_logr *r)
 	return r->spare != NULL;
 }
 
-/* The drain merged: its windows go back to the pool, its sources away. */
-static void drain_release(struct pt_logr *r)
+/* Drain k is merged (none of its sources is in the heap): the windows
+ * only it held go back to the pool, its sources away. */
+static void drain_release(struct pt_logr *r, uint32_t k)
 {
+	uint32_t kept = 0;
 	for (uint32_t i = 0; i < r->nheld; i++) {
-		if (r->npool < POOL_KEEP)
-			r->pool[r->npool++] = r->held[i];
+		struct held h = r->held[i];
+		h.owners &= ~(1u << k);
+		if (h.owners)
+			r->held[kept++] = h;
+		else if (r->npool < POOL_KEEP)
+			r->pool[r->npool++] = h.buf;
 		else
-			free(r->held[i]);
+			free(h.buf);
 	}
-	r->nheld = 0;
-	r->win_pinned = 0;
-	r->nsrc = r->nheap = r->ncal = r->nkctx = 0;
-	r->cur = NULL;
-	r->root_moved = 0;
-	r->drain_bytes = 0;
+	r->nheld = kept;
+	r->win_owners &= ~(1u << k);
+	struct drain *d = &r->dr[k];
+	d->nsrc = d->ncal = d->nkctx = d->nwin = d->live = 0;
+	d->bytes = d->errors = 0;
+	d->used = 0;
 }
 
 static void drain_reset(struct pt_logr *r)
 {
-	drain_release(r);
+	r->nheap = 0;
+	r->cur = NULL;
+	r->root_moved = 0;
+	drain_release(r, 0);
+	drain_release(r, 1);
+	r->old = 0;
+	r->started = 0;
+	r->next_order = 0;
 	r->drain_errors = r->carried_errors = 0;
 	r->resume_pending = 0;
 	r->pend = 0;
@@ -1061,17 +1115,18 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 	return 1;
 }
 
-static struct src *new_src(struct pt_logr *r, uint32_t kind, const unsigned char *p,
-                           const unsigned char *end)
+static struct src *new_src(struct pt_logr *r, struct drain *d, uint32_t kind,
+                           const unsigned char *p, const unsigned char *end)
 {
-	if (!grow((void **)&r->src, &r->src_cap, r->nsrc + 1, sizeof *r->src))
+	if (!grow((void **)&d->src, &d->src_cap, d->nsrc + 1, sizeof *d->src))
 		return NULL;
-	struct src *s = &r->src[r->nsrc];
+	struct src *s = &d->src[d->nsrc++];
 	memset(s, 0, sizeof *s);
 	s->p = p;
 	s->end = end;
 	s->kind = kind;
-	s->order = r->nsrc++;
+	s->slot = (uint32_t)(d - r->dr);
+	s->order = r->next_order++;
 	return s;
 }
 
@@ -1114,8 +1169,8 @@ static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data)
 	return 1;
 }
 
-/* A STAGES payload, checked whole; its sections become sources. */
-static int add_stages(struct pt_logr *r, const unsigned char *pl, uint32_t len)
+/* A STAGES payload, checked whole; its sections become sources of d. */
+static int add_stages(struct pt_logr *r, struct drain *d, const unsigned char *pl, uint32_t len)
 {
 	struct pt_log_stages pre;
 	if (len < sizeof pre)
@@ -1124,13 +1179,13 @@ static int add_stages(struct pt_logr *r, const unsigned char *pl, uint32_t len)
 	if (pre.ncal < 1 || pre.ncal > PT_LOG_MAX_CAL || pre.nsections < 1 ||
 	    sizeof pre + (uint64_t)pre.ncal * sizeof(struct pt_log_calpoint) > len)
 		return EBADMSG;
-	if (!grow((void **)&r->cal, &r->cal_cap, r->ncal + pre.ncal, sizeof *r->cal))
+	if (!grow((void **)&d->cal, &d->cal_cap, d->ncal + pre.ncal, sizeof *d->cal))
 		return ENOMEM;
-	struct pt_log_calpoint *cal = &r->cal[r->ncal];
+	struct pt_log_calpoint *cal = &d->cal[d->ncal];
 	memcpy(cal, pl + sizeof pre, pre.ncal * sizeof *cal);
 	if (!pt_log_cal_ok(cal, pre.ncal))
 		return EBADMSG;
-	uint32_t off = (uint32_t)(sizeof pre + pre.ncal * sizeof *cal), first = r->nsrc;
+	uint32_t off = (uint32_t)(sizeof pre + pre.ncal * sizeof *cal), first = d->nsrc;
 	for (uint32_t i = 0; i < pre.nsections; i++) {
 		struct pt_log_section sec;
 		if (len - off < sizeof sec)
@@ -1139,22 +1194,22 @@ static int add_stages(struct pt_logr *r, const unsigned char *pl, uint32_t len)
 		off += sizeof sec;
 		if (sec.len % 8 || sec.len > len - off || !section_ok(pl + off, sec.len, r->max_data))
 			goto bad;
-		struct src *s = new_src(r, S_STAGES, pl + off, pl + off + sec.len);
+		struct src *s = new_src(r, d, S_STAGES, pl + off, pl + off + sec.len);
 		if (!s) {
-			r->nsrc = first;
+			d->nsrc = first;
 			return ENOMEM;
 		}
 		s->pc = sec.pc;
-		s->cal_at = r->ncal;
+		s->at = d->ncal;
 		s->ncal = pre.ncal;
 		off += sec.len;
 	}
 	if (off != len)
 		goto bad;
-	r->ncal += pre.ncal;
+	d->ncal += pre.ncal;
 	return 0;
 bad:
-	r->nsrc = first;
+	d->nsrc = first;
 	return EBADMSG;
 }
 
@@ -1198,19 +1253,20 @@ static uint32_t keeper_good(const struct pt_logr *r, const unsigned char *pl, ui
 	return off;
 }
 
-/* A KEEPER payload: a source of its good records; damage after them is
- * an error of the drain. */
-static int add_keeper(struct pt_logr *r, const unsigned char *pl, uint32_t len, uint64_t ts_base)
+/* A KEEPER payload: a source of d of its good records; damage after
+ * them is an error of the drain. */
+static int add_keeper(struct pt_logr *r, struct drain *d, const unsigned char *pl, uint32_t len,
+                      uint64_t ts_base)
 {
 	uint32_t nctx, good = keeper_good(r, pl, len, &nctx);
-	if (!grow((void **)&r->kctx, &r->kctx_cap, r->nkctx + nctx, sizeof *r->kctx))
+	if (!grow((void **)&d->kctx, &d->kctx_cap, d->nkctx + nctx, sizeof *d->kctx))
 		return ENOMEM;
-	struct src *s = new_src(r, S_KEEPER, pl + PT_LOG_KEEPER_PREFIX, pl + good);
+	struct src *s = new_src(r, d, S_KEEPER, pl + PT_LOG_KEEPER_PREFIX, pl + good);
 	if (!s)
 		return ENOMEM;
 	s->base = ts_base;
-	s->ctx_at = r->nkctx;
-	r->nkctx += nctx;
+	s->at = d->nkctx;
+	d->nkctx += nctx;
 	return good == len ? 0 : EBADMSG;
 }
 
@@ -1233,39 +1289,41 @@ static int next_any(struct pt_logr *r, const unsigned char **blk, struct pt_log_
 	return res;
 }
 
-/* Adds a block of the drain; damage in it is one error of the drain. */
-static void add_block(struct pt_logr *r, const unsigned char *blk, const struct pt_log_block *b)
+/* Adds a block to drain k; damage in it is one error of the drain. */
+static void add_block(struct pt_logr *r, uint32_t k, const unsigned char *blk,
+                      const struct pt_log_block *b)
 {
+	struct drain *d = &r->dr[k];
 	const unsigned char *pl = blk + PT_LOG_BLOCK_HDR;
-	uint32_t before = r->nsrc;
+	uint32_t before = d->nsrc;
 	if (!r->mem)
-		r->win_pinned = 1;
-	int err = b->type == PT_LOG_STAGES ? add_stages(r, pl, b->payload_len)
-	                                   : add_keeper(r, pl, b->payload_len, b->ts_base);
-	r->drain_bytes += b->payload_len + (uint64_t)(r->nsrc - before) * sizeof(struct src);
+		r->win_owners |= 1u << k;
+	int err = b->type == PT_LOG_STAGES ? add_stages(r, d, pl, b->payload_len)
+	                                   : add_keeper(r, d, pl, b->payload_len, b->ts_base);
+	d->bytes += b->payload_len + (uint64_t)(d->nsrc - before) * sizeof(struct src);
 	if (err)
-		r->drain_errors++;
+		d->errors++;
 }
 
-/* Whether the drain, holding blocks already, ends before this block (the
+/* Whether drain d, holding blocks already, ends before this block (the
  * drain number changes, or the drain's memory would pass its bound). */
-static int drain_ends(const struct pt_logr *r, uint64_t drain, const struct pt_log_block *b,
-                      uint64_t d)
+static int drain_ends(const struct pt_logr *r, const struct drain *d, uint64_t drain,
+                      const struct pt_log_block *b, uint64_t number)
 {
-	return d != drain || r->drain_bytes + b->payload_len > r->drain_cap ||
-	       (uint64_t)r->nheld * r->win_cap > r->drain_cap;
+	return number != drain || d->bytes + b->payload_len > r->drain_cap ||
+	       (uint64_t)d->nwin * r->win_cap > r->drain_cap;
 }
 
-/* Gathers the next drain: its blocks, their sources, its errors.  Damage
- * among the drain's blocks is an error of the drain; damage after its last
- * block, an error between it and the next.  0 when the log has nothing
- * more. */
-static int gather(struct pt_logr *r)
+/* Gathers the next drain of the log into r->dr[k] (released): its blocks,
+ * their sources, its errors.  Damage among the drain's blocks is an error
+ * of the drain; damage after its last block, an error between it and the
+ * next.  0 when the log has nothing more. */
+static int gather(struct pt_logr *r, uint32_t k)
 {
+	struct drain *dr = &r->dr[k];
 	uint64_t drain = 0, after = 0; /* errors since the drain's last block */
 	int have = 0;
-	drain_release(r);
-	r->drain_errors = r->carried_errors;
+	dr->errors = r->carried_errors;
 	r->carried_errors = 0;
 	for (;;) {
 		const unsigned char *blk = NULL;
@@ -1276,7 +1334,7 @@ static int gather(struct pt_logr *r)
 			b = r->pend_b;
 			r->pend = 0;
 		} else {
-			if (r->win_pinned && !spare_ready(r))
+			if (r->win_owners && !spare_ready(r))
 				break; /* no memory for more: the drain is cut here */
 			res = next_any(r, &blk, &b);
 		}
@@ -1289,34 +1347,34 @@ static int gather(struct pt_logr *r)
 		}
 		if (b.type != PT_LOG_STAGES && b.type != PT_LOG_KEEPER)
 			continue; /* names were read at open; tables are not events */
-		uint64_t d = ld64(blk + PT_LOG_BLOCK_HDR);
-		if (have && drain_ends(r, drain, &b, d)) {
+		uint64_t number = ld64(blk + PT_LOG_BLOCK_HDR);
+		if (have && drain_ends(r, dr, drain, &b, number)) {
 			r->pend = 1;
 			r->pend_blk = blk;
 			r->pend_b = b;
 			break;
 		}
 		have = 1;
-		drain = d;
-		r->drain_errors += after;
+		drain = number;
+		dr->errors += after;
 		after = 0;
-		add_block(r, blk, &b);
+		add_block(r, k, blk, &b);
 	}
 	if (have)
 		r->carried_errors = after;
 	else
-		r->drain_errors += after;
-	return have || r->drain_errors;
+		dr->errors += after;
+	dr->used = have || dr->errors;
+	return dr->used;
 }
 
 /* ---- version 3: merging a drain -------------------------------------------- */
 
 /* The segment of s's calibration that holds raw, found when raw leaves
  * the one in use. */
-__attribute__((noinline)) static void find_segment(const struct pt_logr *r, struct src *s,
-                                                   uint64_t raw)
+__attribute__((noinline)) static void find_segment(struct src *s, uint64_t raw)
 {
-	const struct pt_log_calpoint *c = &r->cal[s->cal_at];
+	const struct pt_log_calpoint *c = s->cal;
 	uint32_t n = s->ncal, i = 1;
 	s->seg = pt_log_cal_find(c, n, raw);
 	while (i < n - 1 && raw >= c[i].raw)
@@ -1326,17 +1384,16 @@ __attribute__((noinline)) static void find_segment(const struct pt_logr *r, stru
 }
 
 /* The calibration of raw. */
-__attribute__((always_inline)) static inline uint64_t stage_time(const struct pt_logr *r,
-                                                                 struct src *s, uint64_t raw)
+__attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
 {
 	if (unlikely(raw < s->seg_lo || raw > s->seg_hi))
-		find_segment(r, s, raw);
+		find_segment(s, raw);
 	return pt_log_cal_apply(&s->seg, raw);
 }
 
 /* Moves s to its next event (or RESUME), applying the records before it;
  * 0 when it has none left. */
-static int src_advance(struct pt_logr *r, struct src *s)
+static int src_advance(struct src *s)
 {
 	while (s->p < s->end) {
 		const unsigned char *rec = s->p;
@@ -1344,7 +1401,7 @@ static int src_advance(struct pt_logr *r, struct src *s)
 		uint32_t id = pt_rec_id(w0);
 		if (s->kind == S_STAGES) {
 			if (id >= PT_LOG_USER_FIRST) {
-				s->head = stage_time(r, s, s->base + pt_rec_delta(w0));
+				s->head = stage_time(s, s->base + pt_rec_delta(w0));
 				return 1;
 			}
 			/* TIME or OWNER: a new base; the next event carries its address */
@@ -1363,10 +1420,10 @@ static int src_advance(struct pt_logr *r, struct src *s)
 				s->base = ld64(rec + PT_REC_HDR);
 			} else if (id == PT_REC_CONTEXT) {
 				uint32_t k = ld32(rec + PT_REC_HDR + sizeof(struct pt_log_ctx));
-				s->ctx = r->kctx[s->ctx_at + k] = rec + PT_REC_HDR;
+				s->ctx = s->kctx[k] = rec + PT_REC_HDR;
 				s->base = t;
 			} else { /* SWITCH */
-				s->ctx = r->kctx[s->ctx_at + ld64(rec + 8)];
+				s->ctx = s->kctx[ld64(rec + 8)];
 				s->base = t;
 			}
 		}
@@ -1377,7 +1434,7 @@ static int src_advance(struct pt_logr *r, struct src *s)
 
 /* A source's first event: a section starts with its OWNER, after which
  * the address is the section's. */
-static int src_start(struct pt_logr *r, struct src *s)
+static int src_start(struct src *s)
 {
 	s->seg_lo = 1;
 	s->seg_hi = 0; /* no segment yet */
@@ -1386,7 +1443,7 @@ static int src_start(struct pt_logr *r, struct src *s)
 		s->ctx = s->p + PT_REC_HDR + 8;
 		s->p += PT_LOG_OWNER_REC;
 	}
-	return src_advance(r, s);
+	return src_advance(s);
 }
 
 static inline int src_before(const struct src *a, const struct src *b)
@@ -1396,14 +1453,15 @@ static inline int src_before(const struct src *a, const struct src *b)
 
 static void sift_down(struct pt_logr *r, uint32_t i)
 {
-	uint32_t *h = r->heap, n = r->nheap, x = h[i];
+	struct src **h = r->heap, *x = h[i];
+	uint32_t n = r->nheap;
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && src_before(&r->src[h[c + 1]], &r->src[h[c]]))
+		if (c + 1 < n && src_before(h[c + 1], h[c]))
 			c++;
-		if (!src_before(&r->src[h[c]], &r->src[x]))
+		if (!src_before(h[c], x))
 			break;
 		h[i] = h[c];
 		i = c;
@@ -1411,29 +1469,72 @@ static void sift_down(struct pt_logr *r, uint32_t i)
 	h[i] = x;
 }
 
-/* The drain's sources that have events, in a heap. */
-static int start_merge(struct pt_logr *r)
+/* Drain k, gathered, joins the merge: its sources that have events go
+ * into the heap, beside those of the drain before it still there.  No
+ * memory for the heap: the drain is one error. */
+static void join(struct pt_logr *r, uint32_t k)
 {
-	if (!grow((void **)&r->heap, &r->heap_cap, r->nsrc, sizeof *r->heap))
-		return ENOMEM;
-	r->nheap = 0;
-	for (uint32_t i = 0; i < r->nsrc; i++)
-		if (src_start(r, &r->src[i]))
-			r->heap[r->nheap++] = i;
+	struct drain *d = &r->dr[k];
+	if (!grow((void **)&r->heap, &r->heap_cap, r->nheap + d->nsrc, sizeof *r->heap)) {
+		d->nsrc = 0;
+		d->errors++;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nsrc; i++) {
+		struct src *s = &d->src[i];
+		/* The arrays are complete: where the source's part of them is
+		 * (none when no KEEPER block of the drain defines a context). */
+		if (s->kind == S_STAGES)
+			s->cal = d->cal + s->at;
+		else if (d->kctx)
+			s->kctx = d->kctx + s->at;
+		if (src_start(s)) {
+			r->heap[r->nheap++] = s;
+			d->live++;
+		}
+	}
 	for (uint32_t i = r->nheap / 2; i-- > 0;)
 		sift_down(r, i);
-	return 0;
 }
 
 /* The root delivered and moved on: back into place, or out when done. */
 static void fix_root(struct pt_logr *r)
 {
-	struct src *s = &r->src[r->heap[0]];
-	if (s->p >= s->end)
+	struct src *s = r->heap[0];
+	if (s->p >= s->end) {
+		r->dr[s->slot].live--;
 		r->heap[0] = r->heap[--r->nheap];
+	}
 	if (r->nheap)
 		sift_down(r, 0);
 	r->root_moved = 0;
+}
+
+/*
+ * The oldest drain has delivered its events (or there is none yet): the
+ * next one becomes the oldest, its ERRORs due at once, and the drain after
+ * it is gathered and joins the merge, so that two drains are merged at a
+ * time.  0 when no drain is left.
+ */
+static int next_drain(struct pt_logr *r)
+{
+	uint32_t k = r->old;
+	if (r->dr[k].used) {
+		drain_release(r, k);
+		k = r->old ^= 1;
+	} else if (!r->started) {
+		r->started = 1;
+		if (gather(r, k))
+			join(r, k);
+	}
+	struct drain *d = &r->dr[k];
+	if (!d->used)
+		return 0;
+	r->drain_errors += d->errors;
+	d->errors = 0;
+	if (gather(r, k ^ 1))
+		join(r, k ^ 1);
+	return 1;
 }
 
 /* The runner-up of the root s: what s's next events are compared with. */
@@ -1441,9 +1542,9 @@ static void set_limit(struct pt_logr *r, const struct src *s)
 {
 	const struct src *run = NULL;
 	if (r->nheap > 1)
-		run = &r->src[r->heap[1]];
-	if (r->nheap > 2 && src_before(&r->src[r->heap[2]], run))
-		run = &r->src[r->heap[2]];
+		run = r->heap[1];
+	if (r->nheap > 2 && src_before(r->heap[2], run))
+		run = r->heap[2];
 	r->limit = run ? run->head : UINT64_MAX;
 	r->tie_first = run ? s->order < run->order : 1;
 }
@@ -1455,7 +1556,7 @@ __attribute__((noinline)) static void src_moved(struct pt_logr *r, struct src *s
 {
 	if (s->kind == S_KEEPER)
 		s->base = ts;
-	int more = src_advance(r, s);
+	int more = src_advance(s);
 	if (!more)
 		s->p = s->end;
 	if (!more || s->kind != S_STAGES || s->head > r->limit ||
@@ -1487,7 +1588,7 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 	if (likely(s->kind == S_STAGES && p < s->end)) {
 		uint64_t w1 = ld64(p);
 		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
-			uint64_t t = stage_time(r, s, s->base + pt_rec_delta(w1));
+			uint64_t t = stage_time(s, s->base + pt_rec_delta(w1));
 			s->head = t;
 			if (likely(t < r->limit || (t == r->limit && r->tie_first)))
 				return 1;
@@ -1508,8 +1609,9 @@ static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, s
 	return 1;
 }
 
-/* Version 3: a drain's errors first, then its events by time, RESUME where
- * a RESUME record said; then the next drain. */
+/* Version 3: the events of the oldest drain and the next one by time, a
+ * drain's errors first when it becomes the oldest, RESUME where a RESUME
+ * record said; then the drain after them joins. */
 static int next_merged(struct pt_logr *r, const struct out *o, void *data, size_t num_bytes,
                        size_t *data_len)
 {
@@ -1520,19 +1622,12 @@ static int next_merged(struct pt_logr *r, const struct out *o, void *data, size_
 		}
 		if (r->root_moved)
 			fix_root(r);
-		if (!r->nheap) {
-			if (r->at_end || !gather(r)) {
-				drain_release(r);
-				r->at_end = 1;
+		if (!r->dr[r->old].live) {
+			if (!next_drain(r))
 				return 0;
-			}
-			if (start_merge(r) != 0) {
-				r->nsrc = r->nheap = 0; /* no memory to merge it: one error */
-				r->drain_errors++;
-			}
 			continue;
 		}
-		struct src *s = &r->src[r->heap[0]];
+		struct src *s = r->heap[0];
 		if (s->resume) {
 			r->resume_pending = 1;
 			memcpy(&r->resume_ctx, s->ctx, sizeof r->resume_ctx);
@@ -1540,7 +1635,7 @@ static int next_merged(struct pt_logr *r, const struct out *o, void *data, size_
 			s->base = s->head;
 			s->p += PT_REC_HDR;
 			s->resume = 0;
-			if (!src_advance(r, s))
+			if (!src_advance(s))
 				s->p = s->end;
 			r->root_moved = 1;
 			continue;

@@ -86,11 +86,12 @@ PT_LOG_HIDDEN const struct pt_log_header *pt_logr_header(const struct pt_logr *r
  * (ends with its END block, or a ring log finished by its writer and
  * complete); damaged blocks reported so far (the most over the passes since
  * open).  Any pointer may be NULL. */
-/* For tests: a drain of a version 3 log is cut when its memory would pass
- * bytes (at most the reader's own bound, 256 MiB). */
-PT_LOG_HIDDEN void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes);
-
 PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
                                 uint64_t *damaged_blocks);
+
+/* For tests: a drain of a version 3 log is cut when its memory would pass
+ * bytes (at most the reader's own bound, 256 MiB); the reader holds two
+ * drains (or parts of one) at a time. */
+PT_LOG_HIDDEN void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes);
 
 #endif

@@ -6,7 +6,8 @@
  * STAGES blocks (calibration, sections, OWNER, TIME and event records),
  * KEEPER blocks (CONTEXT, SWITCH, TIME, RESUME and system events), blocks
  * of any type, in a linear or a ring layout; and a reader of a log back
- * into memory through the public API, with each event's extension.
+ * into memory through the public API, with each event's extension (once,
+ * or twice with a rewind between, both passes compared).
  */
 #ifndef PT_TEST_LOGV3_H
 #define PT_TEST_LOGV3_H
@@ -259,6 +260,58 @@ static inline struct v3_read v3_read_buf(int fd, size_t bufsize)
 static inline struct v3_read v3_read(int fd)
 {
 	return v3_read_buf(fd, sizeof(((struct v3_ev *)0)->data));
+}
+
+/* The events of one pass of an open stream, into r (held until the
+ * process ends). */
+static inline void v3_pass(trace_id_t trid, struct v3_read *r)
+{
+	size_t cap = 64;
+	r->n = 0;
+	r->ev = malloc(cap * sizeof *r->ev);
+	ck_assert_ptr_nonnull(r->ev);
+	for (;;) {
+		if (r->n == cap) {
+			cap *= 2;
+			r->ev = realloc(r->ev, cap * sizeof *r->ev);
+			ck_assert_ptr_nonnull(r->ev);
+		}
+		struct v3_ev *e = &r->ev[r->n];
+		int unavailable = -1;
+		ck_assert_ok(posix_trace_getnext_event(trid, &e->info, e->data, sizeof e->data,
+		                                       &e->len, &unavailable));
+		if (unavailable)
+			break;
+		ck_assert_ok(posixtrace_event_ext(trid, &e->ext));
+		ck_assert_uint_lt(++r->n, LT_MAX_READ);
+	}
+	lt_hold(r->ev);
+}
+
+/* v3_read, and a second pass after posix_trace_rewind that must give the
+ * same events (id, time, writer, data); the first pass is returned. */
+static inline struct v3_read v3_read_twice(int fd)
+{
+	struct v3_read a, b;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	v3_pass(trid, &a);
+	ck_assert_ok(posix_trace_rewind(trid));
+	v3_pass(trid, &b);
+	ck_assert_uint_eq(a.n, b.n);
+	for (size_t i = 0; i < a.n; i++) {
+		const struct v3_ev *x = &a.ev[i], *y = &b.ev[i];
+		ck_assert_uint_eq(x->info.posix_event_id, y->info.posix_event_id);
+		ck_assert_int_eq(x->info.posix_timestamp.tv_sec, y->info.posix_timestamp.tv_sec);
+		ck_assert_int_eq(x->info.posix_timestamp.tv_nsec, y->info.posix_timestamp.tv_nsec);
+		ck_assert_int_eq(x->info.posix_pid, y->info.posix_pid);
+		ck_assert_int_eq(x->ext.posixtrace_tid, y->ext.posixtrace_tid);
+		ck_assert_uint_eq(x->len, y->len);
+		ck_assert_mem_eq(x->data, y->data, x->len);
+	}
+	ck_assert_ok(posixtrace_log_info(trid, &a.log));
+	ck_assert_ok(posix_trace_close(trid));
+	return a;
 }
 
 static inline uint64_t v3_ts(const struct v3_ev *e)

@@ -6,13 +6,16 @@
  * and after them), the writer's context and the address (same-address
  * events, a section's address, TIME and OWNER resetting it), data and the
  * truncation flags; the merge of a drain by time across lanes and blocks
- * (equal times in block then section order), drains in order, RESUME
- * before the next event; damage in a STAGES block costing the block with
- * one ERROR first in its drain, KEEPER damage, reserved block types
+ * (equal times in block then section order), with the next drain looked
+ * ahead at (its events older than the drain's last come in their time
+ * place; those older than events two drains back come when their drain
+ * joins), RESUME before the next event, from either drain; damage in a
+ * STAGES block costing the block with one ERROR first in its drain (once
+ * the drain before it is delivered), KEEPER damage, reserved block types
  * skipped, a ring of STAGES blocks, a log cut short, a drain cut at the
  * reader's memory bound (a lower bound set through the reader's test
  * hook), rewind, a pipe; and that version 2 logs (EVENTS blocks) still read
- * and other versions are refused.
+ * in block order and other versions are refused.
  */
 #include "logv3.h"
 
@@ -117,6 +120,7 @@ START_TEST(mono_calibration_one_point)
 	v3_time(&g, 400);              /* before the point; the address is reset */
 	v3_ev(&g, 43, 0, 0, d, 3);
 	v3_seal(&g);
+	/* Drain 2, looked ahead at: its events, older, come first. */
 	struct pt_log_calpoint q = {10, 5};
 	v3_stages(&g, 2, &q, 1);
 	v3_lane(&g, 0, 0, &ctx_a, 0);
@@ -126,16 +130,16 @@ START_TEST(mono_calibration_one_point)
 	v3_end(&g);
 	struct v3_read r = v3_read(fd);
 	ck_assert_uint_eq(r.n, 6);
-	expect_event(&r.ev[0], 40, 5000000000ull, &ctx_a, 0x500);
-	expect_event(&r.ev[1], 41, 5000000007ull, &ctx_a, 0x600);
-	expect_event(&r.ev[2], 42, 5000000020ull, &ctx_a, 0x600);
-	expect_event(&r.ev[3], 43, 5000000000ull - 600, &ctx_a, 0);
-	expect_event(&r.ev[4], 44, 0, &ctx_a, 0x700);
-	expect_event(&r.ev[5], 45, 7, &ctx_a, 0x700);
+	expect_event(&r.ev[0], 44, 0, &ctx_a, 0x700);
+	expect_event(&r.ev[1], 45, 7, &ctx_a, 0x700);
+	expect_event(&r.ev[2], 40, 5000000000ull, &ctx_a, 0x500);
+	expect_event(&r.ev[3], 41, 5000000007ull, &ctx_a, 0x600);
+	expect_event(&r.ev[4], 42, 5000000020ull, &ctx_a, 0x600);
+	expect_event(&r.ev[5], 43, 5000000000ull - 600, &ctx_a, 0); /* the section's own order */
 	ck_assert_uint_eq(r.log.posixtrace_version, 3);
 	ck_assert_int_eq(r.log.posixtrace_closed, 1);
 	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
-	ck_assert_mem_eq(r.ev[0].data, d, 3);
+	ck_assert_mem_eq(r.ev[2].data, d, 3);
 	close(fd);
 }
 END_TEST
@@ -272,8 +276,9 @@ START_TEST(merge_across_lanes_and_blocks_ties_in_block_then_section_order)
 }
 END_TEST
 
-/* Drains in the order of the log, whatever their times; a lower drain
- * number after a higher one is a new drain. */
+/* A drain is merged with the next one, not with the one after: a lower
+ * drain number after a higher one is a new drain, two drains after the
+ * first, so its event older than all comes once the first is delivered. */
 START_TEST(drains_in_order)
 {
 	int fd = new_file();
@@ -283,11 +288,68 @@ START_TEST(drains_in_order)
 	stage_block(&g, 1, 0, 0, d1, 2);
 	stage_block(&g, 2, 1, 2, d2, 2);
 	stage_block(&g, 1, 0, 4, d3, 1);
-	struct v3_read r = v3_read(fd);
-	const uint64_t ts[] = {100, 200, 50, 150, 10};
+	struct v3_read r = v3_read_twice(fd);
+	const uint32_t tags[] = {2, 0, 3, 1, 4};
+	const uint64_t ts[] = {50, 100, 150, 200, 10};
 	ck_assert_uint_eq(r.n, 5);
 	for (uint32_t i = 0; i < 5; i++)
-		expect_tagged(&r.ev[i], i, T0 + ts[i]);
+		expect_tagged(&r.ev[i], tags[i], T0 + ts[i]);
+	close(fd);
+}
+END_TEST
+
+/* An event of the next drain older than the drain's last events (its
+ * writer took its time before the drain began and committed it after the
+ * keeper passed its lane) comes in its time place; at an equal time, the
+ * older drain's event first. */
+START_TEST(next_drain_event_in_its_time_place)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {10, 20, 30, 40}, late[] = {15, 30, 50}, d2[] = {45};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 4);
+	v3_stages_mono(&g, 2, T0);
+	v3_lane(&g, 1, 0, &ctx_b, 0x20);
+	for (uint32_t i = 0; i < 3; i++)
+		tagged(&g, late[i], 0, 4 + i);
+	v3_lane(&g, 0, 0, &ctx_a, 0x10);
+	tagged(&g, d2[0], 0, 7);
+	v3_seal(&g);
+	v3_end(&g);
+	struct v3_read r = v3_read_twice(fd);
+	const uint32_t tags[] = {0, 4, 1, 2, 5, 3, 7, 6};
+	const uint64_t ts[] = {10, 15, 20, 30, 30, 40, 45, 50};
+	ck_assert_uint_eq(r.n, 8);
+	for (uint32_t i = 0; i < 8; i++)
+		expect_tagged(&r.ev[i], tags[i], T0 + ts[i]);
+	expect_event(&r.ev[1], 32, T0 + 15, &ctx_b, 0x20);
+	expect_event(&r.ev[6], 32, T0 + 45, &ctx_a, 0x10);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	close(fd);
+}
+END_TEST
+
+/* An event older than events two drains back is not put among them: it
+ * comes when its drain joins the merge, right after the last event of the
+ * drain two before it, ahead of the newer events left of the drain
+ * between. */
+START_TEST(two_drains_back_not_merged)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {100, 200}, d2[] = {150, 300}, d3[] = {120, 400};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 2);
+	stage_block(&g, 2, 1, 2, d2, 2);
+	stage_block(&g, 3, 2, 4, d3, 2);
+	v3_end(&g);
+	struct v3_read r = v3_read_twice(fd);
+	const uint32_t tags[] = {0, 2, 1, 4, 3, 5};
+	const uint64_t ts[] = {100, 150, 200, 120, 300, 400};
+	ck_assert_uint_eq(r.n, 6);
+	for (uint32_t i = 0; i < 6; i++)
+		expect_tagged(&r.ev[i], tags[i], T0 + ts[i]);
 	close(fd);
 }
 END_TEST
@@ -299,7 +361,7 @@ START_TEST(resume_before_the_next_event)
 {
 	int fd = new_file();
 	struct v3 g;
-	const uint32_t ts[] = {10, 20, 30}, later[] = {50};
+	const uint32_t ts[] = {10, 20, 30}, later[] = {150};
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
 	stage_block(&g, 1, 0, 0, ts, 3);
 	v3_keeper(&g, 1);
@@ -325,8 +387,46 @@ START_TEST(resume_before_the_next_event)
 	ck_assert_uint_eq(r.ev[2].len, 0);
 	expect_tagged(&r.ev[3], 1, T0 + 20);
 	expect_tagged(&r.ev[4], 2, T0 + 30);
-	expect_event(&r.ev[5], POSIX_TRACE_RESUME, T0 + 50, &ctx_ctl, 0);
-	expect_tagged(&r.ev[6], 3, T0 + 50);
+	expect_event(&r.ev[5], POSIX_TRACE_RESUME, T0 + 150, &ctx_ctl, 0);
+	expect_tagged(&r.ev[6], 3, T0 + 150);
+	close(fd);
+}
+END_TEST
+
+/* Across the lookahead: a RESUME record of the next drain takes the
+ * drain's next event after it; one of the drain after its last event
+ * takes the next drain's next event; an event of the next drain older
+ * than the RESUME record does not take it. */
+START_TEST(resume_across_the_lookahead)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {10, 30}, d2[] = {20, 33, 40};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 2);
+	v3_keeper(&g, 1);
+	v3_context(&g, 0, &ctx_b, 0);
+	v3_resume(&g, 0); /* at 35 */
+	v3_seal_at(&g, T0 + 35);
+	v3_stages_mono(&g, 2, T0);
+	v3_lane(&g, 1, 0, &ctx_a, 0x20);
+	for (uint32_t i = 0; i < 3; i++)
+		tagged(&g, d2[i], 0, 2 + i);
+	v3_seal(&g);
+	v3_keeper(&g, 2);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_resume(&g, 0); /* at 25 */
+	v3_seal_at(&g, T0 + 25);
+	v3_end(&g);
+	struct v3_read r = v3_read_twice(fd);
+	ck_assert_uint_eq(r.n, 7);
+	expect_tagged(&r.ev[0], 0, T0 + 10);
+	expect_tagged(&r.ev[1], 2, T0 + 20);
+	expect_event(&r.ev[2], POSIX_TRACE_RESUME, T0 + 30, &ctx_ctl, 0);
+	expect_tagged(&r.ev[3], 1, T0 + 30);
+	expect_tagged(&r.ev[4], 3, T0 + 33);
+	expect_event(&r.ev[5], POSIX_TRACE_RESUME, T0 + 40, &ctx_b, 0);
+	expect_tagged(&r.ev[6], 4, T0 + 40);
 	close(fd);
 }
 END_TEST
@@ -457,6 +557,36 @@ START_TEST(stages_damage_costs_the_block_once)
 		ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 1);
 		ck_assert_int_eq(r.log.posixtrace_closed, 1);
 	}
+	close(fd);
+}
+END_TEST
+
+/* Damage in a block of the next drain: its ERROR waits until that drain
+ * becomes the oldest (after the last event of the drain before it), even
+ * though events of it came earlier in their time place; it has the time
+ * of the last event delivered.  Damage between the two drains (an invalid
+ * block) comes just before it. */
+START_TEST(next_drain_damage_after_the_drain_before)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t d1[] = {10, 30}, d2[] = {20, 40};
+	const char junk[24] = "not a block of the log";
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, d1, 2);
+	v3_block(&g, PT_LOG_RESERVED_END, g.seq++, 0, junk, sizeof junk);
+	stage_block(&g, 2, 1, 2, d2, 2);
+	damaged_stages(&g, D_FIRST_NOT_OWNER);
+	v3_end(&g);
+	struct v3_read r = v3_read_twice(fd);
+	ck_assert_uint_eq(r.n, 6);
+	expect_tagged(&r.ev[0], 0, T0 + 10);
+	expect_tagged(&r.ev[1], 2, T0 + 20);
+	expect_tagged(&r.ev[2], 1, T0 + 30);
+	expect_error(&r.ev[3], T0 + 30);
+	expect_error(&r.ev[4], T0 + 30);
+	expect_tagged(&r.ev[5], 3, T0 + 40);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 2);
 	close(fd);
 }
 END_TEST
@@ -739,25 +869,65 @@ static uint64_t rnd(uint64_t *s)
 struct want {
 	uint64_t ts;
 	uint32_t tag;
-	uint32_t drain_pos; /* which drain, in log order */
+	uint32_t drain_pos; /* which drain (or part of one), in log order */
 };
 
-static int by_drain_then_time(const void *a, const void *b)
+static int by_time(const void *a, const void *b)
 {
 	const struct want *x = a, *y = b;
-	if (x->drain_pos != y->drain_pos)
-		return x->drain_pos < y->drain_pos ? -1 : 1;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->tag < y->tag ? -1 : x->tag > y->tag; /* tags follow write order */
 }
 
 /*
+ * The order the merge defines, for sources whose times never go back: the
+ * events left of the oldest drain and of the next one, by time (equal
+ * times in write order), up to the oldest drain's last; then the drain
+ * after them joins.  w holds n events in write order (drain_pos 0, 1, ...
+ * rising); it is rewritten in that order.
+ */
+static void lookahead_order(struct want *w, size_t n)
+{
+	struct want *pool = malloc(n * sizeof *pool), *out = malloc(n * sizeof *out);
+	ck_assert_ptr_nonnull(pool);
+	ck_assert_ptr_nonnull(out);
+	size_t npool = 0, nout = 0, next = 0;
+	for (uint32_t d = 0; next < n || npool; d++) {
+		while (next < n && w[next].drain_pos <= d + 1)
+			pool[npool++] = w[next++];
+		qsort(pool, npool, sizeof *pool, by_time);
+		size_t upto = 0;
+		for (size_t i = 0; i < npool; i++)
+			if (pool[i].drain_pos == d)
+				upto = i + 1;
+		memcpy(out + nout, pool, upto * sizeof *pool);
+		nout += upto;
+		memmove(pool, pool + upto, (npool - upto) * sizeof *pool);
+		npool -= upto;
+	}
+	ck_assert_uint_eq(nout, n);
+	memcpy(w, out, n * sizeof *w);
+	free(pool);
+	free(out);
+}
+
+/* How many times an event of a drain follows one of a later drain. */
+static size_t drain_crossings(const struct want *w, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 1; i < n; i++)
+		k += w[i].drain_pos < w[i - 1].drain_pos;
+	return k;
+}
+
+/*
  * Drains of many blocks (the first larger than the reader's 1 MiB window),
  * each block with sections of lanes chosen at random, each lane's times
- * rising by random steps, some equal: the events of a drain in the order
- * of a stable sort by time of their write order (block, section, record),
- * which is the merge's definition.  One lane only: the same.
+ * rising by random steps, some equal, over the whole log: lanes used less
+ * often fall behind, so a drain holds events older than many of the
+ * drain before it, and some older than the drain two before.  The events
+ * come in the order lookahead_order defines (with one lane: write order).
  */
 static void many(int lanes)
 {
@@ -769,8 +939,8 @@ static void many(int lanes)
 	ck_assert_ptr_nonnull(w);
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
 	const uint32_t drain_blocks[] = {40, 3, 17};
+	uint64_t lane_t[8] = {0};
 	for (uint32_t d = 0; d < 3; d++) {
-		uint64_t lane_t[8] = {0};
 		for (uint32_t b = 0; b < drain_blocks[d]; b++) {
 			v3_stages_mono(&g, d + 1, T0);
 			uint32_t nsec = lanes > 1 ? 1 + (uint32_t)(rnd(&seed) % 3) : 1;
@@ -792,7 +962,11 @@ static void many(int lanes)
 		}
 	}
 	v3_end(&g);
-	qsort(w, n, sizeof *w, by_drain_then_time);
+	lookahead_order(w, n);
+	if (lanes > 1)
+		ck_assert_uint_gt(drain_crossings(w, n), 0);
+	else
+		ck_assert_uint_eq(drain_crossings(w, n), 0);
 	trace_id_t trid;
 	ck_assert_ok(posix_trace_open(fd, &trid));
 	for (int pass = 0; pass < 2; pass++) {
@@ -866,53 +1040,72 @@ START_TEST(rewind_gives_the_same_sequence)
 		n = k;
 		ck_assert_ok(posix_trace_rewind(trid));
 	}
-	ck_assert_uint_eq(n, 6); /* 30, 40; ERROR, RESUME, 10, 35 */
+	/* RESUME, 10, 30, 35, 40 (the two drains merged), then drain 2's
+	 * ERROR when it is the oldest. */
+	ck_assert_uint_eq(n, 6);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_uint_eq(first[i].posix_event_id, again[i].posix_event_id);
 		ck_assert_int_eq(pt_ns(&first[i].posix_timestamp), pt_ns(&again[i].posix_timestamp));
 	}
-	ck_assert_uint_eq(first[2].posix_event_id, POSIX_TRACE_ERROR);
-	ck_assert_uint_eq(first[3].posix_event_id, POSIX_TRACE_RESUME);
+	ck_assert_uint_eq(first[0].posix_event_id, POSIX_TRACE_RESUME);
+	ck_assert_int_eq(pt_ns(&first[0].posix_timestamp), (int64_t)(T0 + 10));
+	ck_assert_uint_eq(first[5].posix_event_id, POSIX_TRACE_ERROR);
+	ck_assert_int_eq(pt_ns(&first[5].posix_timestamp), (int64_t)(T0 + 40));
 	ck_assert_ok(posix_trace_close(trid));
 	close(fd);
 }
 END_TEST
 
-/* A drain whose memory would pass the reader's bound is cut: what was
- * gathered is merged, then the rest of it as the next drain; nothing lost,
- * no ERROR.  The bound is lowered to two and a half blocks. */
+/*
+ * A drain whose memory would pass the reader's bound is cut: what was
+ * gathered is one part, the rest of it the next parts, merged as drains
+ * are (a part with the next one only); nothing lost, no ERROR.  The bound
+ * is lowered to two and a half blocks: parts of two blocks.  The blocks'
+ * times interleave: whole, the drain comes in time order; cut, the first
+ * two parts are merged, and the third part, older than the end of the
+ * first, comes when the first is done: time goes back once.
+ */
 START_TEST(drain_cut_at_the_memory_bound)
 {
 	int fd = new_file();
 	struct v3 g;
 	const uint32_t blocks = 6, per = 2000; /* 32 KB of records (16 bytes) a block */
+	struct want *w = lt_hold(malloc(blocks * per * sizeof *w));
+	ck_assert_ptr_nonnull(w);
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
 	for (uint32_t k = 0; k < blocks; k++) {
 		v3_stages_mono(&g, 1, T0);
 		v3_lane(&g, k, 0, &ctx_a, 0x10);
-		for (uint32_t i = 0; i < per; i++) /* later blocks, earlier times */
-			tagged(&g, (blocks - k) * 100000 + i * 2, 0, k * per + i);
+		for (uint32_t i = 0; i < per; i++)
+			tagged(&g, i * blocks + k, 0, k * per + i);
 		v3_seal(&g);
 	}
 	struct pt_logr *r;
 	ck_assert_ok(pt_logr_open(fd, &r));
 	for (int cut = 0; cut < 2; cut++) {
+		for (uint32_t k = 0; k < blocks; k++)
+			for (uint32_t i = 0; i < per; i++)
+				w[k * per + i] = (struct want){T0 + i * blocks + k, k * per + i,
+				                               cut ? k / 2 : 0};
+		lookahead_order(w, blocks * per);
 		if (cut)
 			pt_logr_drain_cap(r, 5 * per * 16 / 2);
 		pt_logr_rewind(r);
 		struct pt_log_event ev;
-		uint32_t tag, k = 0;
+		uint32_t tag, k = 0, back = 0;
+		uint64_t prev = 0;
 		size_t len;
 		while (pt_logr_next(r, &ev, &tag, sizeof tag, &len) == 1) {
 			ck_assert_uint_ne(ev.id, POSIX_TRACE_ERROR);
-			/* Whole: the last block first.  Cut: two blocks at a
-			 * time, the later one first. */
-			uint32_t group = cut ? k / (2 * per) : 0, in = k % (cut ? 2 * per : per);
-			uint32_t block = cut ? 2 * group + 1 - in / per : blocks - 1 - k / per;
-			ck_assert_uint_eq(tag, block * per + in % per);
+			ck_assert_uint_lt(k, blocks * per);
+			if (tag != w[k].tag || ev.ts_ns != w[k].ts)
+				ck_abort_msg("cut %d, event %u: tag %u, want %u", cut, k, tag, w[k].tag);
+			back += ev.ts_ns < prev;
+			prev = ev.ts_ns;
 			k++;
 		}
 		ck_assert_uint_eq(k, blocks * per);
+		ck_assert_uint_eq(back, cut ? 1 : 0);
 	}
 	pt_logr_close(r);
 	close(fd);
@@ -958,7 +1151,10 @@ int main(void)
 	tc = pt_tcase_fixture(s, "merge", setup, teardown);
 	tcase_add_test(tc, merge_across_lanes_and_blocks_ties_in_block_then_section_order);
 	tcase_add_test(tc, drains_in_order);
+	tcase_add_test(tc, next_drain_event_in_its_time_place);
+	tcase_add_test(tc, two_drains_back_not_merged);
 	tcase_add_test(tc, resume_before_the_next_event);
+	tcase_add_test(tc, resume_across_the_lookahead);
 	tcase_add_test(tc, keeper_events_merged);
 	tcase_add_test(tc, rewind_gives_the_same_sequence);
 	tcase_add_test(tc, many_lanes_many_blocks_merged);
@@ -966,6 +1162,7 @@ int main(void)
 	tcase_add_test(tc, drain_cut_at_the_memory_bound);
 	tc = pt_tcase_fixture(s, "damage", setup, teardown);
 	tcase_add_loop_test(tc, stages_damage_costs_the_block_once, 0, D_KINDS);
+	tcase_add_test(tc, next_drain_damage_after_the_drain_before);
 	tcase_add_test(tc, stages_block_without_defect_reads);
 	tcase_add_test(tc, keeper_damage);
 	tcase_add_test(tc, keeper_user_event_is_an_event);
