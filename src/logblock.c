@@ -75,11 +75,9 @@ void pt_logb_open(struct pt_logw *w, uint32_t type, uint64_t ts)
 	w->blk_end = w->blk + (w->room < w->block_size ? w->room : w->block_size);
 	if (type == PT_LOG_KEEPER) {
 		/* Events given outside any drain (no pt_logw_begin_drain yet):
-		 * each block is a drain of its own, so they read back in the
-		 * order given whatever their times. */
-		if (!w->ncal)
-			w->prog.drain++;
-		put64(w->pos, w->prog.drain);
+		 * drain 0, which a reader never merges with another block, so
+		 * they read back in the order given whatever their times. */
+		put64(w->pos, w->ncal ? w->prog.drain : 0);
 		w->pos += PT_LOG_KEEPER_PREFIX;
 	}
 	if (w->blk_end < w->pos)

@@ -113,7 +113,9 @@ struct drain {
 	uint64_t errors;  /* ERRORs due when it becomes the oldest drain */
 	uint32_t nwin;    /* windows held for it */
 	uint32_t live;    /* its sources in the merge */
+	uint64_t number;  /* its blocks' drain number; 0: merged with no other */
 	int used;         /* gathered, not yet released */
+	int joined;       /* its sources are in the merge */
 };
 
 /* A window holding blocks of the drains in owners (a bit per r->dr). */
@@ -1079,8 +1081,8 @@ static void drain_release(struct pt_logr *r, uint32_t k)
 	r->win_owners &= ~(1u << k);
 	struct drain *d = &r->dr[k];
 	d->nsrc = d->ncal = d->nkctx = d->nwin = d->live = 0;
-	d->bytes = d->errors = 0;
-	d->used = 0;
+	d->bytes = d->errors = d->number = 0;
+	d->used = d->joined = 0;
 }
 
 static void drain_reset(struct pt_logr *r)
@@ -1310,7 +1312,7 @@ static void add_block(struct pt_logr *r, uint32_t k, const unsigned char *blk,
 static int drain_ends(const struct pt_logr *r, const struct drain *d, uint64_t drain,
                       const struct pt_log_block *b, uint64_t number)
 {
-	return number != drain || d->bytes + b->payload_len > r->drain_cap ||
+	return number != drain || number == 0 || d->bytes + b->payload_len > r->drain_cap ||
 	       (uint64_t)d->nwin * r->win_cap > r->drain_cap;
 }
 
@@ -1355,7 +1357,7 @@ static int gather(struct pt_logr *r, uint32_t k)
 			break;
 		}
 		have = 1;
-		drain = number;
+		drain = dr->number = number;
 		dr->errors += after;
 		after = 0;
 		add_block(r, k, blk, &b);
@@ -1475,6 +1477,7 @@ static void sift_down(struct pt_logr *r, uint32_t i)
 static void join(struct pt_logr *r, uint32_t k)
 {
 	struct drain *d = &r->dr[k];
+	d->joined = 1;
 	if (!grow((void **)&r->heap, &r->heap_cap, r->nheap + d->nsrc, sizeof *r->heap)) {
 		d->nsrc = 0;
 		d->errors++;
@@ -1530,9 +1533,13 @@ static int next_drain(struct pt_logr *r)
 	struct drain *d = &r->dr[k];
 	if (!d->used)
 		return 0;
+	if (!d->joined)
+		join(r, k); /* drain 0, or next to one: it waited */
 	r->drain_errors += d->errors;
 	d->errors = 0;
-	if (gather(r, k ^ 1))
+	/* Drain 0 (blocks written outside any drain) is merged with no other:
+	 * its events come in the order given. */
+	if (gather(r, k ^ 1) && d->number && r->dr[k ^ 1].number)
 		join(r, k ^ 1);
 	return 1;
 }

@@ -628,6 +628,33 @@ START_TEST(keeper_user_event_is_an_event)
 }
 END_TEST
 
+/* A KEEPER block of drain 0 (events a writer was given outside any drain)
+ * is merged with no other block: drains 1 and 2 around it, whose events
+ * are older than the one before them, are not merged across it, and two
+ * blocks of drain 0 are not merged together. */
+START_TEST(drain_zero_is_merged_with_no_block)
+{
+	static const struct {
+		uint64_t drain;
+		uint32_t delta;
+	} blocks[] = {{1, 400}, {0, 300}, {0, 200}, {2, 100}};
+	int fd = new_file();
+	struct v3 g;
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+		v3_keeper(&g, blocks[i].drain);
+		v3_context(&g, 0, &ctx_ctl, 0);
+		v3_ev(&g, 40, blocks[i].delta, 0x1, NULL, 0);
+		v3_seal_at(&g, T0);
+	}
+	struct v3_read r = v3_read_twice(fd);
+	ck_assert_uint_eq(r.n, 4);
+	for (size_t i = 0; i < 4; i++)
+		expect_event(&r.ev[i], 40, T0 + blocks[i].delta, &ctx_ctl, 0x1);
+	close(fd);
+}
+END_TEST
+
 /* A KEEPER block keeps its records before damage; the ERROR comes first
  * in the drain.  An unknown meta record (id 13), a RESUME with data, an
  * event before any context are damage there. */
@@ -1166,6 +1193,7 @@ int main(void)
 	tcase_add_test(tc, stages_block_without_defect_reads);
 	tcase_add_test(tc, keeper_damage);
 	tcase_add_test(tc, keeper_user_event_is_an_event);
+	tcase_add_test(tc, drain_zero_is_merged_with_no_block);
 	tcase_add_test(tc, reserved_types_skipped);
 	tcase_add_test(tc, section_claims_bounded);
 	tc = pt_tcase_fixture(s, "layouts", setup, teardown);

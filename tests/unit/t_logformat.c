@@ -1122,15 +1122,13 @@ struct tblock {
 
 /* The blocks of a linear log image, as laid out (the test's own walk).
  * The writer is given events outside any drain (no pt_logw_begin_drain):
- * they are in KEEPER blocks, each a drain of its own (its number higher
- * than the one before), so that a block's events are contiguous in read
- * order and a damaged block's ERROR comes where its drain was
- * (LOG-FORMAT.md, Drains). */
+ * they are in KEEPER blocks of drain 0, each read on its own and merged
+ * with no other, so that a block's events are contiguous in read order
+ * and a damaged block's ERROR comes where it was (LOG-FORMAT.md, Drains). */
 static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, struct tblock *out,
                         size_t max)
 {
 	size_t n = 0, off = data_off;
-	uint64_t drain = 0;
 	while (off + PT_LOG_BLOCK_HDR <= len && n < max) {
 		struct pt_log_block b;
 		memcpy(&b, img + off, sizeof b);
@@ -1145,7 +1143,7 @@ static size_t blocks_of(const unsigned char *img, size_t len, size_t data_off, s
 		if (b.type == PT_LOG_KEEPER) {
 			ck_assert_uint_ge(b.payload_len, PT_LOG_KEEPER_PREFIX);
 			memcpy(&out[n].drain, img + off + PT_LOG_BLOCK_HDR, sizeof out[n].drain);
-			ck_assert_uint_eq(out[n].drain, ++drain);
+			ck_assert_uint_eq(out[n].drain, 0);
 		}
 		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
 		n++;
@@ -1468,9 +1466,9 @@ static void redrain(unsigned char *blk, uint64_t drain)
 /* A header claiming 2^31 ring slots over a sparse 1 TiB file, with three
  * blocks far apart: open reads only what is there, quickly, with little
  * memory; the same file laid out linear is scanned through its data only.
- * The copies carry drain numbers 2, 3, 4 (the writer's block has 1), so
- * each is a drain of its own and the blocks lost between them are
- * reported between drains (LOG-FORMAT.md, Drains). */
+ * The copies carry drain number 0, as the writer's block does (events
+ * given outside any drain), so each is read on its own and the blocks
+ * lost between them are reported between them (LOG-FORMAT.md, Drains). */
 START_TEST(sparse_huge_ring)
 {
 	int fd = tmp_file();
@@ -1503,7 +1501,7 @@ START_TEST(sparse_huge_ring)
 	uint64_t slots[3] = {1000, 1001, (tib - PT_LOG_DATA_OFF) / bs - 1};
 	ck_assert_uint_eq(((const struct pt_log_block *)(const void *)blk)->nrecords, 100);
 	for (int k = 0; k < 3; k++) {
-		redrain(blk, 2 + (uint64_t)k);
+		redrain(blk, 0);
 		reseq(blk, slots[k]);
 		ck_assert_int_eq(pwrite(fd, blk, blen, (off_t)(PT_LOG_DATA_OFF + slots[k] * bs)),
 		                 (ssize_t)blen);
@@ -1867,8 +1865,8 @@ static void expect_log(int fd, const struct xev *x, uint32_t n)
  * begins nothing; a stage outside a drain, or not of whole words, is
  * EINVAL.  Each drain's number is the last one plus 1; the block being
  * filled is sealed first, so a block holds one drain; a drain's events
- * are merged by time, and the drains come in the order of their numbers
- * whatever their times (a later drain's events here are older). */
+ * are merged by time with the next drain's (a later drain's events here
+ * are older: they come first), not with those of the drain after. */
 START_TEST(drain_numbers_and_calibration)
 {
 	int fd = tmp_file();
@@ -1940,7 +1938,10 @@ START_TEST(drain_numbers_and_calibration)
 		stg_event(g, raw, 41, 0x402000, same, 16, i == 2, 20 + i, &x[n++]);
 	}
 	ck_assert_ok(pt_logw_stage(&w, stg_done(g)));
+	/* The reader merges a drain with the next one (LOG-FORMAT.md, Drains):
+	 * drain 2's older events come first. */
 	merge_order(x, d1, n);
+	merge_order(x, 0, n);
 	uint32_t d2 = n;
 
 	/* Drain 3: one point, MONO. */
