@@ -395,11 +395,16 @@ static void auto_flush(struct keeper *k)
 }
 
 /* Looks at the stream are paid from a credit that grows by a tick's worth
- * each tick, up to CREDIT_MAX, and is paid back by what a look drains: a
- * tick per quarter of the room.  A writer that fills the stream gets a look
- * each time it kicks; a target that only scribbles the hints or bumps
+ * each tick, up to CREDIT_MAX.  A look costs a tick and is paid back by
+ * what it drained: in full from REFUND_PART of the room on, in part below
+ * that (a look that drains the whole room earns the most).  A writer that
+ * fills the stream gets a look each time it kicks, however small the last
+ * one was: looks right after a flush, which find what came during it,
+ * must not use the credit up, or the keeper would sleep a tick while the
+ * stream overflows.  A target that only scribbles the hints or bumps
  * keeper_wake gets one look per tick, each finding nothing to record. */
 #define CREDIT_MAX (4 * TICK_NS)
+#define REFUND_PART 32u
 
 static void credit_update(struct keeper *k, uint64_t now)
 {
@@ -411,11 +416,14 @@ static void credit_update(struct keeper *k, uint64_t now)
 
 static void look(struct keeper *k)
 {
-	uint64_t quarter = k->h->map.event_room / 4 + 1;
+	uint64_t room = k->h->map.event_room, part = room / REFUND_PART + 1;
 	k->drained = 0;
 	auto_flush(k);
 	k->credit -= TICK_NS;
-	k->credit += k->drained >= quarter * 4 ? CREDIT_MAX : TICK_NS * k->drained / quarter;
+	if (k->drained >= room)
+		k->credit += CREDIT_MAX;
+	else
+		k->credit += k->drained >= part ? TICK_NS : TICK_NS * k->drained / part;
 	if (k->credit > CREDIT_MAX)
 		k->credit = CREDIT_MAX;
 }
