@@ -21,7 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "adopt.h"
+#include "channel.h"
 #include "join.h"
+#include "pcb.h"
+#include "registry.h"
 
 #define MAX_INHERITED 256
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "channel.h"
 #include "process.h"
 
 int pt_channel_create(int *rx, int *tx)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "keeper.h"
+#include "registry.h"
 
 static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 {

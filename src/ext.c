@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "logfile.h"
+#include "registry.h"
 
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
 {

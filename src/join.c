@@ -20,7 +20,9 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "channel.h"
 #include "join.h"
+#include "registry.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
 

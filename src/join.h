@@ -6,6 +6,7 @@
 #ifndef PT_JOIN_H
 #define PT_JOIN_H
 
+#include "channel.h"
 #include "process.h"
 
 /* A setuid, setgid or file-capability program (AT_SECURE). */

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "keeper.h"
+#include "registry.h"
 #include "writer.h"
 
 #define TICK_NS 100000000ull

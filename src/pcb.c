@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pcb.h"
 #include "process.h"
 #include "stream.h"
 

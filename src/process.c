@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "adopt.h"
+#include "channel.h"
 #include "join.h"
+#include "pcb.h"
+#include "registry.h"
 #include "writer.h"
 
 #ifndef MADV_WIPEONFORK

@@ -90,38 +90,4 @@ uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
  * from) may still be alive: 1 unless this process can tell it is dead. */
 int pt_owner_alive(uint64_t token, uint64_t pidns);
 
-/* pcb.c */
-int pt_pcb_create(void);
-void pt_pcb_init_own(struct pt_pcb *pcb);
-pid_t pt_pid_in_own_ns(pid_t pid);
-int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime);
-int pt_pcb_map_fd(int fd, struct pt_pcb **out);
-void *pt_sealed_object(const char *name, size_t size, int *fd_out);
-int pt_fd_is(int fd, uint64_t ino);
-
-/* channel.c */
-struct pt_offer_msg {
-	uint32_t magic;
-	uint32_t slot;
-	uint32_t gen;
-	uint32_t reserved;
-};
-#define PT_OFFER_MAGIC 0x4f545450u /* "PTTO" */
-int pt_channel_create(int *rx, int *tx);
-int pt_channel_send(int tx, const struct pt_offer_msg *msg, int fd);
-int pt_channel_recv(int rx, struct pt_offer_msg *msg, int *fd, uid_t *sender_uid);
-int pt_channel_peek(int rx, struct pt_offer_msg *msg, int *fd, uid_t *sender_uid);
-
-/* registry.c */
-int pt_registry_create(void);
-int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_id_t *id);
-int pt_reg_name(struct pt_registry *reg, trace_event_id_t id, char *out);
-uint32_t pt_reg_count(struct pt_registry *reg);
-void pt_reg_to_stream(struct pt_registry *reg, const struct pt_map *m, uint32_t from);
-void pt_reg_adopt_stream_names(struct pt_registry *reg, const struct pt_map *m);
-int pt_registry_map_fd(int fd, struct pt_registry **out);
-void pt_registry_copy_after_fork(void);
-void pt_sync_names(void);
-void pt_seed_names(struct pt_attached *a);
-
 #endif

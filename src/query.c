@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "logfile.h"
+#include "registry.h"
 
 static void active_status(struct pt_handle *h, struct posix_trace_status_info *st)
 {

@@ -20,7 +20,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pcb.h"
 #include "process.h"
+#include "registry.h"
 
 static const char *const system_names[] = {
 	[POSIX_TRACE_START] = "posix_trace_start",
@@ -230,7 +232,7 @@ void pt_seed_names(struct pt_attached *a)
 	a->names_synced = n;
 }
 
-void pt_sync_names(void)
+static void sync_names(void)
 {
 	pthread_mutex_lock(&pt_proc.lock);
 	for (int i = 0; i < PT_MAX_STREAMS; i++)
@@ -254,7 +256,7 @@ int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_i
 	/* Also when the name was known: another process of the tree may
 	 * have registered it, into streams this process does not share. */
 	if (!reg)
-		pt_sync_names();
+		sync_names();
 	return 0;
 }
 

@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "channel.h"
 #include "join.h"
+#include "pcb.h"
+#include "registry.h"
 #include "remote.h"
 
 static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
