@@ -45,7 +45,7 @@ static uint32_t chunk_of(const struct img *im, uint64_t v)
 static int room_in(const struct img *im, uint32_t c, uint32_t need)
 {
 	uint32_t end = (uint32_t)atomic_load(&img_chunk(im, c)->commit);
-	return end >= PT_CHUNK_HDR && end % 8 == 0 && end + need <= im->m->chunk_size;
+	return end >= PT_CHUNK_HDR && end % 8 == 0 && (uint64_t)end + need <= im->m->chunk_size;
 }
 
 /* One write of the list: an opcode word, then its operands. */

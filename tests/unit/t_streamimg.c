@@ -159,7 +159,7 @@ static uint32_t any_chunk(uint64_t *x)
 static int room_in(uint32_t c)
 {
 	uint32_t end = (uint32_t)atomic_load(&img_chunk(&im, c)->commit);
-	return end >= PT_CHUNK_HDR && end % 8 == 0 && end + 64 <= im.m->chunk_size;
+	return end >= PT_CHUNK_HDR && end % 8 == 0 && (uint64_t)end + 64 <= im.m->chunk_size;
 }
 
 /* One random change, as a scribbler makes them. */
