@@ -66,9 +66,19 @@ static int collect(struct inherited *out, int max)
 	return n;
 }
 
-static void close_ref(const struct pt_fdref *r)
+/* Whether fd is a socket with the inode a block names: a channel end.  A
+ * block names descriptors by number, so only this check keeps a block
+ * from naming this process's own files (its stdout, say). */
+static int is_channel_end(const struct pt_fdref *r)
 {
-	if (pt_fd_is(r->fd, r->ino))
+	struct stat st;
+	return r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       (uint64_t)st.st_ino == r->ino;
+}
+
+static void close_channel_end(const struct pt_fdref *r)
+{
+	if (is_channel_end(r))
 		close(r->fd);
 }
 
@@ -118,17 +128,21 @@ static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 	atomic_store_explicit(&pcb->peek_owner, 0, memory_order_release);
 }
 
-/* Another process's block passed down by exec: its channel ends go too. */
+/* Another process's block passed down by exec: its channel ends go too.
+ * Nothing the block says is acted on before its owner (the ptrace rule,
+ * pt_trust_fd), seals and size are checked: a block another user forged
+ * is closed and nothing else (SECURITY.md, "Nothing read is acted on
+ * before it is checked"). */
 static void drop_foreign_block(int fd)
 {
 	struct pt_pcb *pcb;
-	if (pt_pcb_map_fd(fd, &pcb) == 0) {
+	if (pt_trust_fd(fd) && pt_pcb_map_fd(fd, &pcb) == 0) {
 		if (pcb->magic == PT_PCB_MAGIC) {
 			struct pt_fdref rx = pcb->channel_rx, tx = pcb->channel_tx;
-			if (pt_fd_is(rx.fd, rx.ino) && pt_trust_fd(fd))
+			if (is_channel_end(&rx))
 				peek_ancestor_offers(pcb, rx.fd);
-			close_ref(&rx);
-			close_ref(&tx);
+			close_channel_end(&rx);
+			close_channel_end(&tx);
 		}
 		munmap(pcb, sizeof *pcb);
 	}
@@ -155,14 +169,19 @@ static int adopt_ref(const struct pt_fdref *r)
 	return pt_fd_is(r->fd, r->ino) ? r->fd : -1;
 }
 
+static int adopt_channel_end(const struct pt_fdref *r)
+{
+	return is_channel_end(r) ? r->fd : -1;
+}
+
 /* After exec: this process's channel and registry as its block names them,
  * else new ones. */
 static void adopt_own_resources(void)
 {
 	struct pt_pcb *pcb = pt_proc.pcb;
 	struct pt_fdref rx = pcb->channel_rx, tx = pcb->channel_tx, reg = pcb->registry;
-	pt_proc.chan_rx = adopt_ref(&rx);
-	pt_proc.chan_tx = adopt_ref(&tx);
+	pt_proc.chan_rx = adopt_channel_end(&rx);
+	pt_proc.chan_tx = adopt_channel_end(&tx);
 	if (pt_proc.chan_rx < 0 || pt_proc.chan_tx < 0) {
 		if (pt_proc.chan_rx >= 0)
 			close(pt_proc.chan_rx);

@@ -57,6 +57,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "../src/layout.h" /* struct pt_pcb, to forge one */
+
 #define USER_A "ptiso_a" /* the victim */
 #define USER_B "ptiso_b" /* the attacker */
 #define MIB (1024L * 1024L)
@@ -333,6 +335,7 @@ static void stage(void)
 	copy_file(built("helpers/iso_victim"), in_dir(staging, "iso_victim"), 0755);
 	copy_file(built("helpers/iso_attacker"), in_dir(staging, "iso_attacker"), 0755);
 	copy_file(built("helpers/iso_ctl"), in_dir(staging, "iso_ctl"), 0755);
+	copy_file(built("helpers/fds_open"), in_dir(staging, "fds_open"), 0755);
 	if (access(in_dir(build_dir(), "posixtrace"), X_OK) == 0)
 		copy_file(built("posixtrace"), in_dir(staging, "posixtrace"), 0755);
 }
@@ -1224,6 +1227,82 @@ START_TEST(item2_foreign_stream_descriptor_not_joined)
 	wait_bounded(b.c.pid, 5000, &status);
 	end_proc(&b);
 	assert_no_problems();
+}
+END_TEST
+
+/* ---- a tree of several users: a forged control block ---------------------
+ * (security, third round, item 2: a member of a tree hands a control block
+ * it forged down to the next programs; drop_foreign_block in src/adopt.c
+ * closed the descriptors the block named before checking its owner.) */
+
+/* A sealed control block whose channel ends are the descriptors 1 and 2 of
+ * whoever inherits it (the inodes of out and err), owned by `owner` (NULL:
+ * the test's own user). */
+static int forged_block(const struct user *owner, int out, int err)
+{
+	struct stat so, se;
+	ck_assert_int_eq(fstat(out, &so), 0);
+	ck_assert_int_eq(fstat(err, &se), 0);
+	struct pt_pcb pcb;
+	memset(&pcb, 0, sizeof pcb);
+	pcb.magic = PT_PCB_MAGIC;
+	pcb.version = PT_LAYOUT_VERSION;
+	pcb.size = sizeof pcb;
+	pcb.pid = 1;
+	pcb.starttime = 1;
+	pcb.channel_tx = (struct pt_fdref){.fd = 1, .ino = (uint64_t)so.st_ino};
+	pcb.channel_rx = (struct pt_fdref){.fd = 2, .ino = (uint64_t)se.st_ino};
+	int fd = (int)syscall(SYS_memfd_create, "posixtrace-pcb", 0x0003u /* CLOEXEC|SEALING */);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, &pcb, sizeof pcb), (ssize_t)sizeof pcb);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, PT_SEALS_REQUIRED), 0);
+	if (owner)
+		ck_assert_int_eq(fchown(fd, owner->uid, owner->gid), 0);
+	return fd;
+}
+
+/* Runs fds_open as `as` with the block as descriptor 10: it must still
+ * write on its standard output and error. */
+static void run_with_forged_block(const struct user *as, const struct user *owner,
+                                  const char *who)
+{
+	int out[2], err[2];
+	pipe_cloexec(out);
+	pipe_cloexec(err);
+	int block = forged_block(owner, out[1], err[1]);
+	char *argv[] = {(char *)in_dir(staging, "fds_open"), NULL};
+	struct spawn o = {.as = as, .in = -1, .out = out[1], .err = err[1], .extra = block,
+	                  .extra_to = 10, .staged = 1};
+	struct child c = start(&o, argv);
+	close(out[1]);
+	close(err[1]);
+	close(block);
+	int status = -1;
+	if (!wait_bounded(c.pid, 10000, &status))
+		problem("%s: fds_open did not end", who);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		problem("%s: fds_open could not write on its standard output or error (status "
+		        "%#x): the library closed them at load",
+		        who, status);
+	close(out[0]);
+	close(err[0]);
+}
+
+START_TEST(tree_forged_block_closes_no_file)
+{
+	begin("tree_forged_block_closes_no_file");
+	stage();
+	/* Of the same user: the owner is trusted, the descriptors named are
+	 * not sockets. */
+	run_with_forged_block(NULL, NULL, "a block of the program's own user");
+	const char *why = need_users();
+	if (!why) {
+		run_with_forged_block(&user_a, &user_b, "a block of user B, program of user A");
+		run_with_forged_block(as_root, &user_b, "a block of user B, root's program");
+	}
+	assert_no_problems();
+	if (why)
+		SKIP("the cases with two users: %s", why);
 }
 END_TEST
 
@@ -2157,6 +2236,7 @@ int main(void)
 	tcase_add_test(tc, item2_setgid_program_not_recorded);
 	tcase_add_test(tc, item2_filecap_program_not_recorded);
 	tcase_add_test(tc, item2_foreign_stream_descriptor_not_joined);
+	tcase_add_test(tc, tree_forged_block_closes_no_file);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
 	tcase_add_test(tc, item7_target_cannot_resize_attach_command);
