@@ -72,6 +72,30 @@ __PT_SAME_NAME_BEGIN
 int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info);
 __PT_SAME_NAME_END
 
+/* The rendezvous of an active trace stream traced with inheritance
+ * (POSIX_TRACE_INHERITED): a descendant of the stream's target that lost
+ * the descriptors it inherited (Python's subprocess closes them, as do
+ * many test drivers) is given the stream at load when its environment has
+ * POSIXTRACE_RENDEZVOUS set to posixtrace_dir.  Put it in the environment
+ * of the programs the target starts (posixtrace record does).  Since
+ * version 0.3. */
+#define POSIXTRACE_RENDEZVOUS_ENV "POSIXTRACE_RENDEZVOUS"
+struct posixtrace_rendezvous_info {
+	char posixtrace_dir[256];        /* the directory, a null-terminated path */
+	uint64_t posixtrace_joined;      /* processes given the stream through it */
+	/* Processes that asked and were refused (not descendants, not
+	 * traceable by the controller) or had stopped waiting. */
+	uint64_t posixtrace_refused;
+	uint64_t posixtrace_reserved[4];
+};
+
+/* EINVAL: trid is not an active trace stream identifier (or info is NULL);
+ * ENOENT: the stream has no rendezvous (not traced with inheritance, shut
+ * down, or its directory could not be made). */
+__PT_SAME_NAME_BEGIN
+int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_info *info);
+__PT_SAME_NAME_END
+
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many
  * there are.  ENOMEM: no memory for the scan. */

@@ -25,6 +25,7 @@
 #include "join.h"
 #include "pcb.h"
 #include "registry.h"
+#include "rendezvous.h"
 
 #define MAX_INHERITED 256
 
@@ -116,7 +117,7 @@ static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 		return;
 	if (setsockopt(rx, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off) == 0) {
 		for (int i = 0; i < PT_PCB_SLOTS && pt_channel_peek(rx, &msg, &fd, &sender) == 0; i++) {
-			if (fd >= 0 && (sender == 0 || sender == getuid()))
+			if (fd >= 0 && msg.magic == PT_OFFER_MAGIC && (sender == 0 || sender == getuid()))
 				join_inherited(fd);
 			else if (fd >= 0)
 				close(fd);
@@ -338,5 +339,9 @@ void pt_adopt_at_load(void)
 	}
 	if (pt_proc.chan_rx >= 0)
 		pt_drain_channel_locked();
+	/* Descriptors closed before this program loaded the library (Python's
+	 * close_fds): the keeper of the stream named in the environment hands
+	 * it over (rendezvous.h). */
+	pt_rdv_join_at_load();
 	pthread_mutex_unlock(&pt_proc.lock);
 }

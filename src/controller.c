@@ -48,6 +48,7 @@ static void destroy(struct pt_handle *h)
 	if (h->log_fd >= 0)
 		close(h->log_fd);
 	h->log_fd = -1;
+	pt_rdv_close(&h->rdv, 1);
 }
 
 static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id_t *trid)
@@ -83,6 +84,10 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 	if (!err && !h->remote && h->map.inherited)
 		fcntl(h->map.fd, F_SETFD, 0);
 	h->has_log = logfd >= 0;
+	/* Without a rendezvous the stream still works: children that keep
+	 * their descriptors follow it. */
+	if (!err && h->map.inherited)
+		pt_rdv_open(&h->rdv);
 	if (!err && (h->has_log || h->remote || h->map.inherited))
 		err = pt_keeper_start(h, logfd);
 	if (err) {

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "logwrite.h"
+#include "rendezvous.h"
 
 #define PT_CTLQ_LEN 256u
 #define PT_CTL_DATA_MAX (2 * sizeof(trace_event_set_t))
@@ -61,6 +62,7 @@ struct pt_ctl {
 	 * relaxed, as the header's. */
 	_Atomic uint64_t filter[PT_NEVENT_IDS / 64];
 	struct pt_logw_state logw;       /* the log as written so far */
+	struct pt_rdv_counts rdv;        /* the rendezvous, as the keeper served it */
 };
 
 struct pt_ctl *pt_ctl_create(int loop);

@@ -41,6 +41,26 @@ int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info)
 	return 0;
 }
 
+int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_info *info)
+{
+	if (!info)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
+	if (!h)
+		return EINVAL;
+	int err = h->rdv.fd >= 0 && h->rdv.dir[0] ? 0 : ENOENT;
+	memset(info, 0, sizeof *info);
+	_Static_assert(sizeof info->posixtrace_dir == PT_RDV_DIR_MAX, "the path fits");
+	if (!err) {
+		memcpy(info->posixtrace_dir, h->rdv.dir, sizeof info->posixtrace_dir);
+		/* Counts only: relaxed. */
+		info->posixtrace_joined = atomic_load_explicit(&h->ctl->rdv.joined, memory_order_relaxed);
+		info->posixtrace_refused = atomic_load_explicit(&h->ctl->rdv.refused, memory_order_relaxed);
+	}
+	pt_handle_put(h);
+	return err;
+}
+
 /* Whether pid has loaded the library: its fd table shows a control block
  * (reading it needs the same permission as tracing it). */
 static int instrumented(pid_t pid)

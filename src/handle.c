@@ -29,7 +29,8 @@ static void handle_reset(struct pt_handle *h)
 	h->keeper_sock = -1;
 	h->keeper_pidfd = -1;
 	h->log_fd = -1;
-	h->target.pidfd = h->target.tx = -1;
+	pt_rdv_init(&h->rdv);
+	h->target.pidfd = h->target.tx = h->target.reg_fd = -1;
 	h->target.slot = -1;
 	h->slot = -1;
 }
@@ -242,6 +243,7 @@ void pt_handles_after_fork(void)
 				close(h->keeper_pidfd);
 			if (h->log_fd >= 0)
 				close(h->log_fd);
+			pt_rdv_close(&h->rdv, 0); /* the parent's directory */
 		}
 		if (h->in_use && h->kind == PT_H_LOG)
 			pt_logfile_free(h);

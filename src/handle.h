@@ -10,6 +10,7 @@
 
 #include "reader.h"
 #include "remote.h"
+#include "rendezvous.h"
 
 struct pollfd;
 
@@ -45,6 +46,7 @@ struct pt_handle {
 	int keeper_pidfd;
 	uint64_t keeper_seen;      /* its progress when last looked at */
 	int log_fd;                /* the caller's log descriptor (a new keeper's) */
+	struct pt_rdv rdv;         /* traced with inheritance: its rendezvous */
 	struct pt_reader rd;
 	/* both */
 	int in_use;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "channel.h"
 #include "join.h"
+#include "rendezvous.h"
 #include "registry.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
@@ -129,6 +130,10 @@ static void release_joined_locked(int slot)
 
 void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 {
+	if (msg->magic == PT_REGISTRY_OFFER_MAGIC) {
+		pt_rdv_take_registry(fd, sender);
+		return;
+	}
 	if (msg->magic != PT_OFFER_MAGIC || msg->slot >= PT_PCB_SLOTS ||
 	    (sender != 0 && sender != getuid())) {
 		close(fd);

@@ -323,6 +323,8 @@ static void ack(struct keeper *k, uint32_t commands)
 
 __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_caller *who)
 {
+	/* No process joins a stream that is ending. */
+	pt_rdv_remove(&k->h->rdv);
 	if (k->fd >= 0) {
 		/* A request number only (it becomes flush_done): relaxed would do. */
 		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
@@ -562,6 +564,26 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 	}
 }
 
+/* Descendants of the target that lost their descriptors ask for the
+ * stream (rendezvous.h); the target is the controller itself for a
+ * stream of its own. */
+static void serve_rendezvous(struct keeper *k, int registry_fd)
+{
+	struct pt_handle *h = k->h;
+	if (h->rdv.fd < 0)
+		return;
+	struct pt_rdv_server s = {
+	    .listen_fd = h->rdv.fd,
+	    .stream_fd = h->map.fd,
+	    .registry_fd = registry_fd,
+	    .target = h->remote ? h->target.pid : k->controller,
+	    .target_start = h->remote ? h->target.start : pt_proc.starttime,
+	    .stream_state = &k->shdr->state,
+	    .counts = &k->ctl->rdv,
+	};
+	pt_rdv_serve_start(&s);
+}
+
 /* Leaves the keeper with the descriptors it uses and stdio. */
 static void close_other_fds(const int *keep, int n)
 {
@@ -594,7 +616,9 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	signal(SIGXFSZ, SIG_IGN);
 	setsid();
 	prctl(PR_SET_NAME, "posixtrace-keep");
-	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx};
+	int registry_fd = h->remote ? h->target.reg_fd : pt_proc.reg_fd;
+	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx,
+	              h->rdv.fd, registry_fd};
 	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
 	/* The controller's end of the socket may live on in a process that
 	 * did not run the library's fork handler; its pidfd tells its exit
@@ -616,5 +640,6 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 		pt_logw_read_progress(&k->ctl->logw, &p);
 		k->names_in_log = p.nnames;
 	}
+	serve_rendezvous(k, registry_fd);
 	keeper_loop(k);
 }

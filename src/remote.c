@@ -52,7 +52,7 @@ static int may_trace(pid_t pid)
 int pt_remote_open(pid_t pid, struct pt_remote *r)
 {
 	memset(r, 0, sizeof *r);
-	r->pidfd = r->tx = -1;
+	r->pidfd = r->tx = r->reg_fd = -1;
 	r->slot = -1;
 	if (pid <= 0)
 		return ESRCH;
@@ -239,7 +239,10 @@ static void pull_registry(struct pt_remote *r)
 		return;
 	if (pt_fd_is(fd, ref.ino) && pt_registry_map_fd(fd, &r->reg) != 0)
 		r->reg = NULL;
-	close(fd);
+	if (r->reg)
+		r->reg_fd = fd;
+	else
+		close(fd);
 }
 
 int pt_remote_reach(struct pt_remote *r)
@@ -335,10 +338,12 @@ void pt_remote_close(struct pt_remote *r)
 	if (r->reg)
 		munmap(r->reg, sizeof *r->reg);
 	r->reg = NULL;
+	if (r->reg_fd >= 0)
+		close(r->reg_fd);
 	if (r->tx >= 0)
 		close(r->tx);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	r->pcb = NULL;
-	r->tx = r->pidfd = -1;
+	r->tx = r->pidfd = r->reg_fd = -1;
 }

@@ -18,6 +18,7 @@ struct pt_remote {
 	struct pt_pcb *pcb;    /* its block: sealed, mapped; contents untrusted */
 	int tx;                /* its channel's sending end */
 	struct pt_registry *reg; /* its name registry (untrusted), or NULL */
+	int reg_fd;            /* its descriptor (the rendezvous hands it on) */
 	int slot;              /* the slot offered, -1 none */
 	uint32_t gen;
 };

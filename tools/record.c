@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <posixtrace.h>
 
 #include "tool.h"
 
@@ -170,15 +171,23 @@ static int build_attr(const struct record_options *o, trace_attr_t *attr)
 static void run_held_child(int ready_fd, int go_fd, int exec_fd, char **command,
                            bool log_on_stdout)
 {
-	char go;
+	char go[1 + sizeof((struct posixtrace_rendezvous_info *)0)->posixtrace_dir];
+	size_t got = 0;
+	ssize_t n;
 	if (log_on_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 		_exit(127);
 	if (write(ready_fd, "r", 1) != 1)
 		_exit(127);
 	close(ready_fd);
-	if (read(go_fd, &go, 1) != 1)
+	while (got < sizeof go - 1 && ((n = read(go_fd, go + got, sizeof go - 1 - got)) > 0 ||
+	                               (n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
+	if (got < 1 || go[0] != 'g')
 		_exit(127);
 	close(go_fd);
+	go[got] = '\0';
+	if (go[1] && setenv(POSIXTRACE_RENDEZVOUS_ENV, go + 1, 1) != 0)
+		_exit(127);
 	execvp(command[0], command);
 	int err = errno;
 	if (write(exec_fd, &err, sizeof err) != (ssize_t)sizeof err)
@@ -223,13 +232,17 @@ static bool spawn_held_child(char **command, bool log_on_stdout, struct held_chi
 	return true;
 }
 
-/* Lets the command run; returns 0 once it runs, or the errno of execvp. */
-static int release_child(struct held_child *c)
+/* Lets the command run, with the stream's rendezvous (rdv_dir, maybe
+ * empty) in its environment; returns 0 once it runs, or the errno of
+ * execvp. */
+static int release_child(struct held_child *c, const char *rdv_dir)
 {
 	int err = 0;
 	ssize_t n;
-	if (write(c->go_fd, "g", 1) != 1)
-		err = errno;
+	char go[1 + sizeof((struct posixtrace_rendezvous_info *)0)->posixtrace_dir];
+	size_t len = (size_t)snprintf(go, sizeof go, "g%s", rdv_dir);
+	if (len >= sizeof go || write(c->go_fd, go, len) != (ssize_t)len)
+		err = errno ? errno : ENAMETOOLONG;
 	close(c->go_fd);
 	while ((n = read(c->exec_fd, &err, sizeof err)) < 0 && errno == EINTR)
 		;
@@ -467,6 +480,22 @@ static int start_stream(const struct record_options *o, pid_t child, int logfd,
 	return err;
 }
 
+/* Processes that had closed the descriptors they inherited (Python's
+ * subprocess does) and asked for the stream through its rendezvous. */
+static void report_rendezvous(trace_id_t trid)
+{
+	struct posixtrace_rendezvous_info rdv;
+	if (posixtrace_rendezvous_info(trid, &rdv) != 0)
+		return;
+	if (rdv.posixtrace_joined)
+		note_msg("%llu processes had closed their inherited descriptors and joined "
+		         "through the rendezvous", (unsigned long long)rdv.posixtrace_joined);
+	if (rdv.posixtrace_refused)
+		note_msg("%llu processes asked to join through the rendezvous and were not traced "
+		         "(not descendants of the command, not traceable, or too late)",
+		         (unsigned long long)rdv.posixtrace_refused);
+}
+
 /* The command could not be run: nothing to keep. */
 static int give_up_on_exec(const struct record_options *o, pid_t child, trace_id_t trid,
                            const char *path, int err)
@@ -523,8 +552,11 @@ static int record(struct record_options *o)
 		return EXIT_FAIL;
 	}
 	install_stop_handlers();
+	struct posixtrace_rendezvous_info rdv;
+	if (posixtrace_rendezvous_info(trid, &rdv) != 0)
+		rdv.posixtrace_dir[0] = '\0';
 	uint64_t t0 = now_realtime_ns();
-	int exec_err = release_child(&child);
+	int exec_err = release_child(&child, rdv.posixtrace_dir);
 	if (exec_err) {
 		rc = give_up_on_exec(o, child.pid, trid, path, exec_err);
 		close(logfd);
@@ -535,6 +567,7 @@ static int record(struct record_options *o)
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
 	if (to_stdout)
 		print_pipe_summary(trid, seconds);
+	report_rendezvous(trid);
 	int err = posix_trace_shutdown(trid);
 	if (err)
 		error_msg("record: writing the log failed: %s", strerror(err));

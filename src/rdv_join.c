@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rendezvous, asked (rendezvous.h): at load, a process that joined no
+ * stream and finds POSIXTRACE_RENDEZVOUS in its environment connects to
+ * the socket in that directory, waits at most PT_RDV_WAIT_MS for the
+ * keeper's answer, then takes what the keeper put on its channel (the
+ * tree's registry, then the stream's offer) the way it takes any offer.
+ *
+ * What it trusts: the variable only under the rules of secure_getenv (no
+ * AT_SECURE program reads it); the directory only if it is a directory,
+ * reached without following a link at its last component, owned by root
+ * or this process's real user, and closed to everybody else (mode 0700);
+ * the peer only if the kernel says it runs as root or as this process's
+ * user (SO_PEERCRED, the join rule of pt_trust_fd); what arrives on its
+ * channel under the rules of any offer (join.c).  Nothing here blocks
+ * longer than PT_RDV_WAIT_MS in all.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "join.h"
+#include "pcb.h"
+#include "registry.h"
+#include "rendezvous.h"
+
+/* Set while this process waits for its rendezvous: only then is a registry
+ * offered on the channel taken.  Under pt_proc.lock. */
+static int waiting_for_rendezvous;
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int joined_any(void)
+{
+	for (int i = 0; i < PT_MAX_STREAMS; i++)
+		if (atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
+/* The directory, if it may be trusted: its descriptor (O_PATH), or -1. */
+static int open_trusted_dir(const char *path)
+{
+	struct stat st;
+	if (!path || path[0] != '/')
+		return -1;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0 ||
+	    (st.st_uid != 0 && st.st_uid != getuid())) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Root, or this process's own user in all three ids. */
+static int peer_trusted(int s)
+{
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	uid_t r, e, sv;
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return 0;
+	if (cred.uid == 0)
+		return 1;
+	return getresuid(&r, &e, &sv) == 0 && cred.uid == r && cred.uid == e && cred.uid == sv;
+}
+
+/* A connection to the keeper's socket, retried while its queue is full,
+ * until deadline_ms; -1 when there is none. */
+static int connect_by(int dirfd, int64_t deadline_ms)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int n = snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", dirfd, PT_RDV_SOCKET);
+	if (n <= 0 || (size_t)n >= sizeof a.sun_path)
+		return -1;
+	for (;;) {
+		int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (s < 0)
+			return -1;
+		if (connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+			return s;
+		int err = errno;
+		close(s);
+		if (err != EAGAIN || ms_now() >= deadline_ms)
+			return -1;
+		poll(NULL, 0, 1);
+	}
+}
+
+/* The keeper's answer, by deadline_ms: 1 when it put the stream on this
+ * process's channel. */
+static int await_answer(int s, int64_t deadline_ms)
+{
+	struct pt_rdv_reply reply;
+	for (;;) {
+		int64_t left = deadline_ms - ms_now();
+		struct pollfd p = {.fd = s, .events = POLLIN};
+		if (left <= 0)
+			return 0;
+		int ready = poll(&p, 1, (int)left);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			return 0;
+		ssize_t got = recv(s, &reply, sizeof reply, MSG_DONTWAIT);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return got == (ssize_t)sizeof reply && reply.magic == PT_RDV_REPLY_MAGIC && reply.err == 0;
+	}
+}
+
+void pt_rdv_join_at_load(void)
+{
+	if (pt_proc.pcb_fd < 0 || pt_proc.chan_rx < 0 || joined_any())
+		return;
+	int dirfd = open_trusted_dir(secure_getenv(PT_RDV_ENV));
+	if (dirfd < 0)
+		return;
+	int64_t deadline = ms_now() + PT_RDV_WAIT_MS;
+	int s = connect_by(dirfd, deadline);
+	close(dirfd);
+	if (s < 0)
+		return;
+	int offered = peer_trusted(s) && await_answer(s, deadline);
+	close(s);
+	if (!offered)
+		return;
+	waiting_for_rendezvous = 1;
+	pt_drain_channel_locked();
+	waiting_for_rendezvous = 0;
+}
+
+void pt_rdv_take_registry(int fd, uid_t sender)
+{
+	struct pt_registry *reg;
+	if (!waiting_for_rendezvous || (sender != 0 && sender != getuid()) ||
+	    pt_reg_count(pt_proc.reg) > 1 || !pt_trust_fd(fd) || pt_registry_map_fd(fd, &reg) != 0) {
+		close(fd);
+		return;
+	}
+	if (pt_proc.reg != &pt_proc.reg_fallback)
+		munmap(pt_proc.reg, sizeof *pt_proc.reg);
+	if (pt_proc.reg_fd >= 0)
+		close(pt_proc.reg_fd);
+	/* Kept across exec, as a registry made here would be. */
+	fcntl(fd, F_SETFD, 0);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+	pt_pcb_init_own(pt_proc.pcb);
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rendezvous, served (rendezvous.h).  pt_rdv_open and pt_rdv_close run
+ * in the controller; pt_rdv_serve_start and everything under it run in the
+ * keeper process, in a thread of their own, so that a joiner, which waits
+ * at most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
+ *
+ * Whom the keeper serves: the process at the other end of a connection, as
+ * the kernel names it (SO_PEERCRED), if the keeper may trace it (the
+ * ptrace rule, pt_remote_open), it descends from the stream's target (its
+ * parents, each named by pid and start time, up to the target), and it has
+ * loaded the library (its block and channel, checked as for any target:
+ * pt_remote_reach).  The directory's mode (0700, the controller's user)
+ * already keeps every other user out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "channel.h"
+#include "remote.h"
+#include "rendezvous.h"
+
+#define RDV_BACKLOG 128
+/* Parents looked at before a process counts as not descending: deeper
+ * than any real tree, and a bound on the work one connection costs. */
+#define RDV_MAX_DEPTH 4096
+
+void pt_rdv_init(struct pt_rdv *r)
+{
+	r->fd = -1;
+	r->dir[0] = '\0';
+}
+
+/* sun_path through the directory's descriptor: any directory path fits. */
+static int socket_path(struct sockaddr_un *a, int dirfd)
+{
+	memset(a, 0, sizeof *a);
+	a->sun_family = AF_UNIX;
+	int n = snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", dirfd,
+	                 PT_RDV_SOCKET);
+	return n > 0 && (size_t)n < sizeof a->sun_path;
+}
+
+static int make_dir(struct pt_rdv *r)
+{
+	const char *base = secure_getenv("TMPDIR");
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	int n = snprintf(r->dir, sizeof r->dir, "%s/posixtrace-XXXXXX", base);
+	if (n <= 0 || (size_t)n >= sizeof r->dir || !mkdtemp(r->dir)) {
+		r->dir[0] = '\0';
+		return errno ? errno : ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int listen_in(struct pt_rdv *r)
+{
+	struct sockaddr_un a;
+	int dirfd = open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return errno;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int err = s < 0 ? errno : 0;
+	if (!err && !socket_path(&a, dirfd))
+		err = ENAMETOOLONG;
+	if (!err && (bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, RDV_BACKLOG) != 0))
+		err = errno;
+	close(dirfd);
+	if (err) {
+		if (s >= 0)
+			close(s);
+		return err;
+	}
+	r->fd = s;
+	return 0;
+}
+
+int pt_rdv_open(struct pt_rdv *r)
+{
+	pt_rdv_init(r);
+	int err = make_dir(r);
+	if (!err && (err = listen_in(r)) != 0)
+		pt_rdv_close(r, 1);
+	return err;
+}
+
+void pt_rdv_remove(struct pt_rdv *r)
+{
+	if (!r->dir[0])
+		return;
+	int dirfd = open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd >= 0) {
+		unlinkat(dirfd, PT_RDV_SOCKET, 0);
+		close(dirfd);
+	}
+	rmdir(r->dir);
+	r->dir[0] = '\0';
+}
+
+void pt_rdv_close(struct pt_rdv *r, int remove)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (remove)
+		pt_rdv_remove(r);
+}
+
+/* ---- the keeper's side ------------------------------------------------ */
+
+/* Whether pid, started at start, descends from the target (or is it):
+ * each parent named by the pid /proc gives and checked by its start time,
+ * which a parent's start never follows. */
+static int descends(const struct pt_rdv_server *s, pid_t pid, uint64_t start)
+{
+	for (int depth = 0; depth < RDV_MAX_DEPTH && pid > 0; depth++) {
+		if (pid == s->target)
+			return start == s->target_start;
+		pid_t parent = 0;
+		uint64_t got = pt_proc_stat(pid, &parent);
+		if (!got || got != start)
+			return 0; /* gone, or its pid taken by another process */
+		pid = parent;
+		start = parent > 0 ? pt_proc_stat(parent, NULL) : 0;
+		if (start > got)
+			return 0; /* a parent younger than its child: pid reuse */
+	}
+	return 0;
+}
+
+static int send_registry(const struct pt_remote *r, int registry_fd)
+{
+	if (registry_fd < 0)
+		return 0;
+	struct pt_offer_msg msg = {PT_REGISTRY_OFFER_MAGIC, 0, 0, 0};
+	return pt_channel_send(r->tx, &msg, registry_fd);
+}
+
+/* Hands the stream to the process at the other end of conn: 0, or why
+ * not.  Bounded: a few /proc files per parent (RDV_MAX_DEPTH) and the
+ * reach of one process. */
+static int hand_stream(const struct pt_rdv_server *s, int conn)
+{
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0)
+		return EPERM;
+	struct pt_remote r;
+	int err = pt_remote_open(cred.pid, &r);
+	if (!err && !descends(s, cred.pid, r.start))
+		err = EPERM;
+	if (!err)
+		err = pt_remote_reach(&r);
+	if (!err)
+		err = send_registry(&r, s->registry_fd);
+	/* The state's value only: whether to arm at once (the joiner arms a
+	 * stream traced with inheritance anyway, pt_join_fd_locked). */
+	if (!err)
+		err = pt_remote_offer(&r, s->stream_fd,
+		                      atomic_load_explicit(s->stream_state, memory_order_relaxed) ==
+		                          PT_ST_RUNNING);
+	pt_remote_close(&r);
+	return err;
+}
+
+static void answer(const struct pt_rdv_server *s, int conn)
+{
+	int err = hand_stream(s, conn);
+	struct pt_rdv_reply reply = {PT_RDV_REPLY_MAGIC, err};
+	int told = send(conn, &reply, sizeof reply, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof reply;
+	/* Counts only: relaxed. */
+	if (!err && told)
+		atomic_fetch_add_explicit(&s->counts->joined, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&s->counts->refused, 1, memory_order_relaxed);
+}
+
+static void *serve_main(void *arg)
+{
+	struct pt_rdv_server *s = arg;
+	for (;;) {
+		struct pollfd p = {.fd = s->listen_fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				poll(NULL, 0, 10); /* let descriptors come back */
+			continue;
+		}
+		answer(s, conn);
+		close(conn);
+	}
+	free(s);
+	return NULL;
+}
+
+int pt_rdv_serve_start(const struct pt_rdv_server *s)
+{
+	if (s->listen_fd < 0)
+		return EINVAL;
+	struct pt_rdv_server *copy = malloc(sizeof *copy);
+	if (!copy)
+		return ENOMEM;
+	*copy = *s;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_t t;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* No signal for the thread: they are the keeper's. */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&t, &attr, serve_main, copy);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		free(copy);
+	return err;
+}
