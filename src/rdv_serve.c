@@ -146,43 +146,55 @@ static int send_registry(const struct pt_remote *r, int registry_fd)
 	return pt_channel_send(r->tx, &msg, registry_fd);
 }
 
-/* Hands the stream to the process at the other end of conn: 0, or why
- * not.  Bounded: a few /proc files per parent (RDV_MAX_DEPTH) and the
- * reach of one process. */
-static int hand_stream(const struct pt_rdv_server *s, int conn)
+/* Puts the tree's registry and the stream's offer on the channel of the
+ * process at the other end of conn (r: that process, left open for the
+ * answer): 0, or why not.  Bounded: a few /proc files per parent
+ * (RDV_MAX_DEPTH) and the reach of one process. */
+static int hand_stream(const struct pt_rdv_server *s, int conn, struct pt_remote *r)
 {
 	struct ucred cred;
 	socklen_t len = sizeof cred;
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0)
 		return EPERM;
-	struct pt_remote r;
-	int err = pt_remote_open(cred.pid, &r);
-	if (!err && !descends(s, cred.pid, r.start))
+	int err = pt_remote_open(cred.pid, r);
+	if (!err && !descends(s, cred.pid, r->start))
 		err = EPERM;
 	if (!err)
-		err = pt_remote_reach(&r);
+		err = pt_remote_reach(r);
 	if (!err)
-		err = send_registry(&r, s->registry_fd);
-	/* The state's value only: whether to arm at once (the joiner arms a
-	 * stream traced with inheritance anyway, pt_join_fd_locked). */
+		err = send_registry(r, s->registry_fd);
+	/* Not armed: the joiner arms a stream traced with inheritance when it
+	 * takes it (pt_join_fd_locked), and one that stopped waiting must not
+	 * be led to take it later with a registry of its own. */
 	if (!err)
-		err = pt_remote_offer(&r, s->stream_fd,
-		                      atomic_load_explicit(s->stream_state, memory_order_relaxed) ==
-		                          PT_ST_RUNNING);
-	pt_remote_close(&r);
+		err = pt_remote_offer(r, s->stream_fd, 0);
 	return err;
+}
+
+/* Counts only: relaxed.  Counted before the answer goes, so that a
+ * joiner that read it finds itself counted. */
+static void count(const struct pt_rdv_server *s, int joined, int refused)
+{
+	if (joined)
+		atomic_fetch_add_explicit(&s->counts->joined, (uint64_t)(int64_t)joined,
+		                          memory_order_relaxed);
+	if (refused)
+		atomic_fetch_add_explicit(&s->counts->refused, 1, memory_order_relaxed);
 }
 
 static void answer(const struct pt_rdv_server *s, int conn)
 {
-	int err = hand_stream(s, conn);
+	struct pt_remote r;
+	memset(&r, 0, sizeof r);
+	r.pidfd = r.tx = r.reg_fd = r.slot = -1;
+	int err = hand_stream(s, conn, &r);
+	count(s, !err, err != 0);
 	struct pt_rdv_reply reply = {PT_RDV_REPLY_MAGIC, err};
-	int told = send(conn, &reply, sizeof reply, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof reply;
-	/* Counts only: relaxed. */
-	if (!err && told)
-		atomic_fetch_add_explicit(&s->counts->joined, 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&s->counts->refused, 1, memory_order_relaxed);
+	if (send(conn, &reply, sizeof reply, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof reply && !err) {
+		pt_remote_withdraw(&r); /* it stopped waiting: the offer goes */
+		count(s, -1, 1);
+	}
+	pt_remote_close(&r);
 }
 
 static void *serve_main(void *arg)

@@ -43,7 +43,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <posixtrace.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1500,6 +1505,202 @@ START_TEST(stress_writer_killed_mid_way_harms_no_other_writer)
 }
 END_TEST
 
+/* ---- the rendezvous: children that closed their descriptors ---------------
+ * (real programs, second round, row 6: Python's subprocess and other
+ * drivers close every descriptor a child would inherit.) */
+
+static struct posixtrace_rendezvous_info rendezvous_of(trace_id_t trid)
+{
+	struct posixtrace_rendezvous_info info;
+	ck_assert_ok(posixtrace_rendezvous_info(trid, &info));
+	ck_assert_msg(info.posixtrace_dir[0] == '/', "no rendezvous directory");
+	return info;
+}
+
+/* Forks a child that keeps only the report pipe (as descriptor 3; every
+ * other one above stderr is closed, as close_fds does), has POSIXTRACE_RENDEZVOUS
+ * set to rdv (unset: NULL), and execs inherit_child posting 3 events with
+ * tag and the names given. */
+static pid_t start_closed_helper(const char *rdv, int report, const char *tag,
+                                 const char *name1, const char *name2)
+{
+	const char *helper = pt_helper_path("inherit_child");
+	fflush(NULL);
+	pid_t pid = pt_fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(report, 3) != 3 || syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+			_exit(126);
+		if (rdv ? setenv(POSIXTRACE_RENDEZVOUS_ENV, rdv, 1) : unsetenv(POSIXTRACE_RENDEZVOUS_ENV))
+			_exit(126);
+		execl(helper, helper, "-r", "3", "-t", tag, "-c", "3", "-n", name1, "-n", name2,
+		      (char *)NULL);
+		_exit(127);
+	}
+	pt_track(pid);
+	return pid;
+}
+
+START_TEST(closed_descriptors_child_joins_through_rendezvous)
+{
+	int p[2];
+	trace_event_id_t mine, ids[2], later;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_ok(posix_trace_eventid_open("inh.rdv", &mine));
+	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
+	struct posixtrace_rendezvous_info info = rendezvous_of(trid);
+	/* Without the variable: the closed descriptors took tracing along. */
+	pid_t lost = start_closed_helper(NULL, p[1], "401", "inh.rdv", "inh.rdv.new");
+	ck_assert_int_eq(read_ids(p[0], ids, 2), lost);
+	wait_ok(lost);
+	pid_t h = start_closed_helper(info.posixtrace_dir, p[1], "400", "inh.rdv", "inh.rdv.new");
+	ck_assert_int_eq(read_ids(p[0], ids, 2), h);
+	wait_ok(h);
+	struct pt_ev got[16];
+	int n = pt_drain_user(trid, got, 16);
+	ck_assert_msg(count_tag(got, n, 401) == 0, "a child without the rendezvous recorded");
+	ck_assert_msg(count_tag(got, n, 400) == 3, "%d of the 3 events of the child that joined "
+	                                           "through the rendezvous",
+	              count_tag(got, n, 400));
+	assert_tag_from(got, n, 400, h, 3);
+	/* One registry for the tree: the name this process opened first has
+	 * the same id there, and the child's new name the same id here. */
+	ck_assert_uint_eq(ids[0], mine);
+	ck_assert_ok(posix_trace_eventid_open("inh.rdv.new", &later));
+	ck_assert_uint_eq(ids[1], later);
+	for (int i = 0; i < n; i++)
+		if (tag_of(&got[i]) == 400)
+			ck_assert_uint_eq(got[i].info.posix_event_id, mine);
+	ck_assert(pt_name_is(trid, mine, "inh.rdv"));
+	info = rendezvous_of(trid);
+	ck_assert_uint_eq(info.posixtrace_joined, 1);
+	ck_assert_uint_eq(info.posixtrace_refused, 0);
+	struct stat st;
+	ck_assert_int_eq(stat(info.posixtrace_dir, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_msg(stat(info.posixtrace_dir, &st) != 0 && errno == ENOENT,
+	              "the rendezvous directory outlived the stream");
+	finish();
+}
+END_TEST
+
+START_TEST(rendezvous_refuses_a_process_that_does_not_descend_from_the_target)
+{
+	int p[2];
+	trace_event_id_t ids[2];
+	ck_assert_int_eq(pipe(p), 0);
+	char *argv[] = {(char *)pt_helper_path("plain"), "30", NULL};
+	fflush(NULL);
+	pid_t target = pt_fork();
+	if (target == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	pt_track(target);
+	trace_id_t trid = started(target, POSIX_TRACE_INHERITED);
+	struct posixtrace_rendezvous_info info = rendezvous_of(trid);
+	/* A child of this process, not of the target, that knows the way. */
+	pid_t h = start_closed_helper(info.posixtrace_dir, p[1], "402", "inh.rdv", "inh.rdv.new");
+	ck_assert_int_eq(read_ids(p[0], ids, 2), h);
+	wait_ok(h);
+	struct pt_ev got[16];
+	int n = pt_drain_user(trid, got, 16);
+	ck_assert_int_eq(count_tag(got, n, 402), 0);
+	info = rendezvous_of(trid);
+	ck_assert_uint_eq(info.posixtrace_joined, 0);
+	ck_assert_uint_eq(info.posixtrace_refused, 1);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	kill(target, SIGKILL);
+	finish();
+}
+END_TEST
+
+/* A directory with a socket listening as "join" in it, and its mode. */
+static int listening_dir(char *dir, size_t len, mode_t mode)
+{
+	snprintf(dir, len, "%s/pt-rdv-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	ck_assert_int_lt(snprintf(a.sun_path, sizeof a.sun_path, "%s/join", dir),
+	                 (int)sizeof a.sun_path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(s, 8), 0);
+	ck_assert_int_eq(chmod(dir, mode), 0);
+	return s;
+}
+
+static void remove_listening_dir(const char *dir, int s)
+{
+	char path[PATH_MAX + 8];
+	close(s);
+	snprintf(path, sizeof path, "%s/join", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Whether a process connected to the listening socket s (and takes it). */
+static int connected(int s)
+{
+	int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return 0;
+	close(c);
+	return 1;
+}
+
+/* A child that asks through `rdv` must start and run normally, whatever is
+ * there; returns whether it connected to s. */
+static int child_asks(const char *rdv, int s)
+{
+	int p[2];
+	trace_event_id_t ids[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t h = start_closed_helper(rdv, p[1], "403", "inh.rdv", "inh.rdv.new");
+	ck_assert_int_eq(read_ids(p[0], ids, 2), h);
+	wait_ok(h);
+	close(p[0]);
+	close(p[1]);
+	return connected(s);
+}
+
+START_TEST(rendezvous_directory_open_to_others_or_a_link_is_not_used)
+{
+	char dir[PATH_MAX], link[PATH_MAX + 8];
+	trace_id_t trid = started(0, POSIX_TRACE_INHERITED);
+	int s = listening_dir(dir, sizeof dir, 0755);
+	ck_assert_msg(!child_asks(dir, s), "a joiner connected through a directory of mode 0755");
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	snprintf(link, sizeof link, "%s.link", dir);
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert_msg(!child_asks(link, s), "a joiner connected through a symbolic link");
+	ck_assert_msg(!child_asks("relative/dir", s), "a relative path was followed");
+	/* The same directory, private and named directly: the joiner asks
+	 * (nobody answers: it gives up after its 100 ms and runs on). */
+	ck_assert_msg(child_asks(dir, s), "a joiner did not ask through a private directory");
+	unlink(link);
+	remove_listening_dir(dir, s);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	finish();
+}
+END_TEST
+
+START_TEST(rendezvous_info_errors)
+{
+	struct posixtrace_rendezvous_info info;
+	trace_id_t closed = started(0, POSIX_TRACE_CLOSE_FOR_CHILD);
+	ck_assert_err(posixtrace_rendezvous_info(closed, &info), ENOENT);
+	ck_assert_err(posixtrace_rendezvous_info(closed, NULL), EINVAL);
+	ck_assert_ok(posix_trace_shutdown(closed));
+	ck_assert_err(posixtrace_rendezvous_info(closed, &info), EINVAL);
+	ck_assert_err(posixtrace_rendezvous_info((trace_id_t)0x7fff1234, &info), EINVAL);
+	finish();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inherit");
@@ -1523,6 +1724,12 @@ int main(void)
 	tcase_add_loop_test(tc, exec_started_helper_is_not_recorded_in_close_for_child_stream,
 	                    BY_FORK_EXEC, BY_SYSTEM + 1);
 	tcase_add_test(tc, traced_fork_child_stays_traced_across_two_execs);
+
+	tc = pt_tcase_fixture(s, "rendezvous", setup, NULL);
+	tcase_add_test(tc, closed_descriptors_child_joins_through_rendezvous);
+	tcase_add_test(tc, rendezvous_refuses_a_process_that_does_not_descend_from_the_target);
+	tcase_add_test(tc, rendezvous_directory_open_to_others_or_a_link_is_not_used);
+	tcase_add_test(tc, rendezvous_info_errors);
 
 	tc = pt_tcase_fixture(s, "names", setup, NULL);
 	tcase_add_test(tc, parent_and_fork_child_share_name_ids_both_ways);
