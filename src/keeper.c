@@ -60,6 +60,7 @@ struct keeper {
 	uint64_t credit_at;
 	uint64_t next_tick;
 	uint64_t moved;          /* events moved to the log: progress (ctl.h) */
+	struct pt_rdv_server rdv; /* its listen_fd -1: no rendezvous */
 	/* The calibration of the current drain's STAGES blocks: the keeper's
 	 * own points (clock.c), never anything the target wrote. */
 	uint32_t clock, ncal;
@@ -546,10 +547,11 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 	k->credit = CREDIT_MAX;
 	for (;;) {
 		/* Pairs with the release fetch-adds of keeper_wake in pt_keeper_kick
-		 * (writer.c) and send_cmd (keepctl.c): what came before the count
-		 * moved is seen. */
+		 * (writer.c), send_cmd (keepctl.c) and on_connection (rdv_serve.c):
+		 * what came before the count moved is seen. */
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
 		serve(k, 0);
+		int more_joiners = k->rdv.listen_fd >= 0 && pt_rdv_serve_pending(&k->rdv);
 		uint64_t now = pt_mono_ns();
 		credit_update(k, now);
 		if (k->credit < TICK_NS) {
@@ -559,6 +561,8 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 		if (flush_hinted(k))
 			look(k);
 		tick(k, now);
+		if (more_joiners)
+			continue;
 		struct timespec timeout = {0, (long)TICK_NS};
 		syscall(SYS_futex, &k->shdr->keeper_wake, FUTEX_WAIT, wake, &timeout, NULL, 0);
 	}
@@ -567,21 +571,19 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 /* Descendants of the target that lost their descriptors ask for the
  * stream (rendezvous.h); the target is the controller itself for a
  * stream of its own. */
-static void serve_rendezvous(struct keeper *k, int registry_fd)
+static void start_rendezvous(struct keeper *k, int registry_fd)
 {
 	struct pt_handle *h = k->h;
-	if (h->rdv.fd < 0)
-		return;
-	struct pt_rdv_server s = {
+	k->rdv = (struct pt_rdv_server){
 	    .listen_fd = h->rdv.fd,
 	    .stream_fd = h->map.fd,
 	    .registry_fd = registry_fd,
 	    .target = h->remote ? h->target.pid : k->controller,
 	    .target_start = h->remote ? h->target.start : pt_proc.starttime,
-	    .stream_state = &k->shdr->state,
 	    .counts = &k->ctl->rdv,
 	};
-	pt_rdv_serve_start(&s);
+	if (h->rdv.fd >= 0 && pt_rdv_serve_start(&k->rdv, &k->shdr->keeper_wake) != 0)
+		k->rdv.listen_fd = -1;
 }
 
 /* Leaves the keeper with the descriptors it uses and stdio. */
@@ -640,6 +642,6 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 		pt_logw_read_progress(&k->ctl->logw, &p);
 		k->names_in_log = p.nnames;
 	}
-	serve_rendezvous(k, registry_fd);
+	start_rendezvous(k, registry_fd);
 	keeper_loop(k);
 }

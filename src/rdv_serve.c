@@ -2,8 +2,9 @@
 /*
  * The rendezvous, served (rendezvous.h).  pt_rdv_open and pt_rdv_close run
  * in the controller; pt_rdv_serve_start and everything under it run in the
- * keeper process, in a thread of their own, so that a joiner, which waits
- * at most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
+ * keeper process, in its main loop: a connection wakes it at once (a
+ * signal moves the word it sleeps on), so that a joiner, which waits at
+ * most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
  *
  * Whom the keeper serves: the process at the other end of a connection, as
  * the kernel names it (SO_PEERCRED), if the keeper may trace it (the
@@ -16,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,8 @@
 #include "rendezvous.h"
 
 #define RDV_BACKLOG 128
+/* Joiners answered in one look, between the keeper's other work. */
+#define RDV_PER_LOOK 32
 /* Parents looked at before a process counts as not descending: deeper
  * than any real tree, and a bound on the work one connection costs. */
 #define RDV_MAX_DEPTH 4096
@@ -197,46 +199,47 @@ static void answer(const struct pt_rdv_server *s, int conn)
 	pt_remote_close(&r);
 }
 
-static void *serve_main(void *arg)
+/* The keeper sleeps on keeper_wake (keeper_loop); a connection raises
+ * SIGURG (F_SETSIG: ignored by default, so a pid reused after the keeper
+ * died is not hurt) and the handler moves the word, which ends or
+ * forestalls that sleep. */
+static _Atomic uint32_t *wake_word;
+
+static void on_connection(int sig)
 {
-	struct pt_rdv_server *s = arg;
-	for (;;) {
-		struct pollfd p = {.fd = s->listen_fd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			break;
-		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				poll(NULL, 0, 10); /* let descriptors come back */
-			continue;
-		}
-		answer(s, conn);
-		close(conn);
-	}
-	free(s);
-	return NULL;
+	(void)sig;
+	/* A count only; the futex compares it (relaxed would do, as the
+	 * writers' kicks in pt_keeper_kick, writer.c). */
+	if (wake_word)
+		atomic_fetch_add_explicit(wake_word, 1, memory_order_release);
 }
 
-int pt_rdv_serve_start(const struct pt_rdv_server *s)
+int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake)
 {
 	if (s->listen_fd < 0)
 		return EINVAL;
-	struct pt_rdv_server *copy = malloc(sizeof *copy);
-	if (!copy)
-		return ENOMEM;
-	*copy = *s;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_t t;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* No signal for the thread: they are the keeper's. */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&t, &attr, serve_main, copy);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (err)
-		free(copy);
-	return err;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_connection;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	wake_word = wake;
+	int fl = fcntl(s->listen_fd, F_GETFL);
+	if (fl < 0 || sigaction(SIGURG, &sa, NULL) != 0 ||
+	    fcntl(s->listen_fd, F_SETFL, fl | O_NONBLOCK | O_ASYNC) != 0 ||
+	    fcntl(s->listen_fd, F_SETSIG, SIGURG) != 0 || fcntl(s->listen_fd, F_SETOWN, getpid()) != 0)
+		return errno;
+	return 0;
+}
+
+int pt_rdv_serve_pending(const struct pt_rdv_server *s)
+{
+	for (int served = 0; served < RDV_PER_LOOK; served++) {
+		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			return errno == EINTR || errno == ECONNABORTED;
+		answer(s, conn);
+		close(conn);
+	}
+	return 1;
 }

@@ -8,8 +8,8 @@
  * directory the environment variable POSIXTRACE_RENDEZVOUS names.
  *
  * rdv_serve.c: the controller makes the directory and the listening socket
- *   (pt_rdv_open, pt_rdv_close); its keeper serves them in a thread
- *   (pt_rdv_serve_start), in the keeper process.
+ *   (pt_rdv_open, pt_rdv_close); its keeper serves them from its main loop
+ *   (pt_rdv_serve_start, pt_rdv_serve_pending).
  * rdv_join.c: a process that loads the library and joined no stream asks,
  *   once, at load (pt_rdv_join_at_load), and takes the name registry the
  *   keeper hands it with the stream (pt_rdv_take_registry).
@@ -67,13 +67,16 @@ struct pt_rdv_server {
 	int registry_fd;
 	pid_t target;
 	uint64_t target_start;
-	_Atomic uint32_t *stream_state;  /* the stream header's state word */
 	struct pt_rdv_counts *counts;
 };
-/* In the keeper: a thread answers joiners from now on (signals blocked).
- * 0, or an error number (then nobody answers, joiners wait in vain up to
- * PT_RDV_WAIT_MS and start untraced). */
-int pt_rdv_serve_start(const struct pt_rdv_server *s);
+/* In the keeper: from now on a connection moves *wake (the word the keeper
+ * sleeps on), so that its loop comes to pt_rdv_serve_pending at once.  0,
+ * or an error number (then joiners are answered at the keeper's tick, or
+ * wait in vain up to PT_RDV_WAIT_MS and start untraced). */
+int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake);
+/* Answers the joiners waiting, a bounded number of them: 1 when more may
+ * be waiting (call again before sleeping). */
+int pt_rdv_serve_pending(const struct pt_rdv_server *s);
 
 /* The message that hands a joiner the tree's registry on its channel,
  * ahead of the stream's offer (struct pt_offer_msg's magic). */
