@@ -516,8 +516,10 @@ static void report_recording(const struct record_options *o, int fd, const char 
 		return;
 	print_summary(fd, path, &counts, seconds);
 	if (counts.from_traced == 0)
-		note_msg("no events from %s: it may not be linked with libposixtrace, or "
-		         "posted no event", o->command[0]);
+		note_msg("no events from %s: it may not be linked with libposixtrace or "
+		         "posted no event, or the programs it started lost both their "
+		         "descriptors and the environment (%s), which nothing can reach",
+		         o->command[0], POSIXTRACE_RENDEZVOUS_ENV);
 }
 
 static int open_log(const struct record_options *o, pid_t child, char **path)

@@ -4,9 +4,9 @@
 # the children lose every posixtrace descriptor): `posixtrace record --
 # python3 ...` starting 20 instrumented children records all 200 of their
 # events, through the rendezvous the command puts in the environment
-# (before: 0 of 200, and a note that pointed at the library).  Also a
-# child whose environment was cleared too: record says it cannot be
-# reached, and nothing hangs.  Needs python3 (install-deps installs it).
+# (before: 0 of 200, and a note that pointed at the library only).  Also a
+# child whose environment was cleared too: it runs untraced, record's note
+# names that cause, and nothing hangs.  Needs python3 (install-deps installs it).
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
 if ! command -v python3 >/dev/null 2>&1 || [ -z "$EMIT" ]; then
@@ -40,6 +40,7 @@ PY
 	[ $rc -eq 0 ] && [ "$(count "rdv.lost" rdvenv.txt)" -eq 0 ] &&
 		pass "rendezvous: a child with its environment cleared runs untraced" ||
 		fail "rendezvous: a child with its environment cleared runs untraced" "exit $rc: $(cat rdvenv.out)"
+	has "rendezvous: record says such a child cannot be reached" "descriptors and the environment" rdvenv.out
 	grep -vxF -f rdvdirs.before rdvdirs.after >rdvdirs.txt
 	[ ! -s rdvdirs.txt ] && pass "rendezvous: record leaves no directory behind" ||
 		fail "rendezvous: record leaves no directory behind" "$(cat rdvdirs.txt)"
