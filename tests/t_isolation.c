@@ -54,6 +54,8 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -426,14 +428,17 @@ static void child_setup(const struct spawn *o, int hold_r, pid_t parent)
 		_exit(125);
 }
 
-/* Starts argv[0] with argv; its process group dies with the test. */
-static struct child start(const struct spawn *o, char *const argv[])
+/* Starts argv[0] with argv and one more environment entry (extra_env, or
+ * NULL); its process group dies with the test. */
+static struct child start_with_env(const struct spawn *o, char *const argv[],
+                                   const char *extra_env)
 {
 	int hold[2] = {-1, -1};
 	char ldpath[PATH_MAX + 32];
 	snprintf(ldpath, sizeof ldpath, "LD_LIBRARY_PATH=%s", staging ? staging : "");
 	char *env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	               "LC_ALL=C", "HOME=/", o->staged ? ldpath : NULL, NULL};
+	               "LC_ALL=C", "HOME=/", o->staged ? ldpath : NULL, NULL, NULL};
+	env[o->staged ? 4 : 3] = (char *)extra_env;
 	if (o->hold)
 		ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
 	pid_t parent = getpid();
@@ -450,6 +455,11 @@ static struct child start(const struct spawn *o, char *const argv[])
 	if (o->hold)
 		close(hold[0]);
 	return (struct child){pid, hold[1]};
+}
+
+static struct child start(const struct spawn *o, char *const argv[])
+{
+	return start_with_env(o, argv, NULL);
 }
 
 static void release(struct child *c)
@@ -1303,6 +1313,59 @@ START_TEST(tree_forged_block_closes_no_file)
 	assert_no_problems();
 	if (why)
 		SKIP("the cases with two users: %s", why);
+}
+END_TEST
+
+/* ---- the rendezvous across users ------------------------------------------
+ * (real programs, second round, row 6: POSIXTRACE_RENDEZVOUS is the one name
+ * a process follows; another user must not be able to plant one.) */
+
+/* Runs fds_open as `as` with POSIXTRACE_RENDEZVOUS set to dir; whether it
+ * connected to the socket s listening there. */
+static int asks_through(const struct user *as, const char *dir, int s)
+{
+	char env[PATH_MAX + 32];
+	snprintf(env, sizeof env, "POSIXTRACE_RENDEZVOUS=%s", dir);
+	char *argv[] = {(char *)in_dir(staging, "fds_open"), NULL};
+	struct spawn o = {.as = as, .in = -1, .out = -1, .err = -1, .extra = -1, .staged = 1};
+	struct child c = start_with_env(&o, argv, env);
+	int status = -1;
+	if (!wait_bounded(c.pid, 10000, &status) || !WIFEXITED(status) || WEXITSTATUS(status))
+		problem("fds_open with a rendezvous in %s did not run normally (status %#x)", dir,
+		        status);
+	int conn = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+	if (conn >= 0)
+		close(conn);
+	return conn >= 0;
+}
+
+START_TEST(rendezvous_of_another_user_not_followed)
+{
+	begin("rendezvous_of_another_user_not_followed");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	stage();
+	/* B's directory, mode 0700, a socket listening in it. */
+	const char *dir = new_dir(0700, (int)user_b.uid, user_b.gid);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof a.sun_path, "%s/join", dir);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(s, 8), 0);
+	if (asks_through(as_root, dir, s))
+		problem("root's program connected through a directory of user B");
+	if (asks_through(&user_a, dir, s))
+		problem("A's program connected through a directory of user B");
+	/* The same directory as root's own: root's program asks (the test
+	 * proves the path works, so the refusals above are the owner check). */
+	ck_assert_int_eq(chown(dir, 0, 0), 0);
+	if (!asks_through(as_root, dir, s))
+		problem("root's program did not ask through root's own directory");
+	close(s);
+	unlink(a.sun_path);
+	assert_no_problems();
 }
 END_TEST
 
@@ -2237,6 +2300,7 @@ int main(void)
 	tcase_add_test(tc, item2_filecap_program_not_recorded);
 	tcase_add_test(tc, item2_foreign_stream_descriptor_not_joined);
 	tcase_add_test(tc, tree_forged_block_closes_no_file);
+	tcase_add_test(tc, rendezvous_of_another_user_not_followed);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
 	tcase_add_test(tc, item7_target_cannot_resize_attach_command);
