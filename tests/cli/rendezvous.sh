@@ -29,6 +29,22 @@ PY
 		fail "rendezvous: all 200 events of 20 Python children" "$n events: $(cat rdv.out)"
 	has "rendezvous: record counts the children that joined" "20 processes had closed" rdv.out
 	hasnt "rendezvous: no note that the command may not be linked" "may not be linked" rdv.out
+	# A pool of 16 threads starting 400 children at once (a test driver's
+	# shape): every child joins, every event is there.
+	cat >rdvpool.py <<'PY'
+import subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+def run(i):
+    subprocess.run([sys.argv[1], "rdv.pool"] * 5, check=True)
+with ThreadPoolExecutor(16) as pool:
+    list(pool.map(run, range(400)))
+PY
+	"$PT" record -o rdvpool.ptlog -- python3 rdvpool.py "$EMIT" >rdvpool.out 2>&1; rc=$?
+	"$PT" dump rdvpool.ptlog >rdvpool.txt 2>&1
+	n=$(count "rdv.pool" rdvpool.txt)
+	[ $rc -eq 0 ] && [ "$n" -eq 2000 ] && pass "rendezvous: 400 children started by 16 threads at once, 2000 of 2000 events" ||
+		fail "rendezvous: 400 children started by 16 threads at once, 2000 of 2000 events" "exit $rc, $n events: $(cat rdvpool.out)"
+	has "rendezvous: all 400 counted as joined" "400 processes had closed" rdvpool.out
 	# Environment cleared as well: the child cannot be reached, and says
 	# nothing; the command still ends.
 	cat >rdvenv.py <<'PY'
