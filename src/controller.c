@@ -27,12 +27,8 @@ static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
  * does. */
 static int hand_over(struct pt_handle *h)
 {
-	int err = pt_remote_reach(&h->target);
-	if (err == ENOENT)
-		return 0;
-	if (!err && h->target.reg)
-		pt_reg_to_stream(h->target.reg, &h->map, 1);
-	return err ? err : pt_remote_offer(&h->target, h->map.fd, 0);
+	int err = pt_remote_hand_over(&h->target, &h->map, 0);
+	return err == ENOENT ? 0 : err;
 }
 
 static void destroy(struct pt_handle *h)
@@ -40,15 +36,7 @@ static void destroy(struct pt_handle *h)
 	if (h->slot >= 0)
 		pt_detach(h->slot);
 	h->slot = -1;
-	pt_remote_close(&h->target);
-	pt_stream_unmap(&h->map);
-	pt_reader_free(&h->rd);
-	pt_ctl_destroy(h->ctl);
-	h->ctl = NULL;
-	if (h->log_fd >= 0)
-		close(h->log_fd);
-	h->log_fd = -1;
-	pt_rdv_close(&h->rdv, 1);
+	pt_handle_let_go(h, 0);
 }
 
 static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id_t *trid)

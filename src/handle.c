@@ -224,6 +224,25 @@ void pt_handle_forget_map(const struct pt_map *m)
 /* The parent's identifiers are not valid in a fork child; what they hold
  * goes, and the keeper's command socket above all, so that the keeper sees
  * its controller go when the controller does. */
+void pt_handle_let_go(struct pt_handle *h, int fork_child)
+{
+	pt_remote_close(&h->target);
+	pt_stream_unmap(&h->map);
+	pt_reader_free(&h->rd);
+	pt_ctl_destroy(h->ctl);
+	h->ctl = NULL;
+	if (h->log_fd >= 0)
+		close(h->log_fd);
+	h->log_fd = -1;
+	/* A fork child's copies of the keeper's ends; the directory is the
+	 * parent's. */
+	if (fork_child && h->keeper_sock >= 0)
+		close(h->keeper_sock);
+	if (fork_child && h->keeper_pidfd >= 0)
+		close(h->keeper_pidfd);
+	pt_rdv_close(&h->rdv, !fork_child);
+}
+
 void pt_handles_after_fork(void)
 {
 	pthread_mutex_init(&handles_lock, NULL);
@@ -231,20 +250,8 @@ void pt_handles_after_fork(void)
 		struct pt_handle *h = &handles[i];
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->idle, NULL);
-		if (h->in_use && h->kind == PT_H_ACTIVE) {
-			pt_stream_unmap(&h->map);
-			pt_reader_free(&h->rd);
-			pt_remote_close(&h->target);
-			pt_ctl_destroy(h->ctl);
-			h->ctl = NULL;
-			if (h->keeper_sock >= 0)
-				close(h->keeper_sock);
-			if (h->keeper_pidfd >= 0)
-				close(h->keeper_pidfd);
-			if (h->log_fd >= 0)
-				close(h->log_fd);
-			pt_rdv_close(&h->rdv, 0); /* the parent's directory */
-		}
+		if (h->in_use && h->kind == PT_H_ACTIVE)
+			pt_handle_let_go(h, 1);
 		if (h->in_use && h->kind == PT_H_LOG)
 			pt_logfile_free(h);
 		if (h->in_use)

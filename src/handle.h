@@ -90,6 +90,10 @@ trace_id_t pt_handle_publish(struct pt_handle *h);
 void pt_handle_release(struct pt_handle *h);
 void pt_handle_put(struct pt_handle *h);
 void pt_handles_after_fork(void);
+/* What an active handle holds, let go: by its controller at the end (the
+ * rendezvous directory removed too), or by a fork child, which holds copies
+ * (of the keeper's socket and pidfd as well). */
+void pt_handle_let_go(struct pt_handle *h, int fork_child);
 void pt_handle_forget_map(const struct pt_map *m);
 
 #endif

@@ -439,13 +439,10 @@ static void reach_late(struct keeper *k)
 	struct pt_handle *h = k->h;
 	if (!h->remote || h->target.pcb || ++k->ticks % REACH_EVERY)
 		return;
-	if (pt_remote_reach(&h->target) != 0)
-		return;
-	if (h->target.reg)
-		pt_reg_to_stream(h->target.reg, &h->map, 1);
 	/* The state's value only. */
-	pt_remote_offer(&h->target, h->map.fd,
-	                atomic_load_explicit(&k->shdr->state, memory_order_acquire) == PT_ST_RUNNING);
+	pt_remote_hand_over(&h->target, &h->map,
+	                    atomic_load_explicit(&k->shdr->state, memory_order_acquire) ==
+	                        PT_ST_RUNNING);
 }
 
 static void command(struct keeper *k, const struct pt_cmd_msg *msg)

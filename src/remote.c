@@ -300,6 +300,16 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 	return EAGAIN;
 }
 
+int pt_remote_hand_over(struct pt_remote *r, const struct pt_map *m, int running)
+{
+	int err = pt_remote_reach(r);
+	if (err)
+		return err;
+	if (r->reg)
+		pt_reg_to_stream(r->reg, m, 1);
+	return pt_remote_offer(r, m->fd, running);
+}
+
 void pt_remote_arm(struct pt_remote *r, int on)
 {
 	if (!r->pcb || r->slot < 0)

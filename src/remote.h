@@ -29,6 +29,10 @@ int pt_remote_open(pid_t pid, struct pt_remote *r);
 int pt_remote_reach(struct pt_remote *r);
 /* Hands the stream over: a slot, then the descriptor on the channel. */
 int pt_remote_offer(struct pt_remote *r, int stream_fd, int running);
+/* Reaches the process, copies its names into the stream (so that ids
+ * agree with its own posix_trace_eventid_open) and offers it the stream:
+ * ENOENT while it has not loaded the library. */
+int pt_remote_hand_over(struct pt_remote *r, const struct pt_map *m, int running);
 void pt_remote_arm(struct pt_remote *r, int on);
 /* At shutdown: an offer not taken is withdrawn; a stream taken stays armed
  * so that the target notices it is dead and lets it go. */
