@@ -24,6 +24,7 @@
 #include "channel.h"
 #include "join.h"
 #include "pcb.h"
+#include "procfd.h"
 #include "registry.h"
 #include "rendezvous.h"
 
@@ -31,40 +32,26 @@
 
 struct inherited {
 	int fd;
-	char kind; /* 'p' control block, 'n' registry, 's' stream */
+	char kind; /* enum pt_memfd_kind, 0 once taken */
 };
+
+struct collected {
+	struct inherited *out;
+	int n, max;
+};
+
+static int collect_one(int fd, enum pt_memfd_kind kind, void *arg)
+{
+	struct collected *c = arg;
+	c->out[c->n++] = (struct inherited){fd, (char)kind};
+	return c->n == c->max;
+}
 
 static int collect(struct inherited *out, int max)
 {
-	char path[64], link[128];
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return 0;
-	int dfd = dirfd(d);
-	struct dirent *e;
-	while ((e = readdir(d)) && n < max) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		int fd = atoi(e->d_name);
-		if (fd == dfd)
-			continue;
-		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-		ssize_t len = readlink(path, link, sizeof link - 1);
-		if (len <= 0)
-			continue;
-		link[len] = '\0';
-		if (strncmp(link, "/memfd:posixtrace-", 18) != 0)
-			continue;
-		char kind = strncmp(link + 18, "pcb", 3) == 0      ? 'p'
-		            : strncmp(link + 18, "names", 5) == 0  ? 'n'
-		            : strncmp(link + 18, "stream", 6) == 0 ? 's'
-		                                                   : 0;
-		if (kind)
-			out[n++] = (struct inherited){fd, kind};
-	}
-	closedir(d);
-	return n;
+	struct collected c = {out, 0, max};
+	pt_each_memfd(0, collect_one, &c);
+	return c.n;
 }
 
 /* Whether fd is a socket with the inode a block names: a channel end.  A
@@ -283,7 +270,7 @@ static void use_inherited_registry(int fd)
 static void drop_all(struct inherited *fds, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (fds[i].kind == 'p')
+		if (fds[i].kind == PT_MEMFD_PCB)
 			drop_foreign_block(fds[i].fd);
 		else if (fds[i].kind)
 			close(fds[i].fd);
@@ -307,7 +294,7 @@ void pt_adopt_at_load(void)
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		if (fds[i].kind == 'p' && pt_proc.pcb_fd < 0 && adopt_own_block(fds[i].fd))
+		if (fds[i].kind == PT_MEMFD_PCB && pt_proc.pcb_fd < 0 && adopt_own_block(fds[i].fd))
 			fds[i].kind = 0;
 	if (pt_proc.pcb_fd >= 0) {
 		adopt_own_resources();
@@ -316,7 +303,7 @@ void pt_adopt_at_load(void)
 				fds[i].kind = 0;
 	}
 	for (int i = 0; i < n; i++)
-		if (fds[i].kind == 'n') {
+		if (fds[i].kind == PT_MEMFD_NAMES) {
 			use_inherited_registry(fds[i].fd);
 			fds[i].kind = 0;
 		}
@@ -332,9 +319,9 @@ void pt_adopt_at_load(void)
 		rejoin_own_streams(fds, n);
 	}
 	for (int i = 0; i < n; i++) {
-		if (fds[i].kind == 'p')
+		if (fds[i].kind == PT_MEMFD_PCB)
 			drop_foreign_block(fds[i].fd);
-		else if (fds[i].kind == 's')
+		else if (fds[i].kind == PT_MEMFD_STREAM)
 			join_inherited(fds[i].fd);
 	}
 	if (pt_proc.chan_rx >= 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "logfile.h"
+#include "procfd.h"
 #include "registry.h"
 
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
@@ -61,26 +62,19 @@ int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_inf
 	return err;
 }
 
+static int is_block(int fd, enum pt_memfd_kind kind, void *found)
+{
+	(void)fd;
+	*(int *)found = kind == PT_MEMFD_PCB;
+	return *(int *)found;
+}
+
 /* Whether pid has loaded the library: its fd table shows a control block
  * (reading it needs the same permission as tracing it). */
 static int instrumented(pid_t pid)
 {
-	char dir[64], path[384], link[64];
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	struct dirent *e;
 	int found = 0;
-	while (!found && (e = readdir(d))) {
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		ssize_t n = readlink(path, link, sizeof link - 1);
-		if (n > 0) {
-			link[n] = '\0';
-			found = strncmp(link, "/memfd:posixtrace-pcb", 21) == 0;
-		}
-	}
-	closedir(d);
+	pt_each_memfd(pid, is_block, &found);
 	return found;
 }
 

@@ -23,6 +23,7 @@
 #include "channel.h"
 #include "join.h"
 #include "pcb.h"
+#include "procfd.h"
 #include "registry.h"
 #include "remote.h"
 
@@ -73,54 +74,61 @@ int pt_remote_open(pid_t pid, struct pt_remote *r)
 	return 0;
 }
 
+struct block_search {
+	pid_t pid, own;          /* its pid here, and in its own namespace */
+	int pidfd;
+	uint64_t start;
+	int err;                 /* ENOENT until a block is found */
+	struct pt_pcb *pcb;
+	uid_t owner;
+};
+
+/* One control block of the target's, pulled and checked on a copy: 1 when
+ * it is the target's own. */
+static int check_block(int num, enum pt_memfd_kind kind, void *arg)
+{
+	struct block_search *b = arg;
+	if (kind != PT_MEMFD_PCB)
+		return 0;
+	int fd = pidfd_getfd_(b->pidfd, num);
+	if (fd < 0) {
+		if (errno == EPERM || errno == EACCES)
+			b->err = EPERM;
+		else if (errno == ENOSYS) /* pidfd_getfd: Linux 5.6 */
+			b->err = ENOSYS;
+		return 0;
+	}
+	struct pt_pcb *pcb;
+	if (pt_pcb_map_fd(fd, &pcb) == 0) {
+		/* One copy: the target may change it while we look. */
+		struct pt_pcb id;
+		memcpy(&id, pcb, offsetof(struct pt_pcb, armed));
+		struct stat st;
+		if (pt_pcb_validate(&id, b->own, b->start) && fstat(fd, &st) == 0) {
+			b->pcb = pcb;
+			b->owner = st.st_uid;
+			b->err = 0;
+		} else {
+			munmap(pcb, sizeof *pcb);
+		}
+	}
+	close(fd);
+	return b->err == 0;
+}
+
 /* The block names the process by the pid it has in its own namespace;
  * *owner: the block's owner, whom the channel's ends must name too. */
 static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **out, uid_t *owner)
 {
-	pid_t own = pt_pid_in_own_ns(pid);
-	char dir[64], path[384], link[128];
-	int err = ENOENT;
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? ESRCH : EPERM;
-	struct dirent *e;
-	while ((e = readdir(d)) && err) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		ssize_t n = readlink(path, link, sizeof link - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strncmp(link, "/memfd:posixtrace-pcb", 21) != 0)
-			continue;
-		int fd = pidfd_getfd_(pidfd, atoi(e->d_name));
-		if (fd < 0) {
-			if (errno == EPERM || errno == EACCES)
-				err = EPERM;
-			else if (errno == ENOSYS) /* pidfd_getfd: Linux 5.6 */
-				err = ENOSYS;
-			continue;
-		}
-		struct pt_pcb *pcb;
-		if (pt_pcb_map_fd(fd, &pcb) == 0) {
-			/* One copy: the target may change it while we look. */
-			struct pt_pcb id;
-			memcpy(&id, pcb, offsetof(struct pt_pcb, armed));
-			struct stat st;
-			if (pt_pcb_validate(&id, own, start) && fstat(fd, &st) == 0) {
-				*out = pcb;
-				*owner = st.st_uid;
-				err = 0;
-			} else {
-				munmap(pcb, sizeof *pcb);
-			}
-		}
-		close(fd);
+	struct block_search b = {pid, pt_pid_in_own_ns(pid), pidfd, start, ENOENT, NULL, 0};
+	int walk = pt_each_memfd(pid, check_block, &b);
+	if (walk)
+		return walk == ENOENT ? ESRCH : EPERM;
+	if (!b.err) {
+		*out = b.pcb;
+		*owner = b.owner;
 	}
-	closedir(d);
-	return err;
+	return b.err;
 }
 
 /* A descriptor of the target's that must be the AF_UNIX SOCK_SEQPACKET
