@@ -101,8 +101,48 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
 	}
 	pthread_mutex_unlock(&h->lock);
 	*err = wait_seq(hdr, seq, dl);
-	pthread_mutex_lock(&h->lock);
+	/* Another thread may have biased the handle meanwhile: two readers. */
+	pt_handle_relock(h);
 	return 0;
+}
+
+/*
+ * A handle biased to the calling thread (handle.c), read without the lock:
+ * a log, or an active stream without a log that this thread alone reads.
+ * Every other thread's call on the handle (posix_trace_stop, set_filter,
+ * get_status, clear, shutdown, another reader) takes the lock through
+ * pt_handle_get or pt_handle_relock, which revokes the bias and waits until
+ * this thread is outside, so what the lock guards (the reader, the
+ * handle's extension) is this thread's alone in here, and shutdown frees
+ * nothing while it is inside.  1 when the call is done: an event taken,
+ * the end of a log, or nothing for trygetnext; 0 when it must go the
+ * locked way (not biased, or a getnext that has to wait).
+ */
+static int biased_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                       size_t num_bytes, size_t *data_len, int *unavailable, int mode,
+                       uintptr_t pc)
+{
+	struct pt_thread *t = pt_thread_peek();
+	struct pt_handle *h = pt_handle_enter_biased(trid, t);
+	if (!h)
+		return 0;
+	int done = 0;
+	if (h->kind == PT_H_LOG) {
+		/* A pre-recorded stream never blocks; trygetnext refuses it
+		 * (EINVAL), the locked way. */
+		if (mode == GET_BLOCK) {
+			*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+			done = 1;
+		}
+	} else if (take(h, ev, data, num_bytes, data_len, pc)) {
+		*unavailable = 0;
+		done = 1;
+	} else if (mode == GET_TRY) {
+		*unavailable = 1;
+		done = 1;
+	}
+	pt_handle_leave_biased(t);
+	return done;
 }
 
 static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
@@ -128,6 +168,9 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 		return EINVAL;
 	}
 	int rc = 0, naps = 0;
+	/* The only reader: its next calls may go without the lock. */
+	if (!h->readers && mode != GET_TIMED)
+		pt_handle_bias(h, trid);
 	h->readers++;
 	for (;;) {
 		if (h->dying) {
@@ -173,12 +216,12 @@ int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *re
                               void *restrict data, size_t num_bytes, size_t *restrict data_len,
                               int *restrict unavailable)
 {
-	/* A log read by one thread: no lock, nothing else. */
+	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+	/* A handle read by one thread: no lock, nothing else. */
 	if (ev && data_len && unavailable && (data || !num_bytes) &&
-	    pt_handle_log_next(trid, ev, data, num_bytes, data_len, unavailable))
+	    biased_next(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, pc))
 		return 0;
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL,
-	                 (uintptr_t)__builtin_return_address(0));
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL, pc);
 }
 
 int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
@@ -194,6 +237,9 @@ int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info 
                                  void *restrict data, size_t num_bytes,
                                  size_t *restrict data_len, int *restrict unavailable)
 {
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, NULL,
-	                 (uintptr_t)__builtin_return_address(0));
+	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+	if (ev && data_len && unavailable && (data || !num_bytes) &&
+	    biased_next(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, pc))
+		return 0;
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, NULL, pc);
 }

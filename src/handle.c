@@ -63,7 +63,7 @@ static void handles_ensure(void)
  * owner to be seen outside.  The owner's compiler barrier pairs with that
  * membarrier (as enter() in writer.c pairs with pt_barrier_locked). */
 
-static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
+struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 {
 	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
 	/* Pairs with the release store of handles_ready in handles_ensure. */
@@ -87,22 +87,10 @@ static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct p
 }
 
 /* Pairs with the acquire load of rd_seq in revoke_bias. */
-static inline void pt_handle_leave_biased(struct pt_thread *t)
+void pt_handle_leave_biased(struct pt_thread *t)
 {
 	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
 	                      memory_order_release);
-}
-
-int pt_handle_log_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
-                       size_t num_bytes, size_t *data_len, int *unavailable)
-{
-	struct pt_thread *t = pt_thread_peek();
-	struct pt_handle *h = pt_handle_enter_biased(trid, t);
-	if (!h)
-		return 0;
-	*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
-	pt_handle_leave_biased(t);
-	return 1;
 }
 
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid)
@@ -145,6 +133,16 @@ static void revoke_bias(struct pt_handle *h, int for_good)
 	pthread_mutex_unlock(&pt_proc.lock);
 }
 
+/* Takes h->lock, and the bias from any other thread, for good: a second
+ * thread in the handle means its calls must be serialised by the lock. */
+void pt_handle_relock(struct pt_handle *h)
+{
+	pthread_mutex_lock(&h->lock);
+	struct pt_thread *owner = atomic_load_explicit(&h->bias, memory_order_relaxed);
+	if (owner && owner != pt_thread_peek())
+		revoke_bias(h, 1);
+}
+
 /* Returns the handle locked, or NULL for an identifier that is not (or no
  * longer, or not in this process) a trace stream of one of the kinds. */
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
@@ -154,10 +152,7 @@ struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
 	if (idx >= TRACE_SYS_MAX || (trid >> TRID_SLOT_BITS) > UINT32_MAX)
 		return NULL;
 	struct pt_handle *h = &handles[idx];
-	pthread_mutex_lock(&h->lock);
-	if (atomic_load_explicit(&h->bias, memory_order_relaxed) &&
-	    atomic_load_explicit(&h->bias, memory_order_relaxed) != pt_thread_peek())
-		revoke_bias(h, 1);
+	pt_handle_relock(h);
 	if (!h->in_use || h->dying || h->gen != (uint32_t)(trid >> TRID_SLOT_BITS) ||
 	    !(h->kind & kinds)) {
 		pthread_mutex_unlock(&h->lock);

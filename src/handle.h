@@ -23,9 +23,10 @@ struct pt_handle {
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
 	uint32_t gen;
-	/* A log read by one thread is read without the lock: the handle is
-	 * biased to that thread for identifier bias_trid until another thread
-	 * takes the lock (pt_handle_get revokes the bias, once for good). */
+	/* A log, or an active stream, read by one thread is read without the
+	 * lock: the handle is biased to that thread for identifier bias_trid
+	 * until another thread takes the lock (pt_handle_get revokes the
+	 * bias, once for good). */
 	_Atomic(struct pt_thread *) bias;
 	_Atomic trace_id_t bias_trid;
 	int bias_revoked;
@@ -77,14 +78,18 @@ int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room);
 uint64_t pt_handles_keeper_progress(void);
 
 struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
-/* posix_trace_getnext_event on a log handle biased to the calling thread,
- * the lock-free way, the whole of it in one call: 0 when the handle is not
- * biased to it (then take the lock). */
-int pt_handle_log_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
-                       size_t num_bytes, size_t *data_len, int *unavailable);
-/* Caller holds the lock: the calling thread may enter the log handle
- * without it from now on. */
+/* Caller holds the lock: the calling thread may enter the handle (a log,
+ * or an active stream it alone reads) without it from now on. */
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid);
+/* The handle of trid if it is biased to t, with t marked inside it until
+ * pt_handle_leave_biased(t); else NULL.  Inside, t may use what the lock
+ * guards: any other thread that takes the lock first waits for it to
+ * leave (revoke_bias). */
+struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t);
+void pt_handle_leave_biased(struct pt_thread *t);
+/* Takes h->lock as pt_handle_get does, revoking another thread's bias:
+ * also for a thread that gave the lock up for a while (a reader's wait). */
+void pt_handle_relock(struct pt_handle *h);
 struct pt_handle *pt_handle_alloc(void);
 trace_id_t pt_handle_publish(struct pt_handle *h);
 void pt_handle_release(struct pt_handle *h);

@@ -7,7 +7,8 @@
  * header CRC, a type of its version, lengths within the block size and the
  * file, payload CRC) and carry the next sequence number.  An invalid block
  * is skipped by scanning for the next valid block header at 8-byte
- * alignment (through the data the file has, holes skipped); a sequence
+ * alignment, or at every byte in an unseekable log, which a killed keeper
+ * may leave unaligned (through the data the file has, holes skipped); a sequence
  * number further on than expected is damage, reported once.  Invalid bytes
  * with nothing valid after them are a log cut short, unless the header says
  * the blocks went further.  A ring log is indexed at open from the slots
@@ -394,17 +395,66 @@ static void credit(struct pt_logr *r, uint64_t *from, uint64_t *holes, uint64_t 
 	*holes = 0;
 }
 
-/* The next valid block at or after off (8-byte aligned) whose sequence
- * number is at least min_seq, or NONE.  Costs one pass over the data; the
- * data it goes past is credit for payload checks (payload_ok). */
+/*
+ * Where a block may start.  A seekable log's blocks are 8-aligned from the
+ * start of the file: its writer cuts a block a killed keeper left unfinished
+ * before it goes on.  An unseekable one (no PT_LOG_SEEKABLE, wherever it is
+ * read from) cannot be cut: the keeper that continues it writes right after
+ * the remains, so its blocks may start at any byte.
+ */
+static uint64_t block_step(const struct pt_logr *r)
+{
+	return r->hdr.flags & PT_LOG_SEEKABLE ? 8 : 1;
+}
+
+static uint64_t step_up(uint64_t off, uint64_t step)
+{
+	return (off + step - 1) & ~(step - 1);
+}
+
+/*
+ * The first place at or after i (a multiple of step) in p[0, avail) where a
+ * block header with the block magic fits, or the first place not looked at
+ * (past avail - PT_LOG_BLOCK_HDR).  In place, over the window: a byte-wise
+ * scan looks for the magic's first byte with memchr, each byte once.
+ */
+static uint64_t find_magic(const unsigned char *p, uint64_t avail, uint64_t i, uint64_t step)
+{
+	const uint32_t magic = PT_LOG_BLOCK_MAGIC;
+	if (avail < PT_LOG_BLOCK_HDR)
+		return i;
+	uint64_t last = avail - PT_LOG_BLOCK_HDR; /* the last place a header fits */
+	if (step == 8) {
+		while (i <= last && ld32(p + i) != magic)
+			i += 8;
+		return i;
+	}
+	unsigned char first;
+	memcpy(&first, &magic, 1);
+	while (i <= last) {
+		const unsigned char *q = memchr(p + i, first, (size_t)(last - i + 1));
+		if (!q)
+			return last + 1;
+		i = (uint64_t)(q - p);
+		if (ld32(p + i) == magic)
+			return i;
+		i++;
+	}
+	return i;
+}
+
+/* The next valid block at or after off (at a place a block may start:
+ * block_step) whose sequence number is at least min_seq, or NONE.  Costs
+ * one pass over the data; the data it goes past is credit for payload
+ * checks (payload_ok). */
 static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int verify,
                      struct pt_log_block *b)
 {
 	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
-	uint64_t found = NONE, end = 0, credited = off, holes = 0;
+	uint64_t found = NONE, end = 0, credited = off, holes = 0, step = block_step(r);
 	size_t want = r->want;
 	r->want = r->win_cap; /* large reads, whatever the caller reads */
-	off = (off + 7) & ~(uint64_t)7;
+	off = step_up(off, step);
 	while (off + PT_LOG_BLOCK_HDR <= r->size) {
 		if (off >= end) {
 			uint64_t d = next_data(r, off, &end);
@@ -412,7 +462,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 				break;
 			if (d > off) {
 				holes += d - off;
-				off = (d + 7) & ~(uint64_t)7;
+				off = step_up(d, step);
 			}
 			continue;
 		}
@@ -423,9 +473,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 		uint64_t avail = r->mem ? r->size - off : r->win_len - (off - r->win_off);
 		if (avail > end - off)
 			avail = end - off;
-		uint64_t i = 0;
-		while (i + PT_LOG_BLOCK_HDR <= avail && ld32(p + i) != PT_LOG_BLOCK_MAGIC)
-			i += 8;
+		uint64_t i = find_magic(p, avail, 0, step);
 		if (i + PT_LOG_BLOCK_HDR > avail) {
 			/* Nothing here: on from the first place not looked at
 			 * (the window moves), or past this stretch of data. */
@@ -439,7 +487,7 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 			found = cand;
 			break;
 		}
-		off = cand + 8;
+		off = cand + step;
 	}
 	credit(r, &credited, &holes, found != NONE ? found : off < r->size ? off : r->size);
 	if (!r->mem && saved >= 0)
@@ -461,6 +509,21 @@ static int walk_tail(struct pt_logr *r, uint64_t off)
 	return B_END;
 }
 
+/*
+ * The least sequence number the next block may carry.  A seekable log
+ * never holds a block numbered below the expected one but by damage: a
+ * keeper that continues it cuts what the killed one wrote past its last
+ * published progress.  An unseekable log cannot be cut, and its progress is
+ * published after each whole write of up to 4 MiB: a keeper killed in the
+ * middle of one leaves its complete blocks in the pipe, and the next keeper
+ * numbers its blocks again from the progress published before them.  Its
+ * blocks are new events, never copies, so any number is taken.
+ */
+static uint64_t least_seq(const struct pt_logr *r)
+{
+	return r->hdr.flags & PT_LOG_SEEKABLE ? r->expect : 0;
+}
+
 /* Linear log: the next block (*off, *b), damage before it, or the end. */
 static int walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_block *b)
 {
@@ -470,8 +533,9 @@ static int walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_bloc
 	if (at >= r->size)
 		return walk_tail(r, at);
 	/* The number first: a payload is checked only if it would be read. */
-	if (!block_at(r, at, 0, b) || b->seq < r->expect || (verify && !payload_ok(r, at, b))) {
-		at = scan(r, at + 8, r->expect, verify, b);
+	uint64_t min_seq = least_seq(r);
+	if (!block_at(r, at, 0, b) || b->seq < min_seq || (verify && !payload_ok(r, at, b))) {
+		at = scan(r, at + block_step(r), min_seq, verify, b);
 		if (at == NONE)
 			return walk_tail(r, r->pos);
 	}

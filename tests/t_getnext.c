@@ -15,7 +15,10 @@
 #define PT_EV_DATA 64 /* the events read back whole here are small */
 #include "harness.h"
 
+#include <posixtrace.h>
+
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -255,6 +258,129 @@ START_TEST(getnext_on_stream_shut_down_before_returns_einval)
 	ck_assert_err(posix_trace_getnext_event(trid, &r.info, r.data, sizeof r.data, &r.len,
 	                                        &unavailable),
 	              EINVAL);
+}
+END_TEST
+
+/* ---- one reader, other threads controlling the stream ------------------ */
+
+#define ONE_READER_EVENTS 50000u
+
+struct one_reader {
+	trace_id_t trid;
+	trace_event_id_t id;
+	int blocking;              /* getnext, else trygetnext */
+	uint32_t want;             /* user events to take; 0: until an error */
+	uint32_t got;
+	int out_of_order;
+	int last_rc;
+	atomic_int reading;        /* has taken an event */
+	atomic_int done;
+};
+
+static void *one_reader_main(void *p)
+{
+	struct one_reader *r = p;
+	struct pt_ev e;
+	int unavailable;
+	while (!r->want || r->got < r->want) {
+		int rc = r->blocking ? posix_trace_getnext_event(r->trid, &e.info, e.data, sizeof e.data,
+		                                                 &e.len, &unavailable)
+		                     : posix_trace_trygetnext_event(r->trid, &e.info, e.data,
+		                                                    sizeof e.data, &e.len, &unavailable);
+		r->last_rc = rc;
+		if (rc)
+			break;
+		if (unavailable)
+			continue;
+		atomic_store(&r->reading, 1);
+		if (e.info.posix_event_id != r->id)
+			continue;
+		r->out_of_order |= pt_ev_u32(&e) != r->got;
+		r->got++;
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+static void *one_writer_main(void *p)
+{
+	struct one_reader *r = p;
+	for (uint32_t i = 0; i < r->want; i++)
+		post_u32(r->id, i);
+	return NULL;
+}
+
+/* A running stream nobody has read yet: the first thread that reads it is
+ * its only reader, and the library biases the handle to it. */
+static trace_id_t unread_stream(int policy, size_t stream_size)
+{
+	trace_id_t trid = new_stream(policy, stream_size);
+	ck_assert_ok(posix_trace_start(trid));
+	return trid;
+}
+
+START_TEST(one_reader_gets_every_event_once_while_another_thread_controls_the_stream)
+{
+	/* One thread reads an active stream (trygetnext, or getnext: _i) while
+	 * a writer records and the main thread calls get_status, set_filter
+	 * get_filter and posixtrace_event_ext over and over: every event comes
+	 * once, in order (the library reads without the lock while one thread
+	 * reads, and each call of another thread must take the handle back
+	 * first; under TSan, no race). */
+	trace_id_t trid = unread_stream(POSIX_TRACE_UNTIL_FULL, 16u << 20);
+	struct one_reader r = {.trid = trid, .id = pt_event_id("one.reader"), .blocking = _i,
+	                       .want = ONE_READER_EVENTS};
+	pthread_t rd, wr;
+	ck_assert_int_eq(pthread_create(&rd, NULL, one_reader_main, &r), 0);
+	ck_assert_int_eq(pthread_create(&wr, NULL, one_writer_main, &r), 0);
+	trace_event_set_t none, got;
+	ck_assert_ok(posix_trace_eventset_empty(&none));
+	uint64_t calls = 0;
+	while (!atomic_load(&r.done)) {
+		struct posix_trace_status_info st;
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+		if (calls % 64 == 0)
+			ck_assert_ok(posix_trace_set_filter(trid, &none, POSIX_TRACE_SET_EVENTSET));
+		ck_assert_ok(posix_trace_get_filter(trid, &got));
+		struct posixtrace_event_ext ext; /* what the reader's last call left */
+		int err = posixtrace_event_ext(trid, &ext);
+		ck_assert(err == 0 || err == EINVAL);
+		calls++;
+		sched_yield();
+	}
+	ck_assert_int_eq(pthread_join(wr, NULL), 0);
+	ck_assert_int_eq(pthread_join(rd, NULL), 0);
+	ck_assert_ok(r.last_rc);
+	ck_assert_uint_eq(r.got, ONE_READER_EVENTS);
+	ck_assert_int_eq(r.out_of_order, 0);
+	ck_assert_uint_gt(calls, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+START_TEST(shutdown_from_another_thread_while_one_reader_reads)
+{
+	/* One thread reads an active stream in a loop (trygetnext, or getnext:
+	 * _i), lock-free once it is the only reader; the main thread shuts the
+	 * stream down meanwhile, 20 times over: the reader gets EINVAL each
+	 * time and nothing it used is freed under it (ASan, TSan). */
+	for (int round = 0; round < 20; round++) {
+		trace_id_t trid = unread_stream(POSIX_TRACE_LOOP, 0);
+		struct one_reader r = {.trid = trid, .id = pt_event_id("one.reader.end"),
+		                       .blocking = _i};
+		pthread_t rd;
+		ck_assert_int_eq(pthread_create(&rd, NULL, one_reader_main, &r), 0);
+		for (uint32_t i = 0; !atomic_load(&r.reading); i++) {
+			post_u32(r.id, i);
+			sched_yield();
+		}
+		for (uint32_t i = 0; i < 1000; i++)
+			post_u32(r.id, i);
+		ck_assert_ok(posix_trace_shutdown(trid));
+		ck_assert_int_eq(pthread_join(rd, NULL), 0);
+		ck_assert_int_eq(r.last_rc, EINVAL);
+	}
 }
 END_TEST
 
@@ -818,6 +944,11 @@ int main(void)
 	                    TIMEDGETNEXT + 1);
 	tcase_add_loop_test(tc, invalid_trid_is_einval, GETNEXT, TIMEDGETNEXT + 1);
 	tcase_add_loop_test(tc, shut_down_trid_is_einval, GETNEXT, TIMEDGETNEXT + 1);
+
+	tc = pt_tcase(s, "one_reader");
+	tcase_add_loop_test(tc, one_reader_gets_every_event_once_while_another_thread_controls_the_stream,
+	                    0, 2);
+	tcase_add_loop_test(tc, shutdown_from_another_thread_while_one_reader_reads, 0, 2);
 
 	tc = pt_tcase(s, "consumption");
 	tcase_add_test(tc, reported_event_is_never_reported_again);
