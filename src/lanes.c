@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include "records.h"
+#include "tagstack.h"
 #include "writer.h"
 
 #define MAX_CHAIN 64 /* links followed to a lane's open chunk */
@@ -31,37 +32,26 @@ static uint32_t lanes_known(const struct pt_map *m)
 	return n < m->max_lanes ? n : m->max_lanes;
 }
 
-/* The stack of free lanes: tag << 32 | lane + 1. */
+/* The stack of free lanes (tagstack.h), node lane + 1: 0 ends it, and so
+ * does a lane not known yet.  What pt_lane_release stored (event_bytes) is
+ * seen by the next owner through the stack's release and acquire. */
+static _Atomic uint32_t *free_lane_link(uint32_t lane1, const void *m)
+{
+	if (lane1 == 0 || lane1 > lanes_known(m))
+		return NULL;
+	return &lane_ptr(m, lane1 - 1)->free_next1;
+}
+
 static uint32_t pop_free(const struct pt_map *m)
 {
-	struct pt_stream_hdr *h = pt_hdr(m);
-	/* The load and the CAS pair with the release CAS in push_free: the link
-	 * and what pt_lane_release stored (event_bytes) are seen. */
-	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_acquire);
-	for (;;) {
-		uint32_t l1 = (uint32_t)top;
-		if (l1 == 0 || l1 > lanes_known(m))
-			return PT_NONE;
-		uint32_t next = atomic_load_explicit(&lane_ptr(m, l1 - 1)->free_next1, memory_order_relaxed);
-		uint64_t repl = (uint64_t)next | (((top >> 32) + 1) << 32);
-		if (atomic_compare_exchange_weak_explicit(&h->free_lanes, &top, repl,
-		                                          memory_order_acq_rel, memory_order_acquire))
-			return l1 - 1;
-	}
+	uint32_t lane1;
+	return pt_tagstack_pop(&pt_hdr(m)->free_lanes, free_lane_link, m, &lane1) ? lane1 - 1
+	                                                                           : PT_NONE;
 }
 
 static void push_free(const struct pt_map *m, uint32_t lane)
 {
-	struct pt_stream_hdr *h = pt_hdr(m);
-	struct pt_lane *l = lane_ptr(m, lane);
-	uint64_t top = atomic_load_explicit(&h->free_lanes, memory_order_relaxed);
-	uint64_t repl;
-	/* Release: pairs with the acquire load and CAS of free_lanes in pop_free. */
-	do {
-		atomic_store_explicit(&l->free_next1, (uint32_t)top, memory_order_relaxed);
-		repl = (uint64_t)(lane + 1) | (((top >> 32) + 1) << 32);
-	} while (!atomic_compare_exchange_weak_explicit(&h->free_lanes, &top, repl,
-	                                                memory_order_release, memory_order_relaxed));
+	pt_tagstack_push(&pt_hdr(m)->free_lanes, &lane_ptr(m, lane)->free_next1, lane + 1);
 }
 
 /* The lane is this process's from now on: its namespace first, then its

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "stream.h"
+#include "tagstack.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -284,43 +285,29 @@ void pt_stream_unmap(struct pt_map *m)
 	m->fd = -1;
 }
 
-/* The pool is a Treiber stack whose top carries a tag in its high half, so
- * a chunk popped and pushed back between a load and a CAS is noticed. */
+/* The pool is a tagged stack (tagstack.h) of chunk numbers; one at or past
+ * max_chunks ends it.  The giver's last reads of a chunk (retire, reader.c)
+ * come before its push, and so before the next pop. */
+static _Atomic uint32_t *free_chunk_link(uint32_t idx, const void *m)
+{
+	const struct pt_map *map = m;
+	return idx < map->max_chunks ? &pt_chunk_at(map, idx)->free_next : NULL;
+}
+
 uint32_t pt_pool_pop(const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
-	/* The load and the CAS pair with the release CAS in pt_pool_push: the
-	 * link, and the giver's last reads of the chunk (retire, reader.c), come first. */
-	uint64_t top = atomic_load_explicit(&h->free_top, memory_order_acquire);
-	for (;;) {
-		uint32_t idx = (uint32_t)top;
-		if (idx >= m->max_chunks)
-			return PT_NONE;
-		uint32_t next = atomic_load_explicit(&pt_chunk_at(m, idx)->free_next,
-		                                     memory_order_relaxed);
-		uint64_t repl = (uint64_t)next | (((top >> 32) + 1) << 32);
-		if (atomic_compare_exchange_weak_explicit(&h->free_top, &top, repl,
-		                                          memory_order_acq_rel,
-		                                          memory_order_acquire)) {
-			atomic_fetch_sub_explicit(&h->free_count, 1, memory_order_relaxed);
-			return idx;
-		}
-	}
+	uint32_t idx;
+	if (!pt_tagstack_pop(&h->free_top, free_chunk_link, m, &idx))
+		return PT_NONE;
+	atomic_fetch_sub_explicit(&h->free_count, 1, memory_order_relaxed);
+	return idx;
 }
 
 void pt_pool_push(const struct pt_map *m, uint32_t idx)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
-	struct pt_chunk *c = pt_chunk_at(m, idx);
-	uint64_t top = atomic_load_explicit(&h->free_top, memory_order_relaxed);
-	uint64_t repl;
-	/* Release: pairs with the acquire load and CAS of free_top in pt_pool_pop. */
-	do {
-		atomic_store_explicit(&c->free_next, (uint32_t)top, memory_order_relaxed);
-		repl = (uint64_t)idx | (((top >> 32) + 1) << 32);
-	} while (!atomic_compare_exchange_weak_explicit(&h->free_top, &top, repl,
-	                                                memory_order_release,
-	                                                memory_order_relaxed));
+	pt_tagstack_push(&h->free_top, &pt_chunk_at(m, idx)->free_next, idx);
 	atomic_fetch_add_explicit(&h->free_count, 1, memory_order_relaxed);
 }
 
