@@ -223,6 +223,17 @@ struct pt_log_calseg {
 	uint64_t raw, real, mult;
 };
 
+/* The attributes a header carries that only take listed values: the log
+ * and stream full policies and the inheritance (writer and reader both). */
+static inline int pt_log_policies_ok(int log_policy, int stream_policy, int inheritance)
+{
+	return (log_policy == POSIX_TRACE_LOOP || log_policy == POSIX_TRACE_UNTIL_FULL ||
+	        log_policy == POSIX_TRACE_APPEND) &&
+	       (stream_policy == POSIX_TRACE_LOOP || stream_policy == POSIX_TRACE_UNTIL_FULL ||
+	        stream_policy == POSIX_TRACE_FLUSH) &&
+	       (inheritance == POSIX_TRACE_CLOSE_FOR_CHILD || inheritance == POSIX_TRACE_INHERITED);
+}
+
 static inline struct pt_log_calseg pt_log_calseg(const struct pt_log_calpoint *a,
                                                  const struct pt_log_calpoint *b)
 {

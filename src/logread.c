@@ -734,13 +734,7 @@ static int header_ok(const struct pt_log_header *h)
 
 static int params_ok(const struct pt_log_header *h)
 {
-	int lp = h->log_policy, sp = h->stream_policy;
-	return (lp == POSIX_TRACE_LOOP || lp == POSIX_TRACE_UNTIL_FULL ||
-	        lp == POSIX_TRACE_APPEND) &&
-	       (sp == POSIX_TRACE_LOOP || sp == POSIX_TRACE_UNTIL_FULL ||
-	        sp == POSIX_TRACE_FLUSH) &&
-	       (h->inheritance == POSIX_TRACE_CLOSE_FOR_CHILD ||
-	        h->inheritance == POSIX_TRACE_INHERITED);
+	return pt_log_policies_ok((int)h->log_policy, (int)h->stream_policy, (int)h->inheritance);
 }
 
 /* An unseekable log, whole; the header is checked as soon as it is in. */

@@ -234,13 +234,7 @@ static int alloc_buffers(struct pt_logw *w)
 
 static int params_ok(const struct pt_logw_params *p)
 {
-	int lp = p->log_policy, sp = p->stream_policy;
-	return (lp == POSIX_TRACE_LOOP || lp == POSIX_TRACE_UNTIL_FULL ||
-	        lp == POSIX_TRACE_APPEND) &&
-	       (sp == POSIX_TRACE_LOOP || sp == POSIX_TRACE_UNTIL_FULL ||
-	        sp == POSIX_TRACE_FLUSH) &&
-	       (p->inheritance == POSIX_TRACE_CLOSE_FOR_CHILD ||
-	        p->inheritance == POSIX_TRACE_INHERITED) &&
+	return pt_log_policies_ok(p->log_policy, p->stream_policy, p->inheritance) &&
 	       p->max_data_size <= PT_LOG_MAX_DATA;
 }
 
