@@ -548,8 +548,10 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 		 * what came before the count moved is seen. */
 		uint32_t wake = atomic_load_explicit(&k->shdr->keeper_wake, memory_order_acquire);
 		serve(k, 0);
-		int more_joiners = k->rdv.listen_fd >= 0 && pt_rdv_serve_pending(&k->rdv);
 		uint64_t now = pt_mono_ns();
+		int more_joiners = k->rdv.listen_fd >= 0 &&
+		                   pt_rdv_serve_pending(&k->rdv, now >= k->next_tick);
+		now = pt_mono_ns();
 		credit_update(k, now);
 		if (k->credit < TICK_NS) {
 			serve(k, (int)((TICK_NS - k->credit + 999999) / 1000000));

@@ -58,11 +58,12 @@ static int make_dir(struct pt_rdv *r)
 	if (!base || base[0] != '/')
 		base = "/tmp";
 	int n = snprintf(r->dir, sizeof r->dir, "%s/posixtrace-XXXXXX", base);
-	if (n <= 0 || (size_t)n >= sizeof r->dir || !mkdtemp(r->dir)) {
+	int err = n <= 0 || (size_t)n >= sizeof r->dir ? ENAMETOOLONG : 0;
+	if (!err && !mkdtemp(r->dir))
+		err = errno;
+	if (err)
 		r->dir[0] = '\0';
-		return errno ? errno : ENAMETOOLONG;
-	}
-	return 0;
+	return err;
 }
 
 static int listen_in(struct pt_rdv *r)
@@ -204,12 +205,15 @@ static void answer(const struct pt_rdv_server *s, int conn)
  * died is not hurt) and the handler moves the word, which ends or
  * forestalls that sleep. */
 static _Atomic uint32_t *wake_word;
+static _Atomic int connection_seen;
 
 static void on_connection(int sig)
 {
 	(void)sig;
-	/* A count only; the futex compares it (relaxed would do, as the
-	 * writers' kicks in pt_keeper_kick, writer.c). */
+	/* A flag and a count in this process: connection_seen before the
+	 * wake-up, which pairs with the acquire load of keeper_wake in
+	 * keeper_loop (keeper.c), whose next pass then finds the flag. */
+	atomic_store_explicit(&connection_seen, 1, memory_order_relaxed);
 	if (wake_word)
 		atomic_fetch_add_explicit(wake_word, 1, memory_order_release);
 }
@@ -232,8 +236,10 @@ int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake)
 	return 0;
 }
 
-int pt_rdv_serve_pending(const struct pt_rdv_server *s)
+int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway)
 {
+	if (!atomic_exchange_explicit(&connection_seen, 0, memory_order_relaxed) && !look_anyway)
+		return 0;
 	for (int served = 0; served < RDV_PER_LOOK; served++) {
 		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0)
@@ -241,5 +247,7 @@ int pt_rdv_serve_pending(const struct pt_rdv_server *s)
 		answer(s, conn);
 		close(conn);
 	}
+	/* More may wait: the next pass looks again. */
+	atomic_store_explicit(&connection_seen, 1, memory_order_relaxed);
 	return 1;
 }

@@ -74,9 +74,11 @@ struct pt_rdv_server {
  * or an error number (then joiners are answered at the keeper's tick, or
  * wait in vain up to PT_RDV_WAIT_MS and start untraced). */
 int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake);
-/* Answers the joiners waiting, a bounded number of them: 1 when more may
- * be waiting (call again before sleeping). */
-int pt_rdv_serve_pending(const struct pt_rdv_server *s);
+/* Answers the joiners waiting, a bounded number of them, if a connection
+ * was signalled since the last call (or look_anyway: the keeper's tick, in
+ * case a signal went astray): 1 when more may be waiting (call again
+ * before sleeping). */
+int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway);
 
 /* The message that hands a joiner the tree's registry on its channel,
  * ahead of the stream's offer (struct pt_offer_msg's magic). */
