@@ -295,8 +295,12 @@ static void drain(struct keeper *k, int last)
 
 /* Everything now in the stream goes to the log, between FLUSH_START and
  * FLUSH_STOP carrying who caused the flush (XSH 2.11.1, posix_trace_event_info Structure); the STOP reaches
- * the log with the next flush, in its place by time. */
-static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request)
+ * the log with the next flush, in its place by time.  written: the flush
+ * ends once the log's writing thread has written it all (posix_trace_flush,
+ * the end); else (an automatic flush) once it is handed to the thread, so
+ * that a disk that stalls does not stop the drains while the queue has
+ * room (DESIGN.md, "The keeper's output queue"). */
+static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request, int written)
 {
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_START))
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
@@ -306,7 +310,7 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
 	struct pt_logw_status st;
 	snapshot_status(k, &st);
-	keep_error(k, pt_logw_sync(&k->w, &st));
+	keep_error(k, written ? pt_logw_sync(&k->w, &st) : pt_logw_hand(&k->w, &st));
 	publish_log_state(k);
 	/* Release: flush_error, log_full and log_overrun first; pairs with the
 	 * acquire load of flush_done in active_status (query.c). */
@@ -325,7 +329,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 {
 	if (k->fd >= 0) {
 		/* A request number only (it becomes flush_done): relaxed would do. */
-		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire));
+		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire), 1);
 		drain(k, 1); /* the last FLUSH_STOP, the shutdown's STOP, late commits */
 		struct pt_logw_status st;
 		snapshot_status(k, &st);
@@ -392,7 +396,7 @@ static void auto_flush(struct keeper *k)
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */
 	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
-	flush(k, &who, req);
+	flush(k, &who, req, 0);
 }
 
 /* Looks at the stream are paid from a credit that grows by a tick's worth
@@ -476,7 +480,7 @@ static void flush_pending(struct keeper *k, const struct pt_cmd_msg *last, uint3
 	 * costs one flush, not one per batch of messages, each with its
 	 * FLUSH_START, FLUSH_STOP and block in the log. */
 	if (req != atomic_load_explicit(&k->ctl->flush_done, memory_order_relaxed))
-		flush(k, &who, req);
+		flush(k, &who, req, 1);
 	ack(k, *flushes);
 	*flushes = 0;
 }
