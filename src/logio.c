@@ -352,11 +352,12 @@ static int queue_alloc(struct pt_logw *w)
 	w->max_bufs = pt_logio_max_buffers(w->st->hdr.stream_size, w->out_cap);
 	w->pool = calloc(w->max_bufs, sizeof *w->pool);
 	w->jobs = calloc(w->max_bufs + 1, sizeof *w->jobs);
-	if (w->pool)
-		w->pool[0] = malloc(w->out_cap);
-	if (!w->jobs || !w->pool || !w->pool[0])
+	if (!w->jobs || !w->pool)
 		return 0;
-	w->npool = 1;
+	w->pool[0] = malloc(w->out_cap);
+	if (!w->pool[0])
+		return 0;
+	w->npool = 1; /* freed by pt_logio_stop whatever happens next */
 	w->nbufs = 2;
 	return 1;
 }
