@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace log writer's output (logio.h): sealed blocks go to the file
- * from one buffer at a time, written by a thread of the keeper (signals
- * blocked) while the next buffer fills, or in line when it could not be
- * started; and the writer's progress, published to the controller only
- * after the bytes it describes are written (two copies and a generation
- * count, so a new keeper always finds a consistent one).
+ * through a bounded queue of buffers, written in order by a thread of the
+ * keeper (signals blocked) while the next buffer fills, or in line when it
+ * could not be started; and the writer's progress, published to the
+ * controller only after the bytes it describes are written (two copies and
+ * a generation count, so a new keeper always finds a consistent one).
  */
 #include <errno.h>
 #include <fcntl.h>
