@@ -662,6 +662,7 @@ paced_target() {
 		$1 == k "_lost" { l[++nl] = $3 }
 		$1 == k "_miss" { m[++nm] = $3 }
 		$1 == k "_shut" { d[++nd] = $2; e[nd] = $3 }
+		$1 == k "_plain" { pl[++npl] = $2 }
 		END {
 			if (np == 0) {
 				printf "%-58s %9s %11s  %-8s %s\n", name, "-", reps " of " reps, "-", "not measured: " why
@@ -677,8 +678,9 @@ paced_target() {
 			for (i = 1; i <= np; i++) {
 				err = e[i] == 110 ? "ETIMEDOUT" : e[i] == 5 ? "EIO" : "errno " e[i]
 				printf "%-58s %9s %11s  %-8s %s\n", "  run " i, "", "", "reported", \
-					sprintf("%.2f M posted at %.2f M/s (pace %.2f); lost %.0f (log status), " \
-						"%.0f (live status), %.0f missing; %s", p[i], a[i], t[i], l[i], s[i], \
+					sprintf("%.2f M posted at %.2f M/s (pace %.2f, sustained plain write %.0f MB/s); " \
+						"lost %.0f (log status), %.0f (live status), %.0f missing; %s", \
+						p[i], a[i], t[i], pl[i], l[i], s[i], \
 						m[i], e[i] + 0 ? "shutdown or read back FAILED: " err : \
 						sprintf("shutdown %.2f s", d[i] / 1000))
 			}
