@@ -34,7 +34,12 @@
  *       A small untimed log write and a plain write first warm up the
  *       code, the keeper's start and the file system.
  *
- *   bench_log paced FILE STREAM_MIB RATE SECONDS
+ *   bench_log plain FILE SECONDS
+ *       The disk's sustained rate: 1 MiB write()s into FILE for SECONDS,
+ *       then fdatasync; prints PLAIN|<MB/s>|<bytes>|<seconds>, MB/s =
+ *       bytes / the whole time, the fdatasync included.  FILE is removed.
+ *
+ *   bench_log paced FILE STREAM_MIB RATE SECONDS [PLAIN_MBS]
  *       A writer below the disk's bandwidth: one thread on CPU 1 posts
  *       RATE * SECONDS 16-byte events into a FLUSH stream of STREAM_MIB
  *       MiB with an APPEND log in FILE, in bursts of 100 us worth of
@@ -47,6 +52,8 @@
  *       read back: the lost count of its status and the events missing
  *       from it (posted - user events in it), and the lost count of the
  *       live stream's status before the shutdown.  FILE is removed.
+ *       PLAIN_MBS, the sustained rate the pace came from (bench_log
+ *       plain), goes into the rate row's note and a row of its own.
  *
  *   bench_log exec CPU OUT CMD [ARG...]
  *       Runs CMD (on CPU unless CPU is -1) with its standard output in the
@@ -277,8 +284,11 @@ static struct logw log_write(const char *path, size_t stream_size, uint64_t n)
 	return r;
 }
 
-/* Sequential write() of `bytes` in 1 MiB writes, then fdatasync: MB/s. */
-static double plain_write(const char *path, uint64_t bytes)
+/* Sequential write() in 1 MiB writes of `bytes`, or for `seconds` when
+ * bytes is 0, then fdatasync: MB/s over the whole, the fdatasync
+ * included; *written: the bytes. */
+static double plain_write_for(const char *path, uint64_t bytes, double seconds,
+                              uint64_t *written)
 {
 	static unsigned char *buf;
 	if (!buf) {
@@ -289,10 +299,14 @@ static double plain_write(const char *path, uint64_t bytes)
 			buf[i] = (unsigned char)(i * 131u + 7u);
 	}
 	uint64_t t0 = now_ns();
+	uint64_t until = t0 + (uint64_t)(seconds * 1e9);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die(path, errno);
-	for (uint64_t done = 0; done < bytes;) {
+	if (!bytes)
+		bytes = UINT64_MAX;
+	uint64_t done = 0;
+	while (done < bytes && (bytes != UINT64_MAX || now_ns() < until)) {
 		size_t len = bytes - done < MiB ? (size_t)(bytes - done) : MiB;
 		ssize_t k = write(fd, buf, len);
 		if (k < 0) {
@@ -307,7 +321,29 @@ static double plain_write(const char *path, uint64_t bytes)
 	uint64_t t1 = now_ns();
 	close(fd);
 	unlink(path);
-	return (double)bytes * 1e3 / (double)(t1 - t0);
+	if (written)
+		*written = done;
+	return (double)done * 1e3 / (double)(t1 - t0);
+}
+
+static double plain_write(const char *path, uint64_t bytes)
+{
+	return plain_write_for(path, bytes, 0, NULL);
+}
+
+/* The disk's sustained rate: a plain write as long as a paced run. */
+static int plain(const char *path, double seconds)
+{
+	if (!(seconds > 0)) {
+		fprintf(stderr, "bench_log plain: bad seconds %g\n", seconds);
+		return 2;
+	}
+	uint64_t t0 = now_ns(), bytes;
+	double mbs = plain_write_for(path, 0, seconds, &bytes);
+	printf("PLAIN|%.2f|%llu|%.3f\n", mbs, (unsigned long long)bytes,
+	       (double)(now_ns() - t0) / 1e9);
+	fflush(stdout);
+	return 0;
 }
 
 /* ---- pre-recorded read ----------------------------------------------- */
@@ -473,7 +509,8 @@ static void *pacer_main(void *arg)
 	return NULL;
 }
 
-static int paced(const char *path, size_t stream_mib, double rate, double seconds)
+static int paced(const char *path, size_t stream_mib, double rate, double seconds,
+                 double plain_mbs)
 {
 	if (!(rate >= 1) || !(seconds > 0) || stream_mib < 1) {
 		fprintf(stderr, "bench_log paced: bad rate %g or seconds %g or stream size\n", rate,
@@ -513,7 +550,16 @@ static int paced(const char *path, size_t stream_mib, double rate, double second
 	const char *sfx = stream_mib == 4 ? "def" : stream_mib == 16 ? "16m" : "x";
 	snprintf(key, sizeof key, "pc_%s", sfx);
 	snprintf(name, sizeof name, "paced writer, FLUSH %zu MiB stream: rate achieved", stream_mib);
-	row(key, name, (double)p.posted * 1e3 / (double)(p.t1 - p.t0), "Mev/s", "", rate / 1e6);
+	char note[96] = "";
+	if (plain_mbs > 0)
+		snprintf(note, sizeof note, "pace %.2f Mev/s; plain write for %g s: %.0f MB/s",
+		         rate / 1e6, seconds, plain_mbs);
+	row(key, name, (double)p.posted * 1e3 / (double)(p.t1 - p.t0), "Mev/s", note, rate / 1e6);
+	if (plain_mbs > 0) {
+		snprintf(key, sizeof key, "pc_%s_plain", sfx);
+		row(key, "  plain write(), 1 MiB each, for as long, + fdatasync", plain_mbs, "MB/s", "",
+		    0);
+	}
 	snprintf(key, sizeof key, "pc_%s_post", sfx);
 	row(key, "  events posted", (double)p.posted / 1e6, "Mev", "", (double)bytes / 1e6);
 	/* in % of those posted, the exact counts as aux: the table's columns
@@ -583,10 +629,11 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "exec"))
 		return exec_timed(atoi(argv[2]), argv[3], argv + 4);
 	if (argc < 4 || (strcmp(argv[1], "mklog") && strcmp(argv[1], "run") &&
-	                 (strcmp(argv[1], "paced") || argc < 6))) {
+	                 strcmp(argv[1], "plain") && (strcmp(argv[1], "paced") || argc < 6))) {
 		fprintf(stderr, "usage: bench_log mklog FILE NEVENTS [THREADS]\n"
 		                "       bench_log run DIR NWRITE [READLOG [READS [READLOG2]]]\n"
-		                "       bench_log paced FILE STREAM_MIB RATE SECONDS\n"
+		                "       bench_log plain FILE SECONDS\n"
+		                "       bench_log paced FILE STREAM_MIB RATE SECONDS [PLAIN_MBS]\n"
 		                "       bench_log exec CPU OUT CMD [ARG...]\n");
 		return 2;
 	}
@@ -599,9 +646,11 @@ int main(int argc, char **argv)
 			threads = 1;
 		return mklog(argv[2], strtoull(argv[3], NULL, 10), threads);
 	}
+	if (!strcmp(argv[1], "plain"))
+		return plain(argv[2], strtod(argv[3], NULL));
 	if (!strcmp(argv[1], "paced"))
 		return paced(argv[2], (size_t)strtoull(argv[3], NULL, 10), strtod(argv[4], NULL),
-		             strtod(argv[5], NULL));
+		             strtod(argv[5], NULL), argc > 6 ? strtod(argv[6], NULL) : 0);
 
 	const char *dir = argv[2];
 	uint64_t nwrite = strtoull(argv[3], NULL, 10);

@@ -325,13 +325,14 @@ LOG_FS=$(df -PT "$WORK" 2>/dev/null | awk 'NR == 2 { print $2 " on " $1 }')
 
 # ---------------------------------------------------------------- paced writer
 # A writer below the disk's bandwidth loses nothing: in the first PACED_REPS
-# repetitions, for each stream size, bench_log paced posts for PACED_SECONDS
-# at 80 % of the plain-write rate that the repetition's bench_log run just
-# measured for that stream size (MB/s), divided by the log bytes per event
-# it measured (B/event): events/s; or at 80 % of the rate its flat-out
-# writer posted at, if that is lower (one thread may not post as fast as
-# the disk writes: the pace must be one it can hold).  The log goes where
-# the plain write went.
+# repetitions, for each stream size, bench_log plain first writes for
+# PACED_SECONDS (1 MiB write()s, then fdatasync: the disk's sustained rate,
+# not the page cache's), then bench_log paced posts for PACED_SECONDS at
+# 80 % of that rate (MB/s), divided by the log bytes per event that the
+# repetition's bench_log run measured for that stream size (B/event):
+# events/s; or at 80 % of the rate its flat-out writer posted at, if that
+# is lower (one thread may not post as fast as the disk writes: the pace
+# must be one it can hold).  Both files go into the same directory.
 HAVE_PACED=0
 PACED_MSG=""
 if [ "${SKIP_PACED:-0}" = 1 ]; then
@@ -352,11 +353,16 @@ paced() {
 	while IFS='|' read -r tag key name v rest; do
 		[ "$tag" = ROW ] || continue
 		case "$key" in
-		"logw_${sfx}_plain") p_mbs=$v ;;
 		"logw_${sfx}_bpe") p_bpe=$v ;;
 		"logw_${sfx}_lost") p_post=${rest##*|} ;; # aux: Mev/s the flat-out writer posted
 		esac
 	done
+	# the disk's sustained rate, as long as the paced run, same directory
+	if run "bench_log plain ($mib MiB, ${PACED_SECONDS} s)" "$BIN/bench_log" plain \
+		"$LOGDIR/plain.dat" "$PACED_SECONDS"; then
+		IFS='|' read -r _ p_mbs _ <"$WORK/out"
+	fi
+	rm -f "$LOGDIR/plain.dat"
 	rate=$(calc "if ($p_mbs > 0 && $p_bpe > 0) { r = 0.8 * $p_mbs * 1e6 / $p_bpe;
 		if ($p_post > 0 && 0.8 * $p_post * 1e6 < r) r = 0.8 * $p_post * 1e6; printf \"%.0f\", r }")
 	if [ -z "$rate" ]; then
@@ -372,7 +378,7 @@ paced() {
 		return 1
 	fi
 	run "bench_log paced ($mib MiB)" "$BIN/bench_log" paced "$LOGDIR/paced.log" "$mib" "$rate" \
-		"$PACED_SECONDS" && collect paced <"$WORK/out"
+		"$PACED_SECONDS" "$p_mbs" && collect paced <"$WORK/out"
 	rm -f "$LOGDIR/paced.log"
 }
 
@@ -518,7 +524,8 @@ note_of() {
 	key=$1
 	aux=$(get "$key" 5)
 	case "$key" in
-	pc_def | pc_16m) echo "pace med $aux Mev/s = 0.8 x min(plain write / log B per event, flat-out posting rate); CPU 1" ;;
+	pc_def | pc_16m) echo "pace med $aux Mev/s = 0.8 x min(plain write for $PACED_SECONDS s / log B per event, flat-out posting rate); CPU 1" ;;
+	pc_*_plain) echo "the disk's sustained rate: 1 MiB write()s for $PACED_SECONDS s + fdatasync, right before" ;;
 	pc_*_post) echo "in $PACED_SECONDS s at most; log med $(printf %.0f "$aux") MB (removed once read)" ;;
 	pc_*_live) echo "of those posted; med $(printf %.0f "$aux") events" ;;
 	pc_*_lost) echo "of those posted; med $(printf %.0f "$aux") events" ;;
@@ -655,6 +662,7 @@ paced_target() {
 		$1 == k "_lost" { l[++nl] = $3 }
 		$1 == k "_miss" { m[++nm] = $3 }
 		$1 == k "_shut" { d[++nd] = $2; e[nd] = $3 }
+		$1 == k "_plain" { pl[++npl] = $2 }
 		END {
 			if (np == 0) {
 				printf "%-58s %9s %11s  %-8s %s\n", name, "-", reps " of " reps, "-", "not measured: " why
@@ -670,8 +678,9 @@ paced_target() {
 			for (i = 1; i <= np; i++) {
 				err = e[i] == 110 ? "ETIMEDOUT" : e[i] == 5 ? "EIO" : "errno " e[i]
 				printf "%-58s %9s %11s  %-8s %s\n", "  run " i, "", "", "reported", \
-					sprintf("%.2f M posted at %.2f M/s (pace %.2f); lost %.0f (log status), " \
-						"%.0f (live status), %.0f missing; %s", p[i], a[i], t[i], l[i], s[i], \
+					sprintf("%.2f M posted at %.2f M/s (pace %.2f, sustained plain write %.0f MB/s); " \
+						"lost %.0f (log status), %.0f (live status), %.0f missing; %s", \
+						p[i], a[i], t[i], pl[i], l[i], s[i], \
 						m[i], e[i] + 0 ? "shutdown or read back FAILED: " err : \
 						sprintf("shutdown %.2f s", d[i] / 1000))
 			}

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace log writer's output (logio.h): sealed blocks go to the file
- * from one buffer at a time, written by a thread of the keeper (signals
- * blocked) while the next buffer fills, or in line when it could not be
- * started; and the writer's progress, published to the controller only
- * after the bytes it describes are written (two copies and a generation
- * count, so a new keeper always finds a consistent one).
+ * through a bounded queue of buffers, written in order by a thread of the
+ * keeper (signals blocked) while the next buffer fills, or in line when it
+ * could not be started; and the writer's progress, published to the
+ * controller only after the bytes it describes are written (two copies and
+ * a generation count, so a new keeper always finds a consistent one).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,10 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include "logio.h"
+#include "stream.h"
 
 /* A call that may block on the log's destination (a slow disk, a full
  * pipe): the controller does not count that time against the keeper
@@ -158,13 +161,34 @@ static int write_job(struct pt_logw *w, const struct pt_logw_job *j)
 	return err;
 }
 
-/* The sealed blocks of the buffer (flushes happen between blocks: never
- * the block being filled). */
+/* The header of a seekable log as progress d describes it. */
+void pt_logio_header_image(const struct pt_logw *w, const struct pt_logw_progress *d,
+                           struct pt_log_header *h)
+{
+	*h = w->st->hdr;
+	h->flags |= d->flags;
+	h->nnames = d->nnames;
+	h->status = d->status;
+	h->blocks_written = d->seq;
+	h->data_end = w->seekable && w->layout == PT_LOG_LINEAR ? d->write_off : 0;
+	h->crc = pt_crc32c(0, h, offsetof(struct pt_log_header, crc));
+}
+
+/* In place: one write within the file's first sector. */
+int pt_logio_header_rewrite(const struct pt_logw *w, const struct pt_logw_progress *d)
+{
+	struct pt_log_header h;
+	pt_logio_header_image(w, d, &h);
+	return pt_logio_write_all(w->fd, 1, &h, sizeof h, 0);
+}
+
+/* The sealed blocks of the buffer not handed yet (flushes happen between
+ * blocks: never the block being filled). */
 static struct pt_logw_job buffer_job(const struct pt_logw *w)
 {
 	struct pt_logw_job j = {
-	    .buf = w->out,
-	    .len = w->out_len,
+	    .buf = w->out + w->out_handed,
+	    .len = w->out_len - w->out_handed,
 	    .nblocks = w->out_blocks,
 	    .first_seq = w->out_first_seq,
 	    .off = w->out_off,
@@ -176,31 +200,79 @@ static struct pt_logw_job buffer_job(const struct pt_logw *w)
 void pt_logio_emptied(struct pt_logw *w)
 {
 	w->out_len = 0;
+	w->out_handed = 0;
 	w->out_blocks = 0;
 	w->out_first_seq = w->prog.seq;
 	w->out_off = w->prog.write_off;
 }
 
-/* The writing thread: one buffer at a time.  A buffer whose write failed
- * still counts as written (its first error is kept): the blocks after it
- * are already on their way, and a reader reports the damage there. */
+/* What was handed is the thread's: the buffer goes on after it. */
+static void handed(struct pt_logw *w)
+{
+	w->out_handed = w->out_len;
+	w->out_blocks = 0;
+	w->out_first_seq = w->prog.seq;
+	w->out_off = w->prog.write_off;
+}
+
+/* ---- the writing thread and its queue ----------------------------------- */
+
+/* Buffers the queue may hold, the one filling included: 64 MiB, or eight
+ * times the stream when that is more (DESIGN.md, "The keeper's output
+ * queue"); each one past the first two also has to fit in the memory the
+ * process may still use (pt_mem_headroom). */
+#define QUEUE_MIN (64ull << 20)
+#define QUEUE_STREAMS 8u
+
+uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
+{
+	uint64_t bound = stream_size > QUEUE_MIN / QUEUE_STREAMS ? stream_size * QUEUE_STREAMS
+	                                                          : QUEUE_MIN;
+	uint64_t n = bound / cap;
+	return n < 2 ? 2 : n > 4096 ? 4096 : (uint32_t)n;
+}
+
+/* A job's blocks, then the header it asks for: the progress they make
+ * (a failed write still counts as written, its first error kept: the
+ * blocks after it are already on their way, and a reader reports the
+ * damage there).  w->done is only read: it is the thread's while a job is
+ * queued, and the keeper reads it under io_lock. */
+static struct pt_logw_progress run_job(struct pt_logw *w, const struct pt_logw_job *j)
+{
+	int err = write_job(w, j);
+	struct pt_logw_progress d = j->after;
+	d.error = w->done.error ? w->done.error : j->after.error ? j->after.error : err;
+	if (j->header && w->seekable) {
+		pt_logio_destination_wait(w->st, 1);
+		err = pt_logio_header_rewrite(w, &d);
+		pt_logio_destination_wait(w->st, 0);
+		if (!d.error)
+			d.error = err;
+	}
+	return d;
+}
+
+/* The writing thread: the jobs in the order handed. */
 static void *io_main(void *arg)
 {
 	struct pt_logw *w = arg;
 	pthread_mutex_lock(&w->io_lock);
 	for (;;) {
-		while (!w->io_busy && !w->io_stop)
+		while (!w->njobs && !w->io_stop)
 			pthread_cond_wait(&w->io_cond, &w->io_lock);
-		if (!w->io_busy)
+		if (!w->njobs)
 			break;
-		struct pt_logw_job j = w->io_job;
+		struct pt_logw_job j = w->jobs[w->job_first];
+		w->io_busy = 1; /* no longer grows (queue_job) */
 		pthread_mutex_unlock(&w->io_lock);
-		int err = write_job(w, &j);
+		struct pt_logw_progress d = run_job(w, &j);
 		pthread_mutex_lock(&w->io_lock);
-		int32_t first = w->done.error ? w->done.error : j.after.error ? j.after.error : err;
-		w->done = j.after;
-		w->done.error = first;
+		w->done = d;
 		pt_logio_commit(w);
+		if (j.release)
+			w->pool[w->npool++] = j.release;
+		w->job_first = (w->job_first + 1) % (w->max_bufs + 1);
+		w->njobs--;
 		w->io_busy = 0;
 		pthread_cond_broadcast(&w->io_cond);
 	}
@@ -208,22 +280,93 @@ static void *io_main(void *arg)
 	return NULL;
 }
 
-/* Waits until the thread has written what it was given. */
+/* Hands the buffer's sealed blocks not handed yet to the thread; release:
+ * the buffer is done with once they are written.  Blocks that follow the
+ * last job queued in the same buffer join it, so that a buffer has at
+ * most two jobs (one being written) and the ring never fills. */
+static void queue_job(struct pt_logw *w, unsigned char *release, int header)
+{
+	struct pt_logw_job j = buffer_job(w);
+	j.release = release;
+	j.header = header;
+	pthread_mutex_lock(&w->io_lock);
+	uint32_t ring = w->max_bufs + 1;
+	struct pt_logw_job *last = w->njobs ? &w->jobs[(w->job_first + w->njobs - 1) % ring] : NULL;
+	if (last && (w->njobs > 1 || !w->io_busy) && !last->release &&
+	    last->buf + last->len == j.buf) {
+		last->len += j.len;
+		last->nblocks += j.nblocks;
+		last->after = j.after;
+		last->release = release;
+		last->header |= header;
+	} else {
+		w->jobs[(w->job_first + w->njobs) % ring] = j;
+		w->njobs++;
+	}
+	/* The thread's errors so far become the keeper's to report. */
+	if (!w->prog.error)
+		w->prog.error = w->done.error;
+	pthread_cond_broadcast(&w->io_cond);
+	pthread_mutex_unlock(&w->io_lock);
+}
+
+/* A buffer to fill: from the pool, a new one while the bound and the
+ * memory allow, else the next one the thread is done with. */
+static unsigned char *take_buffer(struct pt_logw *w)
+{
+	unsigned char *b = NULL;
+	pthread_mutex_lock(&w->io_lock);
+	if (!w->npool && w->nbufs < w->max_bufs &&
+	    pt_mem_headroom(w->out_cap, w->out_cap) == 0) {
+		pthread_mutex_unlock(&w->io_lock);
+		b = malloc(w->out_cap);
+		pthread_mutex_lock(&w->io_lock);
+		if (b)
+			w->nbufs++;
+	}
+	while (!b && !w->npool)
+		pthread_cond_wait(&w->io_cond, &w->io_lock);
+	if (!b)
+		b = w->pool[--w->npool];
+	pthread_mutex_unlock(&w->io_lock);
+	return b;
+}
+
+/* Waits until the thread has written everything it was given. */
 void pt_logio_wait(struct pt_logw *w)
 {
 	if (!w->io_running)
 		return;
 	pthread_mutex_lock(&w->io_lock);
-	while (w->io_busy)
+	while (w->njobs)
 		pthread_cond_wait(&w->io_cond, &w->io_lock);
 	pthread_mutex_unlock(&w->io_lock);
 	if (!w->prog.error)
 		w->prog.error = w->done.error;
 }
 
+/* The pool (one spare buffer in it) and the ring of jobs; 0 without
+ * memory, then every write is made in line. */
+static int queue_alloc(struct pt_logw *w)
+{
+	w->max_bufs = pt_logio_max_buffers(w->st->hdr.stream_size, w->out_cap);
+	w->pool = calloc(w->max_bufs, sizeof *w->pool);
+	w->jobs = calloc(w->max_bufs + 1, sizeof *w->jobs);
+	if (!w->jobs || !w->pool)
+		return 0;
+	w->pool[0] = malloc(w->out_cap);
+	if (!w->pool[0])
+		return 0;
+	w->npool = 1; /* freed by pt_logio_stop whatever happens next */
+	w->nbufs = 2;
+	return 1;
+}
+
 void pt_logio_start(struct pt_logw *w)
 {
 	sigset_t all, old;
+	if (!queue_alloc(w))
+		return;
 	if (pthread_mutex_init(&w->io_lock, NULL) != 0)
 		return;
 	if (pthread_cond_init(&w->io_cond, NULL) != 0) {
@@ -241,29 +384,40 @@ void pt_logio_start(struct pt_logw *w)
 	}
 }
 
+/* After everything given is written; frees the pool (the buffer filling
+ * is the caller's). */
 void pt_logio_stop(struct pt_logw *w)
 {
-	if (!w->io_running)
-		return;
-	pthread_mutex_lock(&w->io_lock);
-	w->io_stop = 1;
-	pthread_cond_broadcast(&w->io_cond);
-	pthread_mutex_unlock(&w->io_lock);
-	pthread_join(w->io_thread, NULL);
-	pthread_cond_destroy(&w->io_cond);
-	pthread_mutex_destroy(&w->io_lock);
-	w->io_running = 0;
+	if (w->io_running) {
+		pthread_mutex_lock(&w->io_lock);
+		w->io_stop = 1;
+		pthread_cond_broadcast(&w->io_cond);
+		pthread_mutex_unlock(&w->io_lock);
+		pthread_join(w->io_thread, NULL);
+		pthread_cond_destroy(&w->io_cond);
+		pthread_mutex_destroy(&w->io_lock);
+		w->io_running = 0;
+	}
+	for (uint32_t i = 0; w->pool && i < w->npool; i++)
+		free(w->pool[i]);
+	free(w->pool);
+	free(w->jobs);
+	w->pool = NULL;
+	w->jobs = NULL;
+	w->npool = w->njobs = 0;
 }
 
-/* Writes the buffer now, after what the thread is writing. */
+/* Writes the buffer now, after everything the thread was given. */
 void pt_logio_flush(struct pt_logw *w)
 {
 	pt_logio_wait(w);
-	if (!w->out_blocks)
+	if (!w->out_blocks) {
+		pt_logio_emptied(w);
 		return;
+	}
 	struct pt_logw_job j = buffer_job(w);
 	int err = write_job(w, &j);
-	/* As in io_main: a failed write still counts as written, so that what
+	/* As in run_job: a failed write still counts as written, so that what
 	 * reached the file (the blocks before the failure: a disk that filled
 	 * up) is not written over by later blocks. */
 	pt_logio_keep_error(w, err);
@@ -274,23 +428,24 @@ void pt_logio_flush(struct pt_logw *w)
 	pt_logio_commit(w);
 }
 
+/* The end of an automatic drain: the thread writes the buffer's sealed
+ * blocks, then the header, while the keeper goes on. */
+void pt_logio_hand(struct pt_logw *w)
+{
+	queue_job(w, NULL, 1);
+	handed(w);
+}
+
 /* The buffer cannot take another block: the thread writes it while the
- * other buffer fills. */
+ * next one fills. */
 void pt_logio_flush_full(struct pt_logw *w)
 {
 	if (!w->io_running) {
 		pt_logio_flush(w);
 		return;
 	}
-	pthread_mutex_lock(&w->io_lock);
-	while (w->io_busy)
-		pthread_cond_wait(&w->io_cond, &w->io_lock);
-	w->io_job = buffer_job(w);
-	w->io_busy = 1;
-	pthread_cond_broadcast(&w->io_cond);
-	pthread_mutex_unlock(&w->io_lock);
 	unsigned char *full = w->out;
-	w->out = w->spare;
-	w->spare = full;
+	queue_job(w, full, 0);
+	w->out = take_buffer(w);
 	pt_logio_emptied(w);
 }

@@ -21,14 +21,29 @@ PT_LOG_HIDDEN void pt_logio_keep_error(struct pt_logw *w, int err);
 PT_LOG_HIDDEN void pt_logio_commit(struct pt_logw *w);
 /* The buffer restarts after what prog counts as written. */
 PT_LOG_HIDDEN void pt_logio_emptied(struct pt_logw *w);
-/* Writes the buffer's sealed blocks now, after what the thread is writing. */
+/* The header of a seekable log as d describes it, and its rewrite in
+ * place (0 or an errno). */
+PT_LOG_HIDDEN void pt_logio_header_image(const struct pt_logw *w,
+                                         const struct pt_logw_progress *d,
+                                         struct pt_log_header *h);
+PT_LOG_HIDDEN int pt_logio_header_rewrite(const struct pt_logw *w,
+                                          const struct pt_logw_progress *d);
+/* Buffers of cap bytes the queue of a stream_size stream may hold. */
+PT_LOG_HIDDEN uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap);
+/* Writes the buffer's sealed blocks now, after everything the thread was
+ * given. */
 PT_LOG_HIDDEN void pt_logio_flush(struct pt_logw *w);
+/* Hands the buffer's sealed blocks to the thread (it must be running),
+ * the header rewritten after them; the buffer goes on filling. */
+PT_LOG_HIDDEN void pt_logio_hand(struct pt_logw *w);
 /* The buffer cannot take another block: the thread writes it while the
- * other buffer fills. */
+ * next one fills (waiting only when the queue holds its bound). */
 PT_LOG_HIDDEN void pt_logio_flush_full(struct pt_logw *w);
-/* Waits until the thread has written what it was given. */
+/* Waits until the thread has written everything it was given. */
 PT_LOG_HIDDEN void pt_logio_wait(struct pt_logw *w);
+/* The thread and its queue; without them every write is made in line. */
 PT_LOG_HIDDEN void pt_logio_start(struct pt_logw *w);
+/* After everything given is written; frees the queue's buffers. */
 PT_LOG_HIDDEN void pt_logio_stop(struct pt_logw *w);
 
 #endif

@@ -7,7 +7,8 @@
  *
  * Blocks are built in one output buffer, each checksummed once when it is
  * sealed, and the buffer is written when it cannot take another whole block
- * (a few MiB per write), at pt_logw_sync and at pt_logw_finish.
+ * (a few MiB per write), at pt_logw_sync and at pt_logw_finish; at
+ * pt_logw_hand the writing thread writes what it holds (logio.c).
  *
  * Three copies of the progress: w->prog counts every sealed block as if it
  * were written; w->done is what has been written; the caller's state holds
@@ -57,6 +58,7 @@ static void discard_buffer(struct pt_logw *w)
 	w->prog = w->done;
 	w->prog.error = w->done.error = err;
 	w->out_len = 0;
+	w->out_handed = 0;
 	w->out_blocks = 0;
 	w->out_first_seq = w->done.seq;
 	w->out_off = w->done.write_off;
@@ -66,26 +68,10 @@ static void discard_buffer(struct pt_logw *w)
 		emit_pending_names(w);
 }
 
-/* ---- header ------------------------------------------------------------- */
-
-static void header_image(const struct pt_logw *w, struct pt_log_header *h)
-{
-	*h = w->st->hdr;
-	h->flags |= w->done.flags;
-	h->nnames = w->done.nnames;
-	h->status = w->done.status;
-	h->blocks_written = w->done.seq;
-	h->data_end = w->seekable && w->layout == PT_LOG_LINEAR ? w->done.write_off : 0;
-	h->crc = pt_crc32c(0, h, offsetof(struct pt_log_header, crc));
-}
-
-/* The header of a seekable log, in place: one write within its first
- * sector. */
+/* The header of a seekable log, in place, as written so far. */
 static int header_rewrite(struct pt_logw *w)
 {
-	struct pt_log_header h;
-	header_image(w, &h);
-	return pt_logio_write_all(w->fd, 1, &h, sizeof h, 0);
+	return pt_logio_header_rewrite(w, &w->done);
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -218,15 +204,13 @@ static int alloc_buffers(struct pt_logw *w)
 	}
 	w->out_cap = cap;
 	w->out = malloc(cap);
-	w->spare = malloc(cap);
 	w->ctx = calloc(w->max_ctx, sizeof *w->ctx);
 	w->names = calloc(TRACE_USER_EVENT_MAX, sizeof *w->names);
 	if (!w->out || !w->ctx || !w->names) {
 		pt_logw_free(w);
 		return ENOMEM;
 	}
-	if (w->spare)
-		pt_logio_start(w); /* else every write waits */
+	pt_logio_start(w); /* without the thread, every write waits */
 	pt_logb_none(w);
 	w->ctx_cur = -1;
 	return 0;
@@ -310,7 +294,7 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 		pt_logw_free(w);
 		return ENOMEM;
 	}
-	header_image(w, (struct pt_log_header *)img);
+	pt_logio_header_image(w, &w->done, (struct pt_log_header *)img);
 	if (seekable && ftruncate(fd, 0) != 0)
 		err = errno == EINTR ? EIO : errno;
 	if (!err)
@@ -365,17 +349,20 @@ int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd)
 	return 0;
 }
 
-static void take_status(struct pt_logw *w, const struct pt_logw_status *s)
+/* Status s into prog, and into done too when it is the keeper's (no job
+ * queued): else the thread's next job carries it there. */
+static void take_status(struct pt_logw *w, const struct pt_logw_status *s, int both)
 {
 	if (!s)
 		return;
 	struct pt_log_status *d[2] = {&w->prog.status, &w->done.status};
-	for (int i = 0; i < 2; i++) {
+	int32_t error = both ? w->done.error : w->prog.error;
+	for (int i = 0; i < 1 + both; i++) {
 		d[i]->stream_status = s->stream_status;
 		d[i]->stream_full = s->stream_full;
 		d[i]->stream_overrun = s->stream_overrun;
 		d[i]->flush_status = s->flush_status;
-		d[i]->flush_error = s->flush_error ? s->flush_error : w->done.error;
+		d[i]->flush_error = s->flush_error ? s->flush_error : error;
 		d[i]->lost_events = s->lost_events;
 	}
 }
@@ -386,11 +373,23 @@ int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s)
 		return w->done.error ? w->done.error : EINVAL;
 	pt_logb_close(w);
 	pt_logio_flush(w);
-	take_status(w, s);
+	take_status(w, s, 1);
 	if (w->seekable)
 		pt_logio_keep_error(w, header_rewrite(w));
 	pt_logio_commit(w);
 	return w->done.error;
+}
+
+int pt_logw_hand(struct pt_logw *w, const struct pt_logw_status *s)
+{
+	if (!w->io_running)
+		return pt_logw_sync(w, s);
+	if (w->finished)
+		return w->prog.error ? w->prog.error : EINVAL;
+	pt_logb_close(w);
+	take_status(w, s, 0);
+	pt_logio_hand(w);
+	return w->prog.error;
 }
 
 int pt_logw_clear(struct pt_logw *w)
@@ -400,6 +399,7 @@ int pt_logw_clear(struct pt_logw *w)
 	int err = 0;
 	pt_logio_wait(w);
 	w->out_len = 0;
+	w->out_handed = 0;
 	w->out_blocks = 0;
 	pt_logb_none(w);
 	struct pt_logw_progress *d = &w->done;
@@ -429,7 +429,7 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 		return w->done.error ? w->done.error : EINVAL;
 	pt_logb_close(w);
 	pt_logio_wait(w);
-	take_status(w, s);
+	take_status(w, s, 1);
 	if (w->layout == PT_LOG_LINEAR) {
 		pt_logb_open(w, PT_LOG_END, w->last_ts);
 		memcpy(w->pos, &w->prog.status, sizeof w->prog.status);
@@ -460,10 +460,9 @@ void pt_logw_free(struct pt_logw *w)
 {
 	pt_logio_stop(w); /* after what it was given is written */
 	free(w->out);
-	free(w->spare);
 	free(w->ctx);
 	free(w->names);
-	w->out = w->spare = NULL;
+	w->out = NULL;
 	w->ctx = NULL;
 	w->names = NULL;
 	w->blk = w->pos = w->blk_end = NULL;

@@ -10,8 +10,9 @@
  * and it changes by publishing a complete new copy (two copies and a
  * generation count), so what a new keeper finds is always consistent.
  * Buffers live in struct pt_logw, private to the keeper, which also runs a
- * thread (signals blocked) that writes a full buffer while the next fills;
- * if the thread cannot be started, writes are made in line.
+ * thread (signals blocked) that writes full buffers and the ends of
+ * automatic drains, in order, while the next buffer fills; if the thread
+ * cannot be started, writes are made in line.
  *
  * Functions return 0 or an error number.  Errors of write/pwrite are kept
  * (the first one) in the state and returned by pt_logw_sync/finish.  A
@@ -72,6 +73,8 @@ struct pt_logw_job {
 	uint64_t first_seq;      /* seq of the first block */
 	uint64_t off;            /* linear: file offset of the first block */
 	struct pt_logw_progress after;
+	unsigned char *release;  /* a buffer that goes back to the pool once written */
+	int header;              /* a seekable log's header is rewritten after */
 };
 
 /* The writer's buffers and working copy; private to the keeper. */
@@ -95,11 +98,20 @@ struct pt_logw {
 	uint64_t out_first_seq;  /* seq of the first block in the buffer */
 	uint64_t out_off;        /* linear: file offset of the first block */
 
-	/* A thread writes a full buffer while the next one fills (when it
-	 * could be started); everything else waits for it to finish first. */
-	unsigned char *spare;
+	/* A thread (when it could be started) writes jobs in the order they
+	 * are handed: a full buffer, and the end of an automatic drain, after
+	 * which the buffer goes on filling (out_handed: its bytes already
+	 * handed).  Buffers come from a pool, at most max_bufs in all (the
+	 * one filling included); the keeper waits only when every one is
+	 * full.  Under io_lock: the jobs (a ring of max_bufs + 1), the pool,
+	 * io_busy (the first job is being written), and w->done while any
+	 * job is queued: the thread's then. */
+	size_t out_handed;
+	unsigned char **pool;
+	uint32_t npool, nbufs, max_bufs;
+	struct pt_logw_job *jobs;
+	uint32_t job_first, njobs;
 	int io_running, io_busy, io_stop;
-	struct pt_logw_job io_job;
 	pthread_t io_thread;
 	pthread_mutex_t io_lock;
 	pthread_cond_t io_cond;
@@ -219,6 +231,13 @@ PT_LOG_HIDDEN int pt_logw_resume_mark(struct pt_logw *w, const struct pt_log_ctx
  * seekable log, rewrites the header with status s (NULL: the last one).
  * Returns the first error of the log. */
 PT_LOG_HIDDEN int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s);
+
+/* The end of an automatic drain: closes the block being filled and hands
+ * everything buffered to the writing thread, with status s for the header
+ * rewritten after it (NULL: the last one); it waits only when the queue
+ * holds max_bufs buffers.  Without the thread, pt_logw_sync.  Returns the
+ * first error of the log known so far. */
+PT_LOG_HIDDEN int pt_logw_hand(struct pt_logw *w, const struct pt_logw_status *s);
 
 /* posix_trace_clear: a seekable log loses its events (back to the header
  * and name table, sequence numbers from 0, log full/overrun reset); an

@@ -1467,6 +1467,63 @@ START_TEST(log_written_to_pipe_reads_back_from_copy)
 }
 END_TEST
 
+/* A pipe whose reader stops for PAUSE_MS once the writer has begun, then
+ * copies the rest. */
+#define PAUSE_MS 500
+struct paused_pump {
+	struct lt_pump pump;
+	atomic_int posting;
+};
+
+static void *paused_pump_main(void *arg)
+{
+	struct paused_pump *p = arg;
+	while (!atomic_load(&p->posting))
+		pt_sleep_ms(1);
+	pt_sleep_ms(PAUSE_MS);
+	return lt_pump_main(&p->pump);
+}
+
+/* A destination that stops taking bytes does not stop the keeper's
+ * automatic drains (issue 18): while the pipe's reader pauses, a writer
+ * posts into a 1 MiB FLUSH stream about twice what it holds, in small
+ * bursts; the keeper goes on draining into its output queue, so nothing is
+ * lost, and once the reader resumes the log is complete (every event, in
+ * order, closed, no damage).  Bounded: 200 000 events of 16 bytes, a few
+ * MB of log. */
+START_TEST(paused_pipe_reader_does_not_stop_the_drain)
+{
+	enum { EVENTS = 200000, BURST = 500 };
+	int p[2], copy = lt_new_log_file();
+	ck_assert_int_eq(pipe(p), 0);
+	struct paused_pump pump = {.pump = {.in = p[0], .out = copy}};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, paused_pump_main, &pump), 0);
+	trace_id_t trid = create_log(p[1], POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 1 << 20);
+	close(p[1]); /* the keeper holds its own */
+	trace_event_id_t id = user_id("paused_reader");
+	ck_assert_ok(posix_trace_start(trid));
+	atomic_store(&pump.posting, 1);
+	for (uint32_t i = 0; i < EVENTS; i += BURST) {
+		record_n(id, i, BURST, 16);
+		pt_sleep_ms(1);
+	}
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(trid, &st));
+	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+
+	trace_id_t log = open_log(copy);
+	ck_assert_ok(posix_trace_get_status(log, &st));
+	ck_assert_uint_eq(st.posixtrace_lost_events, 0);
+	struct lt_evlist l = read_all(log);
+	assert_seqs_contiguous(&l, 0, EVENTS - 1);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
+	assert_closed_intact(log);
+}
+END_TEST
+
 START_TEST(open_reads_a_log_from_a_pipe)
 {
 	int fd = make_log(500), p[2];
@@ -1877,6 +1934,7 @@ int main(void)
 	tc = pt_tcase(s, "pipe");
 	tcase_add_test(tc, log_written_to_pipe_reads_back_from_copy);
 	tcase_add_test(tc, open_reads_a_log_from_a_pipe);
+	tcase_add_test(tc, paused_pipe_reader_does_not_stop_the_drain);
 
 	tc = pt_tcase(s, "open_invalid");
 	tcase_add_test(tc, open_null_trid_is_einval);
