@@ -217,17 +217,20 @@ static void handed(struct pt_logw *w)
 
 /* ---- the writing thread and its queue ----------------------------------- */
 
-/* Buffers the queue may hold, the one filling included: 64 MiB, or eight
- * times the stream when that is more (DESIGN.md, "The keeper's output
- * queue"); each one past the first two also has to fit in the memory the
- * process may still use (pt_mem_headroom). */
+/* Buffers the queue may hold, the one filling included: eight times the
+ * stream, but at least 64 MiB and at most 256 MiB (DESIGN.md, "The
+ * keeper's output queue"); each one past the first two also has to fit in
+ * the memory the process may still use (pt_mem_headroom). */
 #define QUEUE_MIN (64ull << 20)
+#define QUEUE_MAX (256ull << 20)
 #define QUEUE_STREAMS 8u
 
 uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
 {
 	uint64_t bound = stream_size > QUEUE_MIN / QUEUE_STREAMS ? stream_size * QUEUE_STREAMS
 	                                                          : QUEUE_MIN;
+	if (bound > QUEUE_MAX || stream_size > QUEUE_MAX / QUEUE_STREAMS)
+		bound = QUEUE_MAX;
 	uint64_t n = bound / cap;
 	return n < 2 ? 2 : n > 4096 ? 4096 : (uint32_t)n;
 }
