@@ -1122,6 +1122,33 @@ static size_t middle_stages_block(void)
 	return 0;
 }
 
+/* Remains of block k (each size remains_sizes gives), then the log from
+ * block `next` on: read from a file and through a pipe, the blocks come as
+ * `lost` says (INVALID: reported by one ERROR) and the log is closed. */
+static void read_after_remains(size_t k, size_t next, const int *lost, const char *what)
+{
+	uint64_t sizes[8];
+	size_t nsizes = remains_sizes(&ref.blocks[k], sizes);
+	char label[128];
+	for (size_t i = 0; i < nsizes; i++) {
+		size_t len;
+		unsigned char *copy = remains_copy(k, next, sizes[i], &len);
+		int fd = lt_file_holding(copy, len);
+		struct lt_evlist got = read_log_fd(fd);
+		snprintf(label, sizeof label, "%s, file", what);
+		assert_blocks(&got, lost, NULL, label, sizes[i]);
+		ck_assert_int_eq(got.log.posixtrace_closed, 1);
+		lt_free(&got);
+		close(fd);
+		got = read_log_pipe(copy, len);
+		snprintf(label, sizeof label, "%s, pipe", what);
+		assert_blocks(&got, lost, NULL, label, sizes[i]);
+		ck_assert_int_eq(got.log.posixtrace_closed, 1);
+		lt_free(&got);
+		free(copy);
+	}
+}
+
 START_TEST(pipe_log_unaligned_remains_of_a_lost_block_cost_only_that_block)
 {
 	/* Remains of 1 to 7 bytes, and of an odd size past a valid header, of
@@ -1131,25 +1158,9 @@ START_TEST(pipe_log_unaligned_remains_of_a_lost_block_cost_only_that_block)
 	 * and the lost block is reported by exactly one ERROR (EBADMSG). */
 	pipe_ref_build();
 	size_t k = middle_stages_block();
-	uint64_t sizes[8];
-	size_t nsizes = remains_sizes(&ref.blocks[k], sizes);
 	int lost[MAX_BLOCKS] = {0};
 	lost[k] = INVALID;
-	for (size_t i = 0; i < nsizes; i++) {
-		size_t len;
-		unsigned char *copy = remains_copy(k, k + 1, sizes[i], &len);
-		int fd = lt_file_holding(copy, len);
-		struct lt_evlist got = read_log_fd(fd);
-		assert_blocks(&got, lost, NULL, "remains of a lost block, file", sizes[i]);
-		ck_assert_int_eq(got.log.posixtrace_closed, 1);
-		lt_free(&got);
-		close(fd);
-		got = read_log_pipe(copy, len);
-		assert_blocks(&got, lost, NULL, "remains of a lost block, pipe", sizes[i]);
-		ck_assert_int_eq(got.log.posixtrace_closed, 1);
-		lt_free(&got);
-		free(copy);
-	}
+	read_after_remains(k, k + 1, lost, "remains of a lost block");
 }
 END_TEST
 
@@ -1164,24 +1175,8 @@ START_TEST(pipe_log_unaligned_remains_of_a_block_written_again_cost_nothing)
 	 * finish, not damage), and the log is closed. */
 	pipe_ref_build();
 	size_t k = middle_stages_block();
-	uint64_t sizes[8];
-	size_t nsizes = remains_sizes(&ref.blocks[k], sizes);
 	int lost[MAX_BLOCKS] = {0};
-	for (size_t i = 0; i < nsizes; i++) {
-		size_t len;
-		unsigned char *copy = remains_copy(k, k, sizes[i], &len);
-		int fd = lt_file_holding(copy, len);
-		struct lt_evlist got = read_log_fd(fd);
-		assert_blocks(&got, lost, NULL, "remains before the block again, file", sizes[i]);
-		ck_assert_int_eq(got.log.posixtrace_closed, 1);
-		lt_free(&got);
-		close(fd);
-		got = read_log_pipe(copy, len);
-		assert_blocks(&got, lost, NULL, "remains before the block again, pipe", sizes[i]);
-		ck_assert_int_eq(got.log.posixtrace_closed, 1);
-		lt_free(&got);
-		free(copy);
-	}
+	read_after_remains(k, k, lost, "remains before the block again");
 }
 END_TEST
 
