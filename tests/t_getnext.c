@@ -337,9 +337,12 @@ START_TEST(one_reader_gets_every_event_once_while_another_thread_controls_the_st
 	ck_assert_ok(posix_trace_eventset_empty(&none));
 	uint64_t calls = 0;
 	while (!atomic_load(&r.done)) {
+		/* Its overrun status is not asserted: the filter changes below
+		 * put thousands of POSIX_TRACE_FILTER events in the control
+		 * queue, which a slow reader (under ASan) lets overflow, and that
+		 * is counted as lost; the user events are all counted after. */
 		struct posix_trace_status_info st;
 		ck_assert_ok(posix_trace_get_status(trid, &st));
-		ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 		if (calls % 64 == 0)
 			ck_assert_ok(posix_trace_set_filter(trid, &none, POSIX_TRACE_SET_EVENTSET));
 		ck_assert_ok(posix_trace_get_filter(trid, &got));
