@@ -282,18 +282,23 @@ static inline uint32_t lt_crc32c(const void *data, size_t len)
 }
 
 /* Copies everything from one fd to another until EOF (a thread), then
- * closes out if close_out is set. */
+ * closes out if close_out is set.  A slow reader: piece bytes at most per
+ * read (0: 64 KiB), nap_us microseconds after each.  copied may be read
+ * while it runs. */
 struct lt_pump {
 	int in, out, close_out;
-	size_t copied;
+	size_t piece;
+	unsigned nap_us;
+	atomic_size_t copied;
 };
 
 static inline void *lt_pump_main(void *arg)
 {
 	struct lt_pump *p = arg;
 	char buf[65536];
+	size_t piece = p->piece && p->piece < sizeof buf ? p->piece : sizeof buf;
 	for (;;) {
-		ssize_t n = read(p->in, buf, sizeof buf);
+		ssize_t n = read(p->in, buf, piece);
 		if (n <= 0)
 			break;
 		for (ssize_t off = 0; off < n;) {
@@ -302,7 +307,9 @@ static inline void *lt_pump_main(void *arg)
 				return NULL;
 			off += w;
 		}
-		p->copied += (size_t)n;
+		atomic_fetch_add(&p->copied, (size_t)n);
+		if (p->nap_us)
+			usleep(p->nap_us);
 	}
 	if (p->close_out)
 		close(p->out);

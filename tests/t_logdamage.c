@@ -1417,31 +1417,6 @@ static void nap_us(long us)
 		;
 }
 
-struct slow_pump {
-	int in, out;
-	atomic_size_t copied;
-};
-
-static void *slow_pump_main(void *arg)
-{
-	struct slow_pump *p = arg;
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(p->in, buf, sizeof buf);
-		if (n <= 0)
-			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(p->out, buf + off, (size_t)(n - off));
-			if (w <= 0)
-				return NULL;
-			off += w;
-		}
-		atomic_fetch_add(&p->copied, (size_t)n);
-		nap_us(200);
-	}
-	return NULL;
-}
-
 #define KILLED_BEFORE 100000u
 #define KILLED_AFTER 100000u
 
@@ -1465,8 +1440,8 @@ START_TEST(keeper_killed_while_writing_to_a_socket_log_every_later_event_is_read
 	ck_assert_int_eq(setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz), 0);
 	ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz), 0);
 	int fd = lt_new_log_file();
-	struct slow_pump pump = {.in = sv[0], .out = fd};
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_pump_main, &pump), 0);
+	struct lt_pump pump = {.in = sv[0], .out = fd, .piece = 4096, .nap_us = 200};
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
 	ck_assert_ok(lt_create_log(sv[1], POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 8u << 20, &trid));
 	close(sv[1]); /* the keeper has its own */
 	ck_assert_ok(posix_trace_eventid_open("killed_keeper", &id));

@@ -864,7 +864,7 @@ START_TEST(pipe_reads_the_same)
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
-	struct lt_pump pump = {fd, p[1], 1, 0};
+	struct lt_pump pump = {.in = fd, .out = p[1], .close_out = 1};
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
 	struct v3_read piped = v3_read(p[0]);
