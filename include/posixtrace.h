@@ -86,7 +86,11 @@ struct posixtrace_rendezvous_info {
 	/* Processes that asked and were refused (not descendants, not
 	 * traceable by the controller) or had stopped waiting. */
 	uint64_t posixtrace_refused;
-	uint64_t posixtrace_reserved[4];
+	/* Descendants refused because they run as another user than the
+	 * stream's memory belongs to (a tree traced by root where programs
+	 * run as other users: their events are not in the stream). */
+	uint64_t posixtrace_other_users;
+	uint64_t posixtrace_reserved[3];
 };
 
 /* EINVAL: trid is not an active trace stream identifier (or info is NULL);

@@ -6,7 +6,8 @@
  * waited on its channel; another process's block and channel ends, which
  * are closed.  Every descriptor is checked (seals and size by the mapping
  * functions; its owner by join.c's pt_trust_fd before this process joins
- * or adopts what it holds).  A setuid, setgid or file-capability program
+ * or adopts what it holds, and by pt_trust_tree_fd for what an ancestor
+ * passed down: root's objects only for root).  A setuid, setgid or file-capability program
  * (AT_SECURE) takes nothing and closes what it inherited.
  */
 #include <dirent.h>
@@ -118,13 +119,13 @@ static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 
 /* Another process's block passed down by exec: its channel ends go too.
  * Nothing the block says is acted on before its owner (the ptrace rule,
- * pt_trust_fd), seals and size are checked: a block another user forged
+ * root's only for root: pt_trust_tree_fd), seals and size are checked: a block another user forged
  * is closed and nothing else (SECURITY.md, "Nothing read is acted on
  * before it is checked"). */
 static void drop_foreign_block(int fd)
 {
 	struct pt_pcb *pcb;
-	if (pt_trust_fd(fd) && pt_pcb_map_fd(fd, &pcb) == 0) {
+	if (pt_trust_tree_fd(fd) && pt_pcb_map_fd(fd, &pcb) == 0) {
 		if (pcb->magic == PT_PCB_MAGIC) {
 			struct pt_fdref rx = pcb->channel_rx, tx = pcb->channel_tx;
 			if (is_channel_end(&rx))
@@ -137,11 +138,14 @@ static void drop_foreign_block(int fd)
 	close(fd);
 }
 
-/* The block this very process had before exec, if fd is it. */
+/* The block this very process had before exec, if fd is it.  Root's only
+ * for root: a process of root's tree that became another user and then
+ * exec'd (a daemon's worker, setpriv) starts afresh, or it would go on
+ * recording into root's streams beside the tree's other users. */
 static int adopt_own_block(int fd)
 {
 	struct pt_pcb *pcb;
-	if (!pt_trust_fd(fd) || pt_pcb_map_fd(fd, &pcb) != 0)
+	if (!pt_trust_tree_fd(fd) || pt_pcb_map_fd(fd, &pcb) != 0)
 		return 0;
 	if (!pt_pcb_validate(pcb, pt_proc.pid, pt_proc.starttime)) {
 		munmap(pcb, sizeof *pcb);
@@ -243,7 +247,7 @@ static int already_joined(int fd)
 static void join_inherited(int fd)
 {
 	int slot = free_slot_locked();
-	if (slot < 0 || already_joined(fd)) {
+	if (slot < 0 || !pt_trust_tree_fd(fd) || already_joined(fd)) {
 		close(fd);
 		return;
 	}
@@ -259,7 +263,7 @@ static void join_inherited(int fd)
 static void use_inherited_registry(int fd)
 {
 	struct pt_registry *r;
-	if (pt_proc.reg_fd >= 0 || !pt_trust_fd(fd) || pt_registry_map_fd(fd, &r) != 0) {
+	if (pt_proc.reg_fd >= 0 || !pt_trust_tree_fd(fd) || pt_registry_map_fd(fd, &r) != 0) {
 		close(fd);
 		return;
 	}

@@ -45,6 +45,23 @@ int pt_trust_fd(int fd)
 	return prctl(PR_GET_DUMPABLE) == 1;
 }
 
+/* What came down the tree (a stream or registry an ancestor passed on
+ * through exec, an ancestor's control block): the ptrace rule, and root's
+ * only for root.  Every descendant inherits those descriptors, whatever
+ * user it became since (a service manager, setpriv, a test harness that
+ * drops privileges), so a root-owned object there is shared with every
+ * other user of the tree; a stream a controller offered to this very
+ * process is another matter (pt_trust_fd).  SECURITY.md, "A tree of
+ * several users". */
+int pt_trust_tree_fd(int fd)
+{
+	struct stat st;
+	uid_t r, e, s;
+	if (!pt_trust_fd(fd) || fstat(fd, &st) != 0 || getresuid(&r, &e, &s) != 0)
+		return 0;
+	return st.st_uid != 0 || (r == 0 && e == 0 && s == 0);
+}
+
 /* A TSC stream needs rdtsc, which a process may have turned into SIGSEGV. */
 static int can_read_clock(uint32_t clock)
 {

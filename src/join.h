@@ -13,6 +13,8 @@
 int pt_secure_exec(void);
 /* Whether the owner of fd may trace this process, by the ptrace rule. */
 int pt_trust_fd(int fd);
+/* The same for what an ancestor passed down: root's only for root. */
+int pt_trust_tree_fd(int fd);
 /* Maps the stream in fd into slot (taking fd) and records into it. */
 int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from);
 void pt_record_slot_fd(int slot, int fd);

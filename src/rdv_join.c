@@ -9,7 +9,9 @@
  * What it trusts: the variable only under the rules of secure_getenv (no
  * AT_SECURE program reads it); the directory only if it is a directory,
  * reached without following a link at its last component, owned by root
- * or this process's real user, and closed to everybody else (mode 0700);
+ * or this process's real user, and neither readable nor writable by anybody
+ * else (mode 0700, or 0711: a root keeper serves a tree where other users
+ * run, and refuses and counts them);
  * the peer only if the kernel says it runs as root or as this process's
  * user (SO_PEERCRED, the join rule of pt_trust_fd); what arrives on its
  * channel under the rules of any offer (join.c).  Nothing here blocks
@@ -60,7 +62,7 @@ static int open_trusted_dir(const char *path)
 	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0 ||
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 066) != 0 ||
 	    (st.st_uid != 0 && st.st_uid != getuid())) {
 		close(fd);
 		return -1;

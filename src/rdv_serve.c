@@ -11,8 +11,12 @@
  * ptrace rule, pt_remote_open), it descends from the stream's target (its
  * parents, each named by pid and start time, up to the target), and it has
  * loaded the library (its block and channel, checked as for any target:
- * pt_remote_reach).  The directory's mode (0700, the controller's user)
- * already keeps every other user out.
+ * pt_remote_reach), and it runs as the user the stream's memory belongs
+ * to (its owner: root's memory goes to root alone, a user's to that
+ * user, as pt_trust_tree_fd in join.c would take it).  The directory
+ * (mode 0711) lets a process of another user reach the socket: it is
+ * refused, and counted when it descends from the target, so that the
+ * controller can say which part of its tree it did not trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,8 +63,14 @@ static int make_dir(struct pt_rdv *r)
 		base = "/tmp";
 	int n = snprintf(r->dir, sizeof r->dir, "%s/posixtrace-XXXXXX", base);
 	int err = n <= 0 || (size_t)n >= sizeof r->dir ? ENAMETOOLONG : 0;
-	if (!err && !mkdtemp(r->dir))
+	if (!err && !mkdtemp(r->dir)) {
 		err = errno;
+	} else if (!err && chmod(r->dir, 0711) != 0) {
+		/* Searchable, not listable: another user of the tree reaches
+		 * the socket by its name and is told no (hand_stream). */
+		err = errno;
+		rmdir(r->dir);
+	}
 	if (err)
 		r->dir[0] = '\0';
 	return err;
@@ -76,7 +86,8 @@ static int listen_in(struct pt_rdv *r)
 	int err = s < 0 ? errno : 0;
 	if (!err && !socket_path(&a, dirfd))
 		err = ENAMETOOLONG;
-	if (!err && (bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, RDV_BACKLOG) != 0))
+	if (!err && (bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, RDV_BACKLOG) != 0 ||
+	             fchmodat(dirfd, PT_RDV_SOCKET, 0666, 0) != 0))
 		err = errno;
 	close(dirfd);
 	if (err) {
@@ -149,16 +160,28 @@ static int send_registry(const struct pt_remote *r, int registry_fd)
 	return pt_channel_send(r->tx, &msg, registry_fd);
 }
 
+/* Whether the stream's memory belongs to the peer's user: the same
+ * owner, and the same group unless root (the join rule, pt_trust_fd). */
+static int memory_is_theirs(const struct pt_rdv_server *s, const struct ucred *cred)
+{
+	struct stat st;
+	return fstat(s->stream_fd, &st) == 0 && st.st_uid == cred->uid &&
+	       (cred->uid == 0 || st.st_gid == cred->gid);
+}
+
 /* Puts the tree's registry and the stream's offer on the channel of the
  * process at the other end of conn (r: that process, left open for the
- * answer): 0, or why not.  Bounded: a few /proc files per parent
- * (RDV_MAX_DEPTH) and the reach of one process. */
+ * answer): 0, EACCES for a descendant of another user, or why not.
+ * Bounded: a few /proc files per parent (RDV_MAX_DEPTH) and the reach of
+ * one process. */
 static int hand_stream(const struct pt_rdv_server *s, int conn, struct pt_remote *r)
 {
 	struct ucred cred;
 	socklen_t len = sizeof cred;
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0)
 		return EPERM;
+	if (!memory_is_theirs(s, &cred))
+		return descends(s, cred.pid, pt_proc_stat(cred.pid, NULL)) ? EACCES : EPERM;
 	int err = pt_remote_open(cred.pid, r);
 	if (!err && !descends(s, cred.pid, r->start))
 		err = EPERM;
@@ -185,13 +208,21 @@ static void count(const struct pt_rdv_server *s, int joined, int refused)
 		atomic_fetch_add_explicit(&s->counts->refused, 1, memory_order_relaxed);
 }
 
+static void count_other_user(const struct pt_rdv_server *s)
+{
+	atomic_fetch_add_explicit(&s->counts->other_users, 1, memory_order_relaxed);
+}
+
 static void answer(const struct pt_rdv_server *s, int conn)
 {
 	struct pt_remote r;
 	memset(&r, 0, sizeof r);
 	r.pidfd = r.tx = r.reg_fd = r.slot = -1;
 	int err = hand_stream(s, conn, &r);
-	count(s, !err, err != 0);
+	if (err == EACCES)
+		count_other_user(s);
+	else
+		count(s, !err, err != 0);
 	struct pt_rdv_reply reply = {PT_RDV_REPLY_MAGIC, err};
 	if (send(conn, &reply, sizeof reply, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof reply && !err) {
 		pt_remote_withdraw(&r); /* it stopped waiting: the offer goes */

@@ -81,6 +81,7 @@ struct block_search {
 	int err;                 /* ENOENT until a block is found */
 	struct pt_pcb *pcb;
 	uid_t owner;
+	gid_t owner_gid;
 };
 
 /* One control block of the target's, pulled and checked on a copy: 1 when
@@ -107,6 +108,7 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 		if (pt_pcb_validate(&id, b->own, b->start) && fstat(fd, &st) == 0) {
 			b->pcb = pcb;
 			b->owner = st.st_uid;
+			b->owner_gid = st.st_gid;
 			b->err = 0;
 		} else {
 			munmap(pcb, sizeof *pcb);
@@ -117,16 +119,18 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 }
 
 /* The block names the process by the pid it has in its own namespace;
- * *owner: the block's owner, whom the channel's ends must name too. */
-static int find_block_fd(pid_t pid, int pidfd, uint64_t start, struct pt_pcb **out, uid_t *owner)
+ * r->owner: the block's owner, whom the channel's ends must name too. */
+static int find_block_fd(struct pt_remote *r, struct pt_pcb **out)
 {
-	struct block_search b = {pid, pt_pid_in_own_ns(pid), pidfd, start, ENOENT, NULL, 0};
-	int walk = pt_each_memfd(pid, check_block, &b);
+	struct block_search b = {r->pid, pt_pid_in_own_ns(r->pid), r->pidfd, r->start, ENOENT, NULL,
+	                         0, 0};
+	int walk = pt_each_memfd(r->pid, check_block, &b);
 	if (walk)
 		return walk == ENOENT ? ESRCH : EPERM;
 	if (!b.err) {
 		*out = b.pcb;
-		*owner = b.owner;
+		r->owner = b.owner;
+		r->owner_gid = b.owner_gid;
 	}
 	return b.err;
 }
@@ -258,12 +262,11 @@ int pt_remote_reach(struct pt_remote *r)
 	if (r->pcb)
 		return 0;
 	struct pt_pcb *pcb;
-	uid_t owner;
-	int err = find_block_fd(r->pid, r->pidfd, r->start, &pcb, &owner);
+	int err = find_block_fd(r, &pcb);
 	if (err)
 		return err;
 	r->pcb = pcb;
-	err = pull_channel(r, owner);
+	err = pull_channel(r, r->owner);
 	if (err || !pt_remote_alive(r)) {
 		if (r->tx >= 0)
 			close(r->tx);
@@ -308,11 +311,24 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 	return EAGAIN;
 }
 
+/* A stream traced with inheritance goes down the target's tree through
+ * exec, where a process takes root's memory only if it is root
+ * (pt_trust_tree_fd, join.c): root's stream for a process of another user
+ * becomes that user's, as its block is. */
+static void give_to_target_user(const struct pt_remote *r, const struct pt_map *m)
+{
+	struct stat st;
+	if (m->inherited && r->owner != 0 && geteuid() == 0 && fstat(m->fd, &st) == 0 &&
+	    st.st_uid == 0)
+		(void)fchown(m->fd, r->owner, r->owner_gid);
+}
+
 int pt_remote_hand_over(struct pt_remote *r, const struct pt_map *m, int running)
 {
 	int err = pt_remote_reach(r);
 	if (err)
 		return err;
+	give_to_target_user(r, m);
 	if (r->reg)
 		pt_reg_to_stream(r->reg, m, 1);
 	return pt_remote_offer(r, m->fd, running);

@@ -16,6 +16,8 @@ struct pt_remote {
 	pid_t pid;
 	uint64_t start;
 	struct pt_pcb *pcb;    /* its block: sealed, mapped; contents untrusted */
+	uid_t owner;           /* the block's owner and group: its user */
+	gid_t owner_gid;
 	int tx;                /* its channel's sending end */
 	struct pt_registry *reg; /* its name registry (untrusted), or NULL */
 	int reg_fd;            /* its descriptor (the rendezvous hands it on) */

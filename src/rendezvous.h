@@ -35,8 +35,10 @@ struct pt_rdv_reply {
 	int32_t err;
 };
 
-/* The controller's side: the directory (mode 0700, made by mkdtemp) and
- * the socket listening in it; fd -1 when the stream has none. */
+/* The controller's side: the directory (made by mkdtemp, then mode 0711:
+ * nobody lists it, a process of another user reaches the socket, mode
+ * 0666, and is refused and counted) and the socket listening in it; fd -1
+ * when the stream has none. */
 struct pt_rdv {
 	int fd;
 	char dir[PT_RDV_DIR_MAX];
@@ -47,6 +49,9 @@ struct pt_rdv {
 struct pt_rdv_counts {
 	_Atomic uint64_t joined;   /* processes handed the stream */
 	_Atomic uint64_t refused;  /* refused, or gone before the answer */
+	/* Descendants refused because they run as another user than the
+	 * stream's memory belongs to (counted here, not in refused). */
+	_Atomic uint64_t other_users;
 };
 
 void pt_rdv_init(struct pt_rdv *r);

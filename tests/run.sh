@@ -7,6 +7,9 @@ BUILD=${BUILD:-build}
 # Counts of checks run before this script (make check's script checks).
 passed=${PT_EXTRA_PASSED:-0}; failed=${PT_EXTRA_FAILED:-0}; broken=""
 only=""
+# Each failed test's own line, repeated before the summary so that a log's
+# tail names what failed.
+failures=""
 if [ $# -gt 0 ]; then
 	only=none; progs=""
 	for n in "$@"; do
@@ -21,6 +24,9 @@ for p in $progs; do
 	name=$(basename "$p")
 	out=$("$p" 2>&1); rc=$?
 	printf '%s\n' "$out" | sed "s|^|[$name] |"
+	bad=$(printf '%s\n' "$out" | grep -E ':[0-9]+:[FE]:' | sed "s|^|[$name] |")
+	[ -n "$bad" ] && failures="$failures$bad
+"
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
 	if [ -z "$line" ]; then
 		failed=$((failed + 1)); broken="$broken $name"; continue
@@ -34,6 +40,9 @@ done
 if [ -z "$only" ] || [ "$only" = cli ]; then
 	out=$(sh tests/cli/run.sh "$BUILD" 2>&1); rc=$?
 	printf '%s\n' "$out" | sed "s|^|[cli] |"
+	bad=$(printf '%s\n' "$out" | grep -E '^FAIL' | sed "s|^|[cli] |")
+	[ -n "$bad" ] && failures="$failures$bad
+"
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
 	if [ -z "$line" ]; then
 		failed=$((failed + 1)); broken="$broken cli"
@@ -43,6 +52,7 @@ if [ -z "$only" ] || [ "$only" = cli ]; then
 		[ $rc -ne 0 ] && [ "$3" -eq 0 ] && { failed=$((failed + 1)); broken="$broken cli"; }
 	fi
 fi
+[ -n "$failures" ] && printf 'failed:\n%s' "$failures"
 [ -n "$broken" ] && echo "programs that did not finish cleanly:$broken"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]

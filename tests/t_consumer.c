@@ -32,6 +32,7 @@
 
 #include <grp.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #define NOBODY 65534
@@ -177,7 +178,20 @@ struct ctl {
 	pid_t pid;
 	int go;      /* the test writes a byte: the target has written its shape */
 	int result;  /* the child writes "s" once started, then its ctl_result */
+	struct ctl_progress *progress;
 };
+
+/* Where a controller is, in memory it shares with the test: a controller
+ * that does not finish is reported with the step it hangs in. */
+enum ctl_step { STEP_CREATE, STEP_WAIT_GO, STEP_READ, STEP_CLEAR, STEP_SHUTDOWN, STEP_REPORT };
+struct ctl_progress {
+	_Atomic int step;
+	_Atomic long calls; /* getnext calls made */
+};
+static const char *const step_names[] = {"create", "waiting for the target", "reading",
+                                         "posix_trace_clear", "posix_trace_shutdown",
+                                         "reporting"};
+static struct ctl_progress *progress;
 
 static void cap_files(void)
 {
@@ -222,6 +236,7 @@ static void read_for(trace_id_t trid, enum ctl_kind kind, long ms, struct ctl_re
 		} else {
 			rc = posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len, &unavailable);
 		}
+		atomic_fetch_add(&progress->calls, 1);
 		long took = ms_since(&c0);
 		if (took > r->max_call_ms)
 			r->max_call_ms = took;
@@ -231,6 +246,7 @@ static void read_for(trace_id_t trid, enum ctl_kind kind, long ms, struct ctl_re
 			usleep(1000);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &c0);
+	atomic_store(&progress->step, STEP_CLEAR);
 	r->clear_rc = posix_trace_clear(trid);
 	r->clear_ms = ms_since(&c0);
 }
@@ -244,16 +260,20 @@ static void controller_main(pid_t target, enum ctl_kind kind, const char *log, l
 	cap_files();
 	int logfd = kind == CTL_LOG ? open(log, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
 	trace_id_t trid = create_for(target, logfd, &r);
+	atomic_store(&progress->step, STEP_WAIT_GO);
 	if (write(out, "s", 1) != 1 || read(go, &c, 1) != 1 || r.create_rc)
 		_exit(1);
+	atomic_store(&progress->step, STEP_READ);
 	if (kind == CTL_LOG)
 		pt_sleep_ms(ms);
 	else
 		read_for(trid, kind, ms, &r);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	atomic_store(&progress->step, STEP_SHUTDOWN);
 	r.shutdown_rc = posix_trace_shutdown(trid);
 	r.shutdown_ms = ms_since(&t0);
+	atomic_store(&progress->step, STEP_REPORT);
 	_exit(write(out, &r, sizeof r) == sizeof r ? 0 : 1);
 }
 
@@ -262,8 +282,12 @@ static struct ctl start_controller(pid_t target, enum ctl_kind kind, const char 
 	int go[2], res[2];
 	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	struct ctl_progress *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+	                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(shared, MAP_FAILED);
 	pid_t pid = pt_fork();
 	if (pid == 0) {
+		progress = shared;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		close(res[0]);
@@ -272,7 +296,7 @@ static struct ctl start_controller(pid_t target, enum ctl_kind kind, const char 
 	pt_track(pid);
 	close(go[0]);
 	close(res[1]);
-	struct ctl c = {pid, go[1], res[0]};
+	struct ctl c = {pid, go[1], res[0], shared};
 	char line[8];
 	struct pollfd p = {.fd = c.result, .events = POLLIN};
 	ck_assert_msg(poll(&p, 1, 10000) == 1 && read(c.result, line, 1) == 1 && line[0] == 's',
@@ -289,7 +313,10 @@ static struct ctl_result controller_result(const struct ctl *c)
 	struct pollfd p = {.fd = c->result, .events = POLLIN};
 	int wait_ms = RESULT_WAIT_MS * slowdown();
 	ck_assert_msg(poll(&p, 1, wait_ms) == 1 && read(c->result, &r, sizeof r) == sizeof r,
-	              "the controller did not finish within %d ms (hung in a consumer)", wait_ms);
+	              "the controller did not finish within %d ms (hung in a consumer): it was "
+	              "%s, after %ld getnext calls",
+	              wait_ms, step_names[atomic_load(&c->progress->step)],
+	              atomic_load(&c->progress->calls));
 	ck_assert_int_eq(r.create_rc, 0);
 	return r;
 }

@@ -1577,7 +1577,10 @@ START_TEST(closed_descriptors_child_joins_through_rendezvous)
 	ck_assert_uint_eq(info.posixtrace_refused, 0);
 	struct stat st;
 	ck_assert_int_eq(stat(info.posixtrace_dir, &st), 0);
-	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	/* Searchable by others (members of other users ask, and are
+	 * counted), listable by nobody else. */
+	ck_assert_uint_eq(st.st_mode & 0777, 0711);
+	ck_assert_uint_eq(info.posixtrace_other_users, 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_msg(stat(info.posixtrace_dir, &st) != 0 && errno == ENOENT,
 	              "the rendezvous directory outlived the stream");

@@ -40,6 +40,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <poll.h>
+#include <posixtrace.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -366,6 +367,8 @@ struct spawn {
 	int in, out, err;      /* the child's 0, 1, 2 (-1: /dev/null) */
 	int extra, extra_to;   /* one more descriptor, as number extra_to */
 	int hold;              /* wait for release() before exec */
+	int tree;              /* keeps what the test's streams leave open (a member
+	                        * of the test's traced tree) */
 	int staged;            /* LD_LIBRARY_PATH is the staging directory */
 };
 
@@ -409,9 +412,11 @@ static void child_setup(const struct spawn *o, int hold_r, pid_t parent)
 		if (to[i] >= 0 && dup2(from[i], to[i]) != to[i])
 			_exit(124);
 	int keep = to[3] >= 3 ? to[3] : HOLD_FD;
-	close_from(3, keep - 1);
-	close_from(keep + 1, HOLD_FD - 1);
-	close_from(HOLD_FD + 1, INT_MAX);
+	if (!o->tree) {
+		close_from(3, keep - 1);
+		close_from(keep + 1, HOLD_FD - 1);
+		close_from(HOLD_FD + 1, INT_MAX);
+	}
 	if (hold_r >= 0) {
 		char c;
 		if (read(HOLD_FD, &c, 1) != 1)
@@ -1369,6 +1374,220 @@ START_TEST(rendezvous_of_another_user_not_followed)
 }
 END_TEST
 
+/* ---- a tree of several users traced by root -------------------------------
+ * (security, third round, items 1, 3 and 4: root traces a tree with
+ * inheritance, as `posixtrace record` of a service manager or a harness
+ * that drops privileges would, and programs of users A and B run in it.
+ * Each inherited root's stream, control block and registry, trusted them
+ * because root owns them, and so recorded into one memory with root and
+ * each other, peeked under a lock in root's block, and registered names in
+ * one registry.) */
+
+/* iso_victim as `as`, a member of the test's traced tree: what the test's
+ * streams leave open goes down to it, as it would from a shell. */
+static struct proc start_member(const struct user *as, char *const argv[], const char *env)
+{
+	int in[2], out[2];
+	pipe_cloexec(in);
+	pipe_cloexec(out);
+	struct spawn o = {.as = as, .in = in[0], .out = out[1], .err = -1, .extra = -1,
+	                  .staged = 1, .tree = 1};
+	struct proc p = {.c = start_with_env(&o, argv, env), .in = in[1]};
+	close(in[0]);
+	close(out[1]);
+	p.out = malloc(sizeof *p.out);
+	ck_assert_ptr_nonnull(p.out);
+	lines_init(p.out, out[0]);
+	return p;
+}
+
+/* Every posixtrace memfd process pid holds must be its own user's. */
+static void holds_only_own_objects(pid_t pid, uid_t uid, const char *who)
+{
+	char path[320], link[256];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		snprintf(path, sizeof path, "/proc/%d/fd/%s", (int)pid, e->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		struct stat st;
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, "/memfd:posixtrace-", 18) == 0 && stat(path, &st) == 0 &&
+		    st.st_uid != uid)
+			problem("%s holds %s of uid %d (descriptor %s)", who, link, (int)st.st_uid,
+			        e->d_name);
+	}
+	closedir(d);
+}
+
+/* Counts the events of the stream that carry each secret. */
+static void count_secrets(trace_id_t trid, const char *const secrets[], long counts[], int n)
+{
+	for (;;) {
+		struct posix_trace_event_info ev;
+		char data[256];
+		size_t len;
+		int unavailable = 1;
+		if (posix_trace_trygetnext_event(trid, &ev, data, sizeof data - 1, &len,
+		                                 &unavailable) != 0 || unavailable)
+			return;
+		data[len] = '\0';
+		for (int i = 0; i < n; i++)
+			counts[i] += strncmp(data, secrets[i], strlen(secrets[i])) == 0;
+	}
+}
+
+/* The control block of process pid (its descriptors, as root may open
+ * them), mapped; NULL while it has none. */
+static struct pt_pcb *block_of(pid_t pid)
+{
+	char path[320], link[256];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	struct pt_pcb *pcb = NULL;
+	for (struct dirent *e; d && !pcb && (e = readdir(d)) != NULL;) {
+		snprintf(path, sizeof path, "/proc/%d/fd/%s", (int)pid, e->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		int fd = strncmp(link, "/memfd:posixtrace-pcb", 21) == 0 ? open(path, O_RDWR | O_CLOEXEC)
+		                                                          : -1;
+		void *m = fd >= 0 ? mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+		                  : MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+		if (m != MAP_FAILED && ((struct pt_pcb *)m)->pid == pid)
+			pcb = m;
+		else if (m != MAP_FAILED)
+			munmap(m, sizeof *pcb);
+	}
+	if (d)
+		closedir(d);
+	return pcb;
+}
+
+/* A pid no process has (a child that ended). */
+static pid_t dead_pid(void)
+{
+	pid_t pid = pt_fork();
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* A shell of the tree, started as `as` (the library made its block before
+ * the change of user, as in any process of root's that forks), runs
+ * iso_victim once told to: the program meets the shell's block as an
+ * ancestor's.  With lock_test, the peek lock of that block is first given
+ * to a process that died: a program that peeked the block would replace
+ * it (security, third round, item 3: B held it and A's programs spun). */
+static struct proc member_run(const struct user *as, const char *secret, const char *names,
+                              const char *env, const char *who, int lock_test)
+{
+	char line[512];
+	char *argv[] = {"/bin/sh", "-c", "read go && \"$0\" \"$@\"; exit $?",
+	                (char *)in_dir(staging, "iso_victim"), "-s", (char *)secret, "-N",
+	                (char *)names, "-c", "20", "-H", "0", "-a", "30", NULL};
+	struct proc p = start_member(as, argv, env);
+	struct pt_pcb *block = NULL;
+	pid_t holder = 0;
+	for (int waited = 0; lock_test && !block && waited < 5000; waited += 10) {
+		block = block_of(p.c.pid);
+		if (!block)
+			usleep(10000);
+	}
+	if (lock_test) {
+		ck_assert_msg(block != NULL, "%s: the shell has no control block", who);
+		holder = dead_pid();
+		atomic_store(&block->peek_owner, holder);
+	}
+	say(p.in, "go\n");
+	int pid = 0;
+	if (!expect_line(p.out, "iso start", line, sizeof line, 10000) ||
+	    sscanf(line, "iso start pid=%d", &pid) != 1)
+		problem("%s did not start (%s)", who, p.out->seen);
+	else if (!expect_line(p.out, "iso secret id", line, sizeof line, 10000))
+		problem("%s did not start (%s)", who, p.out->seen);
+	else if (strcmp(names, "0") == 0 && strstr(line, "unnamed"))
+		problem("%s: \"iso.secret\" got POSIX_TRACE_UNNAMED_USEREVENT (a registry "
+		        "another user filled)", who);
+	if (!expect_line(p.out, "iso done", line, sizeof line, 10000))
+		problem("%s did not post its events (%s)", who, p.out->seen);
+	else
+		holds_only_own_objects(pid, as->uid, who);
+	if (block && atomic_load(&block->peek_owner) != holder)
+		problem("%s took the peek lock of root's control block", who);
+	if (block)
+		munmap(block, sizeof *block);
+	return p;
+}
+
+static void member_end(struct proc *p, const char *who)
+{
+	say(p->in, "q");
+	expect_exit0(p->c.pid, 10000, who);
+	end_proc(p);
+}
+
+START_TEST(tree_of_several_users_shares_nothing)
+{
+	begin("tree_of_several_users_shares_nothing");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	stage();
+	char sr[64], sa[64], sb[64], env[PATH_MAX + 32];
+	make_secret(sr, sizeof sr, "tree-root");
+	make_secret(sa, sizeof sa, "tree-a");
+	make_secret(sb, sizeof sb, "tree-b");
+	/* Root's tree: the test traces itself with inheritance. */
+	trace_attr_t attr;
+	trace_id_t trid;
+	trace_event_id_t id;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED), 0);
+	ck_assert_int_eq(posix_trace_create(0, &attr, &trid), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+	ck_assert_int_eq(posix_trace_eventid_open("tree.root", &id), 0);
+	for (int k = 0; k < 5; k++)
+		posix_trace_event(id, sr, strlen(sr));
+	struct posixtrace_rendezvous_info info;
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	snprintf(env, sizeof env, "%s=%s", POSIXTRACE_RENDEZVOUS_ENV, info.posixtrace_dir);
+
+	/* B fills the registry it was given, then A opens a name. */
+	struct proc b = member_run(&user_b, sb, "1100", env, "B's program", 0);
+	struct proc a = member_run(&user_a, sa, "0", env, "A's program", 1);
+	member_end(&b, "B's program");
+	member_end(&a, "A's program");
+
+	const char *const secrets[] = {sr, sa, sb};
+	long counts[3] = {0, 0, 0};
+	count_secrets(trid, secrets, counts, 3);
+	if (counts[0] != 5)
+		problem("root's stream holds %ld of root's 5 events", counts[0]);
+	if (counts[1] || counts[2])
+		problem("root's stream holds %ld events of A's program and %ld of B's: their "
+		        "memory is root's and each other's",
+		        counts[1], counts[2]);
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	if (info.posixtrace_other_users != 2)
+		problem("the rendezvous counted %llu programs of other users (A's and B's: 2), "
+		        "%llu joined, %llu refused",
+		        (unsigned long long)info.posixtrace_other_users,
+		        (unsigned long long)info.posixtrace_joined,
+		        (unsigned long long)info.posixtrace_refused);
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	assert_no_problems();
+}
+END_TEST
+
 /* ---- item 3: a FIFO in /dev/shm ------------------------------------------ */
 
 /* Runs a started program to its end within HANG_MS: it must exit 0 and
@@ -2301,6 +2520,7 @@ int main(void)
 	tcase_add_test(tc, item2_foreign_stream_descriptor_not_joined);
 	tcase_add_test(tc, tree_forged_block_closes_no_file);
 	tcase_add_test(tc, rendezvous_of_another_user_not_followed);
+	tcase_add_test(tc, tree_of_several_users_shares_nothing);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
 	tcase_add_test(tc, item7_target_cannot_resize_attach_command);

@@ -494,6 +494,11 @@ static void report_rendezvous(trace_id_t trid)
 		note_msg("%llu processes asked to join through the rendezvous and were not traced "
 		         "(not descendants of the command, not traceable, or too late)",
 		         (unsigned long long)rdv.posixtrace_refused);
+	if (rdv.posixtrace_other_users)
+		note_msg("%llu processes of the command ran as another user than the trace's and "
+		         "were not traced: a stream's memory is shared by one user only "
+		         "(posixtrace(1), SECURITY)",
+		         (unsigned long long)rdv.posixtrace_other_users);
 }
 
 /* The command could not be run: nothing to keep. */

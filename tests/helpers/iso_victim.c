@@ -14,6 +14,8 @@
  *        descriptors whose target names posixtrace (memfds
  *        "posixtrace-stream", "posixtrace-pcb", "posixtrace-names", or
  *        /dev/shm objects): none may be left in an AT_SECURE program
+ *   iso secret id named|unnamed   whether "iso.secret" got an id of its own
+ *        (after -N: POSIX_TRACE_UNNAMED_USEREVENT when the registry is full)
  *   iso create=ERR          result of the -k posix_trace_create
  *   iso batch1              the first batch was posted
  *   iso resize tried=N succeeded=M [WHAT...]   result of -T
@@ -37,6 +39,8 @@
  *               object it can reach (its own descriptors, a reopen of
  *               /proc/self/fd/N, and /dev/shm/posixtrace.<own pid>.*):
  *               grow and shrink with ftruncate, grow with fallocate
+ *   -N COUNT    first register COUNT event names "iso.name.K" (filling the
+ *               registry this process uses)
  *   -a SECONDS  give up (SIGALRM) after SECONDS (default 60)
  */
 #include <dirent.h>
@@ -254,11 +258,11 @@ static void resize_all(void)
 int main(int argc, char **argv)
 {
 	const char *secret = "iso-secret", *create = NULL;
-	long count = 5, count2 = 0, delay_us = 0, warm_us = 0;
+	long count = 5, count2 = 0, delay_us = 0, warm_us = 0, names = 0;
 	int start_fd = -1, gate_fd = -1, hold_fd = -1, resize = 0, opt;
 	unsigned alarm_s = 60;
 
-	while ((opt = getopt(argc, argv, "s:c:C:d:W:w:g:H:r:k:Ta:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:C:d:W:w:g:H:r:k:TN:a:")) != -1) {
 		switch (opt) {
 		case 's': secret = optarg; break;
 		case 'c': count = atol(optarg); break;
@@ -271,6 +275,7 @@ int main(int argc, char **argv)
 		case 'r': report_fd = atoi(optarg); break;
 		case 'k': create = optarg; break;
 		case 'T': resize = 1; break;
+		case 'N': names = atol(optarg); break;
 		case 'a': alarm_s = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}
@@ -278,9 +283,17 @@ int main(int argc, char **argv)
 	alarm(alarm_s);
 	report_start();
 	trace_event_id_t id, warm;
+	for (long k = 0; k < names; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "iso.name.%ld", k);
+		if (posix_trace_eventid_open(name, &id) != 0)
+			return 3;
+	}
 	if (posix_trace_eventid_open("iso.secret", &id) != 0 ||
 	    posix_trace_eventid_open("iso.warm", &warm) != 0)
 		return 3;
+	dprintf(report_fd, "iso secret id %s\n",
+	        id == POSIX_TRACE_UNNAMED_USEREVENT ? "unnamed" : "named");
 	if (create)
 		dprintf(report_fd, "iso create=%d\n", create_stream(create));
 	wait_on(start_fd, warm_us, warm);
