@@ -138,14 +138,16 @@ static void drop_foreign_block(int fd)
 	close(fd);
 }
 
-/* The block this very process had before exec, if fd is it.  Root's only
- * for root: a process of root's tree that became another user and then
- * exec'd (a daemon's worker, setpriv) starts afresh, or it would go on
- * recording into root's streams beside the tree's other users. */
+/* The block this very process had before exec, if fd is it: the offers
+ * on its channel were made to this process.  What the tree shares (its
+ * registry, streams traced with inheritance) it takes back only under
+ * pt_trust_tree_fd: a process of root's tree that became another user and
+ * then exec'd (a daemon's worker, setpriv) leaves them, or it would go on
+ * recording beside the tree's other users. */
 static int adopt_own_block(int fd)
 {
 	struct pt_pcb *pcb;
-	if (!pt_trust_tree_fd(fd) || pt_pcb_map_fd(fd, &pcb) != 0)
+	if (!pt_trust_fd(fd) || pt_pcb_map_fd(fd, &pcb) != 0)
 		return 0;
 	if (!pt_pcb_validate(pcb, pt_proc.pid, pt_proc.starttime)) {
 		munmap(pcb, sizeof *pcb);
@@ -184,7 +186,7 @@ static void adopt_own_resources(void)
 	}
 	int rfd = adopt_ref(&reg);
 	struct pt_registry *r;
-	if (rfd >= 0 && pt_trust_fd(rfd) && pt_registry_map_fd(rfd, &r) == 0) {
+	if (rfd >= 0 && pt_trust_tree_fd(rfd) && pt_registry_map_fd(rfd, &r) == 0) {
 		pt_proc.reg = r;
 		pt_proc.reg_fd = rfd;
 	}
@@ -204,7 +206,7 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 				if (fds[i].fd == fd)
 					fds[i].kind = 0; /* taken */
 			if (pt_join_fd_locked(fd, slot, atomic_load_explicit(&s->gen, memory_order_relaxed),
-			                      0, PT_SLOT_ATTACHED) == 0)
+			                      PT_JOIN_BEFORE_EXEC, PT_SLOT_ATTACHED) == 0)
 				continue;
 		}
 		if (state != PT_SLOT_OFFERED) {
@@ -247,7 +249,7 @@ static int already_joined(int fd)
 static void join_inherited(int fd)
 {
 	int slot = free_slot_locked();
-	if (slot < 0 || !pt_trust_tree_fd(fd) || already_joined(fd)) {
+	if (slot < 0 || already_joined(fd)) {
 		close(fd);
 		return;
 	}
@@ -255,7 +257,7 @@ static void join_inherited(int fd)
 	 * in remote.c); the value only: relaxed would do. */
 	uint32_t gen = atomic_fetch_add_explicit(&pt_proc.pcb->slots[slot].gen, 1,
 	                                         memory_order_acq_rel) + 1;
-	pt_join_fd_locked(fd, slot, gen, 1, PT_SLOT_FREE);
+	pt_join_fd_locked(fd, slot, gen, PT_JOIN_INHERITED, PT_SLOT_FREE);
 }
 
 /* The registry of the ancestor whose streams this process joins, so that

@@ -82,15 +82,15 @@ void pt_record_slot_fd(int slot, int fd)
 	s->ino = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Maps the stream in fd into slot (taking fd) and records into it; with
- * only_inherited, only a stream traced with inheritance.  The slot goes
+/* Maps the stream in fd into slot (taking fd) and records into it; what
+ * came down the tree only when traced with inheritance (enum pt_join_way).  The slot goes
  * from state `from` to ATTACHED with a CAS: a controller offering or
  * withdrawing at the same moment wins, and the join is given up (EAGAIN).
  * Caller holds pt_proc.lock. */
-int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, uint32_t from)
+int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way, uint32_t from)
 {
 	struct pt_attached *a = &pt_proc.attached[slot];
-	if (!pt_trust_fd(fd)) {
+	if (way == PT_JOIN_INHERITED ? !pt_trust_tree_fd(fd) : !pt_trust_fd(fd)) {
 		close(fd);
 		return EPERM;
 	}
@@ -103,7 +103,8 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, int only_inherited, 
 	/* The state's value only: relaxed would do. */
 	uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
 	if (state == PT_ST_DEAD || !can_read_clock(a->own.clock) ||
-	    (only_inherited && !a->own.inherited)) {
+	    (way == PT_JOIN_INHERITED && !a->own.inherited) ||
+	    (way == PT_JOIN_BEFORE_EXEC && a->own.inherited && !pt_trust_tree_fd(fd))) {
 		pt_stream_unmap(&a->own);
 		return ESRCH;
 	}
@@ -168,7 +169,7 @@ void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 		return;
 	}
 	release_joined_locked((int)msg->slot);
-	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, 0, PT_SLOT_OFFERED) != 0) {
+	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, PT_JOIN_OFFERED, PT_SLOT_OFFERED) != 0) {
 		/* Refused: the offer goes, unless it was withdrawn or replaced
 		 * meanwhile.  Pairs with the acq_rel CAS of state in
 		 * pt_remote_offer (remote.c) and pt_attach_local (process.c). */

@@ -261,8 +261,10 @@ static void controller_main(pid_t target, enum ctl_kind kind, const char *log, l
 	int logfd = kind == CTL_LOG ? open(log, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
 	trace_id_t trid = create_for(target, logfd, &r);
 	atomic_store(&progress->step, STEP_WAIT_GO);
-	if (write(out, "s", 1) != 1 || read(go, &c, 1) != 1 || r.create_rc)
+	if (write(out, "s", 1) != 1 || read(go, &c, 1) != 1)
 		_exit(1);
+	if (r.create_rc)
+		_exit(write(out, &r, sizeof r) == sizeof r ? 0 : 1);
 	atomic_store(&progress->step, STEP_READ);
 	if (kind == CTL_LOG)
 		pt_sleep_ms(ms);
@@ -312,7 +314,16 @@ static struct ctl_result controller_result(const struct ctl *c)
 	struct ctl_result r;
 	struct pollfd p = {.fd = c->result, .events = POLLIN};
 	int wait_ms = RESULT_WAIT_MS * slowdown();
-	ck_assert_msg(poll(&p, 1, wait_ms) == 1 && read(c->result, &r, sizeof r) == sizeof r,
+	ssize_t got = poll(&p, 1, wait_ms) == 1 ? read(c->result, &r, sizeof r) : -1;
+	if (got == 0) {
+		int status = 0;
+		char how[96];
+		waitpid(c->pid, &status, 0);
+		pt_describe_status(status, how, sizeof how);
+		ck_abort_msg("the controller ended without a report (%s) while %s", how,
+		             step_names[atomic_load(&c->progress->step)]);
+	}
+	ck_assert_msg(got == sizeof r,
 	              "the controller did not finish within %d ms (hung in a consumer): it was "
 	              "%s, after %ld getnext calls",
 	              wait_ms, step_names[atomic_load(&c->progress->step)],
