@@ -43,7 +43,14 @@ struct posixtrace_event_ext {
 	/* That thread's name (PR_GET_NAME) when it first recorded into the
 	 * stream; empty when unknown. */
 	char posixtrace_comm[POSIXTRACE_COMM_MAX];
-	uint64_t posixtrace_reserved[4];
+	/* posix_pid and posixtrace_tid are the ids in the pid namespace of the
+	 * process that created the stream.  For a writer in another pid
+	 * namespace: its process and thread ids there, and that namespace (the
+	 * inode number of /proc/PID/ns/pid); all 0 otherwise. */
+	pid_t posixtrace_ns_pid;
+	pid_t posixtrace_ns_tid;
+	uint64_t posixtrace_pidns;
+	uint64_t posixtrace_reserved[2];
 };
 
 /* The extension fields of the event that the most recent successful

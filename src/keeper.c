@@ -39,6 +39,8 @@
  * header): drained bytes are counted with it. */
 #define EVENT_COST 32u
 
+#define KEEPER_PIDS_BATCH 64
+
 struct keeper {
 	struct pt_handle *h;
 	struct pt_stream_hdr *shdr;
@@ -65,6 +67,10 @@ struct keeper {
 	 * own points (clock.c), never anything the target wrote. */
 	uint32_t clock, ncal;
 	struct pt_log_calpoint cal[PT_LOG_MAX_CAL];
+	/* Translations of writers of other pid namespaces met in the stage
+	 * being logged, written as a PIDS block before it. */
+	uint32_t npids;
+	struct pt_log_pid_entry pids[KEEPER_PIDS_BATCH];
 };
 
 _Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
@@ -207,10 +213,46 @@ static uint64_t calibrated_ns(const struct keeper *k, uint64_t raw)
 	return pt_log_cal_apply(&seg, raw);
 }
 
+static void log_pids(struct keeper *k)
+{
+	if (k->npids)
+		log_result(k, pt_logw_pids(&k->w, k->pids, k->npids));
+	k->npids = 0;
+}
+
+static void note_pids(const struct pt_idpair *p, void *arg)
+{
+	struct keeper *k = arg;
+	if (k->npids == KEEPER_PIDS_BATCH)
+		log_pids(k);
+	k->pids[k->npids++] = (struct pt_log_pid_entry){p->ns, p->pid, p->tid, p->local_pid,
+	                                                p->local_tid};
+}
+
+/* A stage of a lane written in another pid namespace carries the ids of
+ * this one (its OWNER records rewritten in the reader's private copy),
+ * and the log learns the writer's own ids (PIDS, pidmap.h). */
+static void translate_stage(struct keeper *k, const struct pt_stage *st, struct pt_owner *start)
+{
+	const struct pt_map *m = &k->h->map;
+	/* The value only: the writer's claim, like the ids it wrote. */
+	uint64_t ns = atomic_load_explicit(&pt_lane_at(m, st->lane)->owner_ns, memory_order_relaxed);
+	if (!ns || ns == pt_proc.pidns)
+		return;
+	struct pt_idpair pair;
+	if (pt_pidmap_translate(&k->h->rd.ids, ns, start, &pair) == 2)
+		note_pids(&pair, k);
+	pt_pidmap_rewrite(&k->h->rd.ids, ns, (unsigned char *)(uintptr_t)st->rec, st->len,
+	                  m->max_data, note_pids, k);
+	log_pids(k);
+}
+
 static void log_stage(struct keeper *k, const struct pt_stage *st)
 {
 	if (st->max_id > PT_USER_FIRST + k->names_in_log)
 		log_new_names(k);
+	struct pt_owner start = st->start.owner;
+	translate_stage(k, st, &start);
 	struct pt_logw_stage s = {
 	    .rec = st->rec,
 	    .len = st->len,
@@ -222,7 +264,7 @@ static void log_stage(struct keeper *k, const struct pt_stage *st)
 	    .last_ns = calibrated_ns(k, st->last_raw),
 	};
 	s.start.base = st->start.base;
-	memcpy(&s.start.ctx, &st->start.owner, sizeof s.start.ctx);
+	memcpy(&s.start.ctx, &start, sizeof s.start.ctx);
 	log_result(k, pt_logw_stage(&k->w, &s));
 }
 
@@ -534,7 +576,8 @@ static void serve(struct keeper *k, int timeout_ms)
 		controller_gone(k);
 }
 
-/* Once per tick: a target not reached yet, and the clock's calibration. */
+/* Once per tick: a target not reached yet, the clock's calibration, and
+ * the writers of other pid namespaces while they live. */
 static void tick(struct keeper *k, uint64_t now)
 {
 	if (now < k->next_tick)
@@ -542,6 +585,8 @@ static void tick(struct keeper *k, uint64_t now)
 	k->next_tick = now + TICK_NS;
 	reach_late(k);
 	pt_conv_sample(&k->h->rd.conv);
+	if (k->fd >= 0)
+		pt_read_learn_writers(k->h);
 }
 
 /* The keeper sleeps on keeper_wake (a writer's kick, a command) with a

@@ -100,8 +100,15 @@ _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
 
 /* block.type: EVENTS in version 2 logs only, STAGES and KEEPER in version 3
  * only; the reserved types are tables a later revision adds, skipped. */
-enum { PT_LOG_EVENTS = 1, PT_LOG_NAMES = 2, PT_LOG_END = 3, PT_LOG_STAGES = 4, PT_LOG_KEEPER = 5 };
-#define PT_LOG_RESERVED_FIRST 6u
+enum {
+	PT_LOG_EVENTS = 1,
+	PT_LOG_NAMES = 2,
+	PT_LOG_END = 3,
+	PT_LOG_STAGES = 4,
+	PT_LOG_KEEPER = 5,
+	PT_LOG_PIDS = 6, /* version 3: the ids of writers in other pid namespaces */
+};
+#define PT_LOG_RESERVED_FIRST 7u
 #define PT_LOG_RESERVED_END 32u
 #define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
 
@@ -162,6 +169,16 @@ struct pt_log_name_entry {
 	char name[PT_LOG_NAME_SIZE];
 };
 _Static_assert(sizeof(struct pt_log_name_entry) == 68, "name entry");
+
+/* A PIDS entry: a writer of another pid namespace, by the ids its events
+ * carry in the log (those of the namespace of the stream's creator) and
+ * by its ids in its own namespace. */
+struct pt_log_pid_entry {
+	uint64_t ns;               /* the writer's namespace: the inode of /proc/PID/ns/pid */
+	int32_t pid, tid;          /* as the log's events name it */
+	int32_t ns_pid, ns_tid;    /* in its own namespace */
+};
+_Static_assert(sizeof(struct pt_log_pid_entry) == 24, "pid entry");
 
 /* ---- version 3: STAGES and KEEPER payloads --------------------------------
  * A STAGES payload: a prefix, ncal calibration points, then nsections

@@ -200,6 +200,10 @@ struct pt_logr {
 
 	uint32_t nnames;
 	char names[TRACE_USER_EVENT_MAX][PT_LOG_NAME_SIZE];
+
+	/* PIDS entries, sorted by (pid, tid) once the log is open */
+	struct pt_log_pid_entry *pids;
+	uint32_t npids, pids_cap;
 };
 
 static inline uint64_t ld64(const unsigned char *p)
@@ -325,15 +329,15 @@ static uint64_t next_data(struct pt_logr *r, uint64_t off, uint64_t *end)
 
 /* ---- blocks ------------------------------------------------------------- */
 
-/* EVENTS blocks belong to version 2 logs, STAGES, KEEPER and the reserved
- * table types to version 3 ones. */
+/* EVENTS blocks belong to version 2 logs, STAGES, KEEPER, PIDS and the
+ * reserved table types to version 3 ones. */
 static int type_ok(const struct pt_logr *r, uint32_t type)
 {
 	if (type == PT_LOG_NAMES || type == PT_LOG_END)
 		return 1;
 	if (r->hdr.version < 3)
 		return type == PT_LOG_EVENTS;
-	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER ||
+	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER || type == PT_LOG_PIDS ||
 	       (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
 }
 
@@ -574,7 +578,44 @@ static void names_block(struct pt_logr *r, const unsigned char *payload, uint32_
 	}
 }
 
-/* A NAMES or END block met by a walk or the ring index. */
+/* At most this many PIDS entries are kept (24 bytes of the log each). */
+#define PIDS_MAX (1u << 20)
+
+static void pids_block(struct pt_logr *r, const unsigned char *p, uint32_t len)
+{
+	const uint32_t n = len / (uint32_t)sizeof(struct pt_log_pid_entry);
+	if (n > r->pids_cap - r->npids) {
+		uint32_t want = r->npids + n;
+		if (want > PIDS_MAX)
+			want = PIDS_MAX;
+		if (want <= r->pids_cap)
+			return;
+		struct pt_log_pid_entry *grown = realloc(r->pids, (size_t)want * sizeof *grown);
+		if (!grown)
+			return; /* the events keep the ids they carry */
+		r->pids = grown;
+		r->pids_cap = want;
+	}
+	for (uint32_t i = 0; i < n && r->npids < r->pids_cap; i++)
+		memcpy(&r->pids[r->npids++], p + (size_t)i * sizeof *r->pids, sizeof *r->pids);
+}
+
+static int by_ids(const void *a, const void *b)
+{
+	const struct pt_log_pid_entry *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The own ids of the writer the log names (pid, tid), or NULL. */
+static const struct pt_log_pid_entry *pids_find(const struct pt_logr *r, int32_t pid, int32_t tid)
+{
+	struct pt_log_pid_entry key = {.pid = pid, .tid = tid};
+	return r->npids ? bsearch(&key, r->pids, r->npids, sizeof key, by_ids) : NULL;
+}
+
+/* A NAMES, PIDS or END block met by a walk or the ring index. */
 static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_block *b)
 {
 	const unsigned char *p = payload_ok(r, off, b);
@@ -583,6 +624,9 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 	p += PT_LOG_BLOCK_HDR;
 	if (b->type == PT_LOG_NAMES) {
 		names_block(r, p, b->payload_len);
+	} else if (b->type == PT_LOG_PIDS) {
+		if (r->hdr.version >= 3)
+			pids_block(r, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
 		memcpy(&r->status, p, sizeof r->status);
 		r->closed = 1;
@@ -688,7 +732,7 @@ static int ring_index(struct pt_logr *r)
 	for (size_t k = first; k < nfound && !err; k++) {
 		if (found[k].seq > expect)
 			err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
-		if (!err && found[k].kind == PT_LOG_NAMES) {
+		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS)) {
 			struct pt_log_block b;
 			if (block_at(r, found[k].off, 0, &b))
 				meta_block(r, found[k].off, &b);
@@ -804,7 +848,8 @@ static void open_walk(struct pt_logr *r)
 	r->want = OPEN_WINDOW;
 	walk_reset(r);
 	while ((res = walk(r, r->mem != NULL, &off, &b)) != B_END)
-		if (res == B_BLOCK && (b.type == PT_LOG_NAMES || b.type == PT_LOG_END))
+		if (res == B_BLOCK &&
+		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_END))
 			meta_block(r, off, &b);
 	walk_reset(r);
 }
@@ -868,6 +913,8 @@ static int open_log(struct pt_logr *r, int fd)
 		return err;
 	for (uint32_t i = 1; i < TRACE_USER_EVENT_MAX; i++)
 		r->nnames += r->names[i][0] != '\0';
+	if (r->npids > 1)
+		qsort(r->pids, r->npids, sizeof *r->pids, by_ids);
 	walk_reset(r);
 	r->want = r->win_cap;
 	return 0;
@@ -908,6 +955,7 @@ void pt_logr_close(struct pt_logr *r)
 		free(r->dr[k].kctx);
 	}
 	free(r->heap);
+	free(r->pids);
 	free(r);
 }
 
@@ -1755,16 +1803,33 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
+/* A writer of another pid namespace: its ids there, from the PIDS table;
+ * zeros for any other (a log without the table never sets them). */
+static void own_ids(const struct pt_logr *r, const struct posix_trace_event_info *info,
+                    struct posixtrace_event_ext *ext)
+{
+	int32_t tid = ext->posixtrace_tid ? ext->posixtrace_tid : info->posix_pid;
+	const struct pt_log_pid_entry *e = pids_find(r, info->posix_pid, tid);
+	ext->posixtrace_ns_pid = e ? e->ns_pid : 0;
+	ext->posixtrace_ns_tid = e && ext->posixtrace_tid ? e->ns_tid : 0;
+	ext->posixtrace_pidns = e ? e->ns : 0;
+}
+
 int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
                        struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
                        size_t *data_len)
 {
 	struct out o = {NULL, info, ext};
+	int got;
 	if (likely(r->cur != NULL))
-		return take_head(r, r->cur, &o, data, num_bytes, data_len);
-	if (likely(take_event(r, &o, data, num_bytes, data_len)))
-		return 1;
-	return next_slow(r, &o, data, num_bytes, data_len);
+		got = take_head(r, r->cur, &o, data, num_bytes, data_len);
+	else if (likely(take_event(r, &o, data, num_bytes, data_len)))
+		got = 1;
+	else
+		got = next_slow(r, &o, data, num_bytes, data_len);
+	if (got && unlikely(r->npids != 0))
+		own_ids(r, info, ext);
+	return got;
 }
 
 /* ---- accessors ----------------------------------------------------------- */

@@ -112,6 +112,28 @@ static void emit_pending_names(struct pt_logw *w)
 		pt_logb_seal(w, PT_LOG_NAMES);
 }
 
+int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n)
+{
+	const size_t entry = sizeof *e;
+	if (w->finished || (n && !e))
+		return EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (w->blk && w->blk_type != PT_LOG_PIDS)
+			pt_logb_close(w);
+		if (w->blk && (size_t)(w->blk_end - w->pos) < entry)
+			pt_logb_seal(w, PT_LOG_PIDS);
+		if (!w->blk)
+			pt_logb_open(w, PT_LOG_PIDS, 0);
+		if ((size_t)(w->blk_end - w->pos) < entry)
+			break; /* an UNTIL_FULL log's last room */
+		memcpy(w->pos, &e[i], entry);
+		w->pos += entry;
+		w->blk_records++;
+	}
+	pt_logb_close(w);
+	return 0;
+}
+
 int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
                   const char (*names)[PT_LOG_NAME_SIZE])
 {

@@ -166,6 +166,12 @@ PT_LOG_HIDDEN int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int
  * EINVAL if st is not a begun, unfinished log; EBADF as above. */
 PT_LOG_HIDDEN int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, int fd);
 
+/* Writers of other pid namespaces, translated: a PIDS block of the
+ * entries (version 3), which a reader uses to give their own ids back.
+ * Entries that find no room in an UNTIL_FULL log are left out (the events
+ * still carry the translated ids).  EINVAL for a finished log. */
+PT_LOG_HIDDEN int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n);
+
 /* Names of user event ids first_id .. first_id + count - 1 become known:
  * written in place in the name table of a seekable log, else as a NAMES
  * block before the next event.  Names already in the log are skipped, so a

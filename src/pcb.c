@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "pcb.h"
+#include "pidmap.h"
 #include "process.h"
 #include "stream.h"
 
@@ -89,24 +90,9 @@ int pt_pcb_create(void)
  * pid itself where the kernel shows no NSpid. */
 pid_t pt_pid_in_own_ns(pid_t pid)
 {
-	char path[64], buf[4096];
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (pt_read_text(path, buf, sizeof buf) <= 0)
-		return pid;
-	char *p = strstr(buf, "\nNSpid:");
-	if (!p)
-		return pid;
-	p += 7;
-	pid_t own = pid;
-	for (;;) {
-		char *end;
-		long v = strtol(p, &end, 10);
-		if (end == p || v <= 0)
-			break;
-		own = (pid_t)v;
-		p = end;
-	}
-	return own;
+	return pt_nspid_last(path, pid);
 }
 
 int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime)

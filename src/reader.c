@@ -39,6 +39,7 @@ int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 	rd->poll_ticks = m->clock == PT_CLOCK_TSC ? rd->conv.ticks_1ms / (1000000u / POLL_NS) : POLL_NS;
 	rd->ovf_raw = UINT64_MAX;
 	rd->until = UINT64_MAX;
+	pt_pidmap_init(&rd->ids, pt_proc.pidns);
 	size_t extra = m->max_chunks - m->base_chunks;
 	rd->chunk_ok = calloc(extra / 8 + 1, 1);
 	rd->page_ok = calloc(m->max_lanes / PT_LANES_PER_PAGE / 8 + 1, 1);
@@ -61,6 +62,7 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->page_ok);
 	free(rd->chunk_seq);
 	free(rd->drain_mark);
+	pt_pidmap_free(&rd->ids);
 	rd->cur = NULL;
 	rd->heap = NULL;
 	rd->chunk_ok = rd->page_ok = NULL;
@@ -718,6 +720,9 @@ static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev 
 	                                            : POSIX_TRACE_NOT_TRUNCATED;
 	e->pc = cur->ctx.pc;
 	e->who = cur->ctx.owner;
+	/* The value only (the writer's claim, like the ids it wrote). */
+	e->ns = atomic_load_explicit(&lane(&h->map, (uint32_t)(cur - h->rd.cur))->owner_ns,
+	                             memory_order_relaxed);
 	e->real_ns = pt_raw_to_real(&h->rd, &h->map, cur->ts);
 	copy_out(data, num_bytes, p + r->hdr, r->len, data_len, &e->truncation);
 	cur->s_off += r->size;
@@ -873,6 +878,7 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 	struct pt_reader *rd = &h->rd;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	int gathered = 0;
+	e->ns = 0;
 	if (atomic_load_explicit(&hdr->state, memory_order_relaxed) != PT_ST_RUNNING)
 		live = 0;
 	/* Each turn either returns or lost a race with a writer taking a
@@ -952,16 +958,38 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 	if (!pt_read_raw(h, &e, data, num_bytes, data_len, live, pc))
 		return 0;
 	memset(ev, 0, sizeof *ev);
+	memset(ext, 0, sizeof *ext);
+	struct pt_idpair ids;
+	if (pt_pidmap_translate(&h->rd.ids, e.ns, &e.who, &ids) > 0) {
+		ext->posixtrace_ns_pid = ids.local_pid;
+		ext->posixtrace_ns_tid = e.who.tid ? ids.local_tid : 0;
+		ext->posixtrace_pidns = ids.ns;
+	}
 	ev->posix_event_id = e.id;
 	ev->posix_pid = e.who.pid;
 	ev->posix_thread_id = (pthread_t)e.who.thread;
 	ev->posix_prog_address = (void *)(uintptr_t)e.pc;
 	ev->posix_truncation_status = e.truncation;
 	pt_ns_to_timespec(&h->map, e.real_ns, &ev->posix_timestamp);
-	memset(ext, 0, sizeof *ext);
 	ext->posixtrace_tid = e.who.tid;
 	memcpy(ext->posixtrace_comm, e.who.comm, PT_COMM_SIZE);
 	return 1;
+}
+
+/* ---- writers of other pid namespaces ------------------------------------- */
+
+void pt_read_learn_writers(struct pt_handle *h)
+{
+	const struct pt_map *m = &h->map;
+	uint32_t n = lanes_readable(&h->rd, m);
+	for (uint32_t i = 0; i < n; i++) {
+		/* Values only: the writers' claims, like the ids they write. */
+		uint64_t ns = atomic_load_explicit(&lane(m, i)->owner_ns, memory_order_relaxed);
+		uint64_t owner = atomic_load_explicit(&lane(m, i)->owner, memory_order_relaxed);
+		struct pt_owner who = {.pid = (int32_t)(owner >> 32)};
+		if (owner && ns && ns != h->rd.ids.own_ns)
+			pt_pidmap_translate(&h->rd.ids, ns, &who, NULL);
+	}
 }
 
 /* ---- whole stages (the keeper) ------------------------------------------- */

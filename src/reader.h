@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "ctl.h"
+#include "pidmap.h"
 #include "records.h"
 #include "stream.h"
 
@@ -81,6 +82,8 @@ struct pt_reader {
 	struct pt_ctl_event ctl_next;
 	uint32_t nsynth;
 	struct pt_synth synth[PT_SYNTH_MAX];
+	/* Writers' ids in this process's pid namespace (pidmap.h). */
+	struct pt_pidmap ids;
 };
 
 /* An event as the reader takes it out, before it becomes a
@@ -91,6 +94,7 @@ struct pt_rawev {
 	uint64_t real_ns;        /* on the CLOCK_REALTIME scale of the stream's creation */
 	uint64_t pc;
 	struct pt_owner who;     /* system events: comm empty, tid/thread maybe 0 */
+	uint64_t ns;             /* the writer's pid namespace, 0 unknown: who's ids are there */
 	/* POSIX_TRACE_OVERFLOW read with the lanes left alone: RESUME is due
 	 * before the next event, whose time the caller does not know. */
 	int resume_due;
@@ -128,6 +132,11 @@ struct pt_stage {
 	struct pt_rec_ctx start; /* base, writer and address at its first record */
 	uint64_t first_raw, last_raw; /* raw times of its first and last events */
 };
+
+/* The ids of the processes that own lanes from other pid namespaces,
+ * looked up now in this process's namespace (pidmap.h), so that a drain
+ * after they ended still names them by them. */
+void pt_read_learn_writers(struct pt_handle *h);
 
 /* During a drain: the lanes there are now, then the next stage of lane i
  * (1), or 0 when the lane has nothing more for this drain (idle; damaged:

@@ -694,7 +694,54 @@ START_TEST(keeper_damage)
 }
 END_TEST
 
-/* Valid blocks of the reserved types 6 to 31 are skipped, inside a drain
+/* A PIDS table (docs/LOG-FORMAT.md, PIDS payload): events of a writer an
+ * entry names, by the (pid, tid) the log gives them, get its own ids from
+ * posixtrace_event_ext wherever the table stands (here after the events);
+ * other events get zeros; a table whose CRC is wrong gives nothing (and is
+ * damage, as any block), and a payload that is not whole entries loses only
+ * its remainder. */
+START_TEST(pids_table_gives_own_ids)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {20};
+	struct pt_log_pid_entry e[2] = {{77, ctx_a.pid, ctx_a.tid, 1, 2}, {78, 999, 999, 1, 1}};
+	struct pt_log_pid_entry forged = {79, ctx_b.pid, ctx_b.tid, 5, 6};
+	unsigned char odd[sizeof e + 7];
+	memcpy(odd, e, sizeof e);
+	memset(odd + sizeof e, 0xff, 7);
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 1);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 1, 0, &ctx_b, 0x400001);
+	tagged(&g, 30, 0, 1);
+	v3_seal(&g);
+	v3_block(&g, PT_LOG_PIDS, g.seq++, 0, odd, sizeof odd);
+	/* A table whose payload CRC is wrong: its entry is not used. */
+	uint64_t at = g.off;
+	v3_block(&g, PT_LOG_PIDS, g.seq++, 0, &forged, sizeof forged);
+	unsigned char flip = 0x01;
+	ck_assert_int_eq(pwrite(fd, &flip, 1, (off_t)(at + PT_LOG_BLOCK_HDR)), 1);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 3);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 1);
+	expect_error(&r.ev[2], T0 + 30); /* the damaged table, as any block */
+	expect_tagged(&r.ev[0], 0, T0 + 20);
+	ck_assert_int_eq(r.ev[0].info.posix_pid, ctx_a.pid);
+	ck_assert_int_eq(r.ev[0].ext.posixtrace_ns_pid, 1);
+	ck_assert_int_eq(r.ev[0].ext.posixtrace_ns_tid, 2);
+	ck_assert_uint_eq(r.ev[0].ext.posixtrace_pidns, 77);
+	expect_tagged(&r.ev[1], 1, T0 + 30);
+	ck_assert_int_eq(r.ev[1].info.posix_pid, ctx_b.pid);
+	ck_assert_int_eq(r.ev[1].ext.posixtrace_ns_pid, 0);
+	ck_assert_int_eq(r.ev[1].ext.posixtrace_ns_tid, 0);
+	ck_assert_uint_eq(r.ev[1].ext.posixtrace_pidns, 0);
+	close(fd);
+}
+END_TEST
+
+/* Valid blocks of the reserved types 7 to 31 are skipped, inside a drain
  * too; type 32, and EVENTS in a version 3 log, are invalid blocks. */
 START_TEST(reserved_types_skipped)
 {
@@ -1195,6 +1242,7 @@ int main(void)
 	tcase_add_test(tc, keeper_user_event_is_an_event);
 	tcase_add_test(tc, drain_zero_is_merged_with_no_block);
 	tcase_add_test(tc, reserved_types_skipped);
+	tcase_add_test(tc, pids_table_gives_own_ids);
 	tcase_add_test(tc, section_claims_bounded);
 	tc = pt_tcase_fixture(s, "layouts", setup, teardown);
 	tcase_add_test(tc, version2_log_reads);

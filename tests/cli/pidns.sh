@@ -4,6 +4,9 @@
 # from outside by its pid there: posixtrace list shows it and posixtrace
 # attach PID records its events (before, attach ended "4 events, 0 lost":
 # the control block names the process by its pid in its own namespace).
+# And record of two daemons, each pid 1 of its own namespace: the log names
+# them by their pids here, two different ones (before, both were 1, and
+# stats, --pid and Chrome's tracks merged them).
 # Needs root and unshare(1); says SKIP otherwise.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
@@ -30,4 +33,14 @@ else
 	fi
 	touch ns.stop
 	wait $ns_unshare 2>/dev/null
+	rm -f ns.stop1 ns.stop2
+	"$PT" record -o ns2.ptlog -- sh -c "unshare -fp --mount-proc '$EMIT' 'until=ns.stop1,ns.two' &
+		unshare -fp --mount-proc '$EMIT' 'until=ns.stop2,ns.two' & sleep 1; touch ns.stop1 ns.stop2; wait" \
+		>ns2rec.txt 2>&1
+	"$PT" dump ns2.ptlog 2>&1 | grep ' ns\.two ' | awk '{print $4}' | sort | uniq -c >ns2pids.txt
+	pids=$(wc -l <ns2pids.txt)
+	[ "$pids" -eq 2 ] && ! grep -q ' 1/' ns2pids.txt &&
+		pass "pidns: two namespaced daemons under record have two pids of this namespace" ||
+		fail "pidns: two namespaced daemons under record have two pids of this namespace" \
+			"$(cat ns2pids.txt ns2rec.txt)"
 fi

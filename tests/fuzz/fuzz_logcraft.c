@@ -231,12 +231,13 @@ static void step_v3(struct gen *g, struct input *in, uint32_t op)
 	} else if (op == 2) { /* RESUME */
 		word(g, w0(PT_REC_RESUME, 0, (uint32_t)take(in, 2)));
 		word(g, take(in, 1) & 1 ? take(in, 1) : 0);
-	} else { /* a table of a later revision, or a type past them */
-		unsigned char t[16];
-		for (int i = 0; i < 16; i++)
+	} else { /* a PIDS table, a table of a later revision, or a type past them */
+		unsigned char t[48];
+		for (size_t i = 0; i < sizeof t; i++)
 			t[i] = (unsigned char)take(in, 1);
-		block(g, PT_LOG_RESERVED_FIRST + (uint32_t)(take(in, 1) % 27), g->seq++, 0, t, sizeof t,
-		      sizeof t);
+		uint32_t type = PT_LOG_PIDS + (uint32_t)(take(in, 1) % (PT_LOG_RESERVED_END - PT_LOG_PIDS + 1));
+		uint32_t n = (uint32_t)(take(in, 1) % (sizeof t + 1));
+		block(g, type, g->seq++, 0, t, n, n);
 	}
 }
 

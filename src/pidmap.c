@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process and thread ids across pid namespaces (pidmap.h): a cache of
+ * translations filled from /proc, looked through at most once every
+ * PT_PIDMAP_RESCAN_MS.  A namespace's processes are found by the inode of
+ * /proc/PID/ns/pid, their local ids by the last field of NSpid.  What a
+ * writer claims (its namespace, its ids) is untrusted like everything in
+ * stream memory: it can only make its own events name another process of
+ * that namespace, as it could forge them anyway.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "internal.h"
+#include "pidmap.h"
+#include "records.h"
+
+#define MIN_SLOTS 64u
+#define MAX_SLOTS (1u << 20) /* a full table stops learning: ids stay local */
+#define PIDMAP_BURST 8u
+
+pid_t pt_nspid_last(const char *status_path, pid_t fallback)
+{
+	char buf[4096];
+	if (pt_read_text(status_path, buf, sizeof buf) <= 0)
+		return fallback;
+	char *p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return fallback;
+	p += 7;
+	pid_t last = fallback;
+	for (;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v <= 0)
+			break;
+		last = (pid_t)v;
+		p = end;
+	}
+	return last;
+}
+
+void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns)
+{
+	memset(m, 0, sizeof *m);
+	m->own_ns = own_ns;
+}
+
+void pt_pidmap_free(struct pt_pidmap *m)
+{
+	free(m->slot);
+	pt_pidmap_init(m, m->own_ns);
+}
+
+static uint32_t hash(uint64_t ns, int32_t lpid, int32_t ltid)
+{
+	uint64_t h = ns * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)lpid * 0xc2b2ae3d27d4eb4full ^
+	             (uint64_t)(uint32_t)ltid * 0x165667b19e3779f9ull;
+	return (uint32_t)(h ^ h >> 29);
+}
+
+static struct pt_idpair *find(const struct pt_pidmap *m, uint64_t ns, int32_t lpid, int32_t ltid)
+{
+	if (!m->nslots)
+		return NULL;
+	for (uint32_t i = hash(ns, lpid, ltid) & (m->nslots - 1);; i = (i + 1) & (m->nslots - 1)) {
+		struct pt_idpair *p = &m->slot[i];
+		if (!p->ns)
+			return NULL;
+		if (p->ns == ns && p->local_pid == lpid && p->local_tid == ltid)
+			return p;
+	}
+}
+
+static int grow(struct pt_pidmap *m)
+{
+	uint32_t n = m->nslots ? m->nslots * 2 : MIN_SLOTS;
+	if (n > MAX_SLOTS)
+		return -1;
+	struct pt_idpair *s = calloc(n, sizeof *s), *old = m->slot;
+	if (!s)
+		return -1;
+	uint32_t oldn = m->nslots;
+	m->slot = s;
+	m->nslots = n;
+	for (uint32_t i = 0; i < oldn; i++) {
+		if (!old[i].ns)
+			continue;
+		uint32_t j = hash(old[i].ns, old[i].local_pid, old[i].local_tid) & (n - 1);
+		while (s[j].ns)
+			j = (j + 1) & (n - 1);
+		s[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* Adds or updates a translation; the slot, or NULL when the table is full. */
+static struct pt_idpair *put(struct pt_pidmap *m, const struct pt_idpair *e)
+{
+	struct pt_idpair *p = find(m, e->ns, e->local_pid, e->local_tid);
+	if (p) {
+		if (!p->pid)
+			*p = *e;
+		return p;
+	}
+	if ((m->used + 1) * 4 > m->nslots * 3 && grow(m) != 0)
+		return NULL;
+	uint32_t i = hash(e->ns, e->local_pid, e->local_tid) & (m->nslots - 1);
+	while (m->slot[i].ns)
+		i = (i + 1) & (m->nslots - 1);
+	m->slot[i] = *e;
+	m->used++;
+	return &m->slot[i];
+}
+
+static uint64_t ns_of(const char *dir)
+{
+	char path[400];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/ns/pid", dir);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static int is_number(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Every thread of process pid (local pid lpid of namespace ns). */
+static void learn_threads(struct pt_pidmap *m, uint64_t ns, pid_t pid, int32_t lpid)
+{
+	char dir[320], path[640];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!is_number(e->d_name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s/status", dir, e->d_name);
+		pid_t tid = (pid_t)atol(e->d_name), ltid = pt_nspid_last(path, 0);
+		struct pt_idpair t = {ns, lpid, ltid, pid, tid, 0, 0};
+		if (ltid > 0)
+			put(m, &t);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Every process of another namespace than the reader's, each with its
+ * main thread; the threads of the one that is (want_ns, want_pid). */
+static void learn_processes(struct pt_pidmap *m, uint64_t want_ns, int32_t want_pid)
+{
+	char dir[320], path[640];
+	DIR *d = opendir("/proc");
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!is_number(e->d_name))
+			continue;
+		snprintf(dir, sizeof dir, "/proc/%s", e->d_name);
+		uint64_t ns = ns_of(dir);
+		if (!ns || ns == m->own_ns)
+			continue;
+		snprintf(path, sizeof path, "%s/status", dir);
+		pid_t pid = (pid_t)atol(e->d_name), lpid = pt_nspid_last(path, 0);
+		struct pt_idpair p = {ns, lpid, lpid, pid, pid, 0, 0};
+		if (lpid <= 0)
+			continue;
+		put(m, &p);
+		if (ns == want_ns && lpid == want_pid)
+			learn_threads(m, ns, pid, lpid);
+	}
+	if (d)
+		closedir(d);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* A look in /proc may be taken: a token of a bucket that gains one every
+ * PT_PIDMAP_RESCAN_MS, up to PIDMAP_BURST, so that ids a writer forges
+ * cost a bounded number of looks. */
+static int may_look(struct pt_pidmap *m)
+{
+	uint64_t now = mono_ms();
+	uint64_t gained = (now - m->last_scan_ns) / PT_PIDMAP_RESCAN_MS;
+	if (!m->last_scan_ns || gained >= PIDMAP_BURST)
+		m->tokens = PIDMAP_BURST;
+	else if (gained)
+		m->tokens = m->tokens + gained > PIDMAP_BURST ? PIDMAP_BURST : m->tokens + (uint32_t)gained;
+	if (gained || !m->last_scan_ns)
+		m->last_scan_ns = now;
+	if (!m->tokens)
+		return 0;
+	m->tokens--;
+	return 1;
+}
+
+/* A look in /proc for (ns, lpid, ltid): the threads of a process already
+ * known, else every process of other namespaces.  A writer not found then
+ * is remembered as gone, so that it costs no more looks. */
+static void look_up(struct pt_pidmap *m, uint64_t ns, int32_t lpid, int32_t ltid)
+{
+	if (!may_look(m))
+		return;
+	struct pt_idpair *proc = find(m, ns, lpid, lpid);
+	if (proc && proc->pid)
+		learn_threads(m, ns, proc->pid, lpid);
+	else
+		learn_processes(m, ns, lpid);
+	if (!find(m, ns, lpid, ltid)) {
+		struct pt_idpair none = {ns, lpid, ltid, 0, 0, 0, 0};
+		put(m, &none);
+	}
+}
+
+int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
+                        struct pt_idpair *pair)
+{
+	if (!ns || ns == m->own_ns || who->pid <= 0)
+		return 0;
+	int32_t ltid = who->tid > 0 ? who->tid : who->pid;
+	struct pt_idpair *p = find(m, ns, who->pid, ltid);
+	if (!p) {
+		look_up(m, ns, who->pid, ltid);
+		p = find(m, ns, who->pid, ltid);
+	}
+	if ((!p || !p->pid) && ltid != who->pid) {
+		/* A thread that ended before it was looked up: its process
+		 * still names it, with the thread id of its namespace. */
+		struct pt_idpair *proc = find(m, ns, who->pid, who->pid);
+		struct pt_idpair e = {ns, who->pid, ltid, proc ? proc->pid : 0, ltid, 0, 0};
+		if (proc && proc->pid)
+			p = put(m, &e);
+	}
+	if (!p || !p->pid)
+		return -1;
+	int first = !p->used;
+	p->used = 1;
+	if (pair)
+		*pair = *p;
+	who->pid = p->pid;
+	if (who->tid > 0)
+		who->tid = p->tid;
+	return first ? 2 : 1;
+}
+
+void pt_pidmap_rewrite(struct pt_pidmap *m, uint64_t ns, unsigned char *buf, uint32_t len,
+                       uint32_t max_data, void (*fn)(const struct pt_idpair *, void *), void *arg)
+{
+	struct pt_rec r;
+	for (uint32_t off = 0; len - off >= PT_REC_HDR_MIN; off += r.size) {
+		uint64_t w0;
+		memcpy(&w0, buf + off, sizeof w0);
+		if (pt_rec_decode(w0, len - off, max_data, &r) == PT_RK_BAD)
+			return;
+		if (r.kind != PT_RK_OWNER)
+			continue;
+		struct pt_owner_rec o;
+		struct pt_idpair pair;
+		memcpy(&o, buf + off + PT_REC_HDR, sizeof o);
+		if (pt_pidmap_translate(m, ns, &o.owner, &pair) == 2 && fn)
+			fn(&pair, arg);
+		memcpy(buf + off + PT_REC_HDR, &o, sizeof o);
+	}
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process and thread ids across pid namespaces (pidmap.c).  A writer
+ * records getpid() and gettid(), its ids in its own pid namespace, and
+ * the lane it writes records that namespace (struct pt_lane's owner_ns).
+ * posix_pid, and the thread id of the extension, are the ids in the
+ * namespace of the process that created the stream: the reader there (the
+ * controller, its keeper) finds them in its own /proc, where the process
+ * whose /proc/PID/ns/pid is that namespace has the local id as the last
+ * field of NSpid in /proc/PID/status (and likewise each of its threads).
+ * A process gone before its ids were looked up keeps its local ids; a
+ * thread that ended before, of a process still there, gets its process's
+ * pid and keeps its local thread id.
+ */
+#ifndef PT_PIDMAP_H
+#define PT_PIDMAP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "layout.h"
+
+/* One translation: the ids in the reader's namespace and the local ones. */
+struct pt_idpair {
+	uint64_t ns;              /* the writer's pid namespace (inode number) */
+	int32_t local_pid, local_tid;
+	int32_t pid, tid;         /* 0: not found (the process was gone) */
+	int32_t used;             /* returned by a translation already */
+	int32_t reserved;
+};
+
+struct pt_pidmap {
+	uint64_t own_ns;          /* the reader's namespace: nothing to do there */
+	struct pt_idpair *slot;   /* open addressing by (ns, local_pid, local_tid) */
+	uint32_t nslots, used;
+	uint64_t last_scan_ns;    /* CLOCK_MONOTONIC ms when looks were last granted */
+	uint32_t tokens;          /* looks in /proc that may be taken now */
+};
+
+/* The last field of NSpid in a /proc status file: the id in the
+ * process's (or thread's) own namespace; fallback when there is none. */
+pid_t pt_nspid_last(const char *status_path, pid_t fallback);
+
+void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns);
+void pt_pidmap_free(struct pt_pidmap *m);
+
+/* The ids of `who`, a writer of namespace ns, in the reader's namespace,
+ * written over who->pid and who->tid; *pair (when not NULL) gets the
+ * translation.  0 when the namespace is the reader's own or unknown (who
+ * unchanged), 1 when translated (2 the first time this translation is
+ * used), -1 when the writer was not found (who unchanged).  Bounded: ids
+ * not seen before cost a look through /proc, at most one every
+ * PT_PIDMAP_RESCAN_MS on average (a few at once). */
+int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
+                        struct pt_idpair *pair);
+#define PT_PIDMAP_RESCAN_MS 20
+
+/* The OWNER records of buf[0, len) (whole records of stream memory,
+ * checked, in private memory) rewritten with the ids of the reader's
+ * namespace; fn(pair, arg) for each translation used the first time.  Records that do not
+ * decode end the walk. */
+void pt_pidmap_rewrite(struct pt_pidmap *m, uint64_t ns, unsigned char *buf, uint32_t len,
+                       uint32_t max_data, void (*fn)(const struct pt_idpair *, void *), void *arg);
+
+#endif
