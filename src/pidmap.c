@@ -19,8 +19,8 @@
 #include "records.h"
 
 #define MIN_SLOTS 64u
-#define MAX_SLOTS (1u << 20) /* a full table stops learning: ids stay local */
-#define PIDMAP_BURST 8u
+#define MAX_SLOTS (1u << 18) /* 8 MiB; a full table stops learning: ids stay local */
+#define PIDMAP_BURST 4u
 
 pid_t pt_nspid_last(const char *status_path, pid_t fallback)
 {

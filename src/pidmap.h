@@ -52,7 +52,7 @@ void pt_pidmap_free(struct pt_pidmap *m);
  * PT_PIDMAP_RESCAN_MS on average (a few at once). */
 int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
                         struct pt_idpair *pair);
-#define PT_PIDMAP_RESCAN_MS 20
+#define PT_PIDMAP_RESCAN_MS 50
 
 /* The OWNER records of buf[0, len) (whole records of stream memory,
  * checked, in private memory) rewritten with the ids of the reader's

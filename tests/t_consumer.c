@@ -457,6 +457,34 @@ START_TEST(chunk_named_by_every_lane_is_read_once)
 }
 END_TEST
 
+/* Every lane claims an owner in a pid namespace of its own: the keeper and
+ * a live reader look each up in /proc (pidmap.c), a bounded number of
+ * times, and go on; the forged ids stay as they are. */
+START_TEST(forged_namespaces_leave_keeper_and_reader_bounded)
+{
+	char log[200];
+	snprintf(log, sizeof log, "%s/nsforge.log", dir);
+	const char *const args[] = {"-n", "2", NULL};
+	struct target t = start_target("nsforge", -1, args);
+	struct ctl logger = start_controller(t.pid, CTL_LOG, log, READ_MS);
+	struct ctl reader = start_controller(t.pid, CTL_LIVE_READ, NULL, READ_MS);
+	attack(&t);
+	unsigned stored = attacked(&t);
+	controller_go(&logger);
+	controller_go(&reader);
+	struct ctl_result rl = controller_result(&logger);
+	struct ctl_result rr = controller_result(&reader);
+	pt_kill_descendants();
+	struct ctl_result l = read_log(log);
+	printf("t_consumer: forged namespaces in every lane: %u events stored; keeper's shutdown "
+	       "%ld ms, log %ld events; reader %ld events, longest call %ld ms, shutdown %ld ms\n",
+	       stored, rl.shutdown_ms, l.events, rr.events, rr.max_call_ms, rr.shutdown_ms);
+	ck_assert_int_lt(rl.shutdown_ms, 2000);
+	ck_assert_int_lt(rr.shutdown_ms, 2000);
+	ck_assert_int_lt(rr.max_call_ms, 2000);
+}
+END_TEST
+
 START_TEST(flipped_words_and_punched_holes_leave_keeper_and_reader_bounded)
 {
 	char log[200];
@@ -490,6 +518,7 @@ int main(void)
 	tcase_add_test(tc, chunk_cycle_of_other_users_target_under_attach_as_root_is_logged_once);
 	tcase_add_test(tc, every_lane_naming_a_self_linked_chunk_keeps_calls_short);
 	tcase_add_test(tc, chunk_named_by_every_lane_is_read_once);
+	tcase_add_test(tc, forged_namespaces_leave_keeper_and_reader_bounded);
 	tcase_add_test(tc, flipped_words_and_punched_holes_leave_keeper_and_reader_bounded);
 	return pt_run_scratch(s, "t_consumer");
 }

@@ -11,6 +11,10 @@
  *   selflink   every lane slot (all lane pages committed) names one chunk
  *              that links to itself and holds TIME records only
  *   samechunk  every lane slot names one chunk holding events
+ *   nsforge    every lane claims an owner of its own in a pid namespace of
+ *              its own (owner_ns, owner), and 64 of them hold a chunk of 10
+ *              events whose writer is that owner: a reader looks them up
+ *              in /proc and finds none
  *   flip       flips random words of lanes and chunks and punches holes in
  *              the memfds, for -s seconds, while posting
  *
@@ -188,6 +192,25 @@ static unsigned shape_samechunk(const struct stream *s)
 	return 101;
 }
 
+static unsigned shape_nsforge(const struct stream *s)
+{
+	uint32_t n = all_lanes(s), stored = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pt_lane *l = lane_at(s, i);
+		atomic_store(&l->owner_ns, 0xf0000000ull + 1000 + i);
+		atomic_store(&l->owner, ((uint64_t)(i + 2) << 32) | 1);
+		if (i >= 64)
+			continue;
+		uint32_t c = take_chunk(s);
+		fill_chunk(s, c, i, 10, PT_NONE);
+		chunk_at(s, c)->owner.pid = (int32_t)(i + 2);
+		chunk_at(s, c)->owner.tid = (int32_t)(i + 2);
+		point_lane(s, i, c);
+		stored += 10;
+	}
+	return stored;
+}
+
 static unsigned xorshift(unsigned *x)
 {
 	*x ^= *x << 13;
@@ -261,6 +284,8 @@ int main(int argc, char **argv)
 		stored = shape_selflink(&s[0]);
 	else if (strcmp(argv[1], "samechunk") == 0)
 		stored = shape_samechunk(&s[0]);
+	else if (strcmp(argv[1], "nsforge") == 0)
+		stored = shape_nsforge(&s[0]);
 	else if (strcmp(argv[1], "flip") == 0)
 		stored = shape_flip(s, n, seconds);
 	else
