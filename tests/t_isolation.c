@@ -1588,6 +1588,51 @@ START_TEST(tree_of_several_users_shares_nothing)
 }
 END_TEST
 
+/* ---- a user's process traced by root with inheritance --------------------
+ * (what came down a tree is taken only from the process's own user, root's
+ * only by root: root hands a stream traced with inheritance to a process of
+ * another user as that user's, so that the children it starts by exec, of
+ * its user, follow the stream as they did.) */
+START_TEST(root_traced_users_children_follow)
+{
+	begin("root_traced_users_children_follow");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	stage();
+	char sp[64], sc[64], child[PATH_MAX + 96], line[512];
+	make_secret(sp, sizeof sp, "follow-parent");
+	make_secret(sc, sizeof sc, "follow-child");
+	snprintf(child, sizeof child, "%s -s %s -c 5", in_dir(staging, "iso_victim"), sc);
+	char *argv[] = {(char *)in_dir(staging, "iso_victim"), "-s", sp, "-c", "5", "-w", "0",
+	                "-x", child, "-a", "30", NULL};
+	struct proc a = start_proc(&user_a, argv, 0);
+	if (!expect_line(a.out, "iso start", line, sizeof line, 10000))
+		problem("A's program did not start (%s)", a.out->seen);
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED), 0);
+	ck_assert_int_eq(posix_trace_create(a.c.pid, &attr, &trid), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+	say(a.in, "g");
+	if (!expect_line(a.out, "iso system=0", line, sizeof line, 10000))
+		problem("A's program did not run its child (%s)", a.out->seen);
+	expect_exit0(a.c.pid, 10000, "A's program");
+	end_proc(&a);
+	const char *const secrets[] = {sp, sc};
+	long counts[2] = {0, 0};
+	count_secrets(trid, secrets, counts, 2);
+	if (counts[0] != 5 || counts[1] != 5)
+		problem("root's stream holds %ld of the 5 events of A's program and %ld of the 5 of "
+		        "the child it started by exec",
+		        counts[0], counts[1]);
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	assert_no_problems();
+}
+END_TEST
+
 /* ---- item 3: a FIFO in /dev/shm ------------------------------------------ */
 
 /* Runs a started program to its end within HANG_MS: it must exit 0 and
@@ -2521,6 +2566,7 @@ int main(void)
 	tcase_add_test(tc, tree_forged_block_closes_no_file);
 	tcase_add_test(tc, rendezvous_of_another_user_not_followed);
 	tcase_add_test(tc, tree_of_several_users_shares_nothing);
+	tcase_add_test(tc, root_traced_users_children_follow);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
 	tcase_add_test(tc, item7_target_cannot_resize_attach_command);

@@ -41,6 +41,9 @@
  *               grow and shrink with ftruncate, grow with fallocate
  *   -N COUNT    first register COUNT event names "iso.name.K" (filling the
  *               registry this process uses)
+ *   -x COMMAND  after the first batch, run COMMAND with system() (a shell,
+ *               then the program it execs: a child started by exec) and
+ *               report "iso system=STATUS"
  *   -a SECONDS  give up (SIGALRM) after SECONDS (default 60)
  */
 #include <dirent.h>
@@ -257,12 +260,12 @@ static void resize_all(void)
 
 int main(int argc, char **argv)
 {
-	const char *secret = "iso-secret", *create = NULL;
+	const char *secret = "iso-secret", *create = NULL, *command = NULL;
 	long count = 5, count2 = 0, delay_us = 0, warm_us = 0, names = 0;
 	int start_fd = -1, gate_fd = -1, hold_fd = -1, resize = 0, opt;
 	unsigned alarm_s = 60;
 
-	while ((opt = getopt(argc, argv, "s:c:C:d:W:w:g:H:r:k:TN:a:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:C:d:W:w:g:H:r:k:TN:x:a:")) != -1) {
 		switch (opt) {
 		case 's': secret = optarg; break;
 		case 'c': count = atol(optarg); break;
@@ -276,6 +279,7 @@ int main(int argc, char **argv)
 		case 'k': create = optarg; break;
 		case 'T': resize = 1; break;
 		case 'N': names = atol(optarg); break;
+		case 'x': command = optarg; break;
 		case 'a': alarm_s = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}
@@ -299,6 +303,8 @@ int main(int argc, char **argv)
 	wait_on(start_fd, warm_us, warm);
 	post(id, secret, 0, count, delay_us);
 	dprintf(report_fd, "iso batch1\n");
+	if (command)
+		dprintf(report_fd, "iso system=%d\n", system(command));
 	if (resize)
 		resize_all();
 	wait_on(gate_fd, 0, warm);
