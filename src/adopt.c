@@ -7,8 +7,9 @@
  * are closed.  Every descriptor is checked (seals and size by the mapping
  * functions; its owner by join.c's pt_trust_fd before this process joins
  * or adopts what it holds, and by pt_trust_tree_fd for what an ancestor
- * passed down: root's objects only for root).  A setuid, setgid or file-capability program
- * (AT_SECURE) takes nothing and closes what it inherited.
+ * passed down: root's objects only for root).  A setuid, setgid or
+ * file-capability program (AT_SECURE) takes nothing and closes what it
+ * inherited.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -119,9 +120,9 @@ static void peek_ancestor_offers(struct pt_pcb *pcb, int rx)
 
 /* Another process's block passed down by exec: its channel ends go too.
  * Nothing the block says is acted on before its owner (the ptrace rule,
- * root's only for root: pt_trust_tree_fd), seals and size are checked: a block another user forged
- * is closed and nothing else (SECURITY.md, "Nothing read is acted on
- * before it is checked"). */
+ * root's only for root: pt_trust_tree_fd), seals and size are checked: a
+ * block another user forged is closed and nothing else (SECURITY.md,
+ * "Nothing read is acted on before it is checked"). */
 static void drop_foreign_block(int fd)
 {
 	struct pt_pcb *pcb;

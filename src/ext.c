@@ -25,6 +25,8 @@ int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
 	int err = h->has_ext ? 0 : EINVAL;
 	if (!err)
 		*ext = h->ext;
+	if (!err && h->kind == PT_H_LOG)
+		pt_logr_own_ids(h->log->r, ext);
 	pt_handle_put(h);
 	return err;
 }

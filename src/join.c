@@ -83,10 +83,10 @@ void pt_record_slot_fd(int slot, int fd)
 }
 
 /* Maps the stream in fd into slot (taking fd) and records into it; what
- * came down the tree only when traced with inheritance (enum pt_join_way).  The slot goes
- * from state `from` to ATTACHED with a CAS: a controller offering or
- * withdrawing at the same moment wins, and the join is given up (EAGAIN).
- * Caller holds pt_proc.lock. */
+ * came down the tree only when traced with inheritance (enum pt_join_way).
+ * The slot goes from state `from` to ATTACHED with a CAS: a controller
+ * offering or withdrawing at the same moment wins, and the join is given
+ * up (EAGAIN).  Caller holds pt_proc.lock. */
 int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way, uint32_t from)
 {
 	struct pt_attached *a = &pt_proc.attached[slot];

@@ -1037,6 +1037,9 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		                             : (w0 >> 63)          ? POSIX_TRACE_TRUNCATED_RECORD
 		                                                   : POSIX_TRACE_NOT_TRUNCATED;
 		o->ext->posixtrace_tid = (pid_t)ld32(ctx + 4);
+		/* The pid again, beside the thread id: pt_logr_own_ids finds
+		 * the writer's own ids from both, when they are asked for. */
+		o->ext->posixtrace_ns_pid = i->posix_pid;
 		memcpy(o->ext->posixtrace_comm, &comm0, 8);
 		memcpy(o->ext->posixtrace_comm + 8, &comm1, 8);
 	} else {
@@ -1803,13 +1806,11 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-/* A writer of another pid namespace: its ids there, from the PIDS table;
- * zeros for any other (a log without the table never sets them). */
-static void own_ids(const struct pt_logr *r, const struct posix_trace_event_info *info,
-                    struct posixtrace_event_ext *ext)
+void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
 {
-	int32_t tid = ext->posixtrace_tid ? ext->posixtrace_tid : info->posix_pid;
-	const struct pt_log_pid_entry *e = pids_find(r, info->posix_pid, tid);
+	pid_t pid = ext->posixtrace_ns_pid; /* the event's pid, as emit left it */
+	int32_t tid = ext->posixtrace_tid ? ext->posixtrace_tid : pid;
+	const struct pt_log_pid_entry *e = pids_find(r, pid, tid);
 	ext->posixtrace_ns_pid = e ? e->ns_pid : 0;
 	ext->posixtrace_ns_tid = e && ext->posixtrace_tid ? e->ns_tid : 0;
 	ext->posixtrace_pidns = e ? e->ns : 0;
@@ -1820,16 +1821,11 @@ int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
                        size_t *data_len)
 {
 	struct out o = {NULL, info, ext};
-	int got;
 	if (likely(r->cur != NULL))
-		got = take_head(r, r->cur, &o, data, num_bytes, data_len);
-	else if (likely(take_event(r, &o, data, num_bytes, data_len)))
-		got = 1;
-	else
-		got = next_slow(r, &o, data, num_bytes, data_len);
-	if (got && unlikely(r->npids != 0))
-		own_ids(r, info, ext);
-	return got;
+		return take_head(r, r->cur, &o, data, num_bytes, data_len);
+	if (likely(take_event(r, &o, data, num_bytes, data_len)))
+		return 1;
+	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
 /* ---- accessors ----------------------------------------------------------- */

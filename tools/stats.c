@@ -3,8 +3,8 @@
  * posixtrace stats: what a log holds, in numbers: events per type and per
  * process/thread, the rate of user events over time (system events are
  * counted apart: a stream's own START/STOP/FLUSH events say nothing of how
- * busy the program was), where events were lost, the stream's final status
- * and its attributes.
+ * busy the program was), the durations of begin/end pairs (durations.c),
+ * where events were lost, the stream's final status and its attributes.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -33,16 +33,27 @@ struct stats {
 	uint64_t base_ns; /* relative times count from here, as in dump */
 };
 
+struct stats_options {
+	const char *path;
+	bool per_thread;
+	struct pair_rules pairs;
+};
+
 static void stats_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s stats LOG\n"
+	        "usage: %s stats [OPTIONS] LOG\n"
 	        "What LOG (- for standard input) holds: events per type and per\n"
 	        "process/thread (sorted by pid, then thread); user events, their duration\n"
-	        "and rate over time (ten slices); system events apart; lost events and\n"
-	        "where they were lost (each OVERFLOW .. RESUME bracket); the final stream\n"
-	        "and log status; the stream's attributes.\n\n"
-	        "  -h, --help   this help\n"
+	        "and rate over time (ten slices); system events apart; the durations of\n"
+	        "begin/end pairs (NAME_begin .. NAME_end of one thread, as convert pairs\n"
+	        "them): count, min, p50, p90, p99, max, the slowest three and a histogram\n"
+	        "per name; lost events and where they were lost (each OVERFLOW .. RESUME\n"
+	        "bracket); the final stream and log status; the stream's attributes.\n\n"
+	        "  --pair BEGIN=END   also pair these two event names (repeatable)\n"
+	        "  --no-pair          no NAME_begin/NAME_end pairing (--pair still applies)\n"
+	        "  --per-thread       durations per name and thread\n"
+	        "  -h, --help         this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
 	        "inside (after printing what could be read).\n",
 	        PROG);
@@ -307,20 +318,33 @@ static void print_attributes(struct trace_log *log)
 	       inh == POSIX_TRACE_INHERITED ? "inherited" : "close for child");
 }
 
-static int parse_stats_options(int argc, char **argv, const char **path)
+enum { OPT_PAIR = 256, OPT_NO_PAIR, OPT_PER_THREAD };
+
+static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 {
-	static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	static const struct option longopts[] = {
+		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
+		{"per-thread", no_argument, 0, OPT_PER_THREAD}, {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
+		case OPT_PAIR:
+			if (!pair_rules_add(&o->pairs, optarg))
+				return usage_error("stats", "bad --pair '%s' (BEGIN=END, two different "
+				                   "event names)", optarg);
+			break;
+		case OPT_NO_PAIR: o->pairs.suffixes = false; break;
+		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'h': stats_help(stdout); return 0;
+		case ':': return usage_error("stats", "option '%s' needs a value", argv[optind - 1]);
 		default: return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
 		return usage_error("stats", optind >= argc ? "no LOG given" : "too many arguments");
-	*path = argv[optind];
+	o->path = argv[optind];
 	return -1;
 }
 
@@ -332,21 +356,45 @@ static void free_stats(struct stats *s)
 	free(s);
 }
 
+/* The pass that counts, and measures the pairs the first pass found. */
+static int count_events(struct stats *s, struct trace_log *log, struct pairing *pairing,
+                        struct durations *d)
+{
+	struct trace_event ev;
+	uint64_t index = 0;
+	int rc;
+	while ((rc = trace_log_next(log, &ev)) > 0) {
+		add_event(s, &ev);
+		const char *slice = NULL;
+		enum pair_role role = pairing ? pairing_role(pairing, index++, &ev, &slice) : PAIR_NONE;
+		durations_event(d, &ev, role, slice);
+	}
+	return rc;
+}
+
 int cmd_stats(int argc, char **argv)
 {
-	const char *path = NULL;
-	int rc = parse_stats_options(argc, argv, &path);
-	if (rc >= 0)
+	struct stats_options o = {.pairs = {.suffixes = true}};
+	int rc = parse_stats_options(argc, argv, &o);
+	if (rc >= 0) {
+		pair_rules_free(&o.pairs);
 		return rc;
-	struct trace_log *log = trace_log_open(path);
-	if (!log)
+	}
+	struct trace_log *log = trace_log_open(o.path);
+	if (!log) {
+		pair_rules_free(&o.pairs);
 		return EXIT_FAIL;
+	}
 	struct stats *s = xmalloc(sizeof *s);
 	memset(s, 0, sizeof *s);
-	struct trace_event ev;
 	s->base_ns = log_time_base(log);
-	while ((rc = trace_log_next(log, &ev)) > 0)
-		add_event(s, &ev);
+	struct pairing *pairing = NULL;
+	if (o.pairs.suffixes || o.pairs.count) {
+		uint64_t first, count;
+		pairing = pairing_scan(log, &o.pairs, &first, &count);
+	}
+	struct durations *d = durations_new(o.per_thread);
+	rc = count_events(s, log, pairing, d);
 	/* the state is that of the whole log: taken before a second pass */
 	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
 	printf("log: %s\nevents: %llu (%llu user, %llu system)\n", log->label,
@@ -355,9 +403,13 @@ int cmd_stats(int argc, char **argv)
 	print_types(s, log);
 	print_threads(s);
 	print_rate(s, log);
+	durations_print(d, s->base_ns);
 	print_status(log, s);
 	print_attributes(log);
 	trace_log_close(log);
+	durations_free(d);
+	pairing_free(pairing);
+	pair_rules_free(&o.pairs);
 	free_stats(s);
 	return rc;
 }

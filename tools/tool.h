@@ -296,6 +296,14 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
                             const char **slice);
 void pairing_free(struct pairing *p);
 
+/* durations.c: begin/end pairs measured, for stats. */
+struct durations;
+struct durations *durations_new(bool per_thread);
+void durations_event(struct durations *d, const struct trace_event *ev, enum pair_role role,
+                     const char *slice);
+void durations_print(struct durations *d, uint64_t base_ns);
+void durations_free(struct durations *d);
+
 /* ctf.c and chrome.c */
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force);
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,

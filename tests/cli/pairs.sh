@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Item 4: begin/end events of one thread become slices in Chrome output
 # (B/E events, nested pairs nested, unmatched ones instants); --pair names
-# other pairs, --no-pair turns the default off; CTF keeps them as events.
+# other pairs, --no-pair turns the default off; CTF keeps them as events;
+# stats measures the same pairs.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
 if [ -z "$EMIT" ] || [ $have_python = 0 ]; then
@@ -55,6 +56,39 @@ sys.exit(0 if b["args"]["event"] == "req_begin" and b["args"]["data"] == "req_be
 	[ "$(grep -c " [BE] " pairs4.ev)" -eq 2 ] && grep -q " B db$" pairs4.ev &&
 		pass "pairs: --no-pair with --pair pairs only the named pair" ||
 		fail "pairs: --no-pair with --pair pairs only the named pair" "$(cat pairs4.ev)"
+
+	# stats: the same pairs, measured (symbols, durations and a flight
+	# recorder, "Durations"): a row per name with its count, min <= p50 <=
+	# p90 <= p99 <= max, at most three slowest, a histogram that holds the
+	# count; by name; --pair, --no-pair and --per-thread as above
+	"$PT" stats pairs.ptlog >pst.txt 2>&1
+	sed -n '/^durations of begin\/end pairs/,/^lost events/p' pst.txt >pdur.txt
+	[ "$(grep '^  [^ ]' pdur.txt | sed 's/^ *//; s/:.*//' | tr '\n' ' ')" = "a db outer req " ] &&
+		pass "pairs: stats measures the pairs convert makes, by name" ||
+		fail "pairs: stats measures the pairs convert makes, by name" "$(cat pst.txt)"
+	[ "$(grep -c '^  outer: 2,' pdur.txt)" -eq 1 ] && [ "$(grep -c '^  req: 1,' pdur.txt)" -eq 1 ] &&
+		pass "pairs: stats counts each name's pairs (nested ones too)" ||
+		fail "pairs: stats counts each name's pairs (nested ones too)" "$(cat pdur.txt)"
+	awk 'function ns(v, u) { return v * (u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1) }
+	     /^  [^ ]/ { n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(min|p50|p90|p99|max)$/) {
+	                     u = $(i + 2); sub(/,$/, "", u); v[n++] = ns($(i + 1), u) }
+	                 for (i = 1; i < n; i++) if (v[i] < v[i - 1]) bad++
+	                 split($0, c, ": "); want = c[2] + 0; got = 0; rows++; next }
+	     /^    slowest:/ { if (split($0, x, ";") > 3 || split($0, x, ";") > want) bad++; next }
+	     /\|/ { got += $(NF - 1); if (got > want) bad++ }
+	     END { exit bad || rows != 4 }' pdur.txt &&
+		pass "pairs: stats' min <= p50 <= p90 <= p99 <= max, three slowest at most, histograms hold the counts" ||
+		fail "pairs: stats' min <= p50 <= p90 <= p99 <= max, three slowest at most, histograms hold the counts" "$(cat pdur.txt)"
+	"$PT" stats --pair lock_take=lock_give pairs.ptlog >pst2.txt 2>&1
+	grep -q '^  lock: 1,' pst2.txt && pass "pairs: stats --pair measures the named pair" ||
+		fail "pairs: stats --pair measures the named pair" "$(sed -n '/^durations/,/^lost/p' pst2.txt)"
+	"$PT" stats --no-pair pairs.ptlog >pst3.txt 2>&1
+	hasnt "pairs: stats --no-pair measures nothing" "^durations of begin" pst3.txt
+	"$PT" stats --per-thread pairs.ptlog >pst4.txt 2>&1
+	[ "$(grep -c '^  [a-z]* (pid [0-9]* thread 0x[0-9a-f]*): ' pst4.txt)" -eq 4 ] &&
+		pass "pairs: stats --per-thread names each row's thread" ||
+		fail "pairs: stats --per-thread names each row's thread" "$(sed -n '/^durations/,/^lost/p' pst4.txt)"
+	refused "pairs: stats with a bad --pair" 2 "bad --pair" "$PT" stats --pair x pairs.ptlog
 
 	refused "pairs: bad --pair" 2 "bad --pair" "$PT" convert pairs.ptlog --to chrome --pair x x.json
 	refused "pairs: --pair with the same name twice" 2 "bad --pair" "$PT" convert pairs.ptlog --to chrome --pair a=a x.json
