@@ -332,7 +332,8 @@ START_TEST(item6_times_go_back)
 }
 END_TEST
 
-/* One thread: many begins, then as many ends of another kind (none pairs). */
+/* One thread: many begins, then as many ends of another kind (none pairs);
+ * then of the same kind (all pair, nested). */
 START_TEST(item6_deep_begin_stack)
 {
 	int fd = new_file("nest.ptlog");
@@ -347,6 +348,29 @@ START_TEST(item6_deep_begin_stack)
 	assert_exit(run_pt(5, NULL, "convert", path_of("nest.ptlog"), "--to", "chrome", "n.json",
 	                   NULL),
 	            "chrome");
+	assert_exit(run_pt(5, NULL, "stats", path_of("nest.ptlog"), NULL), "stats");
+	/* and as many ends of the same kind: every pair nests in the one
+	 * before, and stats measures 200,000 of them (sorted once) */
+	fd = new_file("pairs.ptlog");
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "pairs");
+	lt_craft_name(&c, 33, "x_begin");
+	lt_craft_name(&c, 34, "x_end");
+	for (uint32_t i = 0; i < 400000; i++)
+		lt_craft_event(&c, &ctx_a, i < 200000 ? 33 : 34, 1000 + i, 0x10, 1, NULL, 0);
+	lt_craft_end(&c);
+	close(fd);
+	assert_exit(run_pt(5, "pairs.txt", "stats", path_of("pairs.ptlog"), NULL),
+	            "stats of deep pairs");
+	char line[512];
+	int found = 0;
+	FILE *f = fopen(path_of("pairs.txt"), "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f))
+		found += strncmp(line, "  x: 200000, ", 13) == 0;
+	fclose(f);
+	ck_assert_msg(found == 1, "stats did not measure the 200,000 pairs");
+	assert_exit(run_pt(5, NULL, "stats", "--per-thread", path_of("pairs.ptlog"), NULL),
+	            "stats --per-thread of deep pairs");
 }
 END_TEST
 
