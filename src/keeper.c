@@ -666,6 +666,11 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
+	/* A signal meant for its controller and sent by name (pkill -USR1 -f
+	 * "posixtrace record", whose keeper has the same command line) ends
+	 * nothing. */
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, SIG_IGN);
 	/* A write error is an error number to report, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);

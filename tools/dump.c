@@ -4,7 +4,9 @@
  * the library delivers them (it orders them; nothing here sorts), with a
  * trailing summary.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
@@ -22,6 +24,7 @@ struct dump_options {
 	struct time_bound since, until;
 	struct name_list only;
 	struct number_list pids, tids;
+	uint64_t snapshot; /* 0: all */
 };
 
 static void dump_help(FILE *out)
@@ -42,6 +45,9 @@ static void dump_help(FILE *out)
 	        "  --tid TID,...        only events of these threads (the thread column:\n"
 	        "                       the kernel thread id; a pthread_t such as\n"
 	        "                       0x7f3a2c1b8740 is accepted too)\n"
+	        "  --snapshot N         only the Nth snapshot of a flight recording (see\n"
+	        "                       record): the events up to the Nth\n"
+	        "                       posix_trace_flush_stop, after the one before\n"
 	        "  --clock-date         absolute times as local date and time of day\n"
 	        "  --clock-gmt          the same in UTC\n"
 	        "  -h, --help           this help\n"
@@ -57,7 +63,7 @@ static bool parse_bound(const char *s, struct time_bound *b)
 	return parse_seconds(s + b->absolute, &b->seconds);
 }
 
-enum { OPT_PID = 256, OPT_TID, OPT_CLOCK_DATE, OPT_CLOCK_GMT };
+enum { OPT_PID = 256, OPT_TID, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_SNAPSHOT };
 
 static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 {
@@ -67,6 +73,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{"pid", required_argument, 0, OPT_PID}, {"tid", required_argument, 0, OPT_TID},
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
+		{"snapshot", required_argument, 0, OPT_SNAPSHOT},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -97,6 +104,15 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 			if (!number_list_parse(&o->tids, optarg))
 				return usage_error("dump", "bad --tid '%s'", optarg);
 			break;
+		case OPT_SNAPSHOT: {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || n == 0 || optarg[0] == '-')
+				return usage_error("dump", "bad --snapshot '%s' (1, 2, ...)", optarg);
+			o->snapshot = n;
+			break;
+		}
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': dump_help(stdout); return 0;
@@ -196,11 +212,14 @@ static int dump(const struct dump_options *o)
 	printer.first_ns = log_time_base(log);
 	printer.have_first = true;
 	outbuf_init(&out, stdout);
+	uint64_t snapshot = 1, held = 0; /* the one this event belongs to; the last with events */
 	while ((rc = trace_log_next(log, &ev)) > 0) {
-		if (selected(o, &ev, printer.first_ns)) {
+		if ((!o->snapshot || o->snapshot == snapshot) && selected(o, &ev, printer.first_ns)) {
 			print_event(&printer, &out, &ev);
 			shown++;
 		}
+		held = snapshot;
+		snapshot += ev.info.posix_event_id == POSIX_TRACE_FLUSH_STOP;
 	}
 	bool written = outbuf_flush(&out);
 	outbuf_free(&out);
@@ -208,6 +227,11 @@ static int dump(const struct dump_options *o)
 		return refuse_unknown_name(unknown, log);
 	print_summary(o, log, shown);
 	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
+	if (o->snapshot > held) {
+		error_msg("%s: no snapshot %llu: the log holds %llu", log->label,
+		          (unsigned long long)o->snapshot, (unsigned long long)held);
+		rc = rc ? rc : EXIT_FAIL;
+	}
 	trace_log_close(log);
 	if (!written || fflush(stdout) != 0 || ferror(stdout)) {
 		error_msg("writing the output failed");

@@ -31,9 +31,12 @@ struct record_options {
 	size_t stream_size, log_size;
 	int stream_policy, log_policy;
 	bool inherit;
+	bool flight;
 	struct name_list exclude, only;
 	char **command;
 };
+
+#define FLIGHT_DEFAULT_SIZE (16u << 20)
 
 static void record_help(FILE *out)
 {
@@ -54,6 +57,9 @@ static void record_help(FILE *out)
 	        "  --filter NAME,...       do not record these event types\n"
 	        "  --only NAME,...         record only these event types (and system events)\n"
 	        "  --no-inherit            do not trace the children of CMD\n"
+	        "  --flight-recorder[=SIZE]  keep the newest events in a loop stream of\n"
+	        "                          SIZE (default 16M) and write them only at a\n"
+	        "                          snapshot: on SIGUSR1 to posixtrace, and at the end\n"
 	        "  -h, --help              this help\n"
 	        "Exit status: that of CMD (128+N if killed by signal N; 127 if CMD was not\n"
 	        "found, 126 if it could not be run), 1 if recording failed, 2 for usage\n"
@@ -77,7 +83,22 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT, OPT_FORCE };
+       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT };
+
+/* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
+static int flight_options(struct record_options *o, const char *size, bool policy_given)
+{
+	if (policy_given && o->stream_policy != POSIX_TRACE_LOOP)
+		return usage_error("record", "--flight-recorder keeps a loop stream: not with "
+		                   "--policy flush or until-full");
+	o->stream_policy = POSIX_TRACE_LOOP;
+	size_t n = FLIGHT_DEFAULT_SIZE;
+	if (size && (!parse_size(size, &n) || n < MIN_STREAM_SIZE))
+		return usage_error("record", "bad --flight-recorder size '%s' (at least 4K)", size);
+	if (!o->stream_size || size)
+		o->stream_size = n;
+	return -1;
+}
 
 /* Returns -1 when the options are good, else the exit status. */
 static int parse_record_options(int argc, char **argv, struct record_options *o)
@@ -91,7 +112,10 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"only", required_argument, 0, OPT_ONLY},
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
 		{"force", no_argument, 0, OPT_FORCE},
+		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+	const char *flight_size = NULL;
+	bool policy_given = false;
 	int c;
 	opterr = 0;
 	/* '+': stop at the command, whose own options are not ours */
@@ -112,6 +136,11 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case OPT_POLICY:
 			if (!parse_policy(optarg, false, &o->stream_policy))
 				return usage_error("record", "bad --policy '%s' (loop, until-full, flush)", optarg);
+			policy_given = true;
+			break;
+		case OPT_FLIGHT:
+			o->flight = true;
+			flight_size = optarg;
 			break;
 		case OPT_LOG_POLICY:
 			if (!parse_policy(optarg, true, &o->log_policy))
@@ -135,6 +164,9 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	}
 	if (o->exclude.count && o->only.count)
 		return usage_error("record", "--filter and --only exclude each other");
+	int rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
+	if (rc >= 0)
+		return rc;
 	if (optind >= argc)
 		return usage_error("record", "no command to run");
 	o->command = argv + optind;
@@ -374,8 +406,9 @@ static int exit_status_of(int status)
 }
 
 /* Waits for the command; a stop signal ends the recording at once (the
- * caller shuts the stream down) and the command is waited for afterwards. */
-static bool wait_for_command(pid_t pid, int *status)
+ * caller shuts the stream down) and the command is waited for afterwards.
+ * The flight recorder's snapshots are taken here, between waits. */
+static bool wait_for_command(pid_t pid, int *status, struct flight *f)
 {
 	while (!stop_requested) {
 		pid_t r = waitpid(pid, status, 0);
@@ -385,6 +418,8 @@ static bool wait_for_command(pid_t pid, int *status)
 			*status = 0;
 			return true;
 		}
+		if (f)
+			flight_take_pending(f);
 	}
 	return false;
 }
@@ -570,7 +605,10 @@ static int record(struct record_options *o)
 		free(path);
 		return rc;
 	}
-	bool exited = wait_for_command(child.pid, &status);
+	struct flight flight;
+	if (o->flight)
+		flight_init(&flight, trid, t0);
+	bool exited = wait_for_command(child.pid, &status, o->flight ? &flight : NULL);
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
 	if (to_stdout)
 		print_pipe_summary(trid, seconds);
@@ -580,6 +618,8 @@ static int record(struct record_options *o)
 		error_msg("record: writing the log failed: %s", strerror(err));
 	if (!to_stdout)
 		report_recording(o, logfd, path, seconds);
+	if (o->flight)
+		flight_report(&flight, exited, status);
 	close(logfd);
 	if (!exited)
 		finish_command(child.pid, &status);

@@ -296,6 +296,18 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
                             const char **slice);
 void pairing_free(struct pairing *p);
 
+/* flight.c: record's flight recorder, snapshots on SIGUSR1 and at the end. */
+#define FLIGHT_MAX_LISTED 32
+struct flight {
+	trace_id_t trid;
+	uint64_t t0_ns;
+	uint64_t count;                    /* snapshots taken on SIGUSR1 */
+	uint64_t at_ns[FLIGHT_MAX_LISTED]; /* when, the first ones */
+};
+void flight_init(struct flight *f, trace_id_t trid, uint64_t t0_ns); /* SIGUSR1 from now */
+void flight_take_pending(struct flight *f); /* a snapshot, if SIGUSR1 came */
+void flight_report(const struct flight *f, bool exited, int status);
+
 /* durations.c: begin/end pairs measured, for stats. */
 struct durations;
 struct durations *durations_new(bool per_thread);

@@ -13,9 +13,12 @@
  *   wait=FILE        wait until FILE exists
  *   until=FILE,NAME  post NAME every 20 ms until FILE exists
  *   child=NAME       fork a child that posts NAME and exits; wait for it
+ *   count=N,NAME     post NAME N times, the data of the K-th the decimal K
+ *   crash=SIG        die of signal SIG (its default action)
  * Waits give up after 30 s (exit 3), so a broken test cannot hang.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +71,23 @@ static void run_child(const char *name)
 		waitpid(pid, NULL, 0);
 }
 
+static void post_count(char *arg)
+{
+	char *name = strchr(arg, ','), text[24];
+	trace_event_id_t id;
+	if (!name) {
+		fprintf(stderr, "ptemit: count=N,NAME\n");
+		exit(2);
+	}
+	*name++ = '\0';
+	if (posix_trace_eventid_open(name, &id) != 0)
+		exit(2);
+	for (long k = 0, n = atol(arg); k < n; k++) {
+		int len = snprintf(text, sizeof text, "%ld", k);
+		posix_trace_event(id, text, (size_t)len);
+	}
+}
+
 static void step(char *tok)
 {
 	char *arg = strchr(tok, '=');
@@ -94,6 +114,12 @@ static void step(char *tok)
 		wait_for_file(arg, name);
 	} else if (!strcmp(tok, "child")) {
 		run_child(arg);
+	} else if (!strcmp(tok, "count")) {
+		post_count(arg);
+	} else if (!strcmp(tok, "crash")) {
+		signal(atoi(arg), SIG_DFL);
+		raise(atoi(arg));
+		exit(3);
 	} else {
 		fprintf(stderr, "ptemit: unknown step '%s'\n", tok);
 		exit(2);

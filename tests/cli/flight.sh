@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# record --flight-recorder (symbols, durations and a flight recorder, "A
+# flight recorder"): a loop stream whose log is written only at snapshots.
+# A program that posts more than the ring holds and dies of SIGSEGV: every
+# event it posted is in the log or counted lost, the last one is there, in
+# order. While the program runs nothing is written; SIGUSR1 to the recorder
+# takes a snapshot and recording goes on (a SIGUSR1 that reaches the keeper,
+# as pkill -f would send it, ends nothing); dump --snapshot N shows one.
+# Sourced by tests/cli/run.sh (its helpers and variables).
+
+size_of() { wc -c <"$1" | tr -d ' '; }
+grew() { [ "$(size_of "$1")" -gt "$2" ]; }
+
+if [ -z "$EMIT" ]; then
+	skip "flight: all checks" "no ptemit"
+else
+	"$PT" record --flight-recorder=64K -o fcrash.ptlog -- "$EMIT" "count=100000,fl.n crash=11" \
+		>fcrash.out 2>&1; rc=$?
+	[ $rc -eq 139 ] && pass "flight: record exits as the command died (128 + SIGSEGV)" ||
+		fail "flight: record exits as the command died (128 + SIGSEGV)" "exit $rc: $(cat fcrash.out)"
+	has "flight: the summary says what ended the recording" "at the end: the command was killed by signal 11" fcrash.out
+	"$PT" dump fcrash.ptlog >fcrash.txt 2>&1
+	n=$(grep -c ' fl\.n ' fcrash.txt)
+	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' fcrash.txt)
+	[ "$n" -gt 0 ] && [ $((n + lost)) -eq 100000 ] &&
+		pass "flight: events in the log plus those counted lost are all the posted ones ($n + $lost)" ||
+		fail "flight: events in the log plus those counted lost are all the posted ones" "$n + $lost: $(tail -n 3 fcrash.txt)"
+	grep ' fl\.n ' fcrash.txt | sed 's/.*"\([0-9]*\)"$/\1/' >fcrash.seq
+	[ "$(tail -n 1 fcrash.seq)" = 99999 ] && sort -n -c fcrash.seq 2>/dev/null &&
+		pass "flight: the last event before the crash is there, the events in order" ||
+		fail "flight: the last event before the crash is there, the events in order" "$(tail -n 3 fcrash.seq)"
+
+	rm -f fl.ready fl.stop
+	"$PT" record --flight-recorder=64K -o fsnap.ptlog -- "$EMIT" "ready=fl.ready until=fl.stop,fl.tick" \
+		>fsnap.out 2>&1 & frec=$!
+	BG="$BG $frec"
+	wait_for 10 test -e fl.ready
+	sleep 0.3
+	before=$(size_of fsnap.ptlog)
+	sleep 0.3
+	[ "$(size_of fsnap.ptlog)" -eq "$before" ] && pass "flight: nothing is written while the command runs" ||
+		fail "flight: nothing is written while the command runs" "$before -> $(size_of fsnap.ptlog)"
+	keeper=$(pgrep -P $frec -x posixtrace-keep | head -n 1)
+	[ -n "$keeper" ] && kill -USR1 "$keeper" 2>/dev/null
+	kill -USR1 $frec
+	wait_for 10 grew fsnap.ptlog "$before" &&
+		pass "flight: SIGUSR1 takes a snapshot" || fail "flight: SIGUSR1 takes a snapshot" "$(cat fsnap.out)"
+	sleep 0.2
+	kill -USR1 $frec
+	sleep 0.5
+	touch fl.stop
+	wait $frec; rc=$?
+	[ $rc -eq 0 ] && pass "flight: record goes on after snapshots and exits 0" ||
+		fail "flight: record goes on after snapshots and exits 0" "exit $rc: $(cat fsnap.out)"
+	has "flight: the summary counts the snapshots" "flight recorder: 3 snapshots" fsnap.out
+	has "flight: the summary names the first" "snapshot 1: SIGUSR1 after" fsnap.out
+	has "flight: and the one at the end" "snapshot 3: at the end: the command ended" fsnap.out
+	total=$("$PT" dump fsnap.ptlog | sed -n 's/^# \([0-9]*\) events.*/\1/p')
+	sum=0
+	for k in 1 2 3; do
+		s=$("$PT" dump --snapshot $k fsnap.ptlog | sed -n 's/^# [0-9]* events (\([0-9]*\) shown).*/\1/p')
+		[ "${s:-0}" -gt 0 ] || fail "flight: snapshot $k holds events" "$s"
+		sum=$((sum + ${s:-0}))
+	done
+	[ "$sum" -eq "$total" ] && pass "flight: dump --snapshot 1, 2, 3 show every event once ($total)" ||
+		fail "flight: dump --snapshot 1, 2, 3 show every event once" "$sum vs $total"
+	refused "flight: dump of a snapshot the log does not hold" 1 "no snapshot 4: the log holds 3" \
+		"$PT" dump --snapshot 4 fsnap.ptlog
+	refused "flight: --flight-recorder keeps a loop stream" 2 "loop stream" \
+		"$PT" record --flight-recorder --policy flush -- true
+	refused "flight: a bad snapshot number" 2 "bad --snapshot" "$PT" dump --snapshot 0 fsnap.ptlog
+fi
