@@ -23,7 +23,10 @@ struct attach_options {
 	double duration; /* 0: until Ctrl-C */
 	const char *log;
 	bool json, force, inherit, date, utc;
+	size_t flight_size; /* --flight-recorder: a LOOP stream of this size; 0: none */
 };
+
+#define FLIGHT_DEFAULT_SIZE (16u << 20)
 
 static void attach_help(FILE *out)
 {
@@ -40,13 +43,16 @@ static void attach_help(FILE *out)
 	        "  --clock-date         live output: absolute times as local date and time\n"
 	        "  --clock-gmt          the same in UTC\n"
 	        "  --no-inherit         do not trace the children PID forks\n"
+	        "  --flight-recorder[=SIZE]  with -o: keep the newest events in a loop\n"
+	        "                       stream of SIZE (default 16M), written only at a\n"
+	        "                       snapshot: on SIGUSR1 to posixtrace, and at the end\n"
 	        "  -h, --help           this help\n"
 	        "Exit status: 0, 1 if PID cannot be traced or the log not written, 2 for\n"
 	        "usage errors.\n",
 	        PROG);
 }
 
-enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT };
+enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -56,6 +62,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
+		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -73,6 +80,13 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 			break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_NO_INHERIT: o->inherit = false; break;
+		case OPT_FLIGHT:
+			o->flight_size = FLIGHT_DEFAULT_SIZE;
+			if (optarg && (!parse_size(optarg, &o->flight_size) ||
+			               o->flight_size < MIN_STREAM_SIZE))
+				return usage_error("attach", "bad --flight-recorder size '%s' (at least 4K)",
+				                   optarg);
+			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': attach_help(stdout); return 0;
@@ -82,6 +96,8 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 	}
 	if (optind != argc - 1)
 		return usage_error("attach", optind >= argc ? "no PID given" : "too many arguments");
+	if (o->flight_size && !o->log)
+		return usage_error("attach", "--flight-recorder writes a log: give -o LOG");
 	char *end;
 	long pid = strtol(argv[optind], &end, 10);
 	if (*end || end == argv[optind] || pid <= 0 || pid != (pid_t)pid)
@@ -188,11 +204,13 @@ static int watch_live(trace_id_t trid, const struct attach_options *o)
 	return 0;
 }
 
-static void wait_until(uint64_t deadline)
+static void wait_until(uint64_t deadline, struct flight *f)
 {
 	while (!time_is_up(deadline)) {
 		struct timespec nap = {0, POLL_NS};
 		nanosleep(&nap, NULL);
+		if (f)
+			flight_take_pending(f);
 	}
 }
 
@@ -205,6 +223,10 @@ static void build_attr(const struct attach_options *o, bool with_log, trace_attr
 	posix_trace_attr_init(attr);
 	if (with_log)
 		posix_trace_attr_setlogfullpolicy(attr, POSIX_TRACE_APPEND);
+	if (o->flight_size) {
+		posix_trace_attr_setstreamfullpolicy(attr, POSIX_TRACE_LOOP);
+		posix_trace_attr_setstreamsize(attr, o->flight_size);
+	}
 	posix_trace_attr_setinherited(attr, o->inherit ? POSIX_TRACE_INHERITED
 	                                               : POSIX_TRACE_CLOSE_FOR_CHILD);
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)o->pid);
@@ -269,7 +291,10 @@ static int attach(const struct attach_options *o)
 		posix_trace_shutdown(trid);
 		return 0;
 	}
-	wait_until(deadline_of(o->duration));
+	struct flight flight;
+	if (o->flight_size)
+		flight_init(&flight, trid, t0);
+	wait_until(deadline_of(o->duration), o->flight_size ? &flight : NULL);
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
 	bool to_stdout = is_stdio_name(o->log);
 	if (to_stdout)
@@ -279,6 +304,9 @@ static int attach(const struct attach_options *o)
 		error_msg("writing the log failed: %s", strerror(err));
 	if (!to_stdout)
 		print_log_summary(logfd, o->log, seconds);
+	if (o->flight_size)
+		flight_report(&flight, stop_requested ? "the recording was stopped"
+		                                      : "the duration was over");
 	close(logfd);
 	return err ? EXIT_FAIL : 0;
 }

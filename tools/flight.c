@@ -8,7 +8,7 @@
  * taken when the recorder receives SIGUSR1 (it goes on recording) and at
  * the end, by posix_trace_shutdown's own flush; the summary says what
  * triggered each, so that a command that died of a signal or failed is
- * seen at a glance.
+ * seen at a glance.  record and attach use it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -58,18 +58,22 @@ void flight_take_pending(struct flight *f)
 	f->count++;
 }
 
-void flight_report(const struct flight *f, bool exited, int status)
+const char *flight_command_end(bool exited, int status, char *buf, size_t size)
 {
-	char why[128];
 	if (!exited)
-		snprintf(why, sizeof why, "the recording was stopped");
+		snprintf(buf, size, "the recording was stopped");
 	else if (WIFSIGNALED(status))
-		snprintf(why, sizeof why, "the command was killed by signal %d (%s)", WTERMSIG(status),
+		snprintf(buf, size, "the command was killed by signal %d (%s)", WTERMSIG(status),
 		         strsignal(WTERMSIG(status)));
 	else if (WIFEXITED(status) && WEXITSTATUS(status))
-		snprintf(why, sizeof why, "the command failed (exit status %d)", WEXITSTATUS(status));
+		snprintf(buf, size, "the command failed (exit status %d)", WEXITSTATUS(status));
 	else
-		snprintf(why, sizeof why, "the command ended");
+		snprintf(buf, size, "the command ended");
+	return buf;
+}
+
+void flight_report(const struct flight *f, const char *end)
+{
 	fprintf(stderr, "%s: flight recorder: %llu snapshots\n", PROG,
 	        (unsigned long long)f->count + 1);
 	for (uint64_t i = 0; i < f->count && i < FLIGHT_MAX_LISTED; i++)
@@ -78,5 +82,5 @@ void flight_report(const struct flight *f, bool exited, int status)
 	if (f->count > FLIGHT_MAX_LISTED)
 		fprintf(stderr, "  (%llu more on SIGUSR1)\n",
 		        (unsigned long long)(f->count - FLIGHT_MAX_LISTED));
-	fprintf(stderr, "  snapshot %llu: at the end: %s\n", (unsigned long long)f->count + 1, why);
+	fprintf(stderr, "  snapshot %llu: at the end: %s\n", (unsigned long long)f->count + 1, end);
 }

@@ -618,8 +618,9 @@ static int record(struct record_options *o)
 		error_msg("record: writing the log failed: %s", strerror(err));
 	if (!to_stdout)
 		report_recording(o, logfd, path, seconds);
+	char end[128];
 	if (o->flight)
-		flight_report(&flight, exited, status);
+		flight_report(&flight, flight_command_end(exited, status, end, sizeof end));
 	close(logfd);
 	if (!exited)
 		finish_command(child.pid, &status);

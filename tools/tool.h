@@ -296,7 +296,8 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
                             const char **slice);
 void pairing_free(struct pairing *p);
 
-/* flight.c: record's flight recorder, snapshots on SIGUSR1 and at the end. */
+/* flight.c: the flight recorder of record and attach, snapshots on SIGUSR1
+ * and at the end. */
 #define FLIGHT_MAX_LISTED 32
 struct flight {
 	trace_id_t trid;
@@ -306,7 +307,9 @@ struct flight {
 };
 void flight_init(struct flight *f, trace_id_t trid, uint64_t t0_ns); /* SIGUSR1 from now */
 void flight_take_pending(struct flight *f); /* a snapshot, if SIGUSR1 came */
-void flight_report(const struct flight *f, bool exited, int status);
+/* What ended a command record ran, for the summary, in buf. */
+const char *flight_command_end(bool exited, int status, char *buf, size_t size);
+void flight_report(const struct flight *f, const char *end);
 
 /* durations.c: begin/end pairs measured, for stats. */
 struct durations;

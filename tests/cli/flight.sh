@@ -6,7 +6,8 @@
 # event it posted is in the log or counted lost, the last one is there, in
 # order. While the program runs nothing is written; SIGUSR1 to the recorder
 # takes a snapshot and recording goes on (a SIGUSR1 that reaches the keeper,
-# as pkill -f would send it, ends nothing); dump --snapshot N shows one.
+# as pkill -f would send it, ends nothing); dump --snapshot N shows one;
+# attach --flight-recorder does the same for a running process.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
 size_of() { wc -c <"$1" | tr -d ' '; }
@@ -65,6 +66,31 @@ else
 	done
 	[ "$sum" -eq "$total" ] && pass "flight: dump --snapshot 1, 2, 3 show every event once ($total)" ||
 		fail "flight: dump --snapshot 1, 2, 3 show every event once" "$sum vs $total"
+	# attach --flight-recorder: the same on a running process
+	rm -f fa.ready fa.stop
+	"$EMIT" "ready=fa.ready until=fa.stop,fa.tick" & fapid=$!
+	BG="$BG $fapid"
+	wait_for 10 test -e fa.ready
+	"$PT" attach $fapid --flight-recorder=64K -o fattach.ptlog --duration 2 >fattach.out 2>&1 & fatt=$!
+	BG="$BG $fatt"
+	wait_for 10 grep -q "send SIGUSR1" fattach.out
+	fbefore=$(size_of fattach.ptlog)
+	kill -USR1 $fatt
+	wait_for 10 grew fattach.ptlog "$fbefore" &&
+		pass "flight: attach takes a snapshot on SIGUSR1" || fail "flight: attach takes a snapshot on SIGUSR1" "$(cat fattach.out)"
+	wait $fatt; rc=$?
+	touch fa.stop
+	wait $fapid
+	[ $rc -eq 0 ] && grep -q "flight recorder: 2 snapshots" fattach.out &&
+		grep -q "snapshot 2: at the end: the duration was over" fattach.out &&
+		pass "flight: attach's summary lists its snapshots" ||
+		fail "flight: attach's summary lists its snapshots" "exit $rc: $(cat fattach.out)"
+	[ "$("$PT" dump --snapshot 1 fattach.ptlog | grep -c ' fa\.tick ')" -gt 0 ] &&
+		pass "flight: attach's first snapshot holds the process's events" ||
+		fail "flight: attach's first snapshot holds the process's events" "$("$PT" dump fattach.ptlog | tail -n 3)"
+	refused "flight: attach --flight-recorder needs a log" 2 "give -o LOG" \
+		"$PT" attach $$ --flight-recorder
+
 	refused "flight: dump of a snapshot the log does not hold" 1 "no snapshot 4: the log holds 3" \
 		"$PT" dump --snapshot 4 fsnap.ptlog
 	refused "flight: --flight-recorder keeps a loop stream" 2 "loop stream" \
