@@ -76,12 +76,7 @@ static size_t thread_of(struct durations *d, const struct trace_event *ev)
 {
 	size_t i = thread_table_index(&d->threads, ev->info.posix_pid,
 	                              (unsigned long)ev->info.posix_thread_id, NULL);
-	if (i >= d->stack_cap) {
-		size_t old = d->stack_cap;
-		d->stack_cap = d->stack_cap ? 2 * d->stack_cap : 64;
-		d->stacks = xrealloc(d->stacks, d->stack_cap * sizeof *d->stacks);
-		memset(d->stacks + old, 0, (d->stack_cap - old) * sizeof *d->stacks);
-	}
+	grow_zeroed((void **)&d->stacks, &d->stack_cap, i, sizeof *d->stacks);
 	return i;
 }
 
@@ -90,10 +85,7 @@ static size_t row_of(struct durations *d, uint32_t slice, size_t thread)
 	size_t t = d->per_thread ? thread : SIZE_MAX;
 	bool added = false;
 	size_t i = thread_table_index(&d->row_index, (pid_t)slice, (unsigned long)t, &added);
-	if (i >= d->rows_cap) {
-		d->rows_cap = d->rows_cap ? 2 * d->rows_cap : 16;
-		d->rows = xrealloc(d->rows, d->rows_cap * sizeof *d->rows);
-	}
+	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
 	if (added)
 		d->rows[i] = (struct row){slice, t, NULL, 0, 0};
 	return i;

@@ -204,24 +204,14 @@ static size_t thread_of(struct pairing *p, const struct trace_event *ev)
 {
 	size_t i = thread_table_index(&p->threads, ev->info.posix_pid,
 	                              (unsigned long)ev->info.posix_thread_id, NULL);
-	if (i >= p->stack_cap) {
-		size_t old = p->stack_cap;
-		p->stack_cap = p->stack_cap ? 2 * p->stack_cap : 64;
-		p->stacks = xrealloc(p->stacks, p->stack_cap * sizeof *p->stacks);
-		memset(p->stacks + old, 0, (p->stack_cap - old) * sizeof *p->stacks);
-	}
+	grow_zeroed((void **)&p->stacks, &p->stack_cap, i, sizeof *p->stacks);
 	return i;
 }
 
 static size_t top_slot(struct pairing *p, uint32_t kind, size_t thread)
 {
 	size_t i = thread_table_index(&p->top_index, (pid_t)kind, thread, NULL);
-	if (i >= p->tops_cap) {
-		size_t old = p->tops_cap;
-		p->tops_cap = p->tops_cap ? 2 * p->tops_cap : 64;
-		p->tops = xrealloc(p->tops, p->tops_cap * sizeof *p->tops);
-		memset(p->tops + old, 0, (p->tops_cap - old) * sizeof *p->tops);
-	}
+	grow_zeroed((void **)&p->tops, &p->tops_cap, i, sizeof *p->tops);
 	return i;
 }
 

@@ -63,12 +63,7 @@ static void count_thread(struct stats *s, const struct trace_event *ev)
 {
 	size_t i = thread_table_index(&s->threads, ev->info.posix_pid,
 	                              (unsigned long)ev->info.posix_thread_id, NULL);
-	if (i >= s->thread_cap) {
-		size_t old = s->thread_cap;
-		s->thread_cap = s->thread_cap ? 2 * s->thread_cap : 64;
-		s->thread_events = xrealloc(s->thread_events, s->thread_cap * sizeof *s->thread_events);
-		memset(s->thread_events + old, 0, (s->thread_cap - old) * sizeof *s->thread_events);
-	}
+	grow_zeroed((void **)&s->thread_events, &s->thread_cap, i, sizeof *s->thread_events);
 	s->thread_events[i]++;
 }
 

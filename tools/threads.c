@@ -126,6 +126,18 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 	return index;
 }
 
+void grow_zeroed(void **array, size_t *cap, size_t index, size_t elem)
+{
+	if (index < *cap)
+		return;
+	size_t old = *cap, n = old ? 2 * old : 64;
+	while (n <= index)
+		n *= 2;
+	*array = xrealloc(*array, n * elem);
+	memset((char *)*array + old * elem, 0, (n - old) * elem);
+	*cap = n;
+}
+
 void thread_table_free(struct thread_table *t)
 {
 	free(t->keys);
