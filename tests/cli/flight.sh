@@ -74,6 +74,7 @@ else
 	"$PT" attach $fapid --flight-recorder=64K -o fattach.ptlog --duration 2 >fattach.out 2>&1 & fatt=$!
 	BG="$BG $fatt"
 	wait_for 10 grep -q "send SIGUSR1" fattach.out
+	sleep 0.3 # a tick every 20 ms: events to take
 	fbefore=$(size_of fattach.ptlog)
 	kill -USR1 $fatt
 	wait_for 10 grew fattach.ptlog "$fbefore" &&
