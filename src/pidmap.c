@@ -43,16 +43,17 @@ pid_t pt_nspid_last(const char *status_path, pid_t fallback)
 	return last;
 }
 
-void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns)
+void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns, int proc_is_ours)
 {
 	memset(m, 0, sizeof *m);
 	m->own_ns = own_ns;
+	m->proc_is_ours = proc_is_ours;
 }
 
 void pt_pidmap_free(struct pt_pidmap *m)
 {
 	free(m->slot);
-	pt_pidmap_init(m, m->own_ns);
+	pt_pidmap_init(m, m->own_ns, m->proc_is_ours);
 }
 
 static uint32_t hash(uint64_t ns, int32_t lpid, int32_t ltid)
@@ -192,6 +193,8 @@ static uint64_t mono_ms(void)
  * cost a bounded number of looks. */
 static int may_look(struct pt_pidmap *m)
 {
+	if (!m->proc_is_ours)
+		return 0;
 	uint64_t now = mono_ms();
 	uint64_t gained = (now - m->last_scan_ns) / PT_PIDMAP_RESCAN_MS;
 	if (!m->last_scan_ns || gained >= PIDMAP_BURST)

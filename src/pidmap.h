@@ -30,6 +30,7 @@ struct pt_idpair {
 
 struct pt_pidmap {
 	uint64_t own_ns;          /* the reader's namespace: nothing to do there */
+	int proc_is_ours;         /* /proc numbers processes as the reader's namespace does */
 	struct pt_idpair *slot;   /* open addressing by (ns, local_pid, local_tid) */
 	uint32_t nslots, used;
 	uint64_t last_scan_ns;    /* CLOCK_MONOTONIC ms when looks were last granted */
@@ -40,7 +41,10 @@ struct pt_pidmap {
  * process's (or thread's) own namespace; fallback when there is none. */
 pid_t pt_nspid_last(const char *status_path, pid_t fallback);
 
-void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns);
+/* own_ns: the reader's pid namespace; proc_is_ours: its /proc shows that
+ * namespace (else /proc is never looked through: its numbers would be
+ * another namespace's). */
+void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns, int proc_is_ours);
 void pt_pidmap_free(struct pt_pidmap *m);
 
 /* The ids of `who`, a writer of namespace ns, in the reader's namespace,

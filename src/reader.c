@@ -39,7 +39,7 @@ int pt_reader_init(struct pt_reader *rd, const struct pt_map *m)
 	rd->poll_ticks = m->clock == PT_CLOCK_TSC ? rd->conv.ticks_1ms / (1000000u / POLL_NS) : POLL_NS;
 	rd->ovf_raw = UINT64_MAX;
 	rd->until = UINT64_MAX;
-	pt_pidmap_init(&rd->ids, pt_proc.pidns);
+	pt_pidmap_init(&rd->ids, pt_proc.pidns, pt_proc.proc_is_ours);
 	size_t extra = m->max_chunks - m->base_chunks;
 	rd->chunk_ok = calloc(extra / 8 + 1, 1);
 	rd->page_ok = calloc(m->max_lanes / PT_LANES_PER_PAGE / 8 + 1, 1);
