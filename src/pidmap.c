@@ -195,14 +195,13 @@ static int may_look(struct pt_pidmap *m)
 {
 	if (!m->proc_is_ours)
 		return 0;
-	uint64_t now = mono_ms();
-	uint64_t gained = (now - m->last_scan_ns) / PT_PIDMAP_RESCAN_MS;
-	if (!m->last_scan_ns || gained >= PIDMAP_BURST)
+	uint64_t now = mono_ms(), gained = (now - m->refilled_ms) / PT_PIDMAP_RESCAN_MS;
+	if (!m->refilled_ms || gained >= PIDMAP_BURST - m->tokens)
 		m->tokens = PIDMAP_BURST;
-	else if (gained)
-		m->tokens = m->tokens + gained > PIDMAP_BURST ? PIDMAP_BURST : m->tokens + (uint32_t)gained;
-	if (gained || !m->last_scan_ns)
-		m->last_scan_ns = now;
+	else
+		m->tokens += (uint32_t)gained;
+	if (gained || !m->refilled_ms)
+		m->refilled_ms = now;
 	if (!m->tokens)
 		return 0;
 	m->tokens--;

@@ -33,7 +33,7 @@ struct pt_pidmap {
 	int proc_is_ours;         /* /proc numbers processes as the reader's namespace does */
 	struct pt_idpair *slot;   /* open addressing by (ns, local_pid, local_tid) */
 	uint32_t nslots, used;
-	uint64_t last_scan_ns;    /* CLOCK_MONOTONIC ms when looks were last granted */
+	uint64_t refilled_ms;     /* CLOCK_MONOTONIC ms of the last refill (0: none yet) */
 	uint32_t tokens;          /* looks in /proc that may be taken now */
 };
 

@@ -97,8 +97,7 @@ static const struct chrome_thread *thread_track(struct chrome_writer *w,
                                                 const struct trace_event *ev)
 {
 	bool added;
-	size_t i = thread_table_index(&w->threads, ev->info.posix_pid,
-	                              (unsigned long)ev->info.posix_thread_id, &added);
+	size_t i = thread_table_of(&w->threads, ev, &added);
 	if (i >= w->info_cap) {
 		w->info_cap = w->info_cap ? 2 * w->info_cap : 64;
 		w->info = xrealloc(w->info, w->info_cap * sizeof *w->info);

@@ -74,8 +74,7 @@ static uint32_t slice_for(struct durations *d, trace_event_id_t id, const char *
 
 static size_t thread_of(struct durations *d, const struct trace_event *ev)
 {
-	size_t i = thread_table_index(&d->threads, ev->info.posix_pid,
-	                              (unsigned long)ev->info.posix_thread_id, NULL);
+	size_t i = thread_table_of(&d->threads, ev, NULL);
 	grow_zeroed((void **)&d->stacks, &d->stack_cap, i, sizeof *d->stacks);
 	return i;
 }

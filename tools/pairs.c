@@ -202,8 +202,7 @@ static bool marked(const struct pairing *p, uint64_t index)
 
 static size_t thread_of(struct pairing *p, const struct trace_event *ev)
 {
-	size_t i = thread_table_index(&p->threads, ev->info.posix_pid,
-	                              (unsigned long)ev->info.posix_thread_id, NULL);
+	size_t i = thread_table_of(&p->threads, ev, NULL);
 	grow_zeroed((void **)&p->stacks, &p->stack_cap, i, sizeof *p->stacks);
 	return i;
 }

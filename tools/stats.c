@@ -61,8 +61,7 @@ static void stats_help(FILE *out)
 
 static void count_thread(struct stats *s, const struct trace_event *ev)
 {
-	size_t i = thread_table_index(&s->threads, ev->info.posix_pid,
-	                              (unsigned long)ev->info.posix_thread_id, NULL);
+	size_t i = thread_table_of(&s->threads, ev, NULL);
 	grow_zeroed((void **)&s->thread_events, &s->thread_cap, i, sizeof *s->thread_events);
 	s->thread_events[i]++;
 }

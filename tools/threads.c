@@ -126,6 +126,12 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 	return index;
 }
 
+size_t thread_table_of(struct thread_table *t, const struct trace_event *ev, bool *added)
+{
+	return thread_table_index(t, ev->info.posix_pid, (unsigned long)ev->info.posix_thread_id,
+	                          added);
+}
+
 void grow_zeroed(void **array, size_t *cap, size_t index, size_t elem)
 {
 	if (index < *cap)

@@ -169,6 +169,9 @@ size_t thread_table_find(const struct thread_table *t, pid_t pid, unsigned long 
  * tables whose keys come from a log. */
 uint64_t keyed_hash2(uint64_t a, uint64_t b);
 void thread_table_free(struct thread_table *t);
+struct trace_event;
+/* The index of the thread that posted ev (its pid and pthread_t). */
+size_t thread_table_of(struct thread_table *t, const struct trace_event *ev, bool *added);
 /* *array, of *cap elements of elem bytes, grown (zeroed) to hold index:
  * per-thread data beside a thread table. */
 void grow_zeroed(void **array, size_t *cap, size_t index, size_t elem);
