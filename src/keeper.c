@@ -315,8 +315,7 @@ static void take_calibration(struct keeper *k)
  * each drain by time, delivers them in the order they were recorded. */
 static void begin_drain(struct keeper *k, int last)
 {
-	pt_read_begin_drain(k->h);
-	k->h->rd.until = last ? UINT64_MAX : pt_clock_raw(k->h->map.clock);
+	pt_read_begin_drain(k->h, last ? UINT64_MAX : pt_clock_raw(k->h->map.clock));
 	if (k->fd < 0)
 		return;
 	take_calibration(k);
@@ -333,7 +332,6 @@ static void drain(struct keeper *k, int last)
 	copy_lanes(k);
 	move_own_events(k);
 	pt_read_end_drain(k->h);
-	k->h->rd.until = UINT64_MAX;
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and

@@ -793,12 +793,20 @@ static int writers_gone(struct pt_handle *h)
 	return atomic_load_explicit(&pt_hdr(m)->nlanes, memory_order_relaxed) <= h->rd.ncur;
 }
 
+/* The losses counted in the stream's header.  A drain takes them once:
+ * those counted meanwhile are the next drain's, so that a target counting
+ * losses without pause cannot keep a drain (a clear, a keeper's flush)
+ * going. */
 static void take_overflow(struct pt_reader *rd, struct pt_stream_hdr *hdr)
 {
+	if (rd->draining && rd->ovf_drain == rd->drain_no)
+		return;
 	/* Pairs with the release fetch-add of ovf_count in pt_note_loss (lanes.c):
 	 * the ovf_ts it lowered first is seen. */
 	if (!atomic_load_explicit(&hdr->ovf_count, memory_order_acquire))
 		return;
+	if (rd->draining)
+		rd->ovf_drain = rd->drain_no;
 	rd->ovf_pending += atomic_exchange_explicit(&hdr->ovf_count, 0, memory_order_acq_rel);
 	uint64_t ts = atomic_exchange_explicit(&hdr->ovf_ts, UINT64_MAX, memory_order_relaxed);
 	if (ts < rd->ovf_raw)
@@ -911,8 +919,8 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 				continue;
 			return 0;
 		}
-		if (rd->lanes_off && raw > rd->until)
-			return 0; /* the next drain's, as the lanes' events after it */
+		if (raw > rd->until)
+			return 0; /* the next drain's (UINT64_MAX outside drains) */
 		if (src == SRC_OVF) {
 			struct pt_caller none = {0, 0, 0, 0};
 			fill_system(h, e, POSIX_TRACE_OVERFLOW, rd->ovf_raw, &none);
@@ -1087,15 +1095,20 @@ int pt_read_pending(struct pt_handle *h)
 	       e.id != POSIX_TRACE_FLUSH_STOP;
 }
 
-void pt_read_begin_drain(struct pt_handle *h)
+void pt_read_begin_drain(struct pt_handle *h, uint64_t until)
 {
 	struct pt_reader *rd = &h->rd;
 	if (++rd->drain_no == 0)
 		++rd->drain_no; /* 0 marks a chunk no drain entered */
 	rd->draining = 1;
+	rd->until = until;
 }
 
-void pt_read_end_drain(struct pt_handle *h) { h->rd.draining = 0; }
+void pt_read_end_drain(struct pt_handle *h)
+{
+	h->rd.draining = 0;
+	h->rd.until = UINT64_MAX;
+}
 
 /* posix_trace_clear: every event recorded so far is dropped. */
 void pt_discard_all(struct pt_handle *h)
@@ -1104,7 +1117,9 @@ void pt_discard_all(struct pt_handle *h)
 	struct posixtrace_event_ext ext;
 	size_t len;
 	struct pt_reader *rd = &h->rd;
-	pt_read_begin_drain(h);
+	/* Up to now: a writer that keeps posting while a slow reader looks at
+	 * many lanes would otherwise keep the drain going. */
+	pt_read_begin_drain(h, pt_clock_raw(h->map.clock));
 	while (pt_read_next(h, &ev, &ext, NULL, 0, &len, 0, 0))
 		;
 	pt_read_end_drain(h);

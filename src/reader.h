@@ -65,6 +65,7 @@ struct pt_reader {
 	uint64_t *chunk_seq;
 	uint32_t *drain_mark;
 	uint32_t drain_no;
+	uint32_t ovf_drain;      /* the drain that took the header's losses */
 	int draining;
 	int lanes_off;           /* pt_read_raw leaves the lanes alone */
 	/* Whole stages and, with the lanes left alone, the library's own
@@ -113,8 +114,10 @@ void pt_discard_all(struct pt_handle *h);
 /* A drain (the keeper's, clear's): from here until pt_read_end_drain,
  * pt_read_raw with live = 0 yields each stored record at most once and
  * enters each chunk at most once, so it ends after at most what the
- * stream can hold, whatever writers (or a scribbler) do meanwhile. */
-void pt_read_begin_drain(struct pt_handle *h);
+ * stream can hold, whatever writers (or a scribbler) do meanwhile; and it
+ * stops at the first event after `until` (a raw time), so that honest
+ * writers posting while it reads do not make it last that long. */
+void pt_read_begin_drain(struct pt_handle *h, uint64_t until);
 void pt_read_end_drain(struct pt_handle *h);
 
 /* How a stage continues the last one handed out of its lane. */

@@ -151,7 +151,7 @@ static inline uint64_t img_drain(struct img *im, uint64_t limit, uint64_t *error
 	size_t len;
 	uint64_t n = 0;
 	*errors = 0;
-	pt_read_begin_drain(&im->h);
+	pt_read_begin_drain(&im->h, UINT64_MAX);
 	while (pt_read_raw(&im->h, &e, data, sizeof data, &len, 0, 0)) {
 		*errors += e.id == POSIX_TRACE_ERROR;
 		if (++n > limit) {
@@ -174,7 +174,7 @@ static inline uint64_t img_drain_stages(struct img *im, uint64_t limit, uint64_t
 	struct pt_stage st;
 	uint64_t n = 0;
 	*errors = 0;
-	pt_read_begin_drain(&im->h);
+	pt_read_begin_drain(&im->h, UINT64_MAX);
 	uint32_t lanes = pt_read_lanes(&im->h);
 	for (uint32_t i = 0; i < lanes && n <= limit; i++) {
 		while (n <= limit && pt_read_stage(&im->h, i, &st)) {

@@ -15,6 +15,9 @@
  *  - every lane naming one self-linked chunk of TIME records: a timed
  *    getnext with a 200 ms deadline, clear and shutdown return at once;
  *  - every lane naming one chunk of events: each event is read once;
+ *  - losses counted in the header without pause while a keeper drains one
+ *    stream and a live reader reads, clears and shuts down another: each
+ *    drain takes them once, every call ends;
  *  - random words flipped and holes punched for 10 s while a keeper and a
  *    live reader drain two streams: both end, the log stays small.
  *
@@ -451,7 +454,8 @@ START_TEST(chunk_named_by_every_lane_is_read_once)
 	unsigned stored;
 	struct ctl_result r = after_attack(&t, &c, &stored);
 	printf("t_consumer: one chunk in every lane: %ld of its %u events read, %ld events, "
-	       "%ld POSIX_TRACE_ERROR\n", r.cycle_events, stored, r.events, r.errors);
+	       "%ld POSIX_TRACE_ERROR, clear %ld ms\n",
+	       r.cycle_events, stored, r.events, r.errors, r.clear_ms);
 	ck_assert_int_le(r.cycle_events, stored);
 	ck_assert_int_ge(r.errors, 1);
 }
@@ -482,6 +486,39 @@ START_TEST(forged_namespaces_leave_keeper_and_reader_bounded)
 	ck_assert_int_lt(rl.shutdown_ms, 2000);
 	ck_assert_int_lt(rr.shutdown_ms, 2000);
 	ck_assert_int_lt(rr.max_call_ms, 2000);
+}
+END_TEST
+
+/* The target reports a loss at every instant while a keeper drains one
+ * stream into a log and a live reader reads, clears and shuts down the
+ * other: each drain takes the losses once (one POSIX_TRACE_OVERFLOW), so
+ * that clear, the keeper's drains and both shutdowns end while the storm
+ * goes on.  Before, a drain took the losses again after every event it
+ * yielded (t_streamimg, drain_takes_the_losses_counted_meanwhile_once):
+ * only the target's speed against the reader's ended it. */
+START_TEST(a_storm_of_losses_leaves_clear_keeper_and_reader_bounded)
+{
+	char log[200];
+	snprintf(log, sizeof log, "%s/storm.log", dir);
+	const char *const args[] = {"-n", "2", "-s", "6", NULL};
+	struct target t = start_target("ovfstorm", -1, args);
+	struct ctl logger = start_controller(t.pid, CTL_LOG, log, READ_MS);
+	struct ctl reader = start_controller(t.pid, CTL_LIVE_READ, NULL, READ_MS);
+	attack(&t);
+	controller_go(&logger);
+	controller_go(&reader);
+	struct ctl_result rl = controller_result(&logger);
+	struct ctl_result rr = controller_result(&reader);
+	attacked(&t);
+	pt_kill_descendants();
+	struct ctl_result l = read_log(log);
+	printf("t_consumer: a storm of losses: keeper's shutdown %ld ms, log %ld events; reader "
+	       "%ld events, clear %ld ms, shutdown %ld ms\n",
+	       rl.shutdown_ms, l.events, rr.events, rr.clear_ms, rr.shutdown_ms);
+	ck_assert_int_eq(rr.clear_rc, 0);
+	ck_assert_int_lt(rr.clear_ms, 2000);
+	ck_assert_int_lt(rr.shutdown_ms, 2000);
+	ck_assert_int_lt(rl.shutdown_ms, 2000);
 }
 END_TEST
 
@@ -519,6 +556,7 @@ int main(void)
 	tcase_add_test(tc, every_lane_naming_a_self_linked_chunk_keeps_calls_short);
 	tcase_add_test(tc, chunk_named_by_every_lane_is_read_once);
 	tcase_add_test(tc, forged_namespaces_leave_keeper_and_reader_bounded);
+	tcase_add_test(tc, a_storm_of_losses_leaves_clear_keeper_and_reader_bounded);
 	tcase_add_test(tc, flipped_words_and_punched_holes_leave_keeper_and_reader_bounded);
 	return pt_run_scratch(s, "t_consumer");
 }

@@ -15,6 +15,9 @@
  *              its own (owner_ns, owner), and 64 of them hold a chunk of 10
  *              events whose writer is that owner: a reader looks them up
  *              in /proc and finds none
+ *   ovfstorm   reports a loss at time 1 in the stream headers, over and
+ *              over without pause, for -s seconds: as if a writer lost an
+ *              event at every instant
  *   flip       flips random words of lanes and chunks and punches holes in
  *              the memfds, for -s seconds, while posting
  *
@@ -211,6 +214,18 @@ static unsigned shape_nsforge(const struct stream *s)
 	return stored;
 }
 
+static unsigned shape_ovfstorm(const struct stream *streams, int n, int seconds)
+{
+	time_t end = time(NULL) + seconds;
+	while (time(NULL) < end)
+		for (int k = 0; k < 4096; k++) {
+			struct pt_stream_hdr *h = streams[k % n].h;
+			atomic_store(&h->ovf_ts, 1);
+			atomic_fetch_add(&h->ovf_count, 1);
+		}
+	return 0;
+}
+
 static unsigned xorshift(unsigned *x)
 {
 	*x ^= *x << 13;
@@ -286,6 +301,8 @@ int main(int argc, char **argv)
 		stored = shape_samechunk(&s[0]);
 	else if (strcmp(argv[1], "nsforge") == 0)
 		stored = shape_nsforge(&s[0]);
+	else if (strcmp(argv[1], "ovfstorm") == 0)
+		stored = shape_ovfstorm(s, n, seconds);
 	else if (strcmp(argv[1], "flip") == 0)
 		stored = shape_flip(s, n, seconds);
 	else

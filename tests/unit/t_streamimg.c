@@ -107,6 +107,69 @@ START_TEST(drain_of_chunk_named_by_every_lane_reads_it_once)
 }
 END_TEST
 
+/* One drain of posix_trace_clear's kind: the ids it yielded, counted
+ * by kind (OVERFLOW, other); after each event, `between` runs, as a
+ * writer would meanwhile.  Gives up past 1000 events. */
+static void drain_until(uint64_t until, void (*between)(void), uint64_t *overflows,
+                        uint64_t *others)
+{
+	struct pt_rawev e;
+	unsigned char data[256];
+	size_t len;
+	*overflows = *others = 0;
+	pt_read_begin_drain(&im.h, until);
+	while (*overflows + *others <= 1000 && pt_read_raw(&im.h, &e, data, sizeof data, &len, 0, 0)) {
+		*(e.id == POSIX_TRACE_OVERFLOW ? overflows : others) += 1;
+		if (between)
+			between();
+	}
+	pt_read_end_drain(&im.h);
+}
+
+static void lose_one(void)
+{
+	atomic_store(&img_hdr(&im)->ovf_ts, 5);
+	atomic_fetch_add(&img_hdr(&im)->ovf_count, 1);
+}
+
+/* A writer that counts a loss while each event is read (or a target
+ * counting them without pause) does not keep a drain going: the drain
+ * takes the header's losses once, the next drain those counted since. */
+START_TEST(drain_takes_the_losses_counted_meanwhile_once)
+{
+	uint64_t overflows, others;
+	lose_one();
+	drain_until(UINT64_MAX, lose_one, &overflows, &others);
+	ck_assert_uint_eq(overflows, 1);
+	drain_until(UINT64_MAX, NULL, &overflows, &others);
+	ck_assert_uint_eq(overflows, 1);
+	drain_until(UINT64_MAX, NULL, &overflows, &others);
+	ck_assert_uint_eq(overflows, 0);
+}
+END_TEST
+
+/* A drain stops at the first event recorded after its time (clear's:
+ * when it was called), so that writers posting while it reads do not
+ * make it last; the next drain takes the rest. */
+START_TEST(drain_stops_at_events_after_its_time)
+{
+	uint64_t overflows, others, v = 7;
+	img_start_chunk(&im, 1, 0, 1000);
+	img_start_chunk(&im, 2, 1, 5000);
+	for (int i = 0; i < 3; i++) {
+		img_put(&im, 1, ev_word(8), &v, 8, 1);
+		img_put(&im, 2, ev_word(8), &v, 8, 1);
+	}
+	img_point(&im, 0, 1, PT_CHUNK_HDR);
+	img_point(&im, 1, 2, PT_CHUNK_HDR);
+	drain_until(2000, NULL, &overflows, &others);
+	ck_assert_uint_eq(others, 3);
+	drain_until(UINT64_MAX, NULL, &overflows, &others);
+	ck_assert_uint_eq(others, 3);
+	ck_assert_uint_eq(overflows, 0);
+}
+END_TEST
+
 START_TEST(head_moved_back_in_chunk_does_not_yield_again)
 {
 	uint64_t errors;
@@ -218,6 +281,8 @@ int main(void)
 	tcase_add_loop_test(tc, drain_of_chunk_cycle_yields_each_event_once, 0, 2);
 	tcase_add_loop_test(tc, drain_of_lanes_naming_one_self_linked_chunk_ends_at_once, 0, 2);
 	tcase_add_loop_test(tc, drain_of_chunk_named_by_every_lane_reads_it_once, 0, 2);
+	tcase_add_test(tc, drain_takes_the_losses_counted_meanwhile_once);
+	tcase_add_test(tc, drain_stops_at_events_after_its_time);
 	tcase_add_loop_test(tc, head_moved_back_in_chunk_does_not_yield_again, 0, 2);
 	tcase_add_loop_test(tc, chunk_restarted_by_a_writer_is_read_again, 0, 2);
 	tc = pt_tcase_fixture(s, "random", setup, teardown);
