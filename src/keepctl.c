@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "keeper.h"
+#include "logio.h"
+#include "logwrite.h"
 
 static __thread int forking_keeper;
 int pt_forking_keeper(void) { return forking_keeper; }

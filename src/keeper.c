@@ -30,6 +30,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "keeper.h"
+#include "logblock.h"
+#include "logio.h"
+#include "logwrite.h"
 #include "registry.h"
 #include "writer.h"
 

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace log writer's output and published progress (logio.c), used by
- * the rest of the writer (logwrite.c, logblock.c).  One thread of the
+ * the rest of the writer (logwrite.c, logblock.c), and the copy of that
+ * progress a controller reads (pt_logw_read_progress).  One thread of the
  * keeper calls them, besides the writing thread they start.
  */
 #ifndef PT_LOGIO_H
 #define PT_LOGIO_H
 
-#include "logwrite.h"
+#include "logwstate.h"
 
 /* Writes all of buf at off (seekable) or in order; 0 or an errno. */
 PT_LOG_HIDDEN int pt_logio_write_all(int fd, int seekable, const void *buf, size_t len,
@@ -45,5 +46,11 @@ PT_LOG_HIDDEN void pt_logio_wait(struct pt_logw *w);
 PT_LOG_HIDDEN void pt_logio_start(struct pt_logw *w);
 /* After everything given is written; frees the queue's buffers. */
 PT_LOG_HIDDEN void pt_logio_stop(struct pt_logw *w);
+
+/* A consistent copy of the current progress while a writer may be running
+ * in another process (the controller asking for log_full or the first
+ * error): copied again if the writer published twice meanwhile. */
+PT_LOG_HIDDEN void pt_logw_read_progress(const struct pt_logw_state *st,
+                                         struct pt_logw_progress *out);
 
 #endif

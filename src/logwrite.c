@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "logblock.h"
 #include "logio.h"
+#include "logwrite.h"
 
 #define OUT_CAP (4u << 20)
 #define UNLIMITED (UINT64_MAX >> 1)

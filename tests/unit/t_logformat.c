@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 
 #include "../../src/logread.h"
+#include "../../src/logblock.h"
+#include "../../src/logio.h"
 #include "../../src/logwrite.h"
 
 #define MAXD 4096 /* largest data any test gives */
