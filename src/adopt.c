@@ -29,6 +29,7 @@
 #include "procfd.h"
 #include "registry.h"
 #include "rendezvous.h"
+#include "rdv_join.h"
 
 #define MAX_INHERITED 256
 

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 #include <errno.h>
-#include "internal.h"
+#include "attr.h"
 
 static struct pt_attr *attr_rw(trace_attr_t *attr)
 {

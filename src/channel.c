@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "channel.h"
-#include "process.h"
 
 int pt_channel_create(int *rx, int *tx)
 {

@@ -16,6 +16,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include "memcheck.h"
 
 static int invariant_tsc(void)
 {

@@ -9,6 +9,9 @@
 #include <unistd.h>
 #include "keeper.h"
 #include "registry.h"
+#include "attr.h"
+#include "keepctl.h"
+#include "rdv_serve.h"
 
 static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 {

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include "clock.h"
 #include "ctl.h"
+#include "process.h"
 
 struct pt_ctl *pt_ctl_create(int loop)
 {

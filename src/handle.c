@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "logfile.h"
 #include "writer.h"
+#include "rdv_serve.h"
 
 static struct pt_handle handles[TRACE_SYS_MAX];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;

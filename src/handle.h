@@ -10,7 +10,7 @@
 
 #include "reader.h"
 #include "remote.h"
-#include "rendezvous.h"
+#include "rdv_serve.h"
 
 struct pollfd;
 

@@ -47,36 +47,4 @@
 #define PT_MAX_STREAMS PT_PCB_SLOTS
 _Static_assert(TRACE_SYS_MAX <= PT_MAX_STREAMS, "a handle per stream slot");
 
-/* ---- attributes (attr.c), system names (registry.c) ------------------- */
-
-#define PT_ATTR_MAGIC 0x70744154u
-#define PT_DEFAULT_STREAM_SIZE (4u << 20)
-#define PT_DEFAULT_MAX_DATA 1024u
-#define PT_DEFAULT_LOG_SIZE (64u << 20)
-#define PT_STR_(x) #x
-#define PT_STR(x) PT_STR_(x)
-#define PT_GENVERSION                                                                  \
-	"posixtrace " PT_STR(POSIXTRACE_VERSION_MAJOR) "." PT_STR(POSIXTRACE_VERSION_MINOR) "." \
-	    PT_STR(POSIXTRACE_VERSION_PATCH)
-
-void pt_attr_defaults(struct pt_attr *a);
-int pt_attr_valid(const trace_attr_t *attr);
-const char *pt_system_event_name(trace_event_id_t id);
-
-/* ---- the process: its identity, its threads' grace periods ------------ */
-
-void pt_init(void);
-/* Start time of a process (clock ticks since boot, /proc/PID/stat field
- * 22) and its parent: with the pid, it names a process across pid reuse. */
-uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);
-/* Full barrier on every thread of this process (and of every process, with
- * global); 0 when membarrier did it. */
-int pt_fence_all(int global);
-void pt_fence_all_slowly(void);
-pid_t pt_gettid(void);
-pid_t pt_proc_pid(void);
-/* The start of a small text file (/proc, /sys), NUL-terminated: the bytes
- * read, or -1 (memcheck.c). */
-ssize_t pt_read_text(const char *path, char *buf, size_t size);
-
 #endif

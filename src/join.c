@@ -24,6 +24,8 @@
 #include "join.h"
 #include "rendezvous.h"
 #include "registry.h"
+#include "lanes.h"
+#include "rdv_join.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
 

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "keeper.h"
+#include "keepctl.h"
 #include "logio.h"
 #include "logwrite.h"
 

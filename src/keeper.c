@@ -35,6 +35,7 @@
 #include "logwrite.h"
 #include "registry.h"
 #include "writer.h"
+#include "rdv_serve.h"
 
 #define TICK_NS 100000000ull
 #define REACH_EVERY 5 /* ticks between looks at a target not reached yet */

@@ -12,7 +12,8 @@
 #include <sys/prctl.h>
 #include "records.h"
 #include "tagstack.h"
-#include "writer.h"
+#include "lanes.h"
+#include "clock.h"
 
 #define MAX_CHAIN 64 /* links followed to a lane's open chunk */
 
@@ -325,4 +326,15 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 		return c;
 	}
 	return PT_NONE;
+}
+
+/* Events a slot's writers could not record before its stream was mapped
+ * (the mapping thread held the process's lock): lost, and said so in the
+ * stream (XSH 2.11.1: an overrun, POSIX_TRACE_OVERFLOW), once it is. */
+void pt_count_unmapped_losses(struct pt_attached *a)
+{
+	uint64_t n = atomic_exchange_explicit(&a->unmapped_lost, 0, memory_order_relaxed);
+	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	if (n && m)
+		pt_note_loss(pt_hdr(m), pt_clock_raw(m->clock), n);
 }

@@ -8,6 +8,9 @@
 #include <string.h>
 #include "logfile.h"
 #include "logread.h"
+#include "attr.h"
+#include "registry.h"
+#include "sysnames.h"
 
 static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
 

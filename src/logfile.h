@@ -31,6 +31,5 @@ void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr);
 void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st);
 void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info);
 void pt_logfile_free(struct pt_handle *h);
-trace_event_id_t pt_typelist_id(uint32_t pos);
 
 #endif

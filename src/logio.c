@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include "logio.h"
-#include "stream.h"
+#include "memcheck.h"
 
 /* A call that may block on the log's destination (a slow disk, a full
  * pipe): the controller does not count that time against the keeper

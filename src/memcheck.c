@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "stream.h"
+#include "memcheck.h"
 
 #define MARGIN (8ull << 20) /* left for everything else the process does */
 #define UNLIMITED UINT64_MAX

@@ -17,7 +17,7 @@
 #include "pcb.h"
 #include "pidmap.h"
 #include "process.h"
-#include "stream.h"
+#include "memcheck.h"
 
 /* A shared mapping in a new sealed memfd that an exec keeps (or private
  * memory when that fails, and then nobody else can reach it).  A memfd

@@ -18,11 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "adopt.h"
+#include "handle.h"
+#include "keepctl.h"
 #include "channel.h"
 #include "join.h"
 #include "pcb.h"
 #include "registry.h"
 #include "writer.h"
+#include "memcheck.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
@@ -292,10 +295,6 @@ void pt_detach(int slot)
 }
 
 /* ---- fork ------------------------------------------------------------ */
-
-int pt_forking_keeper(void);
-void pt_handles_after_fork(void);
-void pt_handle_forget_map(const struct pt_map *m);
 
 /* Whether the child keeps recording into the stream of this slot:
  * POSIX_TRACE_INHERITED, and not shut down. */

@@ -65,6 +65,17 @@ struct pt_process {
 extern struct pt_process pt_proc;
 
 /* process.c */
+
+void pt_init(void);
+/* Start time of a process (clock ticks since boot, /proc/PID/stat field
+ * 22) and its parent: with the pid, it names a process across pid reuse. */
+uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);
+/* Full barrier on every thread of this process (and of every process, with
+ * global); 0 when membarrier did it. */
+int pt_fence_all(int global);
+void pt_fence_all_slowly(void);
+pid_t pt_gettid(void);
+pid_t pt_proc_pid(void);
 void pt_set_pcb(struct pt_pcb *pcb);
 /* Publishes m in a slot: the copies the recording path reads, then map
  * (release: pairs with the acquire loads of map in record, record_general
@@ -76,9 +87,6 @@ static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 	a->max_data = m->max_data;
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
-/* writer.c: the events lost while a's stream was not mapped yet, counted
- * in it now that it is. */
-void pt_count_unmapped_losses(struct pt_attached *a);
 void pt_barrier_locked(void);
 void pt_arm(int slot, int on);
 int pt_attach_local(struct pt_map *m);

@@ -107,17 +107,6 @@ int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_event_i
 	return a == b;
 }
 
-/* The list: system events, the unnamed user event, then the names the
- * stream knows, in id order. */
-trace_event_id_t pt_typelist_id(uint32_t pos)
-{
-	if (pos < PT_SYS_LAST)
-		return PT_SYS_FIRST + pos;
-	if (pos == PT_SYS_LAST)
-		return POSIX_TRACE_UNNAMED_USEREVENT;
-	return PT_USER_FIRST + 1 + (pos - PT_SYS_LAST - 1);
-}
-
 int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *restrict id,
                                          int *restrict unavailable)
 {

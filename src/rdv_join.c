@@ -32,7 +32,7 @@
 #include "join.h"
 #include "pcb.h"
 #include "registry.h"
-#include "rendezvous.h"
+#include "rdv_join.h"
 
 /* Set while this process waits for its rendezvous: only then is a registry
  * offered on the channel taken.  Under pt_proc.lock. */

@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include "channel.h"
 #include "remote.h"
-#include "rendezvous.h"
+#include "rdv_serve.h"
 
 #define RDV_BACKLOG 128
 /* Joiners answered in one look, between the keeper's other work. */

@@ -21,6 +21,7 @@
 #include "handle.h"
 #include "records.h"
 #include "writer.h"
+#include "lanes.h"
 
 enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN, CUR_STAGED };
 /* How a lane is looked at: the commit word loaded again; records claimed

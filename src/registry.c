@@ -23,27 +23,7 @@
 #include "pcb.h"
 #include "process.h"
 #include "registry.h"
-
-static const char *const system_names[] = {
-	[POSIX_TRACE_START] = "posix_trace_start",
-	[POSIX_TRACE_STOP] = "posix_trace_stop",
-	[POSIX_TRACE_FILTER] = "posix_trace_filter",
-	[POSIX_TRACE_OVERFLOW] = "posix_trace_overflow",
-	[POSIX_TRACE_RESUME] = "posix_trace_resume",
-	[POSIX_TRACE_FLUSH_START] = "posix_trace_flush_start",
-	[POSIX_TRACE_FLUSH_STOP] = "posix_trace_flush_stop",
-	[POSIX_TRACE_ERROR] = "posix_trace_error",
-};
-static const char unnamed_name[] = "posix_trace_unnamed_userevent";
-
-const char *pt_system_event_name(trace_event_id_t id)
-{
-	if (id >= PT_SYS_FIRST && id <= PT_SYS_LAST)
-		return system_names[id];
-	if (id == POSIX_TRACE_UNNAMED_USEREVENT)
-		return unnamed_name;
-	return NULL;
-}
+#include "sysnames.h"
 
 static int registry_valid(const struct pt_registry *reg)
 {
@@ -247,7 +227,7 @@ int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_i
 		return EINVAL;
 	if (strnlen(name, TRACE_EVENT_NAME_MAX + 1) > TRACE_EVENT_NAME_MAX)
 		return ENAMETOOLONG;
-	if (strcmp(name, unnamed_name) == 0) {
+	if (strcmp(name, PT_UNNAMED_NAME) == 0) {
 		*id = POSIX_TRACE_UNNAMED_USEREVENT;
 		return 0;
 	}
@@ -263,4 +243,15 @@ int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_i
 int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
 {
 	return pt_register_name_in(NULL, name, id);
+}
+
+/* The list: system events, the unnamed user event, then the names the
+ * stream knows, in id order. */
+trace_event_id_t pt_typelist_id(uint32_t pos)
+{
+	if (pos < PT_SYS_LAST)
+		return PT_SYS_FIRST + pos;
+	if (pos == PT_SYS_LAST)
+		return POSIX_TRACE_UNNAMED_USEREVENT;
+	return PT_USER_FIRST + 1 + (pos - PT_SYS_LAST - 1);
 }

@@ -18,4 +18,9 @@ int pt_registry_map_fd(int fd, struct pt_registry **out);
 void pt_registry_copy_after_fork(void);
 void pt_seed_names(struct pt_attached *a);
 
+
+/* The pos-th event type of posix_trace_eventtypelist_getnext_id's list:
+ * system events, the unnamed user event, then user ids in order. */
+trace_event_id_t pt_typelist_id(uint32_t pos);
+
 #endif

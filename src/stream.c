@@ -16,6 +16,8 @@
 #include "clock.h"
 #include "stream.h"
 #include "tagstack.h"
+#include "memcheck.h"
+#include "sysnames.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23

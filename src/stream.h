@@ -74,11 +74,6 @@ static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id
 	return (int)((w >> (id % 64)) & 1);
 }
 
-/* Memory this process may still use (memcheck.c): 0 when `bytes` more fit
- * under its memory cgroup's limit, the available memory and RLIMIT_AS. */
-int pt_mem_headroom(uint64_t bytes, uint64_t address_space);
-uint64_t pt_as_room(void);
-uint64_t pt_file_room(void);
 /* Commits [p, p + len) of a shared mapping: ENOMEM when it cannot. */
 int pt_populate(void *p, size_t len, int fd, uint64_t off);
 

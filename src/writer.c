@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "join.h"
 #include "writer.h"
+#include "lanes.h"
 
 __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
 
@@ -681,17 +682,6 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, int 
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
-}
-
-/* Events a slot's writers could not record before its stream was mapped
- * (the mapping thread held the process's lock): lost, and said so in the
- * stream (XSH 2.11.1: an overrun, POSIX_TRACE_OVERFLOW), once it is. */
-void pt_count_unmapped_losses(struct pt_attached *a)
-{
-	uint64_t n = atomic_exchange_explicit(&a->unmapped_lost, 0, memory_order_relaxed);
-	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	if (n && m)
-		pt_note_loss(pt_hdr(m), pt_clock_raw(m->clock), n);
 }
 
 /* The common case inline: one stream, running, this thread known.  cfa is

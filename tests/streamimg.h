@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "../src/attr.h"
 #include "../src/handle.h"
 #include "../src/writer.h"
 

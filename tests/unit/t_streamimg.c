@@ -17,6 +17,7 @@
 #include "../harness.h"
 #undef pt_proc_stat
 #include "../streamimg.h"
+#include "../../src/lanes.h"
 
 static struct img im;
 

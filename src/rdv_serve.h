@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rendezvous served (rdv_serve.c): the directory and socket the
+ * controller makes for a stream traced with inheritance, and the keeper's
+ * answers to the processes that join through it (rendezvous.h: what both
+ * sides exchange).
+ */
+#ifndef PT_RDV_SERVE_H
+#define PT_RDV_SERVE_H
+
+#include "rendezvous.h"
+
+/* The controller's side: the directory (made by mkdtemp, then mode 0711:
+ * nobody lists it, a process of another user reaches the socket, mode
+ * 0666, and is refused and counted) and the socket listening in it; fd -1
+ * when the stream has none. */
+struct pt_rdv {
+	int fd;
+	char dir[PT_RDV_DIR_MAX];
+};
+
+void pt_rdv_init(struct pt_rdv *r);
+/* Makes the directory and socket: 0, or an error number (the stream then
+ * has no rendezvous, which is not an error of its creation). */
+int pt_rdv_open(struct pt_rdv *r);
+/* Takes the directory away: nobody finds the socket any more. */
+void pt_rdv_remove(struct pt_rdv *r);
+/* Closes the socket and, with remove, takes the directory away. */
+void pt_rdv_close(struct pt_rdv *r, int remove);
+
+/* What the keeper serves: who may join (descendants of target, started at
+ * target_start, that the keeper may trace), what they get (the stream and
+ * the tree's name registry), and where it counts. */
+struct pt_rdv_server {
+	int listen_fd;
+	int stream_fd;
+	int registry_fd;
+	pid_t target;
+	uint64_t target_start;
+	struct pt_rdv_counts *counts;
+};
+/* In the keeper: from now on a connection moves *wake (the word the keeper
+ * sleeps on), so that its loop comes to pt_rdv_serve_pending at once.  0,
+ * or an error number (then joiners are answered at the keeper's tick, or
+ * wait in vain up to PT_RDV_WAIT_MS and start untraced). */
+int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake);
+/* Answers the joiners waiting, a bounded number of them, if a connection
+ * was signalled since the last call (or look_anyway: the keeper's tick, in
+ * case a signal went astray): 1 when more may be waiting (call again
+ * before sleeping). */
+int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway);
+
+#endif
