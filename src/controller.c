@@ -12,6 +12,8 @@
 #include "attr.h"
 #include "keepctl.h"
 #include "rdv_serve.h"
+#include "lifecycle.h"
+#include "slots.h"
 
 static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 {

@@ -44,7 +44,6 @@ static void lock(struct pt_ctl *c)
 
 struct pt_caller pt_caller_here(uintptr_t pc)
 {
-	pt_init();
 	struct pt_caller who = {pt_proc_pid(), pt_gettid(), (uint64_t)pthread_self(), pc};
 	return who;
 }

@@ -14,6 +14,7 @@
 #include "logfile.h"
 #include "procfd.h"
 #include "registry.h"
+#include "lifecycle.h"
 
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
 {

@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "handle.h"
-#include "logfile.h"
 #include "writer.h"
 #include "rdv_serve.h"
 
@@ -51,7 +50,6 @@ static void handles_ensure(void)
 	/* Pairs with the release store below: handles_init's work is seen. */
 	if (PT_LIKELY(atomic_load_explicit(&handles_ready, memory_order_acquire)))
 		return;
-	pt_init();
 	pthread_once(&handles_once, handles_init);
 	/* Pairs with the acquire loads of handles_ready above and in
 	 * pt_handle_enter_biased. */
@@ -248,8 +246,8 @@ void pt_handles_after_fork(void)
 		pthread_cond_init(&h->idle, NULL);
 		if (h->in_use && h->kind == PT_H_ACTIVE)
 			pt_handle_let_go(h, 1);
-		if (h->in_use && h->kind == PT_H_LOG)
-			pt_logfile_free(h);
+		if (h->in_use && h->kind == PT_H_LOG && h->drop_log)
+			h->drop_log(h);
 		if (h->in_use)
 			handle_reset(h);
 		atomic_store_explicit(&h->bias, NULL, memory_order_relaxed);

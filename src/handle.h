@@ -33,6 +33,9 @@ struct pt_handle {
 	/* Everything from kind on is reset when the handle is taken. */
 	int kind;                  /* PT_H_ACTIVE or PT_H_LOG */
 	struct pt_logfile *log;    /* PT_H_LOG: the pre-recorded stream */
+	/* PT_H_LOG: frees log (logfile.c's), in a fork child whose identifiers
+	 * are no longer valid (pt_handles_after_fork). */
+	void (*drop_log)(struct pt_handle *h);
 	/* PT_H_ACTIVE */
 	struct pt_map map;
 	struct pt_attr attr;       /* as created, in private memory */

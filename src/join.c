@@ -13,6 +13,7 @@
  * closes what it inherited.  docs/SECURITY.md says what this promises.
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sched.h>
@@ -25,7 +26,8 @@
 #include "rendezvous.h"
 #include "registry.h"
 #include "lanes.h"
-#include "rdv_join.h"
+#include "slots.h"
+#include "pcb.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
 
@@ -148,10 +150,36 @@ static void release_joined_locked(int slot)
 		pt_detach_locked(slot);
 }
 
+/* Set while the process drains its channel for the answer of its
+ * rendezvous (rdv_join.c): only then is a registry taken from it. */
+static int waiting_for_rendezvous;
+
+/* A registry received on the channel (fd, from sender): taken in place of
+ * this process's own only while it waits for its rendezvous and before it
+ * registered any name; closed otherwise.  pt_proc.lock held. */
+static void take_tree_registry(int fd, uid_t sender)
+{
+	struct pt_registry *reg;
+	if (!waiting_for_rendezvous || (sender != 0 && sender != getuid()) ||
+	    pt_reg_count(pt_proc.reg) > 1 || !pt_trust_fd(fd) || pt_registry_map_fd(fd, &reg) != 0) {
+		close(fd);
+		return;
+	}
+	if (pt_proc.reg != &pt_proc.reg_fallback)
+		munmap(pt_proc.reg, sizeof *pt_proc.reg);
+	if (pt_proc.reg_fd >= 0)
+		close(pt_proc.reg_fd);
+	/* Kept across exec, as a registry made here would be. */
+	fcntl(fd, F_SETFD, 0);
+	pt_proc.reg = reg;
+	pt_proc.reg_fd = fd;
+	pt_pcb_init_own(pt_proc.pcb);
+}
+
 void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 {
 	if (msg->magic == PT_REGISTRY_OFFER_MAGIC) {
-		pt_rdv_take_registry(fd, sender);
+		take_tree_registry(fd, sender);
 		return;
 	}
 	if (msg->magic != PT_OFFER_MAGIC || msg->slot >= PT_PCB_SLOTS ||
@@ -174,7 +202,7 @@ void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, PT_JOIN_OFFERED, PT_SLOT_OFFERED) != 0) {
 		/* Refused: the offer goes, unless it was withdrawn or replaced
 		 * meanwhile.  Pairs with the acq_rel CAS of state in
-		 * pt_remote_offer (remote.c) and pt_attach_local (process.c). */
+		 * pt_remote_offer (remote.c) and pt_attach_local (slots.c). */
 		uint32_t offered = PT_SLOT_OFFERED;
 		if (atomic_load_explicit(&s->gen, memory_order_acquire) == msg->gen &&
 		    atomic_compare_exchange_strong_explicit(&s->state, &offered, PT_SLOT_FREE,
@@ -267,4 +295,11 @@ void pt_drop_dead(int slot)
 	else if (m && m != &a->own)
 		pt_arm(slot, 0);
 	pthread_mutex_unlock(&pt_proc.lock);
+}
+
+void pt_drain_channel_for_rendezvous_locked(void)
+{
+	waiting_for_rendezvous = 1;
+	pt_drain_channel_locked();
+	waiting_for_rendezvous = 0;
 }

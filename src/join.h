@@ -27,6 +27,9 @@ void pt_record_slot_fd(int slot, int fd);
 /* One offer read from the channel; every offer waiting on it. */
 void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender);
 void pt_drain_channel_locked(void);
+/* The same, for the answer of a rendezvous (rdv_join.c): the tree's
+ * registry that comes first on the channel is taken too. */
+void pt_drain_channel_for_rendezvous_locked(void);
 /* A writer found a slot armed for a stream it has not mapped. */
 void pt_take_offers(int slot);
 void pt_take_offers_before_fork(void);

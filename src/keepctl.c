@@ -22,8 +22,6 @@
 #include "logio.h"
 #include "logwrite.h"
 
-static __thread int forking_keeper;
-int pt_forking_keeper(void) { return forking_keeper; }
 
 static int pidfd_gone(int pidfd, int timeout_ms)
 {
@@ -42,9 +40,9 @@ static int spawn(struct pt_handle *h)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return EAGAIN;
-	forking_keeper = 1;
+	pt_forking_keeper = 1;
 	pid_t pid = fork();
-	forking_keeper = 0;
+	pt_forking_keeper = 0;
 	if (pid == 0)
 		pt_keeper_main(h, sv[1], pt_proc.pid);
 	close(sv[1]);
@@ -350,7 +348,7 @@ __attribute__((destructor)) static void keepers_at_exit(void)
 	uint64_t room = 0;
 	int n = 0;
 	atomic_store_explicit(&exiting, 1, memory_order_relaxed);
-	if (pt_forking_keeper() || pt_proc.pid != getpid())
+	if (pt_forking_keeper || pt_proc.pid != getpid())
 		return;
 	n = pt_handles_keepers(p, TRACE_SYS_MAX, &room);
 	if (n == 0)

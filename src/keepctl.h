@@ -17,8 +17,5 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 /* posix_trace_shutdown: the keeper finishes the log and exits; its first
  * error. */
 int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who);
-/* This thread is forking a keeper (fork handlers and exit() in the child
- * know they are in a keeper). */
-int pt_forking_keeper(void);
 
 #endif

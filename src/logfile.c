@@ -11,6 +11,7 @@
 #include "attr.h"
 #include "registry.h"
 #include "sysnames.h"
+#include "lifecycle.h"
 
 static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
 
@@ -35,6 +36,7 @@ int posix_trace_open(int fd, trace_id_t *trid)
 	}
 	h->kind = PT_H_LOG;
 	h->log = lf;
+	h->drop_log = pt_logfile_free;
 	*trid = pt_handle_publish(h);
 	return 0;
 }

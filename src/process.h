@@ -49,6 +49,10 @@ struct pt_process {
 	 * means something to this process only then (pt_owner_alive). */
 	uint64_t pidns;
 	int proc_is_ours;
+	int wipe_on_fork;              /* fork_word is zeroed in a fork child */
+	/* lifecycle.c's pt_fork_child, for a writer that finds the fork word
+	 * wiped before the library's fork handler ran. */
+	void (*fork_child)(void);
 	pid_t pid;
 	uint64_t starttime;
 	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];
@@ -63,10 +67,17 @@ struct pt_process {
 };
 
 extern struct pt_process pt_proc;
+/* Set while this thread forks a keeper (keepctl.c): the fork handlers and
+ * exit() in the child know they are in a keeper, which sets itself up. */
+extern __thread int pt_forking_keeper;
 
 /* process.c */
 
-void pt_init(void);
+/* Who this process is (pid, start time, pid namespace); again in a fork
+ * child. */
+void pt_proc_identify(void);
+/* The process's own state before any stream (lifecycle.c calls it once). */
+void pt_proc_setup(void);
 /* Start time of a process (clock ticks since boot, /proc/PID/stat field
  * 22) and its parent: with the pid, it names a process across pid reuse. */
 uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);
@@ -87,12 +98,7 @@ static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 	a->max_data = m->max_data;
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
-void pt_barrier_locked(void);
 void pt_arm(int slot, int on);
-int pt_attach_local(struct pt_map *m);
-void pt_detach(int slot);
-void pt_detach_locked(int slot);
-void pt_fork_child(void);
 uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
 /* Whether a lane's owner (token, and the pid namespace it was written
  * from) may still be alive: 1 unless this process can tell it is dead. */

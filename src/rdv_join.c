@@ -36,7 +36,6 @@
 
 /* Set while this process waits for its rendezvous: only then is a registry
  * offered on the channel taken.  Under pt_proc.lock. */
-static int waiting_for_rendezvous;
 
 static int64_t ms_now(void)
 {
@@ -143,26 +142,5 @@ void pt_rdv_join_at_load(void)
 	close(s);
 	if (!offered)
 		return;
-	waiting_for_rendezvous = 1;
-	pt_drain_channel_locked();
-	waiting_for_rendezvous = 0;
-}
-
-void pt_rdv_take_registry(int fd, uid_t sender)
-{
-	struct pt_registry *reg;
-	if (!waiting_for_rendezvous || (sender != 0 && sender != getuid()) ||
-	    pt_reg_count(pt_proc.reg) > 1 || !pt_trust_fd(fd) || pt_registry_map_fd(fd, &reg) != 0) {
-		close(fd);
-		return;
-	}
-	if (pt_proc.reg != &pt_proc.reg_fallback)
-		munmap(pt_proc.reg, sizeof *pt_proc.reg);
-	if (pt_proc.reg_fd >= 0)
-		close(pt_proc.reg_fd);
-	/* Kept across exec, as a registry made here would be. */
-	fcntl(fd, F_SETFD, 0);
-	pt_proc.reg = reg;
-	pt_proc.reg_fd = fd;
-	pt_pcb_init_own(pt_proc.pcb);
+	pt_drain_channel_for_rendezvous_locked();
 }

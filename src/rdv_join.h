@@ -14,9 +14,4 @@
  * asks the keeper named in the environment for its stream, when the
  * process joined none. */
 void pt_rdv_join_at_load(void);
-/* A registry received on the channel (fd, from sender): taken in place of
- * this process's own only while it waits for its rendezvous and before it
- * registered any name; closed otherwise.  pt_proc.lock held. */
-void pt_rdv_take_registry(int fd, uid_t sender);
-
 #endif

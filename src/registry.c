@@ -231,18 +231,12 @@ int pt_register_name_in(struct pt_registry *reg, const char *name, trace_event_i
 		*id = POSIX_TRACE_UNNAMED_USEREVENT;
 		return 0;
 	}
-	pt_init();
 	*id = reg_register(reg ? reg : pt_proc.reg, name);
 	/* Also when the name was known: another process of the tree may
 	 * have registered it, into streams this process does not share. */
 	if (!reg)
 		sync_names();
 	return 0;
-}
-
-int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
-{
-	return pt_register_name_in(NULL, name, id);
 }
 
 /* The list: system events, the unnamed user event, then the names the

@@ -299,7 +299,7 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 		struct pt_offer_msg msg = {PT_OFFER_MAGIC, (uint32_t)i, r->gen, 0};
 		if (pt_channel_send(r->tx, &msg, stream_fd) != 0) {
 			/* Pairs with the acq_rel CAS of state above and in
-			 * pt_attach_local (process.c). */
+			 * pt_attach_local (slots.c). */
 			atomic_store_explicit(&s->state, PT_SLOT_FREE, memory_order_release);
 			r->slot = -1;
 			return EAGAIN;

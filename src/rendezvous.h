@@ -12,7 +12,7 @@
  *   (pt_rdv_serve_start, pt_rdv_serve_pending).
  * rdv_join.c: a process that loads the library and joined no stream asks,
  *   once, at load (pt_rdv_join_at_load), and takes the name registry the
- *   keeper hands it with the stream (pt_rdv_take_registry).
+ *   keeper hands it with the stream (join.c, take_tree_registry).
  */
 #ifndef PT_RENDEZVOUS_H
 #define PT_RENDEZVOUS_H

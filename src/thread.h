@@ -3,7 +3,7 @@
  * A recording thread's state: its writing position in each stream (struct
  * pt_wlane), its entry's frame and grace-period word (struct pt_thread).
  * writer.c records through it, lanes.c claims and gives back the lanes it
- * names; the grace period (process.c) and biased handles (handle.c) read
+ * names; the grace period (slots.c) and biased handles (handle.c) read
  * the words they pair with.
  */
 #ifndef PT_THREAD_H
@@ -53,7 +53,7 @@ struct pt_thread {
 	 * unmapped until every thread has been seen outside (grace period). */
 	_Alignas(128) _Atomic uint64_t cs_seq;
 	/* The outermost open entry's frame, stored on entering; read by the
-	 * thread's nested entries and by the grace period (pt_entry_abandoned). */
+	 * thread's nested entries and by the grace period (entry_abandoned, slots.c). */
 	struct pt_frame top;
 	/* Odd while the thread reads a log through a handle biased to it
 	 * without the handle's lock (handle.c). */
@@ -74,5 +74,52 @@ struct pt_thread {
 /* The calling thread's, NULL if it never registered. */
 extern __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
 static inline struct pt_thread *pt_thread_peek(void) { return pt_self; }
+
+/* ---- where an entry's frame is (signal handlers, XSH 2.4.3) -------------- */
+
+static inline int pt_on_stack(const struct pt_thread *t, uintptr_t a)
+{
+	return a > t->stack_lo && a <= t->stack_hi;
+}
+
+/* Whether the return address `ra` is still stored just below `cfa`: it is
+ * while the frame lives (x86 keeps it there); once the frame is gone, calls
+ * made later from shallower frames write over it.  Elsewhere: taken as
+ * kept.  The word may lie in another function's locals now (a redzone to
+ * ASan) or be another thread's stack (the grace period, slots.c): not
+ * instrumented. */
+__attribute__((no_sanitize("address", "thread"))) static inline int pt_ra_kept(uintptr_t cfa, uintptr_t ra)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __atomic_load_n((const uintptr_t *)(cfa - sizeof(uintptr_t)), __ATOMIC_RELAXED) == ra;
+#else
+	(void)cfa, (void)ra;
+	return 1;
+#endif
+}
+
+/*
+ * Whether the open entry whose frame is f is gone (a handler jumped out of
+ * it), seen from an entry of the same thread whose frame is at `cfa`.  A
+ * signal handler that interrupts an entry runs below its frame on the same
+ * stack, or on an alternate stack; code on the thread's own stack never
+ * runs inside a handler on an alternate stack.  A frame judged live that
+ * is gone costs a level; one judged gone that is live would let two
+ * levels share lanes, so "gone" needs a frame at or below ours on the same
+ * stack, or its return address written over.
+ */
+static inline int pt_frame_dead(const struct pt_thread *t, const struct pt_frame *f, uintptr_t cfa)
+{
+	uintptr_t fc = atomic_load_explicit(&f->cfa, memory_order_relaxed);
+	uintptr_t fr = atomic_load_explicit(&f->ra, memory_order_relaxed);
+	int f_on = pt_on_stack(t, fc), me_on = pt_on_stack(t, cfa);
+	if (f_on && me_on)
+		return fc <= cfa || !pt_ra_kept(fc, fr);
+	if (f_on)
+		return !pt_ra_kept(fc, fr); /* we are a handler on an alternate stack */
+	if (me_on)
+		return 1;
+	return fc <= cfa; /* both on an alternate stack: taken as the same one */
+}
 
 #endif

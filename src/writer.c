@@ -39,7 +39,6 @@ static void stack_bounds(struct pt_thread *t)
 
 static struct pt_thread *thread_register_masked(void)
 {
-	pt_init();
 	struct pt_thread *t = aligned_alloc(128, (sizeof *t + 127) & ~(size_t)127);
 	if (!t)
 		return NULL;
@@ -79,8 +78,8 @@ struct pt_thread *pt_thread_self(void)
 /* Entering: mark this thread inside (odd) and say where its frame is
  * (cfa, ra: the entry's frame, live until it leaves), then read the stream
  * table.  The compiler barrier pairs with the membarrier(2) (pt_fence_all)
- * that pt_barrier_locked (process.c) issues between its NULL store of map
- * and its loads of cs_seq and of the frame (pt_entry_abandoned); without
+ * that pt_barrier_locked (slots.c) issues between its NULL store of map
+ * and its loads of cs_seq and of the frame (entry_abandoned); without
  * membarrier, writers take the general path, which pays a full fence
  * (`fenced`).  An odd cs_seq: a signal handler interrupted an entry of this
  * thread, or one was jumped out of (record_nested).  A handler that ran
@@ -116,7 +115,7 @@ static inline __attribute__((always_inline)) int enter(struct pt_thread *t, uint
 }
 
 /* Release: what the thread did inside comes before it is seen outside;
- * pairs with the acquire loads of cs_seq in pt_barrier_locked (process.c). */
+ * pairs with the acquire loads of cs_seq in pt_barrier_locked (slots.c). */
 static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uint64_t seq)
 {
 	atomic_store_explicit(&t->cs_seq, seq + 2, memory_order_release);
@@ -472,51 +471,6 @@ static void record_slots(struct pt_thread *t, struct pt_wlane *lanes, trace_even
 /* ---- nesting: signal handlers (XSH 2.4.3) --------------------------------- */
 
 #ifndef POSIXTRACE_NO_NESTING
-static int on_stack(const struct pt_thread *t, uintptr_t a)
-{
-	return a > t->stack_lo && a <= t->stack_hi;
-}
-
-/* Whether the return address `ra` is still stored just below `cfa`: it is
- * while the frame lives (x86 keeps it there); once the frame is gone, calls
- * made later from shallower frames write over it.  Elsewhere: taken as
- * kept.  The word may lie in another function's locals now (a redzone to
- * ASan) or be another thread's stack (pt_entry_abandoned): not
- * instrumented. */
-__attribute__((no_sanitize("address", "thread"))) static int ra_kept(uintptr_t cfa, uintptr_t ra)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __atomic_load_n((const uintptr_t *)(cfa - sizeof(uintptr_t)), __ATOMIC_RELAXED) == ra;
-#else
-	(void)cfa, (void)ra;
-	return 1;
-#endif
-}
-
-/*
- * Whether the open entry whose frame is f is gone (a handler jumped out of
- * it), seen from an entry of the same thread whose frame is at `cfa`.  A
- * signal handler that interrupts an entry runs below its frame on the same
- * stack, or on an alternate stack; code on the thread's own stack never
- * runs inside a handler on an alternate stack.  A frame judged live that
- * is gone costs a level; one judged gone that is live would let two
- * levels share lanes, so "gone" needs a frame at or below ours on the same
- * stack, or its return address written over.
- */
-static int frame_dead(const struct pt_thread *t, const struct pt_frame *f, uintptr_t cfa)
-{
-	uintptr_t fc = atomic_load_explicit(&f->cfa, memory_order_relaxed);
-	uintptr_t fr = atomic_load_explicit(&f->ra, memory_order_relaxed);
-	int f_on = on_stack(t, fc), me_on = on_stack(t, cfa);
-	if (f_on && me_on)
-		return fc <= cfa || !ra_kept(fc, fr);
-	if (f_on)
-		return !ra_kept(fc, fr); /* we are a handler on an alternate stack */
-	if (me_on)
-		return 1;
-	return fc <= cfa; /* both on an alternate stack: taken as the same one */
-}
-
 /* The thread's open entries are all gone (or it exits): it enters anew,
  * with cs_seq moved to a new odd value (the grace period waits for a
  * change) and no nested level.  Ordering as in enter(). */
@@ -606,9 +560,9 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
 		return;
 	uint32_t found = atomic_load_explicit(&t->depth, memory_order_relaxed);
 	uint32_t live = found < PT_NEST_MAX ? found : PT_NEST_MAX;
-	while (live > 0 && frame_dead(t, &t->nest_at[live - 1], cfa))
+	while (live > 0 && pt_frame_dead(t, &t->nest_at[live - 1], cfa))
 		live--;
-	if (live == 0 && frame_dead(t, &t->top, cfa)) {
+	if (live == 0 && pt_frame_dead(t, &t->top, cfa)) {
 		uint64_t seq;
 		int fenced = !pt_proc.use_membarrier;
 		enter_anew(t, &seq, fenced, cfa, ra);
@@ -622,28 +576,6 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
 		nested_level(t, live, id, data, len, pc, cfa, ra, found);
 }
 
-/* The grace period's look at a thread seen inside with cs_seq == seq whose
- * outermost entry may have been jumped out of: its frame's return address
- * is written over (or the frame stored is an older entry's, whose map the
- * thread loads after the barrier anyway: the stores of the frame come
- * before the load of map, see enter()).  Caller holds pt_proc.lock, so t
- * has not finished exiting and its stack is mapped; a frame outside it is
- * not read. */
-int pt_entry_abandoned(struct pt_thread *t, uint64_t seq)
-{
-	uintptr_t cfa = atomic_load_explicit(&t->top.cfa, memory_order_relaxed);
-	uintptr_t ra = atomic_load_explicit(&t->top.ra, memory_order_relaxed);
-	if (!pt_proc.have_thread_key || t->stack_hi == UINTPTR_MAX || !on_stack(t, cfa) ||
-	    ra_kept(cfa, ra))
-		return 0;
-	return atomic_load_explicit(&t->cs_seq, memory_order_relaxed) == seq;
-}
-#else
-int pt_entry_abandoned(struct pt_thread *t, uint64_t seq)
-{
-	(void)t, (void)seq;
-	return 0;
-}
 #endif
 
 /* Every case: several streams, a stream handed over and not mapped yet, a
@@ -655,7 +587,7 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	if (id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)
 		return;
 	if (PT_UNLIKELY(!*pt_proc.fork_word))
-		pt_fork_child();
+		pt_proc.fork_child();
 	struct pt_thread *t = pt_self;
 	uint64_t seq;
 	int fenced = !pt_proc.use_membarrier;

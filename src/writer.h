@@ -12,7 +12,6 @@ struct pt_thread *pt_thread_self(void);
 void pt_thread_exit(void *arg);
 void pt_forget_other_threads(void);
 void pt_release_lanes(struct pt_thread *t, int slot);
-int pt_entry_abandoned(struct pt_thread *t, uint64_t seq);
 
 /* The keeper's kick: a writer asks for a flush (once until it is done). */
 void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc);

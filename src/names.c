@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * posix_trace_eventid_open (XSH, posix_trace_eventid_open): the traced
+ * process's names, often its first call of the library, in the registry of
+ * its tree (registry.c).
+ */
+#include "lifecycle.h"
+#include "registry.h" /* <trace.h> through layout.h, exported */
+
+int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
+{
+	pt_init();
+	return pt_register_name_in(NULL, name, id);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slots of the streams this process records into (struct pt_attached):
+ * a stream published in one, and taken out after the grace period that
+ * lets it be unmapped while other threads may be writing (the other side
+ * of enter() and leave(), writer.c).
+ */
+#include <sched.h>
+#include "registry.h"
+#include "slots.h"
+#include "thread.h"
+
+#ifndef POSIXTRACE_NO_NESTING
+/* The grace period's look at a thread seen inside with cs_seq == seq whose
+ * outermost entry may have been jumped out of: its frame's return address
+ * is written over (or the frame stored is an older entry's, whose map the
+ * thread loads after the barrier anyway: the stores of the frame come
+ * before the load of map, see enter()).  Caller holds pt_proc.lock, so t
+ * has not finished exiting and its stack is mapped; a frame outside it is
+ * not read.  Without nesting, no entry is taken as abandoned. */
+static int entry_abandoned(struct pt_thread *t, uint64_t seq)
+{
+	uintptr_t cfa = atomic_load_explicit(&t->top.cfa, memory_order_relaxed);
+	uintptr_t ra = atomic_load_explicit(&t->top.ra, memory_order_relaxed);
+	if (!pt_proc.have_thread_key || t->stack_hi == UINTPTR_MAX || !pt_on_stack(t, cfa) ||
+	    pt_ra_kept(cfa, ra))
+		return 0;
+	return atomic_load_explicit(&t->cs_seq, memory_order_relaxed) == seq;
+}
+#else
+static int entry_abandoned(struct pt_thread *t, uint64_t seq)
+{
+	(void)t, (void)seq;
+	return 0;
+}
+#endif
+
+/* Waits until no thread is still inside a posix_trace_event that may have
+ * seen a stream now unpublished from pt_proc.attached.  The fence pairs with
+ * the compiler barrier after the odd store of cs_seq in enter() (writer.c).
+ * A thread whose entry a signal handler jumped out of does not leave until
+ * its next event: it is not waited for once its entry's frame is seen gone
+ * (entry_abandoned).  Caller holds pt_proc.lock; the calling
+ * thread itself may be inside. */
+void pt_barrier_locked(void)
+{
+	if (pt_fence_all(0) != 0 && pt_proc.use_membarrier)
+		pt_fence_all_slowly();
+	for (struct pt_thread *t = pt_proc.threads; t; t = t->next) {
+		/* These loads pair with the release store of cs_seq in leave() (writer.c). */
+		uint64_t seq = atomic_load_explicit(&t->cs_seq, memory_order_acquire);
+		if (!(seq & 1) || pthread_equal(t->self, pthread_self()))
+			continue;
+		while (atomic_load_explicit(&t->cs_seq, memory_order_acquire) == seq &&
+		       !entry_abandoned(t, seq))
+			sched_yield();
+	}
+}
+
+/* A stream this process created for itself records through a slot like a
+ * stream handed over.  Returns the slot, or -1 when all are taken. */
+int pt_attach_local(struct pt_map *m)
+{
+	pthread_mutex_lock(&pt_proc.lock);
+	int slot = -1;
+	for (int i = 0; i < PT_PCB_SLOTS && slot < 0; i++) {
+		struct pt_pcb_slot *s = &pt_proc.pcb->slots[i];
+		uint32_t st = PT_SLOT_FREE;
+		/* Pairs with the release stores of FREE (pt_detach_locked;
+		 * pt_take_one_offer in join.c, rejoin_own_streams in adopt.c);
+		 * against pt_remote_offer, the value only. */
+		if (!atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong_explicit(&s->state, &st, PT_SLOT_ATTACHED,
+		                                            memory_order_acq_rel, memory_order_relaxed))
+			slot = i;
+	}
+	if (slot >= 0) {
+		struct pt_attached *a = &pt_proc.attached[slot];
+		struct pt_pcb_slot *s = &pt_proc.pcb->slots[slot];
+		a->gen = ++pt_proc.next_gen;
+		a->offer_gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
+		a->traced = 1;
+		a->names_synced = 0;
+		s->fd = -1; /* ends with this image: not taken back after exec */
+		pt_publish_map(a, m);
+		pt_seed_names(a);
+	}
+	pthread_mutex_unlock(&pt_proc.lock);
+	return slot;
+}
+
+/* Unpublishes a slot, waits for writers inside, unmaps what the process
+ * itself joined.  Caller holds the lock. */
+void pt_detach_locked(int slot)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	pt_arm(slot, 0);
+	/* Nothing is published with NULL (relaxed would do): the grace period is
+	 * pt_barrier_locked's, paired with enter() and leave() (writer.c). */
+	atomic_store_explicit(&a->map, NULL, memory_order_release);
+	pt_barrier_locked();
+	if (m == &a->own)
+		pt_stream_unmap(&a->own);
+	pt_proc.pcb->slots[slot].fd = -1;
+	/* Release: the slot's fd and the unmapping first; pairs with the acq_rel
+	 * CAS of state in pt_remote_offer (remote.c) and pt_attach_local. */
+	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_FREE, memory_order_release);
+}
+
+void pt_detach(int slot)
+{
+	pthread_mutex_lock(&pt_proc.lock);
+	pt_detach_locked(slot);
+	pthread_mutex_unlock(&pt_proc.lock);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slots of the streams this process records into (slots.c).
+ */
+#ifndef PT_SLOTS_H
+#define PT_SLOTS_H
+
+#include "process.h"
+
+/* Waits until no thread is still inside a posix_trace_event that may have
+ * seen a stream now unpublished.  Caller holds pt_proc.lock. */
+void pt_barrier_locked(void);
+/* A stream this process created for itself, in a free slot: the slot, or
+ * -1 when all are taken. */
+int pt_attach_local(struct pt_map *m);
+/* Unpublishes a slot, waits for writers inside, unmaps what the process
+ * itself joined (with the lock held, or taking it). */
+void pt_detach_locked(int slot);
+void pt_detach(int slot);
+
+#endif
