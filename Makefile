@@ -155,7 +155,8 @@ deps:
 
 # Checks that are scripts, each ending with "N passed, N failed": the
 # public headers in every language mode, the reference pages, the exports.
-SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/abi/check.sh
+SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/abi/check.sh \
+  layers:tests/layers/check.sh
 
 # The script checks' counts join the test runner's summary line.  With
 # TESTS="t_x ..." (names of tests/t_*.c programs, or cli) only those run,

@@ -32,15 +32,15 @@ static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
  * does. */
 static int hand_over(struct pt_handle *h)
 {
-	int err = pt_remote_hand_over(&h->target, &h->map, 0);
+	int err = pt_remote_hand_over(&h->target, &h->src.map, 0);
 	return err == ENOENT ? 0 : err;
 }
 
 static void destroy(struct pt_handle *h)
 {
-	if (h->slot >= 0)
-		pt_detach(h->slot);
-	h->slot = -1;
+	if (h->src.slot >= 0)
+		pt_detach(h->src.slot);
+	h->src.slot = -1;
 	pt_handle_let_go(h, 0);
 }
 
@@ -53,35 +53,35 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 	h->remote = !(pid == 0 || pid == pt_proc.pid);
 	int err = h->remote ? pt_remote_open(pid, &h->target) : 0;
 	if (!err)
-		err = pt_stream_create(a, &h->map);
+		err = pt_stream_create(a, &h->src.map);
 	if (!err) {
-		h->attr = pt_hdr(&h->map)->attr;
+		h->attr = pt_hdr(&h->src.map)->attr;
 		h->attr.magic = PT_ATTR_MAGIC;
 	}
 	if (!err)
-		err = pt_reader_init(&h->rd, &h->map);
-	if (!err && h->map.clock == PT_CLOCK_TSC && h->rd.conv.ticks_1ms) {
+		err = pt_reader_init(&h->src.rd, &h->src.map);
+	if (!err && h->src.map.clock == PT_CLOCK_TSC && h->src.rd.conv.ticks_1ms) {
 		/* posix_trace_attr_getclockres: one tick, rounded up to a ns. */
 		h->attr.clockres_sec = 0;
-		h->attr.clockres_nsec = (int64_t)((1000000 + h->rd.conv.ticks_1ms - 1) / h->rd.conv.ticks_1ms);
-		pt_hdr(&h->map)->attr.clockres_nsec = h->attr.clockres_nsec;
+		h->attr.clockres_nsec = (int64_t)((1000000 + h->src.rd.conv.ticks_1ms - 1) / h->src.rd.conv.ticks_1ms);
+		pt_hdr(&h->src.map)->attr.clockres_nsec = h->attr.clockres_nsec;
 	}
-	if (!err && !(h->ctl = pt_ctl_create(a->stream_policy == POSIX_TRACE_LOOP)))
+	if (!err && !(h->src.ctl = pt_ctl_create(a->stream_policy == POSIX_TRACE_LOOP)))
 		err = ENOMEM;
 	if (!err && h->remote)
 		err = hand_over(h);
-	if (!err && !h->remote && (h->slot = pt_attach_local(&h->map)) < 0)
+	if (!err && !h->remote && (h->src.slot = pt_attach_local(&h->src.map)) < 0)
 		err = EAGAIN;
 	/* Children this process starts by exec find a stream traced with
 	 * inheritance through this descriptor (adopt.c). */
-	if (!err && !h->remote && h->map.inherited)
-		fcntl(h->map.fd, F_SETFD, 0);
+	if (!err && !h->remote && h->src.map.inherited)
+		fcntl(h->src.map.fd, F_SETFD, 0);
 	h->has_log = logfd >= 0;
 	/* Without a rendezvous the stream still works: children that keep
 	 * their descriptors follow it. */
-	if (!err && h->map.inherited)
+	if (!err && h->src.map.inherited)
 		pt_rdv_open(&h->rdv);
-	if (!err && (h->has_log || h->remote || h->map.inherited))
+	if (!err && (h->has_log || h->remote || h->src.map.inherited))
 		err = pt_keeper_start(h, logfd);
 	if (err) {
 		pthread_mutex_lock(&h->lock);
@@ -124,14 +124,14 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
 static void filter_snapshot(const struct pt_handle *h, trace_event_set_t *set)
 {
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
-		set->__bits[i] = atomic_load_explicit(&h->ctl->filter[i], memory_order_relaxed);
+		set->__bits[i] = atomic_load_explicit(&h->src.ctl->filter[i], memory_order_relaxed);
 }
 
 /* Both copies: the controller's, and the header's that writers test. */
 static void filter_store(struct pt_handle *h, unsigned i, uint64_t w)
 {
-	atomic_store_explicit(&h->ctl->filter[i], w, memory_order_relaxed);
-	atomic_store_explicit(&pt_hdr(&h->map)->filter[i], w, memory_order_relaxed);
+	atomic_store_explicit(&h->src.ctl->filter[i], w, memory_order_relaxed);
+	atomic_store_explicit(&pt_hdr(&h->src.map)->filter[i], w, memory_order_relaxed);
 }
 
 /* A system event caused by the caller's call (XSH 2.11.1, posix_trace_event_info Structure: it carries the
@@ -140,7 +140,7 @@ static void record(struct pt_handle *h, trace_event_id_t id, const void *data, u
                    const struct pt_caller *who)
 {
 	if (!pt_handle_filtered(h, id))
-		pt_ctl_put(h->ctl, h->map.clock, id, data, len, who);
+		pt_ctl_put(h->src.ctl, h->src.map.clock, id, data, len, who);
 }
 
 static void target_arm(struct pt_handle *h, int on)
@@ -148,7 +148,7 @@ static void target_arm(struct pt_handle *h, int on)
 	if (h->remote)
 		pt_remote_arm(&h->target, on);
 	else
-		pt_arm(h->slot, on);
+		pt_arm(h->src.slot, on);
 }
 
 int posix_trace_start(trace_id_t trid)
@@ -157,12 +157,12 @@ int posix_trace_start(trace_id_t trid)
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	/* The state's value only (as in stop_locked): relaxed would do. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_SUSPENDED) {
 		trace_event_set_t filter;
 		filter_snapshot(h, &filter);
-		pt_conv_sample(&h->rd.conv);
+		pt_conv_sample(&h->src.rd.conv);
 		record(h, POSIX_TRACE_START, &filter, sizeof filter, &who);
 		/* Publishes nothing (writers load state relaxed and see it by the armed
 		 * bit's release in target_arm): relaxed would do. */
@@ -176,7 +176,7 @@ int posix_trace_start(trace_id_t trid)
 
 static void stop_locked(struct pt_handle *h, const struct pt_caller *who)
 {
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	uint32_t running = PT_ST_RUNNING;
 	/* The state's value only, here and in the CASes of posix_trace_clear,
 	 * restart_full_stream (reader.c) and keeper.c: relaxed would do. */
@@ -218,7 +218,7 @@ int posix_trace_shutdown(trace_id_t trid)
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	h->dying = 1;
 	/* "As if posix_trace_stop() had been invoked": a running stream's
 	 * last event is its STOP. */
@@ -229,9 +229,9 @@ int posix_trace_shutdown(trace_id_t trid)
 	pt_wake_readers(hdr);
 	while (h->readers > 0)
 		pthread_cond_wait(&h->idle, &h->lock);
-	if (h->slot >= 0)
-		pt_detach(h->slot); /* no writer of this process is inside after this */
-	h->slot = -1;
+	if (h->src.slot >= 0)
+		pt_detach(h->src.slot); /* no writer of this process is inside after this */
+	h->src.slot = -1;
 	int err = h->keeper ? pt_keeper_finish(h, &who) : 0;
 	destroy(h);
 	pt_handle_release(h);
@@ -245,7 +245,7 @@ int posix_trace_clear(trace_id_t trid)
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	uint32_t full = PT_ST_FULL;
 	/* The state's value only, as in stop_locked. */
 	atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_SUSPENDED,
@@ -254,7 +254,7 @@ int posix_trace_clear(trace_id_t trid)
 	if (h->has_log)
 		pt_keeper_command(h, PT_CMD_CLEAR, &who);
 	else
-		pt_discard_all(h);
+		pt_discard_all(&h->src);
 	/* "As if returning from posix_trace_create()": the filter is empty
 	 * again; names and running/suspended status are kept. */
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++)
@@ -289,7 +289,7 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
 	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
 	if (!h)
 		return EINVAL;
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	trace_event_set_t change[2]; /* old, new: the data of POSIX_TRACE_FILTER */
 	filter_snapshot(h, &change[0]);
 	for (unsigned i = 0; i < PT_NEVENT_IDS / 64; i++) {
@@ -343,9 +343,9 @@ int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
 	} else if (h->target.reg) {
 		err = pt_register_name_in(h->target.reg, name, id);
 		if (!err)
-			pt_reg_to_stream(h->target.reg, &h->map, 1);
+			pt_reg_to_stream(h->target.reg, &h->src.map, 1);
 	} else {
-		err = register_in_stream(&h->map, name, id);
+		err = register_in_stream(&h->src.map, name, id);
 	}
 	pt_handle_put(h);
 	return err;

@@ -58,10 +58,10 @@ int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_inf
 	if (!err) {
 		memcpy(info->posixtrace_dir, h->rdv.dir, sizeof info->posixtrace_dir);
 		/* Counts only: relaxed. */
-		info->posixtrace_joined = atomic_load_explicit(&h->ctl->rdv.joined, memory_order_relaxed);
-		info->posixtrace_refused = atomic_load_explicit(&h->ctl->rdv.refused, memory_order_relaxed);
+		info->posixtrace_joined = atomic_load_explicit(&h->src.ctl->rdv.joined, memory_order_relaxed);
+		info->posixtrace_refused = atomic_load_explicit(&h->src.ctl->rdv.refused, memory_order_relaxed);
 		info->posixtrace_other_users =
-		    atomic_load_explicit(&h->ctl->rdv.other_users, memory_order_relaxed);
+		    atomic_load_explicit(&h->src.ctl->rdv.other_users, memory_order_relaxed);
 	}
 	pt_handle_put(h);
 	return err;

@@ -60,7 +60,7 @@ static int take(struct pt_handle *h, struct posix_trace_event_info *ev, void *da
                 size_t num_bytes, size_t *data_len, uintptr_t pc)
 {
 	struct posixtrace_event_ext ext;
-	if (!pt_read_next(h, ev, &ext, data, num_bytes, data_len, 1, pc))
+	if (!pt_read_next(&h->src, ev, &ext, data, num_bytes, data_len, 1, pc))
 		return 0;
 	h->ext = ext;
 	h->has_ext = 1;
@@ -73,7 +73,7 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
                           struct posix_trace_event_info *ev, void *data, size_t num_bytes,
                           size_t *data_len, uintptr_t pc, int *err)
 {
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	/* Pairs with the release fetch-add of futex_seq in pt_wake_readers (stream.c). */
 	uint32_t seq = atomic_load_explicit(&hdr->futex_seq, memory_order_acquire);
 	struct timespec deadline, *dl = NULL;
@@ -87,11 +87,11 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
 		 * load of waiters (append_record, writer.c), so either it sees
 		 * us or we see its event. */
 		atomic_store_explicit(&hdr->waiters, 1, memory_order_seq_cst);
-		int bounded = pt_fence_all(h->remote || h->map.inherited) != 0;
+		int bounded = pt_fence_all(h->remote || h->src.map.inherited) != 0;
 		/* The look must load every lane's commit word: an event
 		 * committed since the last gather would otherwise wait for
 		 * the next one to wake us. */
-		h->rd.gather_raw = 0;
+		h->src.rd.gather_raw = 0;
 		if (take(h, ev, data, num_bytes, data_len, pc))
 			return 1;
 		if (bounded || abstime) {

@@ -25,14 +25,14 @@ _Static_assert(TRACE_SYS_MAX <= TRID_SLOT_MASK, "a slot fits its bits of trace_i
 
 static void handle_reset(struct pt_handle *h)
 {
-	h->map.fd = -1;
+	h->src.map.fd = -1;
 	h->keeper_sock = -1;
 	h->keeper_pidfd = -1;
 	h->log_fd = -1;
 	pt_rdv_init(&h->rdv);
 	h->target.pidfd = h->target.tx = h->target.reg_fd = -1;
 	h->target.slot = -1;
-	h->slot = -1;
+	h->src.slot = -1;
 }
 
 static void handles_init(void)
@@ -209,9 +209,9 @@ void pt_handle_release(struct pt_handle *h)
 void pt_handle_forget_map(const struct pt_map *m)
 {
 	for (int i = 0; i < TRACE_SYS_MAX; i++)
-		if (&handles[i].map == m) {
-			handles[i].map.base = NULL;
-			handles[i].map.fd = -1;
+		if (&handles[i].src.map == m) {
+			handles[i].src.map.base = NULL;
+			handles[i].src.map.fd = -1;
 		}
 }
 
@@ -221,10 +221,10 @@ void pt_handle_forget_map(const struct pt_map *m)
 void pt_handle_let_go(struct pt_handle *h, int fork_child)
 {
 	pt_remote_close(&h->target);
-	pt_stream_unmap(&h->map);
-	pt_reader_free(&h->rd);
-	pt_ctl_destroy(h->ctl);
-	h->ctl = NULL;
+	pt_stream_unmap(&h->src.map);
+	pt_reader_free(&h->src.rd);
+	pt_ctl_destroy(h->src.ctl);
+	h->src.ctl = NULL;
 	if (h->log_fd >= 0)
 		close(h->log_fd);
 	h->log_fd = -1;
@@ -257,16 +257,6 @@ void pt_handles_after_fork(void)
 	}
 }
 
-int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id)
-{
-	if (!h->ctl || id >= PT_NEVENT_IDS)
-		return 0;
-	/* Numbers only: relaxed (the filter is written by posix_trace_set_filter
-	 * under the handle's lock, or read by the keeper as it is). */
-	uint64_t w = atomic_load_explicit(&h->ctl->filter[id / 64], memory_order_relaxed);
-	return (int)((w >> (id % 64)) & 1);
-}
-
 /* The sum of the progress of every keeper (ctl.h, keeper_progress), read
  * without the handles' locks, as pt_handles_keepers. */
 uint64_t pt_handles_keeper_progress(void)
@@ -276,7 +266,7 @@ uint64_t pt_handles_keeper_progress(void)
 		return 0; /* pairs with the release store in handles_ensure */
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {
 		volatile struct pt_handle *h = &handles[i];
-		struct pt_ctl *c = h->ctl;
+		struct pt_ctl *c = h->src.ctl;
 		if (h->in_use && h->kind == PT_H_ACTIVE && h->keeper_pidfd >= 0 && c)
 			sum += atomic_load_explicit(&c->keeper_progress, memory_order_relaxed);
 	}
@@ -300,11 +290,11 @@ int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room)
 		/* This process's writers stop first (the stream is stopped at
 		 * exit, as posix_trace_stop would), so that the keeper's last
 		 * drain has an end while other threads still post. */
-		if (h->slot >= 0)
-			pt_arm(h->slot, 0);
+		if (h->src.slot >= 0)
+			pt_arm(h->src.slot, 0);
 		shutdown(sock, SHUT_WR);
 		p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-		*room += h->map.event_room;
+		*room += h->src.map.event_room;
 	}
 	return n;
 }

@@ -36,22 +36,20 @@ struct pt_handle {
 	/* PT_H_LOG: frees log (logfile.c's), in a fork child whose identifiers
 	 * are no longer valid (pt_handles_after_fork). */
 	void (*drop_log)(struct pt_handle *h);
-	/* PT_H_ACTIVE */
-	struct pt_map map;
+	/* PT_H_ACTIVE: the stream read (map, rd, ctl, and slot: a stream of
+	 * this process, its slot; -1) */
+	struct pt_source src;
 	struct pt_attr attr;       /* as created, in private memory */
-	int slot;                  /* a stream of this process: its slot; -1 */
 	int remote;                /* traces another process */
 	int has_log;
 	int running;               /* as the controller last set it */
 	struct pt_remote target;
-	struct pt_ctl *ctl;
 	pid_t keeper;              /* the keeper process, 0 none */
 	int keeper_sock;           /* commands to it; closing it ends it */
 	int keeper_pidfd;
 	uint64_t keeper_seen;      /* its progress when last looked at */
 	int log_fd;                /* the caller's log descriptor (a new keeper's) */
 	struct pt_rdv rdv;         /* traced with inheritance: its rendezvous */
-	struct pt_reader rd;
 	/* both */
 	int in_use;
 	int dying;
@@ -65,14 +63,17 @@ struct pt_handle {
 /* Events an active stream lost: writers' and its control-event queue's. */
 static inline uint64_t pt_handle_lost(const struct pt_handle *h)
 {
-	return pt_stream_lost(&h->map) +
-	       (h->ctl ? atomic_load_explicit(&h->ctl->lost, memory_order_relaxed) : 0);
+	return pt_stream_lost(&h->src.map) +
+	       (h->src.ctl ? atomic_load_explicit(&h->src.ctl->lost, memory_order_relaxed) : 0);
 }
 
 /* Whether the controller's filter excludes id: every event the controller,
  * its keeper or its reader records itself is decided by this, never by
  * the stream header's filter, which traced processes can write. */
-int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id);
+static inline int pt_handle_filtered(const struct pt_handle *h, trace_event_id_t id)
+{
+	return pt_source_filtered(&h->src, id);
+}
 /* exit(): the pidfds of this process's keepers, each keeper told to finish
  * (its socket shut down for writing), read without the handles' locks;
  * how many, and the sum of their streams' room in *room. */

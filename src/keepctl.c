@@ -90,7 +90,7 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
 		if (h->log_fd < 0)
 			return EBADF;
 		fill_params(&p, h);
-		int err = pt_logw_begin(&w, &h->ctl->logw, h->log_fd, &p);
+		int err = pt_logw_begin(&w, &h->src.ctl->logw, h->log_fd, &p);
 		if (err)
 			return err;
 		pt_logw_free(&w);
@@ -102,7 +102,7 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
  * room at the rate of a plain write (100 MB/s). */
 static uint64_t keeper_bound_ns(const struct pt_handle *h)
 {
-	return 1000000000ull + h->map.event_room * 10u;
+	return 1000000000ull + h->src.map.event_room * 10u;
 }
 
 static int ms_until(uint64_t deadline)
@@ -119,9 +119,9 @@ static int ms_until(uint64_t deadline)
  * pipe: the controller's choice, not the target's) does not count. */
 static int ms_left(struct pt_handle *h, uint64_t *deadline)
 {
-	uint64_t p = atomic_load_explicit(&h->ctl->keeper_progress, memory_order_relaxed);
+	uint64_t p = atomic_load_explicit(&h->src.ctl->keeper_progress, memory_order_relaxed);
 	/* A count only, as the writer's (pt_logio_destination_wait, logio.c). */
-	if (__atomic_load_n(&h->ctl->logw.in_io, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&h->src.ctl->logw.in_io, __ATOMIC_RELAXED))
 		p = ~h->keeper_seen;
 	if (p != h->keeper_seen) {
 		h->keeper_seen = p;
@@ -165,13 +165,13 @@ static int replace_keeper(struct pt_handle *h)
 	reap(h);
 	/* Numbers only (every command sent counts as carried out; nothing is
 	 * published to wait_ack): relaxed would do. */
-	atomic_store_explicit(&h->ctl->keeper_ack, atomic_load_explicit(&h->ctl->cmd_sent,
+	atomic_store_explicit(&h->src.ctl->keeper_ack, atomic_load_explicit(&h->src.ctl->cmd_sent,
 	                                                                 memory_order_acquire),
 	                      memory_order_release);
 	if (!pt_handle_filtered(h, POSIX_TRACE_ERROR))
-		pt_ctl_put(h->ctl, h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+		pt_ctl_put(h->src.ctl, h->src.map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 	uint32_t zero = 0;
-	atomic_compare_exchange_strong_explicit(&h->ctl->flush_error, &zero, EIO, memory_order_relaxed,
+	atomic_compare_exchange_strong_explicit(&h->src.ctl->flush_error, &zero, EIO, memory_order_relaxed,
 	                                        memory_order_relaxed);
 	if (!atomic_load_explicit(&exiting, memory_order_relaxed))
 		spawn(h);
@@ -204,7 +204,7 @@ static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *
 		poll(&p, 1, left < 50 ? left : 50);
 	}
 	/* A command number only: relaxed would do. */
-	*number = atomic_fetch_add_explicit(&h->ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
+	*number = atomic_fetch_add_explicit(&h->src.ctl->cmd_sent, 1, memory_order_acq_rel) + 1;
 	return 0;
 }
 
@@ -218,7 +218,7 @@ static int send_cmd(struct pt_handle *h, uint32_t cmd, const struct pt_caller *w
 	int err = put_cmd(h, &msg, number, deadline);
 	if (err)
 		return err;
-	struct pt_stream_hdr *s = pt_hdr(&h->map);
+	struct pt_stream_hdr *s = pt_hdr(&h->src.map);
 	/* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c). */
 	atomic_fetch_add_explicit(&s->keeper_wake, 1, memory_order_release);
 	syscall(SYS_futex, &s->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
@@ -232,7 +232,7 @@ static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t *deadline)
 	for (;;) {
 		/* Pairs with the release fetch-add of keeper_ack in ack (keeper.c): the command's
 		 * effects are seen. */
-		uint32_t done = atomic_load_explicit(&h->ctl->keeper_ack, memory_order_acquire);
+		uint32_t done = atomic_load_explicit(&h->src.ctl->keeper_ack, memory_order_acquire);
 		if ((int32_t)(done - number) >= 0)
 			return 0;
 		if (!keeper_alive(h))
@@ -241,7 +241,7 @@ static int wait_ack(struct pt_handle *h, uint32_t number, uint64_t *deadline)
 		if (left == 0)
 			return ETIMEDOUT;
 		struct timespec tick = {0, (left < 50 ? left : 50) * 1000000L};
-		syscall(SYS_futex, &h->ctl->keeper_ack, FUTEX_WAIT, done, &tick, NULL, 0);
+		syscall(SYS_futex, &h->src.ctl->keeper_ack, FUTEX_WAIT, done, &tick, NULL, 0);
 	}
 }
 
@@ -253,7 +253,7 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 		uint32_t number;
 		/* A request number only: relaxed would do. */
 		if (cmd == PT_CMD_FLUSH)
-			atomic_fetch_add_explicit(&h->ctl->flush_req, 1, memory_order_acq_rel);
+			atomic_fetch_add_explicit(&h->src.ctl->flush_req, 1, memory_order_acq_rel);
 		int sent = send_cmd(h, cmd, who, &number, &deadline);
 		if (sent == 0 && cmd == PT_CMD_FLUSH)
 			return err; /* posix_trace_flush only starts the flush */
@@ -295,10 +295,10 @@ static int keeper_result(struct pt_handle *h, uint64_t *deadline)
 	if (r != h->keeper) {
 		/* Pairs with the release store of keeper_finished in finish (keeper.c): keeper_error
 		 * is final. */
-		if (!atomic_load_explicit(&h->ctl->keeper_finished, memory_order_acquire))
+		if (!atomic_load_explicit(&h->src.ctl->keeper_finished, memory_order_acquire))
 			return -1;
 		h->keeper = 0;
-		return atomic_load_explicit(&h->ctl->keeper_error, memory_order_relaxed);
+		return atomic_load_explicit(&h->src.ctl->keeper_error, memory_order_relaxed);
 	}
 	h->keeper = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -96,7 +96,7 @@ static void keep_error(struct keeper *k, int err)
 	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_ERROR))
-		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 }
 
 /* ---- the log --------------------------------------------------------- */
@@ -132,7 +132,7 @@ static void publish_log_state(struct keeper *k)
 /* New names go into the log before the events that use them. */
 static void log_new_names(struct keeper *k)
 {
-	uint32_t n = pt_stream_nnames(&k->h->map);
+	uint32_t n = pt_stream_nnames(&k->h->src.map);
 	if (n <= k->names_in_log)
 		return;
 	uint32_t count = n - k->names_in_log;
@@ -142,7 +142,7 @@ static void log_new_names(struct keeper *k)
 		return;
 	}
 	for (uint32_t i = 0; i < count; i++)
-		pt_stream_get_name(&k->h->map, PT_USER_FIRST + 1 + k->names_in_log + i, names[i]);
+		pt_stream_get_name(&k->h->src.map, PT_USER_FIRST + 1 + k->names_in_log + i, names[i]);
 	keep_error(k, pt_logw_names(&k->w, PT_USER_FIRST + 1 + k->names_in_log, count,
 	                            (const char(*)[PT_LOG_NAME_SIZE])names));
 	free(names);
@@ -201,14 +201,14 @@ static void move_own_events(struct keeper *k)
 {
 	struct pt_rawev e;
 	size_t len;
-	k->h->rd.lanes_off = 1;
-	while (pt_read_raw(k->h, &e, k->data, k->h->map.max_data + PT_CTL_DATA_MAX, &len, 0, 0)) {
+	k->h->src.rd.lanes_off = 1;
+	while (pt_read_raw(&k->h->src, &e, k->data, k->h->src.map.max_data + PT_CTL_DATA_MAX, &len, 0, 0)) {
 		k->drained += len + EVENT_COST;
 		if (k->fd >= 0)
 			log_event(k, &e, len);
 		made_progress(k, 1);
 	}
-	k->h->rd.lanes_off = 0;
+	k->h->src.rd.lanes_off = 0;
 }
 
 static uint64_t calibrated_ns(const struct keeper *k, uint64_t raw)
@@ -238,15 +238,15 @@ static void note_pids(const struct pt_idpair *p, void *arg)
  * and the log learns the writer's own ids (PIDS, pidmap.h). */
 static void translate_stage(struct keeper *k, const struct pt_stage *st, struct pt_owner *start)
 {
-	const struct pt_map *m = &k->h->map;
+	const struct pt_map *m = &k->h->src.map;
 	/* The value only: the writer's claim, like the ids it wrote. */
 	uint64_t ns = atomic_load_explicit(&pt_lane_at(m, st->lane)->owner_ns, memory_order_relaxed);
 	if (!ns || ns == pt_proc.pidns)
 		return;
 	struct pt_idpair pair;
-	if (pt_pidmap_translate(&k->h->rd.ids, ns, start, &pair) == 2)
+	if (pt_pidmap_translate(&k->h->src.rd.ids, ns, start, &pair) == 2)
 		note_pids(&pair, k);
-	pt_pidmap_rewrite(&k->h->rd.ids, ns, (unsigned char *)(uintptr_t)st->rec, st->len,
+	pt_pidmap_rewrite(&k->h->src.rd.ids, ns, (unsigned char *)(uintptr_t)st->rec, st->len,
 	                  m->max_data, note_pids, k);
 	log_pids(k);
 }
@@ -277,9 +277,9 @@ static void log_stage(struct keeper *k, const struct pt_stage *st)
 static void copy_lanes(struct keeper *k)
 {
 	struct pt_stage st;
-	uint32_t n = pt_read_lanes(k->h);
+	uint32_t n = pt_read_lanes(&k->h->src);
 	for (uint32_t i = 0; i < n; i++) {
-		while (pt_read_stage(k->h, i, &st)) {
+		while (pt_read_stage(&k->h->src, i, &st)) {
 			k->drained += st.len;
 			if (k->fd >= 0)
 				log_stage(k, &st);
@@ -293,8 +293,8 @@ static void copy_lanes(struct keeper *k)
  * keeps few: a steady clock needs two).  A MONO clock needs one. */
 static void take_calibration(struct keeper *k)
 {
-	const struct pt_map *m = &k->h->map;
-	struct pt_clockconv *c = &k->h->rd.conv;
+	const struct pt_map *m = &k->h->src.map;
+	struct pt_clockconv *c = &k->h->src.rd.conv;
 	k->clock = m->clock == PT_CLOCK_TSC ? PT_LOG_CLOCK_TSC : PT_LOG_CLOCK_MONO;
 	k->ncal = 0;
 	if (m->clock == PT_CLOCK_TSC && c->n)
@@ -319,7 +319,7 @@ static void take_calibration(struct keeper *k)
  * each drain by time, delivers them in the order they were recorded. */
 static void begin_drain(struct keeper *k, int last)
 {
-	pt_read_begin_drain(k->h, last ? UINT64_MAX : pt_clock_raw(k->h->map.clock));
+	pt_read_begin_drain(&k->h->src, last ? UINT64_MAX : pt_clock_raw(k->h->src.map.clock));
 	if (k->fd < 0)
 		return;
 	take_calibration(k);
@@ -335,7 +335,7 @@ static void drain(struct keeper *k, int last)
 	log_new_names(k);
 	copy_lanes(k);
 	move_own_events(k);
-	pt_read_end_drain(k->h);
+	pt_read_end_drain(&k->h->src);
 }
 
 /* Everything now in the stream goes to the log, between FLUSH_START and
@@ -348,11 +348,11 @@ static void drain(struct keeper *k, int last)
 static void flush(struct keeper *k, const struct pt_caller *who, uint32_t request, int written)
 {
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_START))
-		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
+		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_FLUSH_START, NULL, 0, who);
 	log_new_names(k);
 	drain(k, 0);
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_FLUSH_STOP))
-		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
+		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_FLUSH_STOP, NULL, 0, who);
 	struct pt_logw_status st;
 	snapshot_status(k, &st);
 	keep_error(k, written ? pt_logw_sync(&k->w, &st) : pt_logw_hand(&k->w, &st));
@@ -401,7 +401,7 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 	if (atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_relaxed) &&
 	    !pt_handle_filtered(k->h, POSIX_TRACE_STOP))
-		pt_ctl_put(k->ctl, k->h->map.clock, POSIX_TRACE_STOP, &manual, sizeof manual, &ctl);
+		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_STOP, &manual, sizeof manual, &ctl);
 	pt_stream_end(k->shdr);
 	pt_wake_readers(k->shdr);
 	if (k->h->remote)
@@ -415,13 +415,13 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 static int flush_hinted(const struct keeper *k)
 {
 	const struct pt_stream_hdr *s = k->shdr;
-	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
+	if (k->fd < 0 || k->h->src.map.policy != POSIX_TRACE_FLUSH)
 		return 0;
 	/* Acquire: pairs with the exchange in pt_keeper_kick (writer.c), so
 	 * that kick_pid and kick_pc are the kicker's. */
 	return atomic_load_explicit(&s->keeper_kicked, memory_order_acquire) ||
 	       atomic_load_explicit(&s->state, memory_order_relaxed) == PT_ST_FULL ||
-	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->map.event_room / 4;
+	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->src.map.event_room / 4;
 }
 
 /* An automatic flush of a POSIX_TRACE_FLUSH stream: only when a drain
@@ -429,7 +429,7 @@ static int flush_hinted(const struct keeper *k)
  * so that a look that finds nothing records nothing. */
 static void auto_flush(struct keeper *k)
 {
-	if (k->fd < 0 || k->h->map.policy != POSIX_TRACE_FLUSH)
+	if (k->fd < 0 || k->h->src.map.policy != POSIX_TRACE_FLUSH)
 		return;
 	/* The writer that asked; a flush nobody asked for yet (a quarter held,
 	 * seen before the kick) names the last one that did, or the controller. */
@@ -438,7 +438,7 @@ static void auto_flush(struct keeper *k)
 	if (who.pid <= 0)
 		who.pid = k->controller;
 	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
-	if (!pt_read_pending(k->h))
+	if (!pt_read_pending(&k->h->src))
 		return;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */
@@ -473,7 +473,7 @@ static void credit_update(struct keeper *k, uint64_t now)
 
 static void look(struct keeper *k)
 {
-	uint64_t room = k->h->map.event_room, part = room / REFUND_PART + 1;
+	uint64_t room = k->h->src.map.event_room, part = room / REFUND_PART + 1;
 	k->drained = 0;
 	auto_flush(k);
 	k->credit -= TICK_NS;
@@ -493,7 +493,7 @@ static void reach_late(struct keeper *k)
 	if (!h->remote || h->target.pcb || ++k->ticks % REACH_EVERY)
 		return;
 	/* The state's value only. */
-	pt_remote_hand_over(&h->target, &h->map,
+	pt_remote_hand_over(&h->target, &h->src.map,
 	                    atomic_load_explicit(&k->shdr->state, memory_order_acquire) ==
 	                        PT_ST_RUNNING);
 }
@@ -502,7 +502,7 @@ static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 {
 	struct pt_caller who = msg->who;
 	if (msg->cmd == PT_CMD_CLEAR) {
-		pt_discard_all(k->h);
+		pt_discard_all(&k->h->src);
 		if (k->fd >= 0)
 			keep_error(k, pt_logw_clear(&k->w));
 		/* posix_trace_clear: the log is no longer full. */
@@ -586,9 +586,9 @@ static void tick(struct keeper *k, uint64_t now)
 		return;
 	k->next_tick = now + TICK_NS;
 	reach_late(k);
-	pt_conv_sample(&k->h->rd.conv);
+	pt_conv_sample(&k->h->src.rd.conv);
 	if (k->fd >= 0)
-		pt_read_learn_writers(k->h);
+		pt_read_learn_writers(&k->h->src);
 }
 
 /* The keeper sleeps on keeper_wake (a writer's kick, a command) with a
@@ -631,7 +631,7 @@ static void start_rendezvous(struct keeper *k, int registry_fd)
 	struct pt_handle *h = k->h;
 	k->rdv = (struct pt_rdv_server){
 	    .listen_fd = h->rdv.fd,
-	    .stream_fd = h->map.fd,
+	    .stream_fd = h->src.map.fd,
 	    .registry_fd = registry_fd,
 	    .target = h->remote ? h->target.pid : k->controller,
 	    .target_start = h->remote ? h->target.start : pt_proc.starttime,
@@ -662,7 +662,7 @@ static void close_other_fds(const int *keep, int n)
 
 void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 {
-	struct keeper keeper = {.h = h, .shdr = pt_hdr(&h->map), .ctl = h->ctl, .sock = sock,
+	struct keeper keeper = {.h = h, .shdr = pt_hdr(&h->src.map), .ctl = h->src.ctl, .sock = sock,
 	                        .fd = h->log_fd, .controller = controller, .controller_pidfd = -1};
 	struct keeper *k = &keeper;
 	signal(SIGINT, SIG_IGN);
@@ -679,7 +679,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	setsid();
 	prctl(PR_SET_NAME, "posixtrace-keep");
 	int registry_fd = h->remote ? h->target.reg_fd : pt_proc.reg_fd;
-	int keep[] = {k->sock, k->fd, k->h->map.fd, k->h->target.pidfd, k->h->target.tx,
+	int keep[] = {k->sock, k->fd, k->h->src.map.fd, k->h->target.pidfd, k->h->target.tx,
 	              h->rdv.fd, registry_fd};
 	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
 	/* The controller's end of the socket may live on in a process that
@@ -694,7 +694,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	for (int i = 0; i < PT_MAX_STREAMS; i++)
 		atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
 	pt_set_pcb(&pt_proc.pcb_fallback);
-	k->data = malloc(k->h->map.max_data + PT_CTL_DATA_MAX);
+	k->data = malloc(k->h->src.map.max_data + PT_CTL_DATA_MAX);
 	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
 	if (k->fd >= 0) {

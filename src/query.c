@@ -11,7 +11,7 @@
 
 static void active_status(struct pt_handle *h, struct posix_trace_status_info *st)
 {
-	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	/* The state's value only (full is a number): relaxed would do. */
 	uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
 	st->posix_stream_status = state == PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
@@ -33,7 +33,7 @@ static void active_status(struct pt_handle *h, struct posix_trace_status_info *s
 	st->posix_log_full_status = POSIX_TRACE_NOT_FULL;
 	if (!h->has_log)
 		return;
-	struct pt_ctl *c = h->ctl;
+	struct pt_ctl *c = h->src.ctl;
 	/* flush_req is a number (relaxed would do); flush_done pairs with its release
 	 * store in flush (keeper.c): the flush error and log status are as new. */
 	uint32_t req = atomic_load_explicit(&c->flush_req, memory_order_acquire);
@@ -90,11 +90,11 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *nam
 	if (!h)
 		return EINVAL;
 	int err = h->kind == PT_H_LOG ? pt_logfile_name(h, id, name)
-	                              : pt_stream_get_name(&h->map, id, name);
+	                              : pt_stream_get_name(&h->src.map, id, name);
 	/* A name the target registered that has not reached the stream yet. */
 	if (err && h->kind == PT_H_ACTIVE && h->remote && h->target.reg &&
 	    pt_reg_name(h->target.reg, id, name) == 0) {
-		pt_stream_set_name(&h->map, id, name);
+		pt_stream_set_name(&h->src.map, id, name);
 		err = 0;
 	}
 	pt_handle_put(h);
@@ -120,7 +120,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
 		*unavailable = !pt_logfile_typelist(h, id);
 	} else {
 		trace_event_id_t cand = pt_typelist_id(h->typelist_pos);
-		struct pt_stream_hdr *hdr = pt_hdr(&h->map);
+		struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 		/* Names are registered in id order: the first unknown id ends
 		 * the list for now, and a name registered later comes next.
 		 * Pairs with the release store of name_valid in

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "handle.h"
+#include "reader.h"
 #include "records.h"
 #include "writer.h"
 #include "lanes.h"
@@ -579,11 +579,11 @@ static int lane_look_cached(struct pt_reader *rd, const struct pt_map *m, uint32
 
 /* ---- events the reader reports itself ---------------------------------- */
 
-static void push_synth(struct pt_handle *h, trace_event_id_t id, uint64_t raw, const void *data,
+static void push_synth(struct pt_source *h, trace_event_id_t id, uint64_t raw, const void *data,
                        uint32_t len, const struct pt_caller *who)
 {
 	struct pt_reader *rd = &h->rd;
-	if (rd->nsynth >= PT_SYNTH_MAX || pt_handle_filtered(h, id))
+	if (rd->nsynth >= PT_SYNTH_MAX || pt_source_filtered(h, id))
 		return;
 	struct pt_synth *s = &rd->synth[rd->nsynth++];
 	memset(s, 0, sizeof *s);
@@ -641,7 +641,7 @@ uint64_t pt_mono_to_real(const struct pt_map *m, uint64_t mono)
 	return m->base_real_ns > m->base_mono_ns - mono ? m->base_real_ns - (m->base_mono_ns - mono) : 0;
 }
 
-static void fill_system(struct pt_handle *h, struct pt_rawev *e, trace_event_id_t id,
+static void fill_system(struct pt_source *h, struct pt_rawev *e, trace_event_id_t id,
                         uint64_t raw, const struct pt_caller *who)
 {
 	memset(e, 0, sizeof *e);
@@ -654,7 +654,7 @@ static void fill_system(struct pt_handle *h, struct pt_rawev *e, trace_event_id_
 	e->real_ns = pt_raw_to_real(&h->rd, &h->map, raw);
 }
 
-static void emit_synth(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+static void emit_synth(struct pt_source *h, struct pt_rawev *e, void *data, size_t num_bytes,
                        size_t *data_len)
 {
 	struct pt_reader *rd = &h->rd;
@@ -668,7 +668,7 @@ static void emit_synth(struct pt_handle *h, struct pt_rawev *e, void *data, size
 /* UNTIL_FULL, everything read: report the gap and the automatic stop, then
  * restart the stream: its START (caused by this read call) with RESUME
  * right before it, the first valid event after the overflow. */
-static void restart_full_stream(struct pt_handle *h, uintptr_t pc)
+static void restart_full_stream(struct pt_source *h, uintptr_t pc)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	uint64_t full_ts = atomic_load_explicit(&hdr->full_ts, memory_order_relaxed);
@@ -694,7 +694,7 @@ static void restart_full_stream(struct pt_handle *h, uintptr_t pc)
 }
 
 /* Shut down while full: the end still tells why. */
-static void report_end_full(struct pt_handle *h)
+static void report_end_full(struct pt_source *h)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	struct pt_caller finder = {atomic_load_explicit(&hdr->full_pid, memory_order_relaxed), 0, 0,
@@ -710,7 +710,7 @@ static void report_end_full(struct pt_handle *h)
 
 /* Copies the lane's ready event (decoded by parse_stage) out of the stage
  * and consumes it. */
-static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev *e, void *data,
+static void consume(struct pt_source *h, struct pt_cursor *cur, struct pt_rawev *e, void *data,
                     size_t num_bytes, size_t *data_len)
 {
 	const unsigned char *p = cur->stage + cur->s_off;
@@ -733,7 +733,7 @@ static void consume(struct pt_handle *h, struct pt_cursor *cur, struct pt_rawev 
 
 /* Damage is reported once per run of it (a lane found broken, until it
  * yields an event again) with POSIX_TRACE_ERROR (EINVAL). */
-static void report_broken(struct pt_handle *h, struct pt_cursor *cur)
+static void report_broken(struct pt_source *h, struct pt_cursor *cur)
 {
 	int err = EINVAL;
 	if (cur->reported)
@@ -744,7 +744,7 @@ static void report_broken(struct pt_handle *h, struct pt_cursor *cur)
 
 /* Looks at every lane that has no event ready; a lane found broken is
  * looked at again when its head moved or its damaged chunk was sealed. */
-static void gather(struct pt_handle *h)
+static void gather(struct pt_source *h)
 {
 	struct pt_reader *rd = &h->rd;
 	const struct pt_map *m = &h->map;
@@ -769,7 +769,7 @@ static void gather(struct pt_handle *h)
 
 /* Whether the calling thread has recorded into this stream since the
  * reader last looked at its lane: its own events are visible at once. */
-static int own_lane_moved(struct pt_handle *h)
+static int own_lane_moved(struct pt_source *h)
 {
 	if (h->slot < 0)
 		return 0;
@@ -784,7 +784,7 @@ static int own_lane_moved(struct pt_handle *h)
 
 /* Whether no lane has a writer any more (every owner gave its lane back):
  * looking at the lanes then slows nobody down. */
-static int writers_gone(struct pt_handle *h)
+static int writers_gone(struct pt_source *h)
 {
 	const struct pt_map *m = &h->map;
 	for (uint32_t i = 0; i < h->rd.ncur; i++)
@@ -823,7 +823,7 @@ enum { SRC_NONE, SRC_LANE, SRC_CTL, SRC_OVF };
 
 /* The oldest of: the heap's top, the controller's next event, a pending
  * overflow.  *raw its time. */
-static int oldest_source(struct pt_handle *h, uint64_t *raw)
+static int oldest_source(struct pt_source *h, uint64_t *raw)
 {
 	struct pt_reader *rd = &h->rd;
 	int src = SRC_NONE;
@@ -845,7 +845,7 @@ static int oldest_source(struct pt_handle *h, uint64_t *raw)
 	return src;
 }
 
-static int emit_ctl(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+static int emit_ctl(struct pt_source *h, struct pt_rawev *e, void *data, size_t num_bytes,
                     size_t *data_len)
 {
 	struct pt_ctl_event c = h->rd.ctl_next;
@@ -861,7 +861,7 @@ static int emit_ctl(struct pt_handle *h, struct pt_rawev *e, void *data, size_t 
 
 /* Nothing more for now: an UNTIL_FULL stream that stopped itself restarts,
  * a stream shut down while full says so.  1 when that produced events. */
-static int at_end(struct pt_handle *h, uintptr_t pc)
+static int at_end(struct pt_source *h, uintptr_t pc)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	/* Pairs with the release CAS of state in stream_full (writer.c): full_ts,
@@ -881,7 +881,7 @@ static int at_end(struct pt_handle *h, uintptr_t pc)
 	return h->rd.nsynth != 0;
 }
 
-int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+int pt_read_raw(struct pt_source *h, struct pt_rawev *e, void *data, size_t num_bytes,
                 size_t *data_len, int live, uintptr_t pc)
 {
 	struct pt_reader *rd = &h->rd;
@@ -928,9 +928,9 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 			*data_len = 0;
 			rd->ovf_pending = 0;
 			rd->ovf_raw = UINT64_MAX;
-			e->resume_due = rd->lanes_off && !pt_handle_filtered(h, POSIX_TRACE_RESUME);
+			e->resume_due = rd->lanes_off && !pt_source_filtered(h, POSIX_TRACE_RESUME);
 			rd->resume_pending = !rd->lanes_off;
-			if (pt_handle_filtered(h, POSIX_TRACE_OVERFLOW))
+			if (pt_source_filtered(h, POSIX_TRACE_OVERFLOW))
 				continue;
 			return 1;
 		}
@@ -959,7 +959,20 @@ int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_
 	return 0;
 }
 
-int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+/* Whether the controller's filter excludes id: every event the controller,
+ * its keeper or its reader records itself is decided by this, never by
+ * the stream header's filter, which traced processes can write. */
+int pt_source_filtered(const struct pt_source *s, trace_event_id_t id)
+{
+	if (!s->ctl || id >= PT_NEVENT_IDS)
+		return 0;
+	/* Numbers only: relaxed (the filter is written by posix_trace_set_filter
+	 * under the handle's lock, or read by the keeper as it is). */
+	uint64_t w = atomic_load_explicit(&s->ctl->filter[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
+
+int pt_read_next(struct pt_source *h, struct posix_trace_event_info *ev,
                  struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
                  int live, uintptr_t pc)
 {
@@ -987,7 +1000,7 @@ int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
 
 /* ---- writers of other pid namespaces ------------------------------------- */
 
-void pt_read_learn_writers(struct pt_handle *h)
+void pt_read_learn_writers(struct pt_source *h)
 {
 	const struct pt_map *m = &h->map;
 	uint32_t n = lanes_readable(&h->rd, m);
@@ -1003,7 +1016,7 @@ void pt_read_learn_writers(struct pt_handle *h)
 
 /* ---- whole stages (the keeper) ------------------------------------------- */
 
-uint32_t pt_read_lanes(struct pt_handle *h)
+uint32_t pt_read_lanes(struct pt_source *h)
 {
 	struct pt_reader *rd = &h->rd;
 	uint32_t n = lanes_readable(rd, &h->map);
@@ -1045,7 +1058,7 @@ static void hand_out(struct pt_reader *rd, const struct pt_map *m, uint32_t i,
 		cur->reported = 0; /* a run of damage ends with an event */
 }
 
-int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st)
+int pt_read_stage(struct pt_source *h, uint32_t i, struct pt_stage *st)
 {
 	struct pt_reader *rd = &h->rd;
 	const struct pt_map *m = &h->map;
@@ -1070,7 +1083,7 @@ int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st)
 /* Whether a drain would find something: a lane whose head moved, whose
  * chunk has records past the cursor or a next chunk, or an event of the
  * library's own other than FLUSH_START and FLUSH_STOP.  Nothing is taken. */
-int pt_read_pending(struct pt_handle *h)
+int pt_read_pending(struct pt_source *h)
 {
 	struct pt_reader *rd = &h->rd;
 	const struct pt_map *m = &h->map;
@@ -1096,7 +1109,7 @@ int pt_read_pending(struct pt_handle *h)
 	       e.id != POSIX_TRACE_FLUSH_STOP;
 }
 
-void pt_read_begin_drain(struct pt_handle *h, uint64_t until)
+void pt_read_begin_drain(struct pt_source *h, uint64_t until)
 {
 	struct pt_reader *rd = &h->rd;
 	if (++rd->drain_no == 0)
@@ -1105,14 +1118,14 @@ void pt_read_begin_drain(struct pt_handle *h, uint64_t until)
 	rd->until = until;
 }
 
-void pt_read_end_drain(struct pt_handle *h)
+void pt_read_end_drain(struct pt_source *h)
 {
 	h->rd.draining = 0;
 	h->rd.until = UINT64_MAX;
 }
 
 /* posix_trace_clear: every event recorded so far is dropped. */
-void pt_discard_all(struct pt_handle *h)
+void pt_discard_all(struct pt_source *h)
 {
 	struct posix_trace_event_info ev;
 	struct posixtrace_event_ext ext;

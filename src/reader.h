@@ -100,25 +100,35 @@ struct pt_rawev {
 	 * before the next event, whose time the caller does not know. */
 	int resume_due;
 };
-struct pt_handle;
-int pt_read_raw(struct pt_handle *h, struct pt_rawev *e, void *data, size_t num_bytes,
+/* What a reader reads: a stream's mapping, the reader's own state, the
+ * controller's private queue of its events and its filter (NULL: none),
+ * and the stream's slot when this process records into it too (-1).  A
+ * controller's handle holds one (handle.h); so does a test's image. */
+struct pt_source {
+	struct pt_map map;
+	struct pt_reader rd;
+	struct pt_ctl *ctl;
+	int slot;
+};
+int pt_source_filtered(const struct pt_source *s, trace_event_id_t id);
+int pt_read_raw(struct pt_source *h, struct pt_rawev *e, void *data, size_t num_bytes,
                 size_t *data_len, int live, uintptr_t pc);
 
 /* One event out of the stream, or 0 when none is there now.  `live`: the
  * stream is read while writers may be running, and lanes that were found
  * empty are looked at again at most once per poll interval. */
-int pt_read_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+int pt_read_next(struct pt_source *h, struct posix_trace_event_info *ev,
                  struct posixtrace_event_ext *ext, void *data, size_t num_bytes, size_t *data_len,
                  int live, uintptr_t pc);
-void pt_discard_all(struct pt_handle *h);
+void pt_discard_all(struct pt_source *h);
 /* A drain (the keeper's, clear's): from here until pt_read_end_drain,
  * pt_read_raw with live = 0 yields each stored record at most once and
  * enters each chunk at most once, so it ends after at most what the
  * stream can hold, whatever writers (or a scribbler) do meanwhile; and it
  * stops at the first event after `until` (a raw time), so that honest
  * writers posting while it reads do not make it last that long. */
-void pt_read_begin_drain(struct pt_handle *h, uint64_t until);
-void pt_read_end_drain(struct pt_handle *h);
+void pt_read_begin_drain(struct pt_source *h, uint64_t until);
+void pt_read_end_drain(struct pt_source *h);
 
 /* How a stage continues the last one handed out of its lane. */
 enum { PT_STAGE_AFTER, PT_STAGE_CHUNK_START, PT_STAGE_APART };
@@ -139,16 +149,16 @@ struct pt_stage {
 /* The ids of the processes that own lanes from other pid namespaces,
  * looked up now in this process's namespace (pidmap.h), so that a drain
  * after they ended still names them by them. */
-void pt_read_learn_writers(struct pt_handle *h);
+void pt_read_learn_writers(struct pt_source *h);
 
 /* During a drain: the lanes there are now, then the next stage of lane i
  * (1), or 0 when the lane has nothing more for this drain (idle; damaged:
  * reported by an event pt_read_raw yields; its next chunk is the next
  * drain's).  The stage stays valid until the next call for that lane. */
-uint32_t pt_read_lanes(struct pt_handle *h);
+uint32_t pt_read_lanes(struct pt_source *h);
 /* Whether a drain would find something now (nothing is taken). */
-int pt_read_pending(struct pt_handle *h);
-int pt_read_stage(struct pt_handle *h, uint32_t i, struct pt_stage *st);
+int pt_read_pending(struct pt_source *h);
+int pt_read_stage(struct pt_source *h, uint32_t i, struct pt_stage *st);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
 void pt_reader_free(struct pt_reader *rd);
 void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts);

@@ -24,7 +24,7 @@
 
 struct img {
 	struct pt_handle h;
-	struct pt_map *m;         /* &h.map */
+	struct pt_map *m;         /* &h.src.map */
 	unsigned char *pristine;  /* the committed start as created: header to base chunks */
 	size_t pristine_len;
 	int last_committed;       /* img_commit_last was called */
@@ -54,16 +54,16 @@ static inline int img_create(struct img *im, uint64_t stream_size, uint64_t max_
 	munmap(m.base, m.size);
 	m.base = r;
 	im->h.kind = PT_H_ACTIVE;
-	im->h.map = m;
-	im->h.slot = -1;
+	im->h.src.map = m;
+	im->h.src.slot = -1;
 	im->h.keeper_sock = im->h.keeper_pidfd = im->h.log_fd = -1;
-	im->m = &im->h.map;
+	im->m = &im->h.src.map;
 	im->pristine_len = m.chunks_off + (size_t)m.base_chunks * m.chunk_size;
 	im->pristine = malloc(im->pristine_len);
 	if (!im->pristine)
 		return ENOMEM;
 	memcpy(im->pristine, m.base, im->pristine_len);
-	return pt_reader_init(&im->h.rd, im->m);
+	return pt_reader_init(&im->h.src.rd, im->m);
 }
 
 static inline uint32_t img_commit_last(struct img *im);
@@ -71,16 +71,16 @@ static inline uint32_t img_commit_last(struct img *im);
 /* Back to the stream as created, with a new reader. */
 static inline int img_reset(struct img *im)
 {
-	pt_reader_free(&im->h.rd);
+	pt_reader_free(&im->h.src.rd);
 	memcpy(im->m->base, im->pristine, im->pristine_len);
 	if (im->last_committed)
 		img_commit_last(im);
-	return pt_reader_init(&im->h.rd, im->m);
+	return pt_reader_init(&im->h.src.rd, im->m);
 }
 
 static inline void img_destroy(struct img *im)
 {
-	pt_reader_free(&im->h.rd);
+	pt_reader_free(&im->h.src.rd);
 	free(im->pristine);
 	munmap(im->m->base, im->m->size + (size_t)sysconf(_SC_PAGESIZE));
 	close(im->m->fd);
@@ -152,15 +152,15 @@ static inline uint64_t img_drain(struct img *im, uint64_t limit, uint64_t *error
 	size_t len;
 	uint64_t n = 0;
 	*errors = 0;
-	pt_read_begin_drain(&im->h, UINT64_MAX);
-	while (pt_read_raw(&im->h, &e, data, sizeof data, &len, 0, 0)) {
+	pt_read_begin_drain(&im->h.src, UINT64_MAX);
+	while (pt_read_raw(&im->h.src, &e, data, sizeof data, &len, 0, 0)) {
 		*errors += e.id == POSIX_TRACE_ERROR;
 		if (++n > limit) {
 			n = UINT64_MAX;
 			break;
 		}
 	}
-	pt_read_end_drain(&im->h);
+	pt_read_end_drain(&im->h.src);
 	return n;
 }
 
@@ -175,10 +175,10 @@ static inline uint64_t img_drain_stages(struct img *im, uint64_t limit, uint64_t
 	struct pt_stage st;
 	uint64_t n = 0;
 	*errors = 0;
-	pt_read_begin_drain(&im->h, UINT64_MAX);
-	uint32_t lanes = pt_read_lanes(&im->h);
+	pt_read_begin_drain(&im->h.src, UINT64_MAX);
+	uint32_t lanes = pt_read_lanes(&im->h.src);
 	for (uint32_t i = 0; i < lanes && n <= limit; i++) {
-		while (n <= limit && pt_read_stage(&im->h, i, &st)) {
+		while (n <= limit && pt_read_stage(&im->h.src, i, &st)) {
 			struct pt_rec_scan scan = {.until = UINT64_MAX, .ctx = st.start};
 			pt_rec_scan(st.rec, 0, st.len, im->m->max_data, &scan);
 			if (scan.end != st.len || scan.events != st.events || st.lane != i)
@@ -189,13 +189,13 @@ static inline uint64_t img_drain_stages(struct img *im, uint64_t limit, uint64_t
 	struct pt_rawev e;
 	unsigned char data[512];
 	size_t len;
-	im->h.rd.lanes_off = 1;
-	while (n <= limit && pt_read_raw(&im->h, &e, data, sizeof data, &len, 0, 0)) {
+	im->h.src.rd.lanes_off = 1;
+	while (n <= limit && pt_read_raw(&im->h.src, &e, data, sizeof data, &len, 0, 0)) {
 		*errors += e.id == POSIX_TRACE_ERROR;
 		n++;
 	}
-	im->h.rd.lanes_off = 0;
-	pt_read_end_drain(&im->h);
+	im->h.src.rd.lanes_off = 0;
+	pt_read_end_drain(&im->h.src);
 	return n > limit ? UINT64_MAX : n;
 }
 

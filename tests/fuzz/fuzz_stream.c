@@ -20,6 +20,7 @@
 /* The harness's /proc reader and the library's have one name. */
 #define pt_proc_stat pt_test_proc_stat
 #include "../streamimg.h"
+#include "../../src/lanes.h"
 #undef pt_proc_stat
 
 static struct img images[2];
@@ -95,7 +96,7 @@ static void consume(struct img *im)
 	struct pt_rawev e;
 	unsigned char data[512];
 	size_t len;
-	for (int i = 0; i < 64 && pt_read_raw(&im->h, &e, data, sizeof data, &len, 1, 0); i++)
+	for (int i = 0; i < 64 && pt_read_raw(&im->h.src, &e, data, sizeof data, &len, 1, 0); i++)
 		if (len > sizeof data)
 			abort();
 	pt_steal_oldest(im->m);

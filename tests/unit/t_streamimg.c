@@ -118,13 +118,13 @@ static void drain_until(uint64_t until, void (*between)(void), uint64_t *overflo
 	unsigned char data[256];
 	size_t len;
 	*overflows = *others = 0;
-	pt_read_begin_drain(&im.h, until);
-	while (*overflows + *others <= 1000 && pt_read_raw(&im.h, &e, data, sizeof data, &len, 0, 0)) {
+	pt_read_begin_drain(&im.h.src, until);
+	while (*overflows + *others <= 1000 && pt_read_raw(&im.h.src, &e, data, sizeof data, &len, 0, 0)) {
 		*(e.id == POSIX_TRACE_OVERFLOW ? overflows : others) += 1;
 		if (between)
 			between();
 	}
-	pt_read_end_drain(&im.h);
+	pt_read_end_drain(&im.h.src);
 }
 
 static void lose_one(void)
