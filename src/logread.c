@@ -1843,11 +1843,6 @@ int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out)
 	return 0;
 }
 
-uint32_t pt_logr_nnames(const struct pt_logr *r)
-{
-	return r->nnames;
-}
-
 void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p)
 {
 	const struct pt_log_header *h = &r->hdr;
@@ -1868,11 +1863,6 @@ void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p)
 void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s)
 {
 	*s = r->status;
-}
-
-const struct pt_log_header *pt_logr_header(const struct pt_logr *r)
-{
-	return &r->hdr;
 }
 
 void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,

@@ -74,8 +74,6 @@ PT_LOG_HIDDEN void pt_logr_close(struct pt_logr *r);
  * (32) are the caller's. */
 PT_LOG_HIDDEN int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out);
 
-/* User names in the log. */
-PT_LOG_HIDDEN uint32_t pt_logr_nnames(const struct pt_logr *r);
 
 /* The stream's attributes as the log recorded them. */
 PT_LOG_HIDDEN void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p);
@@ -84,8 +82,6 @@ PT_LOG_HIDDEN void pt_logr_params(const struct pt_logr *r, struct pt_logw_params
  * log, else the header. */
 PT_LOG_HIDDEN void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s);
 
-/* The log's header as read (checked; strings NUL-terminated). */
-PT_LOG_HIDDEN const struct pt_log_header *pt_logr_header(const struct pt_logr *r);
 
 /* For posixtrace_log_info(): the format version; whether the log is closed
  * (ends with its END block, or a ring log finished by its writer and
