@@ -160,12 +160,7 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	atomic_store_explicit(&l->tail1, c + 1, memory_order_relaxed);
 	if (bytes > off - PT_CHUNK_HDR)
 		bytes = off - PT_CHUNK_HDR;
-	w->chunk = (unsigned char *)ch;
-	w->commit = commit;
-	w->meta_bytes = off - PT_CHUNK_HDR - bytes;
-	w->last_pc = 0;
-	w->in_gap = 0;
-	w->limit = 0; /* an OWNER record first */
+	pt_wlane_continue(w, (unsigned char *)ch, commit, off - PT_CHUNK_HDR - bytes);
 }
 
 /* Also from a signal handler that interrupted the same thread (nested):
@@ -182,8 +177,7 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	} else if ((lane = new_lane(m)) == PT_NONE) {
 		return ENOMEM;
 	}
-	memset(w, 0, sizeof *w);
-	w->lane = lane;
+	pt_wlane_claimed(w, lane);
 	if (!nested)
 		prctl(PR_GET_NAME, t->comm, 0, 0, 0);
 	continue_chunk(w, m, lane_ptr(m, lane), reclaimed);

@@ -779,7 +779,7 @@ static int own_lane_moved(struct pt_source *h)
 		return w && w->gen == pt_proc.attached[h->slot].gen; /* a lane the reader has not met */
 	struct pt_cursor *cur = &h->rd.cur[w->lane];
 	return cur->state != CUR_READY &&
-	       (w->chunk != (unsigned char *)pt_chunk_at(&h->map, cur->chunk) || pt_wlane_end(w) > cur->end);
+	       pt_wlane_past(w, pt_chunk_at(&h->map, cur->chunk), cur->end);
 }
 
 /* Whether no lane has a writer any more (every owner gave its lane back):

@@ -9,6 +9,7 @@
 #ifndef PT_THREAD_H
 #define PT_THREAD_H
 
+#include <string.h>
 #include "process.h"
 
 struct pt_wlane {              /* a thread's writing position in one stream */
@@ -33,6 +34,82 @@ static inline uint32_t pt_wlane_end(const struct pt_wlane *w) { return (uint32_t
 static inline uint32_t pt_wlane_event_bytes(const struct pt_wlane *w)
 {
 	return pt_wlane_end(w) - PT_CHUNK_HDR - w->meta_bytes;
+}
+
+/* Every change of a struct pt_wlane is one of these (writer.c records,
+ * lanes.c claims and continues lanes): a lane's position has one owner. */
+
+/* A lane claimed, nothing open in it yet. */
+static inline void pt_wlane_claimed(struct pt_wlane *w, uint32_t lane)
+{
+	memset(w, 0, sizeof *w);
+	w->lane = lane;
+}
+
+/* Tied to a slot's stream (its pt_attached.gen), or to none (0). */
+static inline void pt_wlane_bind(struct pt_wlane *w, uint64_t gen) { w->gen = gen; }
+
+/* The chunk the lane's previous owner left open, at its commit word; meta:
+ * its bytes of OWNER and TIME records.  An OWNER record comes first. */
+static inline void pt_wlane_continue(struct pt_wlane *w, unsigned char *chunk, uint64_t commit,
+                                     uint32_t meta)
+{
+	w->chunk = chunk;
+	w->commit = commit;
+	w->meta_bytes = meta;
+	w->last_pc = 0;
+	w->in_gap = 0;
+	w->limit = 0;
+}
+
+/* A chunk of the thread's own, started at raw time now. */
+static inline void pt_wlane_start(struct pt_wlane *w, unsigned char *chunk, uint32_t chunk_size,
+                                  uint64_t now)
+{
+	w->chunk = chunk;
+	w->commit = PT_CHUNK_HDR;
+	w->limit = chunk_size;
+	w->meta_bytes = 0;
+	w->last_pc = 0;
+	w->in_gap = 0;
+	w->base = now;
+}
+
+/* A meta record of `size` bytes written at the end: committed with the
+ * event that follows, which carries its address. */
+static inline void pt_wlane_put_meta(struct pt_wlane *w, uint32_t size)
+{
+	w->commit += size;
+	w->meta_bytes += size;
+	w->last_pc = 0;
+}
+
+/* The OWNER record is in: events may fill the chunk. */
+static inline void pt_wlane_owned(struct pt_wlane *w, uint32_t chunk_size) { w->limit = chunk_size; }
+
+/* Deltas count from raw time now. */
+static inline void pt_wlane_rebase(struct pt_wlane *w, uint64_t now) { w->base = now; }
+
+/* The address of the event being written (the next one at the same
+ * address leaves it out). */
+static inline void pt_wlane_event_at(struct pt_wlane *w, uint64_t pc) { w->last_pc = pc; }
+
+/* The event record of `size` bytes is written at the end: the commit word
+ * to publish. */
+static inline uint64_t pt_wlane_put_event(struct pt_wlane *w, uint32_t size)
+{
+	w->commit += (1ull << 32) + size;
+	return w->commit;
+}
+
+/* A run of lost events has begun (its first is marked in the stream). */
+static inline void pt_wlane_gap(struct pt_wlane *w) { w->in_gap = 1; }
+
+/* Whether the thread wrote in its chunk past what a reader at (chunk,
+ * end) saw. */
+static inline int pt_wlane_past(const struct pt_wlane *w, const void *chunk, uint32_t end)
+{
+	return w->chunk != (const unsigned char *)chunk || pt_wlane_end(w) > end;
 }
 
 /* Levels of posix_trace_event a thread may have open inside the outermost

@@ -200,13 +200,7 @@ static void start_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt
 	/* Pairs with the acquire load of tail1 in open_chunk (lanes.c): the
 	 * lane's next owner finds the chunk's header. */
 	atomic_store_explicit(&l->tail1, c + 1, memory_order_release);
-	w->chunk = (unsigned char *)ch;
-	w->commit = PT_CHUNK_HDR;
-	w->limit = m->chunk_size;
-	w->meta_bytes = 0;
-	w->last_pc = 0;
-	w->in_gap = 0;
-	w->base = now;
+	pt_wlane_start(w, (unsigned char *)ch, m->chunk_size, now);
 }
 
 /* An event that found no room.  The first of a run is published (the
@@ -220,7 +214,7 @@ static void note_loss(struct pt_wlane *w, const struct pt_map *m, uint64_t now)
 	if (!w->in_gap || w->lane >= m->max_lanes ||
 	    !atomic_load_explicit(&h->ovf_count, memory_order_relaxed)) {
 		pt_note_loss(h, now, 1);
-		w->in_gap = 1;
+		pt_wlane_gap(w);
 		return;
 	}
 	_Atomic uint64_t *lost = &pt_lane_at(m, w->lane)->lost;
@@ -280,9 +274,7 @@ static void put_meta(struct pt_wlane *w, uint32_t id, const void *data, uint32_t
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
 	memcpy(p + PT_REC_HDR, data, len);
-	w->commit += size; /* committed with the event that follows */
-	w->meta_bytes += size;
-	w->last_pc = 0; /* the next event carries its address (parse_stage, reader.c) */
+	pt_wlane_put_meta(w, size); /* the event that follows carries its address (parse_stage, reader.c) */
 }
 
 /* The record does not go straight in: the thread has no lane yet, its
@@ -300,7 +292,7 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 			pt_note_loss(pt_hdr(m), now, 1);
 			return 0;
 		}
-		w->gen = a->gen;
+		pt_wlane_bind(w, a->gen);
 	}
 	uint32_t meta = 0, owner = w->chunk && w->limit == 0;
 	if (owner)
@@ -316,11 +308,11 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		o.owner.thread = (uint64_t)t->self;
 		memcpy(o.owner.comm, t->comm, PT_COMM_SIZE);
 		put_meta(w, PT_ID_OWNER, &o, sizeof o);
-		w->limit = m->chunk_size;
+		pt_wlane_owned(w, m->chunk_size);
 	} else if (meta) {
 		put_meta(w, PT_ID_TIME, &now, sizeof now);
 	}
-	w->base = now;
+	pt_wlane_rebase(w, now);
 	return 1;
 }
 
@@ -376,15 +368,15 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	uint64_t same = pc == w->last_pc ? PT_REC_SAMEPC : 0, w1 = pc;
 	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
 	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, truncated) | same;
-	w->last_pc = pc;
+	pt_wlane_event_at(w, pc);
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
 	copy_data(p + hdr, data, len);
 	size -= PT_REC_HDR - hdr;
-	w->commit += (1ull << 32) + size;
+	uint64_t commit = pt_wlane_put_event(w, size);
 	/* Publishes the record: pairs with the acquire loads of commit in
 	 * chunk_end (reader.c), continue_chunk and pt_steal_oldest (lanes.c). */
-	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit, memory_order_release);
+	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, commit, memory_order_release);
 	/* Commit, then look at waiters: pairs with the reader's store of
 	 * waiters, membarrier, second look (wait_for_event in getnext.c). */
 	if (fenced)
@@ -680,7 +672,7 @@ static void release_level(struct pt_wlane *w, int s)
 	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 	if (m && w->gen == a->gen && a->traced)
 		pt_lane_release(w, m);
-	w->gen = 0;
+	pt_wlane_bind(w, 0);
 }
 
 /* Gives back the thread's lanes, of every level, in one slot (or all,
@@ -752,9 +744,9 @@ void pt_forget_other_threads(void)
 		atomic_store_explicit(&me->cs_seq, 0, memory_order_relaxed);
 		atomic_store_explicit(&me->depth, 0, memory_order_relaxed);
 		for (int s = 0; s < PT_MAX_STREAMS; s++) {
-			me->lanes[s].gen = 0;
+			pt_wlane_bind(&me->lanes[s], 0);
 			for (int d = 0; d < PT_NEST_MAX; d++)
-				me->nest[d][s].gen = 0;
+				pt_wlane_bind(&me->nest[d][s], 0);
 		}
 	}
 }
