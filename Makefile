@@ -162,8 +162,13 @@ SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/a
 # TESTS="t_x ..." (names of tests/t_*.c programs, or cli) only those run,
 # without the dependency step and the script checks; CK_RUN_CASE=NAME in
 # the environment runs one test case of a program.
+# With TESTS, only what those programs run is built: the library, the
+# command, the helpers, and the programs named (cli: everything).
+CHECK_BUILD = $(if $(TESTS),lib $(BUILD)/posixtrace $(TEST_HELPERS) $(DL_HELPERS) \
+  $(if $(filter t_callsite,$(TESTS)),$(SITE_BINS)) \
+  $(foreach t,$(TESTS),$(if $(filter cli,$(t)),all tests,$(BUILD)/tests/$(t))),all tests)
 check: $(if $(TESTS),,deps)
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory $(CHECK_BUILD)
 	@mkdir -p $(BUILD) && passed=0; failed=0; for c in $(if $(TESTS),,$(SCRIPT_CHECKS)); do \
 	  name=$${c%%:*}; script=$${c#*:}; log=$(BUILD)/$$name-check.log; \
 	  sh $$script $(BUILD) > $$log 2>&1; grep -v '^ok' $$log | sed "s/^/[$$name] /"; \

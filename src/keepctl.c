@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The controller's side of the keeper (keeper.h); this file runs in the
+ * The controller's side of the keeper (keepctl.h); this file runs in the
  * controller's process (keeper.c is the keeper's own).  It begins the log,
  * forks the keeper, sends it commands on a socket and waits for them with
  * a bound, replaces a keeper that died or is stuck, and waits for the
