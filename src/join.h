@@ -7,7 +7,6 @@
 #define PT_JOIN_H
 
 #include "channel.h"
-#include "process.h"
 
 /* A setuid, setgid or file-capability program (AT_SECURE). */
 int pt_secure_exec(void);

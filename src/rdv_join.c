@@ -30,9 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "join.h"
-#include "pcb.h"
-#include "registry.h"
 #include "rdv_join.h"
+#include "internal.h"
+#include "process.h"
 
 /* Set while this process waits for its rendezvous: only then is a registry
  * offered on the channel taken.  Under pt_proc.lock. */
