@@ -66,12 +66,8 @@ static inline void pt_wlane_continue(struct pt_wlane *w, unsigned char *chunk, u
 static inline void pt_wlane_start(struct pt_wlane *w, unsigned char *chunk, uint32_t chunk_size,
                                   uint64_t now)
 {
-	w->chunk = chunk;
-	w->commit = PT_CHUNK_HDR;
-	w->limit = chunk_size;
-	w->meta_bytes = 0;
-	w->last_pc = 0;
-	w->in_gap = 0;
+	pt_wlane_continue(w, chunk, PT_CHUNK_HDR, 0);
+	w->limit = chunk_size; /* no OWNER record: the chunk's header names the writer */
 	w->base = now;
 }
 
