@@ -26,10 +26,11 @@
 #include "channel.h"
 #include "join.h"
 #include "pcb.h"
+#include "process.h"
 #include "procfd.h"
+#include "rdv_join.h"
 #include "registry.h"
 #include "rendezvous.h"
-#include "rdv_join.h"
 
 #define MAX_INHERITED 256
 

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <errno.h>
 #include "attr.h"
+#include "layout.h"
 
 static struct pt_attr *attr_rw(trace_attr_t *attr)
 {

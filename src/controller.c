@@ -7,13 +7,20 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include "keeper.h"
-#include "registry.h"
 #include "attr.h"
+#include "clock.h"
+#include "ctl.h"
+#include "handle.h"
 #include "keepctl.h"
-#include "rdv_serve.h"
+#include "keeper.h"
 #include "lifecycle.h"
+#include "process.h"
+#include "rdv_serve.h"
+#include "reader.h"
+#include "registry.h"
+#include "remote.h"
 #include "slots.h"
+#include "stream.h"
 
 static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 {

@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "handle.h"
+#include "lifecycle.h"
 #include "logfile.h"
+#include "logread.h"
 #include "procfd.h"
 #include "registry.h"
-#include "lifecycle.h"
+#include "remote.h"
 
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
 {

@@ -16,6 +16,10 @@
 #include <unistd.h>
 #include "handle.h"
 #include "logfile.h"
+#include "process.h"
+#include "reader.h"
+#include "stream.h"
+#include "thread.h"
 #include "writer.h"
 
 #define NAP_NS 100000L

@@ -10,9 +10,15 @@
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "ctl.h"
 #include "handle.h"
-#include "writer.h"
+#include "process.h"
 #include "rdv_serve.h"
+#include "reader.h"
+#include "remote.h"
+#include "stream.h"
+#include "thread.h"
+#include "writer.h"
 
 static struct pt_handle handles[TRACE_SYS_MAX];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;

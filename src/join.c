@@ -23,11 +23,13 @@
 #include <unistd.h>
 #include "channel.h"
 #include "join.h"
-#include "rendezvous.h"
-#include "registry.h"
 #include "lanes.h"
-#include "slots.h"
 #include "pcb.h"
+#include "process.h"
+#include "registry.h"
+#include "rendezvous.h"
+#include "slots.h"
+#include "stream.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
 

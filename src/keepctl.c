@@ -18,9 +18,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "clock.h"
+#include "ctl.h"
+#include "handle.h"
 #include "keepctl.h"
+#include "keeper.h"
 #include "logio.h"
 #include "logwrite.h"
+#include "stream.h"
 
 
 static int pidfd_gone(int pidfd, int timeout_ms)

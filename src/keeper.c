@@ -29,13 +29,22 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "clock.h"
+#include "ctl.h"
+#include "handle.h"
 #include "keeper.h"
 #include "logblock.h"
+#include "logfmt.h"
 #include "logio.h"
 #include "logwrite.h"
-#include "registry.h"
-#include "writer.h"
+#include "pidmap.h"
+#include "process.h"
 #include "rdv_serve.h"
+#include "reader.h"
+#include "registry.h"
+#include "remote.h"
+#include "stream.h"
+#include "writer.h"
 
 #define TICK_NS 100000000ull
 #define REACH_EVERY 5 /* ticks between looks at a target not reached yet */

@@ -10,10 +10,15 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include "records.h"
-#include "tagstack.h"
-#include "lanes.h"
 #include "clock.h"
+#include "lanes.h"
+#include "layout.h"
+#include "process.h"
+#include "records.h"
+#include "recword.h"
+#include "stream.h"
+#include "tagstack.h"
+#include "thread.h"
 
 #define MAX_CHAIN 64 /* links followed to a lane's open chunk */
 

@@ -17,7 +17,9 @@
 #include "join.h"
 #include "lifecycle.h"
 #include "pcb.h"
+#include "process.h"
 #include "registry.h"
+#include "stream.h"
 #include "writer.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

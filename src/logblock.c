@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "crc32c.h"
 #include "logblock.h"
+#include "logfmt.h"
 #include "logio.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)

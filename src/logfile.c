@@ -6,12 +6,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attr.h"
+#include "handle.h"
+#include "lifecycle.h"
 #include "logfile.h"
 #include "logread.h"
-#include "attr.h"
 #include "registry.h"
 #include "sysnames.h"
-#include "lifecycle.h"
 
 static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
 

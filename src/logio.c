@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include "crc32c.h"
 #include "logio.h"
 #include "memcheck.h"
 

@@ -42,7 +42,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <posixtrace.h>
+#include "crc32c.h"
+#include "logfmt.h"
 #include "logread.h"
+#include "recword.h"
 
 #define WINDOW (1u << 20)
 #define OPEN_WINDOW 4096u   /* the open walk reads headers, not payloads */

@@ -22,8 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "logblock.h"
+#include "logfmt.h"
 #include "logio.h"
 #include "logwrite.h"
+#include "logwstate.h"
 
 #define OUT_CAP (4u << 20)
 #define UNLIMITED (UINT64_MAX >> 1)

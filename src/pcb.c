@@ -14,10 +14,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "memcheck.h"
 #include "pcb.h"
 #include "pidmap.h"
 #include "process.h"
-#include "memcheck.h"
 
 /* A shared mapping in a new sealed memfd that an exec keeps (or private
  * memory when that fails, and then nobody else can reach it).  A memfd

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "internal.h"
+#include "memcheck.h"
 #include "pidmap.h"
 #include "records.h"
-#include "memcheck.h"
 
 #define MIN_SLOTS 64u
 #define MAX_SLOTS (1u << 18) /* 8 MiB; a full table stops learning: ids stay local */

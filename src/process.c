@@ -18,9 +18,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "layout.h"
 #include "memcheck.h"
 #include "process.h"
-#include "layout.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18

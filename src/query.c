@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "handle.h"
 #include "logfile.h"
 #include "registry.h"
+#include "stream.h"
 
 static void active_status(struct pt_handle *h, struct posix_trace_status_info *st)
 {

@@ -29,10 +29,10 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include "join.h"
-#include "rdv_join.h"
 #include "internal.h"
+#include "join.h"
 #include "process.h"
+#include "rdv_join.h"
 
 /* Set while this process waits for its rendezvous: only then is a registry
  * offered on the channel taken.  Under pt_proc.lock. */

@@ -30,8 +30,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "channel.h"
-#include "remote.h"
+#include "process.h"
 #include "rdv_serve.h"
+#include "remote.h"
 
 #define RDV_BACKLOG 128
 /* Joiners answered in one look, between the keeper's other work. */

@@ -18,10 +18,17 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
+#include "ctl.h"
+#include "lanes.h"
+#include "layout.h"
+#include "pidmap.h"
 #include "reader.h"
 #include "records.h"
+#include "recword.h"
+#include "stream.h"
+#include "thread.h"
 #include "writer.h"
-#include "lanes.h"
 
 enum { CUR_LOOK = 0, CUR_READY, CUR_IDLE, CUR_BROKEN, CUR_STAGED };
 /* How a lane is looked at: the commit word loaded again; records claimed

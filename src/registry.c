@@ -23,6 +23,7 @@
 #include "pcb.h"
 #include "process.h"
 #include "registry.h"
+#include "stream.h"
 #include "sysnames.h"
 
 static int registry_valid(const struct pt_registry *reg)

@@ -23,6 +23,7 @@
 #include "channel.h"
 #include "join.h"
 #include "pcb.h"
+#include "process.h"
 #include "procfd.h"
 #include "registry.h"
 #include "remote.h"

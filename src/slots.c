@@ -6,8 +6,10 @@
  * of enter() and leave(), writer.c).
  */
 #include <sched.h>
+#include "process.h"
 #include "registry.h"
 #include "slots.h"
+#include "stream.h"
 #include "thread.h"
 
 #ifndef POSIXTRACE_NO_NESTING

@@ -14,10 +14,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "clock.h"
-#include "stream.h"
-#include "tagstack.h"
+#include "layout.h"
 #include "memcheck.h"
+#include "stream.h"
 #include "sysnames.h"
+#include "tagstack.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23

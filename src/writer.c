@@ -13,8 +13,13 @@
 #include <unistd.h>
 #include "clock.h"
 #include "join.h"
-#include "writer.h"
 #include "lanes.h"
+#include "layout.h"
+#include "process.h"
+#include "recword.h"
+#include "stream.h"
+#include "thread.h"
+#include "writer.h"
 
 __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));
 
