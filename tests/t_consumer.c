@@ -33,6 +33,8 @@
  */
 #include "harness.h"
 
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -190,6 +192,10 @@ enum ctl_step { STEP_CREATE, STEP_WAIT_GO, STEP_READ, STEP_CLEAR, STEP_SHUTDOWN,
 struct ctl_progress {
 	_Atomic int step;
 	_Atomic long calls; /* getnext calls made */
+	/* Where the controller is, written by its SIGUSR1 handler when the
+	 * test finds it hung (the same addresses in the test, a fork). */
+	_Atomic int nframes;
+	void *frames[24];
 };
 static const char *const step_names[] = {"create", "waiting for the target", "reading",
                                          "posix_trace_clear", "posix_trace_shutdown",
@@ -254,12 +260,45 @@ static void read_for(trace_id_t trid, enum ctl_kind kind, long ms, struct ctl_re
 	r->clear_ms = ms_since(&c0);
 }
 
+static void record_stack(int sig)
+{
+	(void)sig;
+	atomic_store(&progress->nframes, backtrace(progress->frames, 24));
+}
+
+/* The functions of a hung controller's stack, innermost first, named by
+ * addr2line from the files dladdr finds them in. */
+static void describe_stack(const struct ctl_progress *p, char *out, size_t len)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (int i = 0; i < atomic_load(&p->nframes) && i < 24 && n + 64 < len; i++) {
+		Dl_info info;
+		char cmd[512], fn[128] = "?";
+		if (!dladdr(p->frames[i], &info) || !info.dli_fname)
+			continue;
+		snprintf(cmd, sizeof cmd, "addr2line -f -e '%s' %#lx 2>/dev/null", info.dli_fname,
+		         (unsigned long)((uintptr_t)p->frames[i] - (uintptr_t)info.dli_fbase - 1));
+		FILE *f = popen(cmd, "r");
+		if (f) {
+			if (!fgets(fn, sizeof fn, f))
+				strcpy(fn, "?");
+			pclose(f);
+		}
+		fn[strcspn(fn, "\n")] = '\0';
+		n += (size_t)snprintf(out + n, len - n, "%s%s", n ? " < " : "", fn);
+	}
+}
+
 static void controller_main(pid_t target, enum ctl_kind kind, const char *log, long ms, int go,
                             int out)
 {
 	struct ctl_result r;
 	char c;
+	void *warm[1];
 	memset(&r, 0, sizeof r);
+	backtrace(warm, 1); /* loads what backtrace needs before a handler calls it */
+	signal(SIGUSR1, record_stack);
 	cap_files();
 	int logfd = kind == CTL_LOG ? open(log, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
 	trace_id_t trid = create_for(target, logfd, &r);
@@ -326,11 +365,18 @@ static struct ctl_result controller_result(const struct ctl *c)
 		ck_abort_msg("the controller ended without a report (%s) while %s", how,
 		             step_names[atomic_load(&c->progress->step)]);
 	}
+	char where[1024] = "";
+	if (got != sizeof r) {
+		kill(c->pid, SIGUSR1);
+		for (int i = 0; i < 50 && !atomic_load(&c->progress->nframes); i++)
+			usleep(10000);
+		describe_stack(c->progress, where, sizeof where);
+	}
 	ck_assert_msg(got == sizeof r,
 	              "the controller did not finish within %d ms (hung in a consumer): it was "
-	              "%s, after %ld getnext calls",
+	              "%s, after %ld getnext calls; its stack: %s",
 	              wait_ms, step_names[atomic_load(&c->progress->step)],
-	              atomic_load(&c->progress->calls));
+	              atomic_load(&c->progress->calls), where);
 	ck_assert_int_eq(r.create_rc, 0);
 	return r;
 }
