@@ -253,7 +253,7 @@ fuzz:
 	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
 	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds

@@ -60,7 +60,7 @@ fuzz)
 	# shellcheck disable=SC2086
 	clang $FLAGS -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-		tests/fuzz/fuzz_logread.c src/logread.c src/crc32c.c -o "$BUILD/fuzz_logread" -lpthread
+		tests/fuzz/fuzz_logread.c src/crc32c.c -o "$BUILD/fuzz_logread" -lpthread
 	"$BUILD/fuzz_logread" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 \
 		-timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/" "$BUILD/fuzz-corpus"
 	;;
