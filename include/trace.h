@@ -236,19 +236,33 @@ void posix_trace_event(trace_event_id_t, const void *__PT_RESTRICT, size_t);
  * becoming a tail call, whose return address would be the caller's
  * caller's.  It needs GNU C's statement expressions: other compilers call
  * the function.  (posix_trace_event)(...) or its address reach the
- * function itself; define POSIXTRACE_NO_INLINE to always call it. */
+ * function itself; define POSIXTRACE_NO_INLINE to always call it.
+ * While one stream alone may record the process, an event that stream's
+ * filter excludes costs no call either: posixtrace__filter_for is then
+ * the armed word of that stream alone, and posixtrace__filter its filter's
+ * words as its controller writes them (a bit set: filtered out); any
+ * other armed word, and an id beyond the words, take the call, which
+ * decides as before. */
 extern const volatile unsigned long long *posixtrace__armed;
+extern volatile unsigned long long posixtrace__filter_for;
+extern const volatile unsigned long long *posixtrace__filter;
 void posixtrace__event(trace_event_id_t, const void *, size_t);
 #if !defined(POSIXTRACE_NO_INLINE) && defined(__GNUC__)
 /* Relaxed atomic loads: the library changes both the pointer and the word
  * while other threads run (a plain load is a data race in C11 terms). */
 #define __PT_ARMED() __atomic_load_n(__atomic_load_n(&posixtrace__armed, __ATOMIC_RELAXED), \
                                      __ATOMIC_RELAXED)
+#define __PT_FILTERED(id) ((unsigned)(id) < 1024u && \
+	((__atomic_load_n(&__atomic_load_n(&posixtrace__filter, __ATOMIC_RELAXED)[(unsigned)(id) / 64u], \
+	                  __ATOMIC_RELAXED) >> ((unsigned)(id) % 64u)) & 1u))
 #define posix_trace_event(id, data, len) __extension__({ \
 	trace_event_id_t __pt_ev_id = (id); \
 	const void *__pt_ev_data = (data); \
 	size_t __pt_ev_len = (len); \
-	if (__builtin_expect(__PT_ARMED() != 0, 0)) { \
+	unsigned long long __pt_ev_armed = __PT_ARMED(); \
+	if (__builtin_expect(__pt_ev_armed != 0, 0) && \
+	    (__pt_ev_armed != __atomic_load_n(&posixtrace__filter_for, __ATOMIC_ACQUIRE) || \
+	     !__PT_FILTERED(__pt_ev_id))) { \
 		posixtrace__event(__pt_ev_id, __pt_ev_data, __pt_ev_len); \
 		__asm__ __volatile__(""); \
 	} \

@@ -136,6 +136,7 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way
 	/* Pairs with the acquire load of attached[].map in record and
 	 * record_general (writer.c). */
 	pt_publish_map(a, &a->own);
+	pt_filter_follow();
 	pt_count_unmapped_losses(a);
 	pt_seed_names(a);
 	if (state != PT_ST_SUSPENDED || a->own.inherited)

@@ -19,6 +19,7 @@
 #include "pcb.h"
 #include "process.h"
 #include "registry.h"
+#include "slots.h"
 #include "stream.h"
 #include "writer.h"
 
@@ -111,6 +112,7 @@ void pt_fork_child(void)
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_proc_identify();
 	int kept = sort_streams_for_child();
+	pt_filter_follow();
 	if (!kept)
 		pt_registry_copy_after_fork();
 	new_identity_objects();

@@ -48,6 +48,33 @@ struct pt_process pt_proc = {
 const volatile unsigned long long *posixtrace__armed =
     (const volatile unsigned long long *)&pt_proc.pcb_fallback.armed;
 
+/* What the macro tests an event's id against while one stream alone may
+ * record this process (<trace.h>, slots.c's pt_filter_follow): until the
+ * library has a page for it, no filter, and no armed word it is for. */
+static const unsigned long long no_filter[PT_NEVENT_IDS / 64];
+const volatile unsigned long long *posixtrace__filter = no_filter;
+volatile unsigned long long posixtrace__filter_for;
+
+/* The page the macro reads the filter from: private zeros, or the header
+ * page of the one stream the process records into (pt_filter_follow).  It
+ * is never unmapped, only replaced (MAP_FIXED), so a reader between the
+ * pointer and the word always finds a page. */
+static void make_filter_page(void)
+{
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	_Static_assert(offsetof(struct pt_stream_hdr, filter) + sizeof(((struct pt_stream_hdr *)0)->filter) <= 4096,
+	               "the filter lies in the header's first page");
+	void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	pt_proc.filter_page = p;
+	pt_proc.filter_page_len = len;
+	__atomic_store_n(&posixtrace__filter,
+	                 (const volatile unsigned long long *)(void *)((unsigned char *)p +
+	                                                              offsetof(struct pt_stream_hdr, filter)),
+	                 __ATOMIC_RELAXED);
+}
+
 void pt_set_pcb(struct pt_pcb *pcb)
 {
 	pt_proc.pcb = pcb;
@@ -161,6 +188,7 @@ void pt_proc_setup(void)
 	atomic_init(&pt_proc.reg_fallback.next_name, 1);
 	register_membarrier();
 	make_fork_word();
+	make_filter_page();
 }
 
 /* Full barrier on every thread of the process, and with `global` on every

@@ -53,6 +53,10 @@ struct pt_process {
 	/* lifecycle.c's pt_fork_child, for a writer that finds the fork word
 	 * wiped before the library's fork handler ran. */
 	void (*fork_child)(void);
+	/* The page <trace.h>'s macro reads filters from (process.c,
+	 * make_filter_page; slots.c, pt_filter_follow); NULL: none. */
+	unsigned char *filter_page;
+	size_t filter_page_len;
 	pid_t pid;
 	uint64_t starttime;
 	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];

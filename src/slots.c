@@ -6,6 +6,7 @@
  * of enter() and leave(), writer.c).
  */
 #include <sched.h>
+#include <sys/mman.h>
 #include "process.h"
 #include "registry.h"
 #include "slots.h"
@@ -85,6 +86,7 @@ int pt_attach_local(struct pt_map *m)
 		a->names_synced = 0;
 		s->fd = -1; /* ends with this image: not taken back after exec */
 		pt_publish_map(a, m);
+		pt_filter_follow();
 		pt_seed_names(a);
 	}
 	pthread_mutex_unlock(&pt_proc.lock);
@@ -101,6 +103,7 @@ void pt_detach_locked(int slot)
 	/* Nothing is published with NULL (relaxed would do): the grace period is
 	 * pt_barrier_locked's, paired with enter() and leave() (writer.c). */
 	atomic_store_explicit(&a->map, NULL, memory_order_release);
+	pt_filter_follow();
 	pt_barrier_locked();
 	if (m == &a->own)
 		pt_stream_unmap(&a->own);
@@ -115,4 +118,40 @@ void pt_detach(int slot)
 	pthread_mutex_lock(&pt_proc.lock);
 	pt_detach_locked(slot);
 	pthread_mutex_unlock(&pt_proc.lock);
+}
+
+/* The streams this process records into changed (pt_proc.lock held).
+ * While one stream alone is in a slot, <trace.h>'s macro reads its filter
+ * through a second mapping of its header page, and an event that filter
+ * excludes takes no call while the armed word is that stream's alone
+ * (posixtrace__filter_for); else every armed event takes the call.  The
+ * armed word the page is for is withdrawn before the page changes and
+ * given after: a reader that sees it finds that stream's words, or zeros
+ * (which exclude nothing).  Release: pairs with the acquire load of
+ * posixtrace__filter_for in <trace.h>'s macro. */
+void pt_filter_follow(void)
+{
+	unsigned char *page = pt_proc.filter_page;
+	size_t len = pt_proc.filter_page_len;
+	const struct pt_map *only = NULL;
+	int n = 0, slot = 0;
+	if (!page)
+		return;
+	for (int i = 0; i < PT_MAX_STREAMS; i++) {
+		const struct pt_map *m = atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed);
+		if (m) {
+			n++;
+			slot = i;
+			only = m;
+		}
+	}
+	__atomic_store_n(&posixtrace__filter_for, 0, __ATOMIC_RELEASE);
+	if (n == 1 && only->base &&
+	    mremap(only->base, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, page) != MAP_FAILED) {
+		__atomic_store_n(&posixtrace__filter_for, 1ull << slot, __ATOMIC_RELEASE);
+		return;
+	}
+	/* Zeros again; should that fail, the page stays whatever it was, and
+	 * unused: filter_for is 0, which no armed word is. */
+	mmap(page, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 }

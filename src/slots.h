@@ -17,5 +17,8 @@ int pt_attach_local(struct pt_map *m);
  * itself joined (with the lock held, or taking it). */
 void pt_detach_locked(int slot);
 void pt_detach(int slot);
+/* The page <trace.h>'s macro reads filters from follows the streams this
+ * process records into (pt_proc.lock held). */
+void pt_filter_follow(void);
 
 #endif
