@@ -31,6 +31,7 @@
 #include "rdv_join.h"
 #include "registry.h"
 #include "rendezvous.h"
+#include "token.h"
 
 #define MAX_INHERITED 256
 
@@ -44,9 +45,12 @@ struct collected {
 	int n, max;
 };
 
+/* Each is made a token in place (token.h), if it was not one already:
+ * whatever this process keeps and passes on can only be opened. */
 static int collect_one(int fd, enum pt_memfd_kind kind, void *arg)
 {
 	struct collected *c = arg;
+	pt_token_make(fd, 1);
 	c->out[c->n++] = (struct inherited){fd, (char)kind};
 	return c->n == c->max;
 }

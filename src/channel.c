@@ -3,15 +3,20 @@
  * A process's channel: a socket pair it makes when it loads the library.
  * A controller pulls the sending end out of the process with pidfd_getfd(),
  * which the kernel allows exactly when ptrace would be allowed, and sends
- * the sealed stream memfd over it (SCM_RIGHTS); the process takes it on its
- * next event.  Nothing can push a descriptor into a process otherwise, and
- * the receiver still checks who sent it (SCM_CREDENTIALS).
+ * a token of the sealed stream memfd over it (SCM_RIGHTS, token.h); the
+ * process takes it on its next event.  Nothing can push a descriptor into
+ * a process otherwise, and the receiver still checks who sent it
+ * (SCM_CREDENTIALS).  The channel's ends go down the process's tree through
+ * exec, so a descendant of another user may read what waits on it: a token,
+ * which it cannot open.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "channel.h"
+#include "token.h"
 
 int pt_channel_create(int *rx, int *tx)
 {
@@ -24,7 +29,23 @@ int pt_channel_create(int *rx, int *tx)
 	return 0;
 }
 
+static int send_one(int tx, const struct pt_offer_msg *msg, int fd);
+
+/* Sends a token of fd (token.h), never fd itself. */
 int pt_channel_send(int tx, const struct pt_offer_msg *msg, int fd)
+{
+	int token = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (token < 0 || pt_token_make(token, 0) != 0) {
+		if (token >= 0)
+			close(token);
+		return EAGAIN;
+	}
+	int err = send_one(tx, msg, token);
+	close(token);
+	return err;
+}
+
+static int send_one(int tx, const struct pt_offer_msg *msg, int fd)
 {
 	union {
 		struct cmsghdr h;

@@ -80,9 +80,12 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 	if (!err && !h->remote && (h->src.slot = pt_attach_local(&h->src.map)) < 0)
 		err = EAGAIN;
 	/* Children this process starts by exec find a stream traced with
-	 * inheritance through this descriptor (adopt.c). */
-	if (!err && !h->remote && h->src.map.inherited)
-		fcntl(h->src.map.fd, F_SETFD, 0);
+	 * inheritance through a token of it (adopt.c). */
+	if (!err && !h->remote && h->src.map.inherited) {
+		pthread_mutex_lock(&pt_proc.lock);
+		pt_slot_keep_across_exec(h->src.slot, h->src.map.fd);
+		pthread_mutex_unlock(&pt_proc.lock);
+	}
 	h->has_log = logfd >= 0;
 	/* Without a rendezvous the stream still works: children that keep
 	 * their descriptors follow it. */

@@ -30,6 +30,7 @@
 #include "rendezvous.h"
 #include "slots.h"
 #include "stream.h"
+#include "token.h"
 
 int pt_secure_exec(void) { return getauxval(AT_SECURE) != 0; }
 
@@ -88,19 +89,38 @@ void pt_record_slot_fd(int slot, int fd)
 	s->ino = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Maps the stream in fd into slot (taking fd) and records into it; what
- * came down the tree only when traced with inheritance (enum pt_join_way).
- * The slot goes from state `from` to ATTACHED with a CAS: a controller
- * offering or withdrawing at the same moment wins, and the join is given
- * up (EAGAIN).  Caller holds pt_proc.lock. */
+static int join_trusted(int fd, enum pt_join_way way)
+{
+	switch (way) {
+	case PT_JOIN_INHERITED:
+		return pt_trust_tree_fd(fd);
+	case PT_JOIN_OFFERED_BY_ROOT:
+		return !pt_secure_exec();
+	default:
+		return pt_trust_fd(fd);
+	}
+}
+
+/* Maps the stream behind fd (a token, taken) into slot and records into
+ * it; what came down the tree only when traced with inheritance (enum
+ * pt_join_way).  The file is opened afresh with this process's rights
+ * (token.h): the kernel refuses another user's.  The slot goes from state
+ * `from` to ATTACHED with a CAS: a controller offering or withdrawing at
+ * the same moment wins, and the join is given up (EAGAIN).  Caller holds
+ * pt_proc.lock. */
 int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way, uint32_t from)
 {
 	struct pt_attached *a = &pt_proc.attached[slot];
-	if (way == PT_JOIN_INHERITED ? !pt_trust_tree_fd(fd) : !pt_trust_fd(fd)) {
-		close(fd);
-		return EPERM;
+	int rw = pt_token_open(fd);
+	int err = rw < 0 ? EPERM : 0;
+	if (!err && !join_trusted(rw, way)) {
+		close(rw);
+		err = EPERM;
 	}
-	int err = pt_stream_map_fd(fd, &a->own);
+	if (!err)
+		err = pt_stream_map_fd(rw, &a->own);
+	else if (rw >= 0)
+		close(rw);
 	if (err) {
 		close(fd);
 		return err;
@@ -110,14 +130,17 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way
 	uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
 	if (state == PT_ST_DEAD || !can_read_clock(a->own.clock) ||
 	    (way == PT_JOIN_INHERITED && !a->own.inherited) ||
-	    (way == PT_JOIN_BEFORE_EXEC && a->own.inherited && !pt_trust_tree_fd(fd))) {
+	    (way == PT_JOIN_BEFORE_EXEC && a->own.inherited && !pt_trust_tree_fd(a->own.fd))) {
 		pt_stream_unmap(&a->own);
+		close(fd);
 		return ESRCH;
 	}
-	/* Kept across exec: this process after an exec records on, and its
-	 * children started by exec join a stream traced with inheritance (an
-	 * instrumented child closes the others at load). */
-	fcntl(fd, F_SETFD, 0);
+	/* A token kept across exec: this process after an exec records on, and
+	 * its children started by exec join a stream traced with inheritance
+	 * (an instrumented child closes the others at load). */
+	pt_slot_keep_across_exec(slot, fd);
+	close(fd);
+	fd = pt_proc.attached[slot].exec_token;
 	pt_reg_adopt_stream_names(pt_proc.reg, &a->own);
 	a->gen = ++pt_proc.next_gen;
 	a->offer_gen = offer_gen;
@@ -130,7 +153,8 @@ int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way
 	                                             PT_SLOT_ATTACHED, memory_order_acq_rel,
 	                                             memory_order_relaxed)) {
 		pt_record_slot_fd(slot, -1);
-		pt_stream_unmap(&a->own); /* closes fd */
+		pt_slot_forget_exec_token(slot);
+		pt_stream_unmap(&a->own);
 		return EAGAIN;
 	}
 	/* Pairs with the acquire load of attached[].map in record and
@@ -202,7 +226,8 @@ void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 		return;
 	}
 	release_joined_locked((int)msg->slot);
-	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, PT_JOIN_OFFERED, PT_SLOT_OFFERED) != 0) {
+	enum pt_join_way way = sender == 0 ? PT_JOIN_OFFERED_BY_ROOT : PT_JOIN_OFFERED;
+	if (pt_join_fd_locked(fd, (int)msg->slot, msg->gen, way, PT_SLOT_OFFERED) != 0) {
 		/* Refused: the offer goes, unless it was withdrawn or replaced
 		 * meanwhile.  Pairs with the acq_rel CAS of state in
 		 * pt_remote_offer (remote.c) and pt_attach_local (slots.c). */

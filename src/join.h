@@ -15,11 +15,19 @@ int pt_trust_fd(int fd);
 /* The same for what an ancestor passed down: root's only for root. */
 int pt_trust_tree_fd(int fd);
 /* How a stream reached the process, for pt_join_fd_locked: offered to it
- * (0); passed down the tree, taken only when traced with inheritance and
- * under pt_trust_tree_fd; recorded into before this process's exec, where
- * a stream traced with inheritance, which the tree shares, must pass
- * pt_trust_tree_fd (the process may have changed user since). */
-enum pt_join_way { PT_JOIN_OFFERED, PT_JOIN_INHERITED, PT_JOIN_BEFORE_EXEC };
+ * (0), under pt_trust_fd; offered by root (the kernel's SCM_CREDENTIALS
+ * say so), who may trace any process, dumpable or not (a worker that
+ * dropped privileges without exec); passed down the tree, taken only when
+ * traced with inheritance and under pt_trust_tree_fd; recorded into before
+ * this process's exec, where a stream traced with inheritance, which the
+ * tree shares, must pass pt_trust_tree_fd (the process may have changed
+ * user since). */
+enum pt_join_way {
+	PT_JOIN_OFFERED,
+	PT_JOIN_OFFERED_BY_ROOT,
+	PT_JOIN_INHERITED,
+	PT_JOIN_BEFORE_EXEC,
+};
 /* Maps the stream in fd into slot (taking fd) and records into it. */
 int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way, uint32_t from);
 void pt_record_slot_fd(int slot, int fd);

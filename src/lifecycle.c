@@ -6,7 +6,6 @@
  * fork child, the streams traced with inheritance are kept and the rest is
  * let go.  The API's entry points call pt_init(); nothing below them does.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -71,6 +70,7 @@ static int sort_streams_for_child(void)
 		}
 		if (m == &a->own)
 			pt_stream_unmap(&a->own);
+		pt_slot_forget_exec_token(i);
 		atomic_store_explicit(&a->map, NULL, memory_order_relaxed);
 	}
 	return kept;
@@ -123,9 +123,8 @@ void pt_fork_child(void)
 			continue;
 		struct pt_pcb_slot *s = &pt_proc.pcb->slots[i];
 		atomic_store_explicit(&s->state, PT_SLOT_ATTACHED, memory_order_relaxed);
-		if (a->own.fd >= 0)
-			fcntl(a->own.fd, F_SETFD, 0);
-		pt_record_slot_fd(i, a->own.fd);
+		pt_slot_keep_across_exec(i, a->own.fd);
+		pt_record_slot_fd(i, a->exec_token);
 		a->offer_gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
 		pt_arm(i, 1);
 	}

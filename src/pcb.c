@@ -18,18 +18,24 @@
 #include "pcb.h"
 #include "pidmap.h"
 #include "process.h"
+#include "token.h"
 
-/* A shared mapping in a new sealed memfd that an exec keeps (or private
- * memory when that fails, and then nobody else can reach it).  A memfd
- * larger than the process's file size limit is not attempted: sizing it
- * would raise SIGXFSZ in a program that only registered an event name. */
+/* A shared mapping in a new sealed memfd of mode 0600, whose descriptor is
+ * a token that an exec keeps (token.h), or private memory when that fails,
+ * and then nobody else can reach it.  A memfd larger than the process's
+ * file size limit is not attempted: sizing it would raise SIGXFSZ in a
+ * program that only registered an event name. */
 void *pt_sealed_object(const char *name, size_t size, int *fd_out)
 {
 	void *p = MAP_FAILED;
-	int fd = size <= pt_file_room() ? memfd_create(name, MFD_ALLOW_SEALING) : -1;
-	if (fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
+	int fd = size <= pt_file_room() ? memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING) : -1;
+	if (fd >= 0 && fchmod(fd, PT_MEMFD_MODE) == 0 && ftruncate(fd, (off_t)size) == 0 &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED && pt_token_make(fd, 1) != 0) {
+		munmap(p, size);
+		p = MAP_FAILED;
+	}
 	if (p == MAP_FAILED) {
 		if (fd >= 0)
 			close(fd);
@@ -101,17 +107,13 @@ int pt_pcb_validate(const struct pt_pcb *pcb, pid_t pid, uint64_t starttime)
 	       pcb->size == sizeof *pcb && pcb->pid == pid && pcb->starttime == starttime;
 }
 
-/* Maps a block from a descriptor only when its size can no longer change. */
+/* Maps a block from a descriptor (a token) only when this process may open
+ * its file and its size can no longer change. */
 int pt_pcb_map_fd(int fd, struct pt_pcb **out)
 {
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 ||
-	    (seals & PT_SEALS_REQUIRED) != PT_SEALS_REQUIRED || st.st_size != (off_t)sizeof **out)
-		return EINVAL;
-	void *p = mmap(NULL, sizeof **out, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return ENOMEM;
-	*out = p;
-	return 0;
+	void *p;
+	int err = pt_token_map_sealed(fd, sizeof **out, &p);
+	if (!err)
+		*out = p;
+	return err;
 }

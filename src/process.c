@@ -186,6 +186,8 @@ void pt_proc_setup(void)
 	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
 	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;
 	atomic_init(&pt_proc.reg_fallback.next_name, 1);
+	for (int i = 0; i < PT_MAX_STREAMS; i++)
+		pt_proc.attached[i].exec_token = -1;
 	register_membarrier();
 	make_fork_word();
 	make_filter_page();

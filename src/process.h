@@ -24,6 +24,9 @@ struct pt_attached {
 	int traced;                   /* this process records into it */
 	uint32_t names_synced;        /* registry entries copied into the stream */
 	struct pt_map own;            /* storage for a stream this process joined */
+	/* The token by which the stream crosses this process's exec and goes
+	 * to the children it starts by exec (token.h); -1 for none. */
+	int exec_token;
 	/* Events posted while the slot was armed and its stream not mapped yet
 	 * (another thread was mapping it): counted lost in the stream once it
 	 * is (pt_count_unmapped_losses).  A number only: relaxed. */

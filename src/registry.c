@@ -25,6 +25,7 @@
 #include "registry.h"
 #include "stream.h"
 #include "sysnames.h"
+#include "token.h"
 
 static int registry_valid(const struct pt_registry *reg)
 {
@@ -51,17 +52,15 @@ int pt_registry_create(void)
 	return 0;
 }
 
-/* Maps a registry from a descriptor only when its size can no longer change. */
+/* Maps a registry from a descriptor (a token) only when this process may
+ * open its file and its size can no longer change. */
 int pt_registry_map_fd(int fd, struct pt_registry **out)
 {
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 ||
-	    (seals & PT_SEALS_REQUIRED) != PT_SEALS_REQUIRED || st.st_size != (off_t)sizeof **out)
-		return EINVAL;
-	struct pt_registry *reg = mmap(NULL, sizeof *reg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (reg == MAP_FAILED)
-		return ENOMEM;
+	void *p;
+	int err = pt_token_map_sealed(fd, sizeof **out, &p);
+	if (err)
+		return err;
+	struct pt_registry *reg = p;
 	if (!registry_valid(reg)) {
 		munmap(reg, sizeof *reg);
 		return EINVAL;

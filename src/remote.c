@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "channel.h"
 #include "join.h"
+#include "memcheck.h"
 #include "pcb.h"
 #include "process.h"
 #include "procfd.h"
@@ -312,16 +313,56 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 	return EAGAIN;
 }
 
-/* A stream traced with inheritance goes down the target's tree through
- * exec, where a process takes root's memory only if it is root
- * (pt_trust_tree_fd, join.c): root's stream for a process of another user
- * becomes that user's, as its block is. */
+/* The last id of a "Uid:" or "Gid:" line of /proc/PID/status: the one
+ * the process opens files with. */
+static int fs_id(const char *status, const char *key, unsigned long *out)
+{
+	const char *p = strstr(status, key);
+	if (!p)
+		return 0;
+	p += strlen(key);
+	int n = 0;
+	for (char *end; n < 4; n++, p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		*out = v;
+	}
+	return n == 4;
+}
+
+/* Who the target opens files as now: its block's owner, unless it changed
+ * user since it made the block (a worker of a daemon that drops
+ * privileges without exec). */
+static void target_user(const struct pt_remote *r, uid_t *uid, gid_t *gid)
+{
+	char path[64], status[4096];
+	unsigned long u, g;
+	*uid = r->owner;
+	*gid = r->owner_gid;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)r->pid);
+	if (pt_read_text(path, status, sizeof status) > 0 && fs_id(status, "\nUid:", &u) &&
+	    fs_id(status, "\nGid:", &g) && pt_remote_alive(r)) {
+		*uid = (uid_t)u;
+		*gid = (gid_t)g;
+	}
+}
+
+/* The target opens the stream it is offered with its own rights (token.h),
+ * and one traced with inheritance goes down its tree through exec, where a
+ * process takes root's memory only if it is root (pt_trust_tree_fd,
+ * join.c): root's stream for a process of another user becomes that
+ * user's. */
 static void give_to_target_user(const struct pt_remote *r, const struct pt_map *m)
 {
 	struct stat st;
-	if (m->inherited && r->owner != 0 && geteuid() == 0 && fstat(m->fd, &st) == 0 &&
-	    st.st_uid == 0)
-		(void)fchown(m->fd, r->owner, r->owner_gid);
+	uid_t uid;
+	gid_t gid;
+	if (geteuid() != 0 || fstat(m->fd, &st) != 0 || st.st_uid != 0)
+		return;
+	target_user(r, &uid, &gid);
+	if (uid != 0)
+		(void)fchown(m->fd, uid, gid);
 }
 
 int pt_remote_hand_over(struct pt_remote *r, const struct pt_map *m, int running)

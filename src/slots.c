@@ -5,13 +5,16 @@
  * lets it be unmapped while other threads may be writing (the other side
  * of enter() and leave(), writer.c).
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "process.h"
 #include "registry.h"
 #include "slots.h"
 #include "stream.h"
 #include "thread.h"
+#include "token.h"
 
 #ifndef POSIXTRACE_NO_NESTING
 /* The grace period's look at a thread seen inside with cs_seq == seq whose
@@ -107,10 +110,32 @@ void pt_detach_locked(int slot)
 	pt_barrier_locked();
 	if (m == &a->own)
 		pt_stream_unmap(&a->own);
+	pt_slot_forget_exec_token(slot);
 	pt_proc.pcb->slots[slot].fd = -1;
 	/* Release: the slot's fd and the unmapping first; pairs with the acq_rel
 	 * CAS of state in pt_remote_offer (remote.c) and pt_attach_local. */
 	atomic_store_explicit(&pt_proc.pcb->slots[slot].state, PT_SLOT_FREE, memory_order_release);
+}
+
+void pt_slot_keep_across_exec(int slot, int fd)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	if (a->exec_token >= 0 || fd < 0)
+		return;
+	int token = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (token >= 0 && pt_token_make(token, 1) != 0) {
+		close(token);
+		token = -1;
+	}
+	a->exec_token = token;
+}
+
+void pt_slot_forget_exec_token(int slot)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	if (a->exec_token >= 0)
+		close(a->exec_token);
+	a->exec_token = -1;
 }
 
 void pt_detach(int slot)

@@ -17,6 +17,11 @@ int pt_attach_local(struct pt_map *m);
  * itself joined (with the lock held, or taking it). */
 void pt_detach_locked(int slot);
 void pt_detach(int slot);
+/* The slot's stream crosses this process's exec and goes to the children
+ * it starts by exec as a token of fd's file (made once, kept until the
+ * slot is let go); pt_slot_forget_exec_token lets it go now.  Lock held. */
+void pt_slot_keep_across_exec(int slot, int fd);
+void pt_slot_forget_exec_token(int slot);
 /* The page <trace.h>'s macro reads filters from follows the streams this
  * process records into (pt_proc.lock held). */
 void pt_filter_follow(void);

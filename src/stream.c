@@ -19,6 +19,7 @@
 #include "stream.h"
 #include "sysnames.h"
 #include "tagstack.h"
+#include "token.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -209,7 +210,9 @@ int pt_stream_create(const struct pt_attr *attr, struct pt_map *out)
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	void *p = MAP_FAILED;
-	if (ftruncate(fd, (off_t)g.total) == 0 &&
+	/* Its descriptors leave this process only as tokens (token.h): the
+	 * mode says who may open them. */
+	if (fchmod(fd, PT_MEMFD_MODE) == 0 && ftruncate(fd, (off_t)g.total) == 0 &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
 		p = mmap(NULL, (size_t)g.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED || commit_base(p, fd, &g) != 0) {

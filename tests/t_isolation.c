@@ -1588,6 +1588,76 @@ START_TEST(tree_of_several_users_shares_nothing)
 }
 END_TEST
 
+/* ---- a member that uses what came down the tree without the library -------
+ * (security, third round: what remained of items 1 and 2.  Exec passed a
+ * root stream, registry and block down as descriptors that could be mapped,
+ * and offers made to an ancestor waited on a channel every descendant
+ * holds: another user's program that never loads the library read root's
+ * events from them.  Now they cross exec and sockets as tokens of 0600
+ * files, which the kernel lets only their owner and root open.) */
+START_TEST(tree_member_without_library_opens_nothing)
+{
+	begin("tree_member_without_library_opens_nothing");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	stage();
+	copy_file(built("helpers/tree_thief"), in_dir(staging, "tree_thief"), 0755);
+	char sr[64], line[512];
+	make_secret(sr, sizeof sr, "tree-thief");
+	trace_attr_t attr;
+	trace_id_t tree, offered;
+	trace_event_id_t id;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED), 0);
+	ck_assert_int_eq(posix_trace_create(0, &attr, &tree), 0);
+	ck_assert_int_eq(posix_trace_start(tree), 0);
+	ck_assert_int_eq(posix_trace_eventid_open("tree.root", &id), 0);
+	for (int k = 0; k < 5; k++)
+		posix_trace_event(id, sr, strlen(sr));
+
+	/* Root's shell, forked by root's traced process, holds what that
+	 * passed down; a root controller's offer then waits on the shell's
+	 * channel (a shell never takes it), and the shell runs B's program
+	 * (setpriv), which finds all of it. */
+	char uid[16], gid[16];
+	snprintf(uid, sizeof uid, "%d", (int)user_b.uid);
+	snprintf(gid, sizeof gid, "%d", (int)user_b.gid);
+	char *argv[] = {"/bin/sh", "-c",
+	                "read go && setpriv --reuid=\"$0\" --regid=\"$1\" --clear-groups -- "
+	                "\"$2\" -s \"$3\"; read q",
+	                uid, gid, (char *)in_dir(staging, "tree_thief"), sr, NULL};
+	struct proc b = start_member(NULL, argv, NULL);
+	ck_assert_int_eq(posix_trace_create(b.c.pid, &attr, &offered), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posix_trace_start(offered), 0);
+	say(b.in, "go\n");
+	int lib = -1, memfds = 0, sockets = 0, received = 0, opened = -1, mapped = -1, found = -1;
+	if (!expect_line(b.out, "thief ", line, sizeof line, 10000) ||
+	    sscanf(line, "thief lib=%d memfds=%d sockets=%d received=%d opened=%d mapped=%d secret=%d",
+	           &lib, &memfds, &sockets, &received, &opened, &mapped, &found) != 7)
+		problem("B's program did not report (%s)", b.out->seen);
+	else
+		printf("t_isolation: %s: %s\n", test_name, line);
+	if (lib != 0)
+		problem("B's program loaded libposixtrace: it must attack without it");
+	if (memfds < 2 || received < 1)
+		problem("B's program met %d posixtrace descriptors and took %d off a channel (%s): the "
+		        "tree did not pass down the stream, registry and offer this test attacks",
+		        memfds, received, line);
+	if (opened != 0 || mapped != 0 || found != 0)
+		problem("B's program opened %d and mapped %d of root's objects, %d holding root's "
+		        "events",
+		        opened, mapped, found);
+	say(b.in, "q\n");
+	expect_exit0(b.c.pid, 10000, "B's program");
+	end_proc(&b);
+	ck_assert_int_eq(posix_trace_shutdown(offered), 0);
+	ck_assert_int_eq(posix_trace_shutdown(tree), 0);
+	assert_no_problems();
+}
+END_TEST
+
 /* ---- a user's process traced by root with inheritance --------------------
  * (what came down a tree is taken only from the process's own user, root's
  * only by root: root hands a stream traced with inheritance to a process of
@@ -1629,6 +1699,59 @@ START_TEST(root_traced_users_children_follow)
 		        "the child it started by exec",
 		        counts[0], counts[1]);
 	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	assert_no_problems();
+}
+END_TEST
+
+/* ---- a worker that dropped privileges without exec ----------------------
+ * (a daemon's worker: the library made its block while the process was
+ * root, then it became user A.  It opens what it is offered with its own
+ * rights now (tokens), so root's controller gives it the stream as A's,
+ * whoever owns the block.) */
+START_TEST(root_traces_worker_that_dropped_privileges)
+{
+	begin("root_traces_worker_that_dropped_privileges");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	char secret[64];
+	make_secret(secret, sizeof secret, "worker");
+	int go[2], done[2];
+	pipe_cloexec(go);
+	pipe_cloexec(done);
+	pid_t worker = fork_child();
+	if (worker == 0) {
+		char c;
+		trace_event_id_t id;
+		if (setgroups(0, NULL) != 0 || setresgid(user_a.gid, user_a.gid, user_a.gid) != 0 ||
+		    setresuid(user_a.uid, user_a.uid, user_a.uid) != 0 ||
+		    posix_trace_eventid_open("worker.secret", &id) != 0 || write(done[1], "u", 1) != 1 ||
+		    read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (int k = 0; k < 5; k++)
+			posix_trace_event(id, secret, strlen(secret));
+		_exit(write(done[1], "p", 1) == 1 ? 0 : 4);
+	}
+	close(go[0]);
+	close(done[1]);
+	char c = 0;
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	trace_id_t trid;
+	ck_assert_int_eq(posix_trace_create(worker, NULL, &trid), 0);
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	if (read(done[0], &c, 1) != 1 || c != 'p')
+		problem("the worker did not post its events");
+	expect_exit0(worker, 10000, "the worker");
+	const char *const secrets[] = {secret};
+	long count = 0;
+	count_secrets(trid, secrets, &count, 1);
+	if (count != 5)
+		problem("root's stream for a worker that became user A holds %ld of its 5 events",
+		        count);
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	close(go[1]);
+	close(done[0]);
 	assert_no_problems();
 }
 END_TEST
@@ -2566,6 +2689,8 @@ int main(void)
 	tcase_add_test(tc, tree_forged_block_closes_no_file);
 	tcase_add_test(tc, rendezvous_of_another_user_not_followed);
 	tcase_add_test(tc, tree_of_several_users_shares_nothing);
+	tcase_add_test(tc, tree_member_without_library_opens_nothing);
+	tcase_add_test(tc, root_traces_worker_that_dropped_privileges);
 	tcase_add_test(tc, root_traced_users_children_follow);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);

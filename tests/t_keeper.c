@@ -551,22 +551,17 @@ static void target_main(const struct sockaddr_un *addr, socklen_t alen, int read
 		_exit(3);
 	trace_event_id_t id;
 	posix_trace_eventid_open("keeper.target", &id); /* the library is in use */
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
+	/* Its block as the library mapped it: the descriptor is a token of a
+	 * file made while the process was root, which it cannot open now. */
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
 	struct pt_pcb *pcb = NULL;
-	while (d && !pcb && (e = readdir(d))) {
-		char path[300], link[128];
-		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-		ssize_t n = readlink(path, link, sizeof link - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strncmp(link, "/memfd:posixtrace-pcb", 21) == 0) {
-			void *m = mmap(NULL, sizeof *pcb, PROT_READ | PROT_WRITE, MAP_SHARED,
-			               atoi(e->d_name), 0);
-			pcb = m == MAP_FAILED ? NULL : m;
-		}
-	}
+	unsigned long start;
+	while (maps && !pcb && fgets(line, sizeof line, maps))
+		if (strstr(line, "/memfd:posixtrace-pcb") && sscanf(line, "%lx-", &start) == 1)
+			pcb = (struct pt_pcb *)start;
+	if (maps)
+		fclose(maps);
 	if (!pcb)
 		_exit(5);
 	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
