@@ -207,7 +207,10 @@ soak: all tests
 demo: all
 	@sh examples/demo.sh $(BUILD)
 
+# bench_event also against a library built with NESTING=0 (BUILD/nonest):
+# what events from signal handlers cost the common path.
 bench: $(BENCH_BINS) $(BUILD)/posixtrace
+	@$(MAKE) --no-print-directory NESTING=0 BUILD=$(BUILD)/nonest $(BUILD)/nonest/bench/bench_event
 	@CC="$(CC)" sh bench/run.sh $(BUILD)
 
 install: lib
