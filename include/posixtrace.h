@@ -107,6 +107,23 @@ __PT_SAME_NAME_BEGIN
 int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_info *info);
 __PT_SAME_NAME_END
 
+/* Triggers of an active trace stream with a log: each event of a user
+ * event type in the trigger set makes the stream's keeper write what the
+ * stream holds into its log, as posix_trace_flush() would (between
+ * POSIX_TRACE_FLUSH_START and POSIX_TRACE_FLUSH_STOP, the STOP naming the
+ * process that posted it), once per look of the keeper however many were
+ * posted meanwhile.  With a POSIX_TRACE_LOOP stream, that is a flight
+ * recorder's snapshot.  An event the filter excludes triggers nothing;
+ * system event types in set are ignored.  posixtrace_set_trigger replaces
+ * the set (an empty set: no triggers); posixtrace_get_trigger gives it and,
+ * when snapshots is not NULL, the number of snapshots triggers have taken.
+ * EINVAL: trid is not an active trace stream identifier, set is NULL, or
+ * (set) the stream has no log.  Since version 0.3. */
+__PT_SAME_NAME_BEGIN
+int posixtrace_set_trigger(trace_id_t trid, const trace_event_set_t *set);
+int posixtrace_get_trigger(trace_id_t trid, trace_event_set_t *set, uint64_t *snapshots);
+__PT_SAME_NAME_END
+
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many
  * there are.  ENOMEM: no memory for the scan. */

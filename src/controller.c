@@ -141,7 +141,8 @@ static void filter_snapshot(const struct pt_handle *h, trace_event_set_t *set)
 static void filter_store(struct pt_handle *h, unsigned i, uint64_t w)
 {
 	atomic_store_explicit(&h->src.ctl->filter[i], w, memory_order_relaxed);
-	atomic_store_explicit(&pt_hdr(&h->src.map)->filter[i], w, memory_order_relaxed);
+	pt_watch_store(pt_hdr(&h->src.map), i, w,
+	               atomic_load_explicit(&h->src.ctl->trigger[i], memory_order_relaxed));
 }
 
 /* A system event caused by the caller's call (XSH 2.11.1, posix_trace_event_info Structure: it carries the

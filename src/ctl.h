@@ -61,6 +61,10 @@ struct pt_ctl {
 	 * is for writers, and traced processes can write it.  Numbers only:
 	 * relaxed, as the header's. */
 	_Atomic uint64_t filter[PT_NEVENT_IDS / 64];
+	/* The trigger set as the controller set it (posixtrace_set_trigger),
+	 * and the snapshots the keeper took for triggers. */
+	_Atomic uint64_t trigger[PT_NEVENT_IDS / 64];
+	_Atomic uint64_t trigger_snapshots;
 	struct pt_logw_state logw;       /* the log as written so far */
 	struct pt_rdv_counts rdv;        /* the rendezvous, as the keeper served it */
 };

@@ -75,6 +75,7 @@ struct keeper {
 	uint64_t credit_at;
 	uint64_t next_tick;
 	uint64_t moved;          /* events moved to the log: progress (ctl.h) */
+	uint32_t trigger_seen;   /* trigger_hits when the last snapshot began */
 	struct pt_rdv_server rdv; /* its listen_fd -1: no rendezvous */
 	/* The calibration of the current drain's STAGES blocks: the keeper's
 	 * own points (clock.c), never anything the target wrote. */
@@ -480,6 +481,35 @@ static void credit_update(struct keeper *k, uint64_t now)
 		k->credit = CREDIT_MAX;
 }
 
+/* Events of a trigger's type were recorded since the last snapshot
+ * (posixtrace_set_trigger): everything the stream holds goes to the log,
+ * as posix_trace_flush would write it, marked by FLUSH_START and
+ * FLUSH_STOP naming the writer.  The count is a hint the target could
+ * scribble: it costs a look, paid from the credit as any look, and writes
+ * only events the stream holds, which the target could have posted with
+ * the trigger's type itself. */
+static int trigger_snapshot(struct keeper *k)
+{
+	/* Pairs with the release fetch-add in trigger_fire (writer.c). */
+	uint32_t hits = atomic_load_explicit(&k->shdr->trigger_hits, memory_order_acquire);
+	if (k->fd < 0 || hits == k->trigger_seen)
+		return 0;
+	k->trigger_seen = hits;
+	struct pt_caller who = {atomic_load_explicit(&k->shdr->trigger_pid, memory_order_relaxed), 0,
+	                        0, atomic_load_explicit(&k->shdr->trigger_pc, memory_order_relaxed)};
+	if (who.pid <= 0)
+		who.pid = k->controller;
+	k->credit -= TICK_NS;
+	if (!pt_read_pending(&k->h->src))
+		return 1;
+	/* A request number only (active_status compares it with flush_done). */
+	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
+	flush(k, &who, req, 0);
+	/* A count only: relaxed. */
+	atomic_fetch_add_explicit(&k->ctl->trigger_snapshots, 1, memory_order_relaxed);
+	return 1;
+}
+
 static void look(struct keeper *k)
 {
 	uint64_t room = k->h->src.map.event_room, part = room / REFUND_PART + 1;
@@ -622,7 +652,7 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 			serve(k, (int)((TICK_NS - k->credit + 999999) / 1000000));
 			continue;
 		}
-		if (flush_hinted(k))
+		if (!trigger_snapshot(k) && flush_hinted(k))
 			look(k);
 		tick(k, now);
 		if (more_joiners)

@@ -20,7 +20,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 3u
+#define PT_LAYOUT_VERSION 4u
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -208,6 +208,12 @@ struct pt_stream_hdr {
 	/* Read by every writer per event; written only by control calls. */
 	_Alignas(128) _Atomic uint32_t state;
 	_Alignas(64) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
+	/* filter | trigger: the one word per id the recording path tests; only
+	 * an id whose bit is set looks at the two apart. */
+	_Alignas(64) _Atomic uint64_t watch[PT_NEVENT_IDS / 64];
+	/* Ids whose events ask the keeper for a snapshot
+	 * (posixtrace_set_trigger); read only once watch says so. */
+	_Atomic uint64_t trigger[PT_NEVENT_IDS / 64];
 
 	/* Reader wake-up: a reader about to sleep sets waiters; a writer that
 	 * sees it bumps futex_seq and wakes. */
@@ -250,6 +256,11 @@ struct pt_stream_hdr {
 	_Atomic uint32_t keeper_kicked;
 	_Atomic int32_t kick_pid;
 	_Atomic uint64_t kick_pc;
+	/* Events of a trigger's type recorded, and the last one's writer:
+	 * hints, as the kick is (the keeper's trigger_snapshot). */
+	_Atomic uint32_t trigger_hits;
+	_Atomic int32_t trigger_pid;
+	_Atomic uint64_t trigger_pc;
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };

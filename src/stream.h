@@ -74,6 +74,30 @@ static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id
 	return (int)((w >> (id % 64)) & 1);
 }
 
+static inline int pt_watched(const struct pt_stream_hdr *h, trace_event_id_t id)
+{
+	uint64_t w = atomic_load_explicit(&h->watch[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
+
+static inline int pt_triggers(const struct pt_stream_hdr *h, trace_event_id_t id)
+{
+	uint64_t w = atomic_load_explicit(&h->trigger[id / 64], memory_order_relaxed);
+	return (int)((w >> (id % 64)) & 1);
+}
+
+/* A word of the filter and of the trigger set into the header: watch is
+ * a superset of both whenever a writer may look (set before, cleared
+ * after).  Numbers only: relaxed, as the filter always was. */
+static inline void pt_watch_store(struct pt_stream_hdr *h, unsigned i, uint64_t filter,
+                                  uint64_t trigger)
+{
+	atomic_fetch_or_explicit(&h->watch[i], filter | trigger, memory_order_relaxed);
+	atomic_store_explicit(&h->filter[i], filter, memory_order_relaxed);
+	atomic_store_explicit(&h->trigger[i], trigger, memory_order_relaxed);
+	atomic_store_explicit(&h->watch[i], filter | trigger, memory_order_relaxed);
+}
+
 /* Commits [p, p + len) of a shared mapping: ENOMEM when it cannot. */
 int pt_populate(void *p, size_t len, int fd, uint64_t off);
 

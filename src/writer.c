@@ -143,6 +143,22 @@ void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* An event of a trigger's type was recorded: the keeper is asked for a
+ * snapshot (posixtrace_set_trigger), as a writer asks a FLUSH stream's
+ * keeper for a flush.  The count and the writer are hints (keeper.c,
+ * trigger_snapshot). */
+static void trigger_fire(struct pt_stream_hdr *h, uintptr_t pc)
+{
+	atomic_store_explicit(&h->trigger_pid, pt_proc.pid, memory_order_relaxed);
+	atomic_store_explicit(&h->trigger_pc, pc, memory_order_relaxed);
+	/* Pairs with the acquire load of trigger_hits in trigger_snapshot
+	 * (keeper.c): the writer's pid and pc are seen with the count. */
+	atomic_fetch_add_explicit(&h->trigger_hits, 1, memory_order_release);
+	/* Pairs with the acquire load of keeper_wake in keeper_loop. */
+	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
+	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 /* UNTIL_FULL: the stream stops itself; the event that did not fit is lost
  * (posix_trace_attr_getstreamfullpolicy, POSIX_TRACE_UNTIL_FULL).  Its time and the writer that found
  * it full are what the automatic POSIX_TRACE_STOP reports. */
@@ -461,6 +477,8 @@ static void record_slots(struct pt_thread *t, struct pt_wlane *lanes, trace_even
 			now = 0;
 		now = append_record(&lanes[slot], a, m, id, data, len, pc, now, fenced);
 		now_clock = m->clock;
+		if (PT_UNLIKELY(pt_watched(h, id) && pt_triggers(h, id)))
+			trigger_fire(pt_hdr(m), pc);
 	}
 	(void)t;
 }
@@ -613,6 +631,24 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, int 
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
+/* The same for an id the stream watches (filter | trigger): recorded
+ * unless filtered out, and a trigger's fired once it is. */
+__attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *t, int slot,
+                                                              trace_event_id_t id,
+                                                              const void *data, size_t len,
+                                                              uintptr_t pc)
+{
+	struct pt_attached *a = &pt_proc.attached[slot];
+	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	struct pt_stream_hdr *h = pt_hdr(m);
+	if (!pt_filtered(h, id)) {
+		append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
+		if (pt_triggers(h, id))
+			trigger_fire(h, pc);
+	}
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
 /* The common case inline: one stream, running, this thread known.  cfa is
  * the frame of the function the event is posted through (its return
  * address is pc). */
@@ -641,8 +677,12 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
 		const struct pt_stream_hdr *h = a->hdr;
 		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
-			if (!pt_filtered(h, id) && a->traced) {
+			if (PT_LIKELY(!pt_watched(h, id) && a->traced)) {
 				append_and_leave(t, slot, id, data, len, pc);
+				return;
+			}
+			if (a->traced) {
+				watched_and_leave(t, slot, id, data, len, pc);
 				return;
 			}
 			leave(t, seq);
