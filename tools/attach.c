@@ -24,6 +24,7 @@ struct attach_options {
 	const char *log;
 	bool json, force, inherit, date, utc;
 	size_t flight_size; /* --flight-recorder: a LOOP stream of this size; 0: none */
+	struct name_list triggers; /* --trigger: types whose events take a snapshot */
 };
 
 #define FLIGHT_DEFAULT_SIZE (16u << 20)
@@ -46,13 +47,15 @@ static void attach_help(FILE *out)
 	        "  --flight-recorder[=SIZE]  with -o: keep the newest events in a loop\n"
 	        "                       stream of SIZE (default 16M), written only at a\n"
 	        "                       snapshot: on SIGUSR1 to posixtrace, and at the end\n"
+	        "  --trigger NAME,...   with --flight-recorder: a snapshot also each time\n"
+	        "                       an event of one of these types is posted\n"
 	        "  -h, --help           this help\n"
 	        "Exit status: 0, 1 if PID cannot be traced or the log not written, 2 for\n"
 	        "usage errors.\n",
 	        PROG);
 }
 
-enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT };
+enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -63,6 +66,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
+		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -87,6 +91,10 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 				return usage_error("attach", "bad --flight-recorder size '%s' (at least 4K)",
 				                   optarg);
 			break;
+		case OPT_TRIGGER:
+			if (!name_list_parse(&o->triggers, optarg))
+				return usage_error("attach", "bad --trigger '%s'", optarg);
+			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': attach_help(stdout); return 0;
@@ -98,6 +106,8 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		return usage_error("attach", optind >= argc ? "no PID given" : "too many arguments");
 	if (o->flight_size && !o->log)
 		return usage_error("attach", "--flight-recorder writes a log: give -o LOG");
+	if (o->triggers.count && !o->flight_size)
+		return usage_error("attach", "--trigger takes snapshots of --flight-recorder");
 	char *end;
 	long pid = strtol(argv[optind], &end, 10);
 	if (*end || end == argv[optind] || pid <= 0 || pid != (pid_t)pid)
@@ -278,6 +288,11 @@ static int attach(const struct attach_options *o)
 		drop_log(o, logfd);
 		return EXIT_FAIL;
 	}
+	if (o->flight_size && !flight_set_triggers(trid, &o->triggers)) {
+		posix_trace_shutdown(trid);
+		drop_log(o, logfd);
+		return EXIT_FAIL;
+	}
 	install_stop_handlers();
 	uint64_t t0 = now_realtime_ns();
 	if ((err = posix_trace_start(trid)) != 0) {
@@ -293,20 +308,23 @@ static int attach(const struct attach_options *o)
 	}
 	struct flight flight;
 	if (o->flight_size)
-		flight_init(&flight, trid, t0);
+		flight_init(&flight, trid, t0, &o->triggers);
 	wait_until(deadline_of(o->duration), o->flight_size ? &flight : NULL);
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
 	bool to_stdout = is_stdio_name(o->log);
 	if (to_stdout)
 		print_pipe_summary(trid, seconds);
+	if (o->flight_size)
+		flight_before_shutdown(&flight);
 	err = posix_trace_shutdown(trid);
 	if (err)
 		error_msg("writing the log failed: %s", strerror(err));
 	if (!to_stdout)
 		print_log_summary(logfd, o->log, seconds);
 	if (o->flight_size)
-		flight_report(&flight, stop_requested ? "the recording was stopped"
-		                                      : "the duration was over");
+		flight_report(&flight,
+		              stop_requested ? "the recording was stopped" : "the duration was over",
+		              logfd, to_stdout ? NULL : o->log);
 	close(logfd);
 	return err ? EXIT_FAIL : 0;
 }
@@ -315,5 +333,8 @@ int cmd_attach(int argc, char **argv)
 {
 	struct attach_options o = {.inherit = true};
 	int rc = parse_attach_options(argc, argv, &o);
-	return rc >= 0 ? rc : attach(&o);
+	if (rc < 0)
+		rc = attach(&o);
+	name_list_free(&o.triggers);
+	return rc;
 }

@@ -32,7 +32,7 @@ struct record_options {
 	int stream_policy, log_policy;
 	bool inherit;
 	bool flight;
-	struct name_list exclude, only;
+	struct name_list exclude, only, triggers;
 	char **command;
 };
 
@@ -60,6 +60,8 @@ static void record_help(FILE *out)
 	        "  --flight-recorder[=SIZE]  keep the newest events in a loop stream of\n"
 	        "                          SIZE (default 16M) and write them only at a\n"
 	        "                          snapshot: on SIGUSR1 to posixtrace, and at the end\n"
+	        "  --trigger NAME,...      with --flight-recorder: a snapshot also each time\n"
+	        "                          an event of one of these types is posted\n"
 	        "  -h, --help              this help\n"
 	        "Exit status: that of CMD (128+N if killed by signal N; 127 if CMD was not\n"
 	        "found, 126 if it could not be run), 1 if recording failed, 2 for usage\n"
@@ -83,7 +85,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT };
+       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -113,6 +115,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
 		{"force", no_argument, 0, OPT_FORCE},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
+		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *flight_size = NULL;
 	bool policy_given = false;
@@ -142,6 +145,10 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			o->flight = true;
 			flight_size = optarg;
 			break;
+		case OPT_TRIGGER:
+			if (!name_list_parse(&o->triggers, optarg))
+				return usage_error("record", "bad --trigger '%s'", optarg);
+			break;
 		case OPT_LOG_POLICY:
 			if (!parse_policy(optarg, true, &o->log_policy))
 				return usage_error("record", "bad --log-policy '%s' (loop, until-full, append)",
@@ -164,6 +171,8 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	}
 	if (o->exclude.count && o->only.count)
 		return usage_error("record", "--filter and --only exclude each other");
+	if (o->triggers.count && !o->flight)
+		return usage_error("record", "--trigger takes snapshots of --flight-recorder");
 	int rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
 	if (rc >= 0)
 		return rc;
@@ -582,7 +591,12 @@ static int record(struct record_options *o)
 	if (!spawn_held_child(o->command, to_stdout, &child))
 		return EXIT_FAIL;
 	int logfd = open_log(o, child.pid, &path);
-	if (logfd < 0 || start_stream(o, child.pid, logfd, &trid)) {
+	bool started = logfd >= 0 && !start_stream(o, child.pid, logfd, &trid);
+	if (started && o->flight && !flight_set_triggers(trid, &o->triggers)) {
+		posix_trace_shutdown(trid);
+		started = false;
+	}
+	if (!started) {
 		close(child.go_fd); /* the child exits without running the command */
 		waitpid(child.pid, NULL, 0);
 		if (logfd >= 0) {
@@ -607,12 +621,14 @@ static int record(struct record_options *o)
 	}
 	struct flight flight;
 	if (o->flight)
-		flight_init(&flight, trid, t0);
+		flight_init(&flight, trid, t0, &o->triggers);
 	bool exited = wait_for_command(child.pid, &status, o->flight ? &flight : NULL);
 	double seconds = (double)(now_realtime_ns() - t0) / 1e9;
 	if (to_stdout)
 		print_pipe_summary(trid, seconds);
 	report_rendezvous(trid);
+	if (o->flight)
+		flight_before_shutdown(&flight);
 	int err = posix_trace_shutdown(trid);
 	if (err)
 		error_msg("record: writing the log failed: %s", strerror(err));
@@ -620,7 +636,7 @@ static int record(struct record_options *o)
 		report_recording(o, logfd, path, seconds);
 	char end[128];
 	if (o->flight)
-		flight_report(&flight, flight_command_end(exited, status, end, sizeof end));
+		flight_report(&flight, flight_command_end(exited, status, end, sizeof end), logfd, path);
 	close(logfd);
 	if (!exited)
 		finish_command(child.pid, &status);
@@ -638,5 +654,6 @@ int cmd_record(int argc, char **argv)
 		rc = record(&o);
 	name_list_free(&o.exclude);
 	name_list_free(&o.only);
+	name_list_free(&o.triggers);
 	return rc;
 }

@@ -302,20 +302,29 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
                             const char **slice);
 void pairing_free(struct pairing *p);
 
-/* flight.c: the flight recorder of record and attach, snapshots on SIGUSR1
- * and at the end. */
+/* flight.c: the flight recorder of record and attach, snapshots on SIGUSR1,
+ * on events of the --trigger types and at the end. */
 #define FLIGHT_MAX_LISTED 32
 struct flight {
 	trace_id_t trid;
 	uint64_t t0_ns;
 	uint64_t count;                    /* snapshots taken on SIGUSR1 */
 	uint64_t at_ns[FLIGHT_MAX_LISTED]; /* when, the first ones */
+	const struct name_list *triggers;  /* --trigger NAME: the types */
+	uint64_t triggered;                /* snapshots the triggers took */
 };
-void flight_init(struct flight *f, trace_id_t trid, uint64_t t0_ns); /* SIGUSR1 from now */
+/* Events of these types take a snapshot (before the command starts):
+ * false, said, when one cannot be set. */
+bool flight_set_triggers(trace_id_t trid, const struct name_list *triggers);
+void flight_init(struct flight *f, trace_id_t trid, uint64_t t0_ns,
+                 const struct name_list *triggers); /* SIGUSR1 from now */
 void flight_take_pending(struct flight *f); /* a snapshot, if SIGUSR1 came */
+void flight_before_shutdown(struct flight *f); /* the triggers' count */
 /* What ended a command record ran, for the summary, in buf. */
 const char *flight_command_end(bool exited, int status, char *buf, size_t size);
-void flight_report(const struct flight *f, const char *end);
+/* The summary; logfd, when a regular file, is read back so that each
+ * snapshot is named by what took it. */
+void flight_report(const struct flight *f, const char *end, int logfd, const char *path);
 
 /* durations.c: begin/end pairs measured, for stats. */
 struct durations;

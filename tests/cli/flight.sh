@@ -7,7 +7,8 @@
 # order. While the program runs nothing is written; SIGUSR1 to the recorder
 # takes a snapshot and recording goes on (a SIGUSR1 that reaches the keeper,
 # as pkill -f would send it, ends nothing); dump --snapshot N shows one;
-# attach --flight-recorder does the same for a running process.
+# --trigger NAME takes one when the program posts an event NAME, with the
+# same counts; attach --flight-recorder does the same for a running process.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
 size_of() { wc -c <"$1" | tr -d ' '; }
@@ -91,6 +92,34 @@ else
 		fail "flight: attach's first snapshot holds the process's events" "$("$PT" dump fattach.ptlog | tail -n 3)"
 	refused "flight: attach --flight-recorder needs a log" 2 "give -o LOG" \
 		"$PT" attach $$ --flight-recorder
+
+	# --trigger: a snapshot at the program's own event, the rest at the end
+	"$PT" record --flight-recorder=64K --trigger fl.none,fl.boom -o ftrig.ptlog -- "$EMIT" \
+		"count=100000,fl.n fl.boom sleep=200 count=100,fl.m" >ftrig.out 2>&1; rc=$?
+	[ $rc -eq 0 ] && pass "flight: record --trigger exits as the command did" ||
+		fail "flight: record --trigger exits as the command did" "exit $rc: $(cat ftrig.out)"
+	has "flight: the summary counts the trigger's snapshot" "flight recorder: 2 snapshots" ftrig.out
+	has "flight: the summary names the trigger" "snapshot 1: trigger fl.boom posted by" ftrig.out
+	has "flight: and the snapshot at the end" "snapshot 2: at the end: the command ended" ftrig.out
+	"$PT" dump ftrig.ptlog >ftrig.txt 2>&1
+	n=$(grep -c ' fl\.n ' ftrig.txt)
+	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' ftrig.txt)
+	[ "$n" -gt 0 ] && [ $((n + lost)) -eq 100000 ] &&
+		pass "flight: with a trigger, events in the log plus those counted lost are all the posted ones ($n + $lost)" ||
+		fail "flight: with a trigger, events in the log plus those counted lost are all the posted ones" "$n + $lost: $(tail -n 3 ftrig.txt)"
+	"$PT" dump --snapshot 1 ftrig.ptlog >ftrig1.txt 2>&1
+	last=$(grep ' fl\.' ftrig1.txt | tail -n 1)
+	case "$last" in
+	*' fl.boom '*) [ "$(grep ' fl\.n ' ftrig1.txt | tail -n 1 | sed 's/.*"\([0-9]*\)"$/\1/')" = 99999 ] &&
+		pass "flight: the trigger's snapshot ends with it, after the last event before it" ||
+		fail "flight: the trigger's snapshot ends with it, after the last event before it" "$(tail -n 3 ftrig1.txt)" ;;
+	*) fail "flight: the trigger's snapshot ends with it, after the last event before it" "$last" ;;
+	esac
+	[ "$("$PT" dump --snapshot 2 ftrig.ptlog | grep -c ' fl\.m ')" -eq 100 ] &&
+		pass "flight: the events after the trigger are in the snapshot at the end" ||
+		fail "flight: the events after the trigger are in the snapshot at the end" "$("$PT" dump --snapshot 2 ftrig.ptlog | tail -n 3)"
+	refused "flight: --trigger needs --flight-recorder" 2 "takes snapshots of --flight-recorder" \
+		"$PT" record --trigger fl.boom -- true
 
 	refused "flight: dump of a snapshot the log does not hold" 1 "no snapshot 4: the log holds 3" \
 		"$PT" dump --snapshot 4 fsnap.ptlog
