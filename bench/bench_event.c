@@ -26,6 +26,8 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <posixtrace.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -275,6 +277,36 @@ static double c_en16(double *aux) { (void)aux; return recording(16, 1, 4000000);
 static double c_en256(double *aux) { (void)aux; return recording(256, 1, 2000000); }
 static double c_enmax(double *aux) { (void)aux; return recording(max_data, 1, 1000000); }
 static double c_en16_2thr(double *aux) { (void)aux; return recording(16, 2, 4000000); }
+
+/* The same as en16 in a LOOP stream with a log (a flight recorder) whose
+ * trigger is armed on another event type: what a trigger costs the events
+ * that are not one (the log is written once, by the shutdown). */
+static double c_en16_trigger(double *aux)
+{
+	(void)aux;
+	char path[] = "/tmp/bench_event_trigger_XXXXXX";
+	int fd = mkstemp(path), err;
+	if (fd < 0)
+		fail("mkstemp", errno);
+	unlink(path);
+	trace_attr_t a;
+	trace_id_t t;
+	trace_event_id_t other;
+	trace_event_set_t set;
+	if ((err = posix_trace_attr_init(&a)) ||
+	    (err = posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_LOOP)) ||
+	    (err = posix_trace_attr_setstreamsize(&a, 4 * MiB)) ||
+	    (err = posix_trace_create_withlog(0, &a, fd, &t)) ||
+	    (err = posix_trace_eventid_open("bench.trigger", &other)) ||
+	    (err = posix_trace_eventset_empty(&set)) || (err = posix_trace_eventset_add(other, &set)) ||
+	    (err = posixtrace_set_trigger(t, &set)) || (err = posix_trace_start(t)))
+		fail("a stream with a trigger", err);
+	posix_trace_attr_destroy(&a);
+	double v = run_writers(write_loop, 1, scaled(4000000), WARM, 16);
+	stream_end(t);
+	close(fd);
+	return v;
+}
 
 /* An UNTIL_FULL stream large enough for every event: nothing wraps, every
  * line is new (aux: events lost, expected 0). */
@@ -554,6 +586,8 @@ static struct bcase cases[] = {
 	C("en256", "posix_trace_event, running, 256 B payload", "ns/ev", c_en256),
 	C("enmax", "posix_trace_event, running, max-data-size payload", "ns/ev", c_enmax),
 	C("en16_2thr", "posix_trace_event, 16 B, 2 threads (aggregate)", "ns/ev", c_en16_2thr),
+	C("en16_trigger", "posix_trace_event, 16 B, a trigger armed on another type", "ns/ev",
+	  c_en16_trigger),
 	C("en16_nowrap", "posix_trace_event, 16 B, stream holds all (no wrap)", "ns/ev",
 	  c_en16_nowrap),
 	C("an_alone", "writer alone (4 MiB LOOP stream)", "ns/ev", c_an_alone),

@@ -685,6 +685,8 @@ TWO_LIMIT=1.9
 [ -n "$FL_SCALE" ] && TWO_LIMIT=$(calc "l = 0.95 * $FL_SCALE; printf \"%.3f\", l < 1.9 ? l : 1.9")
 target "2 writer threads, aggregate / 1 thread (x)" "$(pair_median en16 en16_2thr ratio)" ">=" "$TWO_LIMIT" \
 	"$(pair_spread en16 en16_2thr ratio); medians $EN16 ns / $(get en16_2thr) ns; limit min(1.9, 0.95 x the floor's ${FL_SCALE:-?})"
+reported "16 B event with a trigger armed / without (x)" \
+	"$(pairs en16_trigger en16 ratio | awk '{ printf "%s, ", $1 }')$(pair_spread en16_trigger en16 ratio)"
 target "nesting's cost: 16 B event with it - NESTING=0 (ns)" \
 	"$(pair_median en16_nest_on en16_nest_off diff)" "<=" 1 \
 	"$(why "$(get en16_nest_off)" "$(pair_spread en16_nest_on en16_nest_off diff); medians $(get en16_nest_on) / $(get en16_nest_off) ns" "nesting rows skipped")"

@@ -207,10 +207,11 @@ struct pt_stream_hdr {
 
 	/* Read by every writer per event; written only by control calls. */
 	_Alignas(128) _Atomic uint32_t state;
-	_Alignas(64) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
-	/* filter | trigger: the one word per id the recording path tests; only
-	 * an id whose bit is set looks at the two apart. */
+	/* filter | trigger: the one word per id the recording path tests,
+	 * next to state; only an id whose bit is set looks at the two apart. */
 	_Alignas(64) _Atomic uint64_t watch[PT_NEVENT_IDS / 64];
+	/* What <trace.h>'s macro reads through its mirror of this page. */
+	_Alignas(64) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];
 	/* Ids whose events ask the keeper for a snapshot
 	 * (posixtrace_set_trigger); read only once watch says so. */
 	_Atomic uint64_t trigger[PT_NEVENT_IDS / 64];
