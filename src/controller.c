@@ -89,8 +89,8 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 	h->has_log = logfd >= 0;
 	/* Without a rendezvous the stream still works: children that keep
 	 * their descriptors follow it. */
-	if (!err && h->src.map.inherited)
-		pt_rdv_open(&h->rdv);
+	if (!err && h->src.map.inherited && pt_rdv_open(&h->rdv) == 0)
+		pt_rdv_follow_owner(&h->rdv, h->src.map.fd);
 	if (!err && (h->has_log || h->remote || h->src.map.inherited))
 		err = pt_keeper_start(h, logfd);
 	if (err) {

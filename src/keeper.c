@@ -532,9 +532,10 @@ static void reach_late(struct keeper *k)
 	if (!h->remote || h->target.pcb || ++k->ticks % REACH_EVERY)
 		return;
 	/* The state's value only. */
-	pt_remote_hand_over(&h->target, &h->src.map,
-	                    atomic_load_explicit(&k->shdr->state, memory_order_acquire) ==
-	                        PT_ST_RUNNING);
+	if (pt_remote_hand_over(&h->target, &h->src.map,
+	                        atomic_load_explicit(&k->shdr->state, memory_order_acquire) ==
+	                            PT_ST_RUNNING) == 0)
+		pt_rdv_follow_owner(&h->rdv, h->src.map.fd);
 }
 
 static void command(struct keeper *k, const struct pt_cmd_msg *msg)
@@ -670,6 +671,7 @@ static void start_rendezvous(struct keeper *k, int registry_fd)
 	struct pt_handle *h = k->h;
 	k->rdv = (struct pt_rdv_server){
 	    .listen_fd = h->rdv.fd,
+	    .others_fd = h->rdv.others_fd,
 	    .stream_fd = h->src.map.fd,
 	    .registry_fd = registry_fd,
 	    .target = h->remote ? h->target.pid : k->controller,
@@ -719,7 +721,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	prctl(PR_SET_NAME, "posixtrace-keep");
 	int registry_fd = h->remote ? h->target.reg_fd : pt_proc.reg_fd;
 	int keep[] = {k->sock, k->fd, k->h->src.map.fd, k->h->target.pidfd, k->h->target.tx,
-	              h->rdv.fd, registry_fd};
+	              h->rdv.fd, h->rdv.others_fd, registry_fd};
 	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
 	/* The controller's end of the socket may live on in a process that
 	 * did not run the library's fork handler; its pidfd tells its exit

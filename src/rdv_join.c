@@ -11,7 +11,9 @@
  * reached without following a link at its last component, owned by root
  * or this process's real user, and neither readable nor writable by anybody
  * else (mode 0700, or 0711: a root keeper serves a tree where other users
- * run, and refuses and counts them);
+ * run); the join socket is the user's the stream's memory belongs to, mode
+ * 0600, so a process of another user is refused by the kernel at once, says
+ * so at the others socket (counted) and waits for nothing;
  * the peer only if the kernel says it runs as root or as this process's
  * user (SO_PEERCRED, the join rule of pt_trust_fd); what arrives on its
  * channel under the rules of any offer (join.c).  Nothing here blocks
@@ -82,14 +84,17 @@ static int peer_trusted(int s)
 	return getresuid(&r, &e, &sv) == 0 && cred.uid == r && cred.uid == e && cred.uid == sv;
 }
 
-/* A connection to the keeper's socket, retried while its queue is full,
- * until deadline_ms; -1 when there is none. */
-static int connect_by(int dirfd, int64_t deadline_ms)
+/* A connection to the keeper's socket name, retried while its queue is
+ * full, until deadline_ms (0: tried once); -1 with errno when there is
+ * none. */
+static int connect_by(int dirfd, const char *name, int64_t deadline_ms)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int n = snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", dirfd, PT_RDV_SOCKET);
-	if (n <= 0 || (size_t)n >= sizeof a.sun_path)
+	int n = snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/%s", dirfd, name);
+	if (n <= 0 || (size_t)n >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
 		return -1;
+	}
 	for (;;) {
 		int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (s < 0)
@@ -98,10 +103,21 @@ static int connect_by(int dirfd, int64_t deadline_ms)
 			return s;
 		int err = errno;
 		close(s);
+		errno = err;
 		if (err != EAGAIN || ms_now() >= deadline_ms)
 			return -1;
 		poll(NULL, 0, 1);
 	}
+}
+
+/* Not this process's to join (the kernel refused the join socket: it is
+ * another user's): it says so at the others socket, for the controller's
+ * count, and goes on without waiting. */
+static void say_other_user(int dirfd)
+{
+	int s = connect_by(dirfd, PT_RDV_OTHERS, 0);
+	if (s >= 0)
+		close(s);
 }
 
 /* The keeper's answer, by deadline_ms: 1 when it put the stream on this
@@ -134,7 +150,9 @@ void pt_rdv_join_at_load(void)
 	if (dirfd < 0)
 		return;
 	int64_t deadline = ms_now() + PT_RDV_WAIT_MS;
-	int s = connect_by(dirfd, deadline);
+	int s = connect_by(dirfd, PT_RDV_SOCKET, deadline);
+	if (s < 0 && (errno == EACCES || errno == EPERM))
+		say_other_user(dirfd);
 	close(dirfd);
 	if (s < 0)
 		return;

@@ -13,10 +13,13 @@
  * loaded the library (its block and channel, checked as for any target:
  * pt_remote_reach), and it runs as the user the stream's memory belongs
  * to (its owner: root's memory goes to root alone, a user's to that
- * user, as pt_trust_tree_fd in join.c would take it).  The directory
- * (mode 0711) lets a process of another user reach the socket: it is
- * refused, and counted when it descends from the target, so that the
- * controller can say which part of its tree it did not trace.
+ * user, as pt_trust_tree_fd in join.c would take it).  The kernel enforces
+ * the last already: the join socket is that user's, mode 0600, so another
+ * user cannot connect to it, nor fill its queue to slow the joins of the
+ * user it is for.  A process of another user goes to the others socket
+ * instead, which takes a connection and waits for nothing; it is counted
+ * when it descends from the target, so that the controller can say which
+ * part of its tree it did not trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,17 +46,16 @@
 
 void pt_rdv_init(struct pt_rdv *r)
 {
-	r->fd = -1;
+	r->fd = r->others_fd = -1;
 	r->dir[0] = '\0';
 }
 
 /* sun_path through the directory's descriptor: any directory path fits. */
-static int socket_path(struct sockaddr_un *a, int dirfd)
+static int socket_path(struct sockaddr_un *a, int dirfd, const char *name)
 {
 	memset(a, 0, sizeof *a);
 	a->sun_family = AF_UNIX;
-	int n = snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", dirfd,
-	                 PT_RDV_SOCKET);
+	int n = snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", dirfd, name);
 	return n > 0 && (size_t)n < sizeof a->sun_path;
 }
 
@@ -68,7 +70,7 @@ static int make_dir(struct pt_rdv *r)
 		err = errno;
 	} else if (!err && chmod(r->dir, 0711) != 0) {
 		/* Searchable, not listable: another user of the tree reaches
-		 * the socket by its name and is told no (hand_stream). */
+		 * the others socket by its name. */
 		err = errno;
 		rmdir(r->dir);
 	}
@@ -77,36 +79,54 @@ static int make_dir(struct pt_rdv *r)
 	return err;
 }
 
-static int listen_in(struct pt_rdv *r)
+/* A socket named name in the directory, listening, of that mode. */
+static int listen_at(int dirfd, const char *name, mode_t mode, int *out)
 {
 	struct sockaddr_un a;
-	int dirfd = open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
-		return errno;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	int err = s < 0 ? errno : 0;
-	if (!err && !socket_path(&a, dirfd))
+	if (!err && !socket_path(&a, dirfd, name))
 		err = ENAMETOOLONG;
 	if (!err && (bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, RDV_BACKLOG) != 0 ||
-	             fchmodat(dirfd, PT_RDV_SOCKET, 0666, 0) != 0))
+	             fchmodat(dirfd, name, mode, 0) != 0))
 		err = errno;
-	close(dirfd);
-	if (err) {
-		if (s >= 0)
-			close(s);
-		return err;
-	}
-	r->fd = s;
-	return 0;
+	if (err && s >= 0)
+		close(s);
+	if (!err)
+		*out = s;
+	return err;
 }
 
 int pt_rdv_open(struct pt_rdv *r)
 {
 	pt_rdv_init(r);
 	int err = make_dir(r);
-	if (!err && (err = listen_in(r)) != 0)
+	int dirfd = err ? -1 : open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!err && dirfd < 0)
+		err = errno;
+	if (!err)
+		err = listen_at(dirfd, PT_RDV_SOCKET, 0600, &r->fd);
+	if (!err)
+		err = listen_at(dirfd, PT_RDV_OTHERS, 0666, &r->others_fd);
+	if (dirfd >= 0)
+		close(dirfd);
+	if (err)
 		pt_rdv_close(r, 1);
 	return err;
+}
+
+void pt_rdv_follow_owner(const struct pt_rdv *r, int stream_fd)
+{
+	struct stat mem, sock;
+	if (!r->dir[0] || fstat(stream_fd, &mem) != 0)
+		return;
+	int dirfd = open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return;
+	if (fstatat(dirfd, PT_RDV_SOCKET, &sock, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sock.st_mode) &&
+	    (sock.st_uid != mem.st_uid || sock.st_gid != mem.st_gid))
+		(void)fchownat(dirfd, PT_RDV_SOCKET, mem.st_uid, mem.st_gid, AT_SYMLINK_NOFOLLOW);
+	close(dirfd);
 }
 
 void pt_rdv_remove(struct pt_rdv *r)
@@ -116,6 +136,7 @@ void pt_rdv_remove(struct pt_rdv *r)
 	int dirfd = open(r->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd >= 0) {
 		unlinkat(dirfd, PT_RDV_SOCKET, 0);
+		unlinkat(dirfd, PT_RDV_OTHERS, 0);
 		close(dirfd);
 	}
 	rmdir(r->dir);
@@ -126,7 +147,9 @@ void pt_rdv_close(struct pt_rdv *r, int remove)
 {
 	if (r->fd >= 0)
 		close(r->fd);
-	r->fd = -1;
+	if (r->others_fd >= 0)
+		close(r->others_fd);
+	r->fd = r->others_fd = -1;
 	if (remove)
 		pt_rdv_remove(r);
 }
@@ -232,6 +255,18 @@ static void answer(const struct pt_rdv_server *s, int conn)
 	pt_remote_close(&r);
 }
 
+/* A process at the others socket: counted when it runs as another user
+ * than the stream's memory belongs to and descends from the target (it
+ * may be gone already: then it is not). */
+static void note_other(const struct pt_rdv_server *s, int conn)
+{
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0 &&
+	    !memory_is_theirs(s, &cred) && descends(s, cred.pid, pt_proc_stat(cred.pid, NULL)))
+		count_other_user(s);
+}
+
 /* The keeper sleeps on keeper_wake (keeper_loop); a connection raises
  * SIGURG (F_SETSIG: ignored by default, so a pid reused after the keeper
  * died is not hurt) and the handler moves the word, which ends or
@@ -250,9 +285,18 @@ static void on_connection(int sig)
 		atomic_fetch_add_explicit(wake_word, 1, memory_order_release);
 }
 
+static int signal_connections(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK | O_ASYNC) != 0 ||
+	    fcntl(fd, F_SETSIG, SIGURG) != 0 || fcntl(fd, F_SETOWN, getpid()) != 0)
+		return errno;
+	return 0;
+}
+
 int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake)
 {
-	if (s->listen_fd < 0)
+	if (s->listen_fd < 0 || s->others_fd < 0)
 		return EINVAL;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -260,26 +304,35 @@ int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	wake_word = wake;
-	int fl = fcntl(s->listen_fd, F_GETFL);
-	if (fl < 0 || sigaction(SIGURG, &sa, NULL) != 0 ||
-	    fcntl(s->listen_fd, F_SETFL, fl | O_NONBLOCK | O_ASYNC) != 0 ||
-	    fcntl(s->listen_fd, F_SETSIG, SIGURG) != 0 || fcntl(s->listen_fd, F_SETOWN, getpid()) != 0)
+	if (sigaction(SIGURG, &sa, NULL) != 0)
 		return errno;
-	return 0;
+	int err = signal_connections(s->listen_fd);
+	return err ? err : signal_connections(s->others_fd);
+}
+
+/* Up to RDV_PER_LOOK connections of one socket: 1 when more may wait. */
+static int serve_some(const struct pt_rdv_server *s, int fd,
+                      void (*serve)(const struct pt_rdv_server *, int))
+{
+	for (int served = 0; served < RDV_PER_LOOK; served++) {
+		int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			return errno == EINTR || errno == ECONNABORTED;
+		serve(s, conn);
+		close(conn);
+	}
+	return 1;
 }
 
 int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway)
 {
 	if (!atomic_exchange_explicit(&connection_seen, 0, memory_order_relaxed) && !look_anyway)
 		return 0;
-	for (int served = 0; served < RDV_PER_LOOK; served++) {
-		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0)
-			return errno == EINTR || errno == ECONNABORTED;
-		answer(s, conn);
-		close(conn);
-	}
-	/* More may wait: the next pass looks again. */
-	atomic_store_explicit(&connection_seen, 1, memory_order_relaxed);
-	return 1;
+	/* Both, each bounded: a crowd at the others socket delays no joiner
+	 * by more than one look's worth of it. */
+	int more = serve_some(s, s->listen_fd, answer);
+	more |= serve_some(s, s->others_fd, note_other);
+	if (more) /* the next pass looks again */
+		atomic_store_explicit(&connection_seen, 1, memory_order_relaxed);
+	return more;
 }

@@ -11,11 +11,13 @@
 #include "rendezvous.h"
 
 /* The controller's side: the directory (made by mkdtemp, then mode 0711:
- * nobody lists it, a process of another user reaches the socket, mode
- * 0666, and is refused and counted) and the socket listening in it; fd -1
- * when the stream has none. */
+ * nobody lists it) and the two sockets listening in it, join (mode 0600,
+ * the user's the stream's memory belongs to: nobody else can connect, so
+ * nobody else can crowd it) and others (mode 0666: a descendant of another
+ * user says it was there and is counted); fd -1 when the stream has none. */
 struct pt_rdv {
 	int fd;
+	int others_fd;
 	char dir[PT_RDV_DIR_MAX];
 };
 
@@ -23,6 +25,9 @@ void pt_rdv_init(struct pt_rdv *r);
 /* Makes the directory and socket: 0, or an error number (the stream then
  * has no rendezvous, which is not an error of its creation). */
 int pt_rdv_open(struct pt_rdv *r);
+/* The join socket follows the owner of the stream's memory (stream_fd),
+ * which a root controller gives to its target's user (remote.c). */
+void pt_rdv_follow_owner(const struct pt_rdv *r, int stream_fd);
 /* Takes the directory away: nobody finds the socket any more. */
 void pt_rdv_remove(struct pt_rdv *r);
 /* Closes the socket and, with remove, takes the directory away. */
@@ -33,6 +38,7 @@ void pt_rdv_close(struct pt_rdv *r, int remove);
  * the tree's name registry), and where it counts. */
 struct pt_rdv_server {
 	int listen_fd;
+	int others_fd;
 	int stream_fd;
 	int registry_fd;
 	pid_t target;

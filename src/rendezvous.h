@@ -24,6 +24,10 @@
 
 #define PT_RDV_ENV POSIXTRACE_RENDEZVOUS_ENV
 #define PT_RDV_SOCKET "join"    /* the listening socket, in the directory */
+/* Beside it, open to every user: a descendant that may not connect to
+ * join (mode 0600, the stream memory's user's) says here that it was
+ * there, and waits for nothing. */
+#define PT_RDV_OTHERS "others"
 #define PT_RDV_WAIT_MS 100      /* a joiner's whole wait at load */
 #define PT_RDV_DIR_MAX 256      /* the directory's path, with its null */
 #define PT_RDV_REPLY_MAGIC 0x56445450u /* "PTDV" */

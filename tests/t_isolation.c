@@ -1564,6 +1564,14 @@ START_TEST(tree_of_several_users_shares_nothing)
 	/* B fills the registry it was given, then A opens a name. */
 	struct proc b = member_run(&user_b, sb, "1100", env, "B's program", 0);
 	struct proc a = member_run(&user_a, sa, "0", env, "A's program", 1);
+	/* They said so at the others socket at load and go on at once: the
+	 * keeper counts them while they run. */
+	for (int waited = 0; waited < 5000; waited += 10) {
+		ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+		if (info.posixtrace_other_users >= 2)
+			break;
+		usleep(10000);
+	}
 	member_end(&b, "B's program");
 	member_end(&a, "A's program");
 
@@ -1698,6 +1706,132 @@ START_TEST(root_traced_users_children_follow)
 		problem("root's stream holds %ld of the 5 events of A's program and %ld of the 5 of "
 		        "the child it started by exec",
 		        counts[0], counts[1]);
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	assert_no_problems();
+}
+END_TEST
+
+/* ---- the rendezvous is the stream's user's -------------------------------
+ * (security, third round, item 3, what remained: the join socket was mode
+ * 0666, so a member of another user could connect to it as often as it
+ * liked and fill its queue, and the programs of the user it was for waited
+ * until they gave up, untraced.  Now the kernel refuses everybody but that
+ * user (and root) at connect; the others go to a socket of their own.) */
+
+/* The end of `dir`/`name` as user `as` sees it: 0 when a connection was
+ * made, else errno.  With crowd, that many more connections to it are made
+ * and kept open, in a process that stays until *release (a pipe's end) is
+ * closed; its pid in *holder. */
+static int connect_as(const struct user *as, const char *dir, const char *name, int crowd,
+                      pid_t *holder, int *release_end)
+{
+	int rep[2], release[2];
+	pipe_cloexec(rep);
+	pipe_cloexec(release);
+	pid_t pid = fork_child();
+	if (pid == 0) {
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		snprintf(a.sun_path, sizeof a.sun_path, "%s/%s", dir, name);
+		int err = 0;
+		close(rep[0]);
+		close(release[1]);
+		if (setgroups(0, NULL) != 0 || setresgid(as->gid, as->gid, as->gid) != 0 ||
+		    setresuid(as->uid, as->uid, as->uid) != 0)
+			_exit(3);
+		for (int i = 0; i <= crowd; i++) {
+			int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) != 0 && i == 0)
+				err = errno;
+		}
+		char c;
+		if (write(rep[1], &err, sizeof err) != sizeof err)
+			_exit(4);
+		_exit(crowd && read(release[0], &c, 1) < 0 ? 5 : 0);
+	}
+	close(rep[1]);
+	close(release[0]);
+	int err = -1;
+	ck_assert_int_eq(read(rep[0], &err, sizeof err), (ssize_t)sizeof err);
+	close(rep[0]);
+	if (crowd) {
+		*holder = pid;
+		*release_end = release[1];
+	} else {
+		close(release[1]);
+		expect_exit0(pid, 10000, "a connecting process");
+	}
+	return err;
+}
+
+START_TEST(rendezvous_join_socket_is_the_streams_users)
+{
+	begin("rendezvous_join_socket_is_the_streams_users");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	stage();
+	char sp[64], sc[64], child[PATH_MAX * 2 + 160], line[512], path[PATH_MAX + 16];
+	make_secret(sp, sizeof sp, "rdv-parent");
+	make_secret(sc, sizeof sc, "rdv-child");
+	const char *dirfile = in_dir(staging, "rdv.dir");
+	/* A's program starts a child that closed what it inherited (as
+	 * Python's subprocess does): it joins through the rendezvous. */
+	snprintf(child, sizeof child,
+	         "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; POSIXTRACE_RENDEZVOUS=$(cat %s) "
+	         "exec %s -s %s -c 5",
+	         dirfile, in_dir(staging, "iso_victim"), sc);
+	char *argv[] = {(char *)in_dir(staging, "iso_victim"), "-s", sp, "-c", "5", "-w", "0",
+	                "-x", child, "-a", "30", NULL};
+	struct proc a = start_proc(&user_a, argv, 0);
+	if (!expect_line(a.out, "iso start", line, sizeof line, 10000))
+		problem("A's program did not start (%s)", a.out->seen);
+	trace_attr_t attr;
+	trace_id_t trid;
+	struct posixtrace_rendezvous_info info;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED), 0);
+	ck_assert_int_eq(posix_trace_create(a.c.pid, &attr, &trid), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	FILE *f = fopen(dirfile, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", info.posixtrace_dir);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(dirfile, 0644), 0);
+
+	struct stat st;
+	snprintf(path, sizeof path, "%s/join", info.posixtrace_dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	if (st.st_uid != user_a.uid || (st.st_mode & 0777) != 0600)
+		problem("the join socket of A's stream is uid %d mode %o (A's, 0600 wanted)",
+		        (int)st.st_uid, (unsigned)(st.st_mode & 0777));
+	int err = connect_as(&user_b, info.posixtrace_dir, "join", 0, NULL, NULL);
+	if (err != EACCES)
+		problem("B connected to the join socket of A's stream (%s)",
+		        err ? strerror(err) : "it was let in");
+	pid_t crowd = 0;
+	int release = -1;
+	err = connect_as(&user_b, info.posixtrace_dir, "others", 300, &crowd, &release);
+	if (err)
+		problem("B could not reach the others socket: %s", strerror(err));
+
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+	say(a.in, "g");
+	if (!expect_line(a.out, "iso system=0", line, sizeof line, 10000))
+		problem("A's program did not run its child (%s)", a.out->seen);
+	expect_exit0(a.c.pid, 10000, "A's program");
+	end_proc(&a);
+	close(release);
+	expect_exit0(crowd, 10000, "B's crowd");
+	const char *const secrets[] = {sp, sc};
+	long counts[2] = {0, 0};
+	count_secrets(trid, secrets, counts, 2);
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	if (counts[0] != 5 || counts[1] != 5 || info.posixtrace_joined < 1)
+		problem("with B crowding the others socket, root's stream holds %ld of the 5 events "
+		        "of A's program and %ld of the 5 of its child, %llu joined through the "
+		        "rendezvous",
+		        counts[0], counts[1], (unsigned long long)info.posixtrace_joined);
 	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
 	assert_no_problems();
 }
@@ -2691,6 +2825,7 @@ int main(void)
 	tcase_add_test(tc, tree_of_several_users_shares_nothing);
 	tcase_add_test(tc, tree_member_without_library_opens_nothing);
 	tcase_add_test(tc, root_traces_worker_that_dropped_privileges);
+	tcase_add_test(tc, rendezvous_join_socket_is_the_streams_users);
 	tcase_add_test(tc, root_traced_users_children_follow);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
