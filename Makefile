@@ -94,6 +94,11 @@ $(BUILD)/tests/t_logv3: tests/t_logv3.c tests/harness.h tests/logtest.h tests/lo
 $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
 
+# An attacker that does not load the library (t_isolation), whatever the
+# linker's --as-needed default (the sanitizers' link turns it off).
+$(BUILD)/tests/helpers/tree_thief: tests/helpers/tree_thief.c | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(LDLIBS)
+
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libposixtrace.so | $(BUILD)/examples
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
 

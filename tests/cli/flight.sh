@@ -13,6 +13,15 @@
 
 size_of() { wc -c <"$1" | tr -d ' '; }
 grew() { [ "$(size_of "$1")" -gt "$2" ]; }
+# all_counted WHAT DUMP: the dump's fl.n events plus those it counts lost
+# are the 100,000 the program posted
+all_counted() {
+	n=$(grep -c ' fl\.n ' "$2")
+	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' "$2")
+	[ "$n" -gt 0 ] && [ $((n + lost)) -eq 100000 ] &&
+		pass "flight: $1, events in the log plus those counted lost are all the posted ones ($n + $lost)" ||
+		fail "flight: $1, events in the log plus those counted lost are all the posted ones" "$n + $lost: $(tail -n 3 "$2")"
+}
 
 if [ -z "$EMIT" ]; then
 	skip "flight: all checks" "no ptemit"
@@ -23,11 +32,7 @@ else
 		fail "flight: record exits as the command died (128 + SIGSEGV)" "exit $rc: $(cat fcrash.out)"
 	has "flight: the summary says what ended the recording" "at the end: the command was killed by signal 11" fcrash.out
 	"$PT" dump fcrash.ptlog >fcrash.txt 2>&1
-	n=$(grep -c ' fl\.n ' fcrash.txt)
-	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' fcrash.txt)
-	[ "$n" -gt 0 ] && [ $((n + lost)) -eq 100000 ] &&
-		pass "flight: events in the log plus those counted lost are all the posted ones ($n + $lost)" ||
-		fail "flight: events in the log plus those counted lost are all the posted ones" "$n + $lost: $(tail -n 3 fcrash.txt)"
+	all_counted "a crash" fcrash.txt
 	grep ' fl\.n ' fcrash.txt | sed 's/.*"\([0-9]*\)"$/\1/' >fcrash.seq
 	[ "$(tail -n 1 fcrash.seq)" = 99999 ] && sort -n -c fcrash.seq 2>/dev/null &&
 		pass "flight: the last event before the crash is there, the events in order" ||
@@ -102,11 +107,7 @@ else
 	has "flight: the summary names the trigger" "snapshot 1: trigger fl.boom posted by" ftrig.out
 	has "flight: and the snapshot at the end" "snapshot 2: at the end: the command ended" ftrig.out
 	"$PT" dump ftrig.ptlog >ftrig.txt 2>&1
-	n=$(grep -c ' fl\.n ' ftrig.txt)
-	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' ftrig.txt)
-	[ "$n" -gt 0 ] && [ $((n + lost)) -eq 100000 ] &&
-		pass "flight: with a trigger, events in the log plus those counted lost are all the posted ones ($n + $lost)" ||
-		fail "flight: with a trigger, events in the log plus those counted lost are all the posted ones" "$n + $lost: $(tail -n 3 ftrig.txt)"
+	all_counted "a trigger" ftrig.txt
 	"$PT" dump --snapshot 1 ftrig.ptlog >ftrig1.txt 2>&1
 	last=$(grep ' fl\.' ftrig1.txt | tail -n 1)
 	case "$last" in

@@ -6,7 +6,8 @@
  * posixtrace memfd it tries to map, and to open again through
  * /proc/self/fd, read-only and read-write; from each socket (an ancestor's
  * channel) it takes every message waiting and tries the same on each
- * descriptor they carry.  What it maps is searched for the secret.
+ * descriptor they carry.  What it maps is searched for the secret.  Files
+ * of its own user are not counted: they are its own.
  *
  *   tree_thief -s SECRET
  *
@@ -66,10 +67,13 @@ static void try_map(int fd, int prot)
 	munmap(p, (size_t)st.st_size);
 }
 
-/* Every way in to the file behind fd. */
+/* Every way in to the file behind fd, unless it is its own user's. */
 static void attack(int fd)
 {
 	char path[64];
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_uid == getuid())
+		return;
 	try_map(fd, PROT_READ);
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	int ro = open(path, O_RDONLY | O_CLOEXEC);
