@@ -391,6 +391,15 @@ static void close_from(int lo, int hi)
 
 #define HOLD_FD 200 /* where a held child keeps its hold pipe */
 
+/* This process becomes user u, groups and all three ids: 0, or -1. */
+static int become(const struct user *u)
+{
+	return setgroups(0, NULL) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
+	               setresuid(u->uid, u->uid, u->uid) != 0
+	           ? -1
+	           : 0;
+}
+
 /* In the child: its descriptors (nothing else of the test's: a pipe end
  * kept by another child would hide an EOF), then the wait for release(),
  * then its ids. */
@@ -423,8 +432,7 @@ static void child_setup(const struct spawn *o, int hold_r, pid_t parent)
 			_exit(125); /* the test ended before releasing it */
 	}
 	close(HOLD_FD);
-	if (o->as && (setgroups(0, NULL) != 0 || setresgid(o->as->gid, o->as->gid, o->as->gid) != 0 ||
-	              setresuid(o->as->uid, o->as->uid, o->as->uid) != 0))
+	if (o->as && become(o->as) != 0)
 		_exit(123);
 	signal(SIGPIPE, SIG_DFL);
 	/* after the change of ids, which clears it */
@@ -1735,8 +1743,7 @@ static int connect_as(const struct user *as, const char *dir, const char *name, 
 		int err = 0;
 		close(rep[0]);
 		close(release[1]);
-		if (setgroups(0, NULL) != 0 || setresgid(as->gid, as->gid, as->gid) != 0 ||
-		    setresuid(as->uid, as->uid, as->uid) != 0)
+		if (become(as) != 0)
 			_exit(3);
 		for (int i = 0; i <= crowd; i++) {
 			int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -1857,10 +1864,8 @@ START_TEST(root_traces_worker_that_dropped_privileges)
 	if (worker == 0) {
 		char c;
 		trace_event_id_t id;
-		if (setgroups(0, NULL) != 0 || setresgid(user_a.gid, user_a.gid, user_a.gid) != 0 ||
-		    setresuid(user_a.uid, user_a.uid, user_a.uid) != 0 ||
-		    posix_trace_eventid_open("worker.secret", &id) != 0 || write(done[1], "u", 1) != 1 ||
-		    read(go[0], &c, 1) != 1)
+		if (become(&user_a) != 0 || posix_trace_eventid_open("worker.secret", &id) != 0 ||
+		    write(done[1], "u", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(3);
 		for (int k = 0; k < 5; k++)
 			posix_trace_event(id, secret, strlen(secret));
