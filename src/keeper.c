@@ -434,26 +434,33 @@ static int flush_hinted(const struct keeper *k)
 	       atomic_load_explicit(&s->held, memory_order_relaxed) >= k->h->src.map.event_room / 4;
 }
 
-/* An automatic flush of a POSIX_TRACE_FLUSH stream: only when a drain
- * would find something (its own FLUSH_START and FLUSH_STOP do not count),
- * so that a look that finds nothing records nothing. */
-static void auto_flush(struct keeper *k)
+/* A flush the keeper takes itself, asked by the writer pid at pc (the
+ * controller when no writer is named): only when a drain would find
+ * something (its own FLUSH_START and FLUSH_STOP do not count), so that a
+ * look that finds nothing records nothing.  1 when it flushed. */
+static int flush_asked_by(struct keeper *k, pid_t pid, uint64_t pc)
 {
-	if (k->fd < 0 || k->h->src.map.policy != POSIX_TRACE_FLUSH)
-		return;
-	/* The writer that asked; a flush nobody asked for yet (a quarter held,
-	 * seen before the kick) names the last one that did, or the controller. */
-	struct pt_caller who = {atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed), 0, 0,
-	                        atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed)};
-	if (who.pid <= 0)
-		who.pid = k->controller;
-	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
+	struct pt_caller who = {pid > 0 ? pid : k->controller, 0, 0, pc};
 	if (!pt_read_pending(&k->h->src))
-		return;
+		return 0;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */
 	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
 	flush(k, &who, req, 0);
+	return 1;
+}
+
+/* An automatic flush of a POSIX_TRACE_FLUSH stream.  The writer that
+ * asked; a flush nobody asked for yet (a quarter held, seen before the
+ * kick) names the last one that did, or the controller. */
+static void auto_flush(struct keeper *k)
+{
+	if (k->fd < 0 || k->h->src.map.policy != POSIX_TRACE_FLUSH)
+		return;
+	pid_t pid = atomic_load_explicit(&k->shdr->kick_pid, memory_order_relaxed);
+	uint64_t pc = atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed);
+	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
+	flush_asked_by(k, pid, pc);
 }
 
 /* Looks at the stream are paid from a credit that grows by a tick's worth
@@ -495,18 +502,11 @@ static int trigger_snapshot(struct keeper *k)
 	if (k->fd < 0 || hits == k->trigger_seen)
 		return 0;
 	k->trigger_seen = hits;
-	struct pt_caller who = {atomic_load_explicit(&k->shdr->trigger_pid, memory_order_relaxed), 0,
-	                        0, atomic_load_explicit(&k->shdr->trigger_pc, memory_order_relaxed)};
-	if (who.pid <= 0)
-		who.pid = k->controller;
 	k->credit -= TICK_NS;
-	if (!pt_read_pending(&k->h->src))
-		return 1;
-	/* A request number only (active_status compares it with flush_done). */
-	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
-	flush(k, &who, req, 0);
 	/* A count only: relaxed. */
-	atomic_fetch_add_explicit(&k->ctl->trigger_snapshots, 1, memory_order_relaxed);
+	if (flush_asked_by(k, atomic_load_explicit(&k->shdr->trigger_pid, memory_order_relaxed),
+	                   atomic_load_explicit(&k->shdr->trigger_pc, memory_order_relaxed)))
+		atomic_fetch_add_explicit(&k->ctl->trigger_snapshots, 1, memory_order_relaxed);
 	return 1;
 }
 

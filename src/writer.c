@@ -126,6 +126,14 @@ static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uin
 	atomic_store_explicit(&t->cs_seq, seq + 2, memory_order_release);
 }
 
+/* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c):
+ * a keeper that sees the new count sees what the caller wrote before. */
+static void wake_keeper(struct pt_stream_hdr *h)
+{
+	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
+	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 {
 	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed))
@@ -137,10 +145,7 @@ void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 	atomic_store_explicit(&h->kick_pc, pc, memory_order_relaxed);
 	if (atomic_exchange_explicit(&h->keeper_kicked, 1, memory_order_acq_rel))
 		return;
-	/* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c):
-	 * a keeper that sees the new count sees the kick. */
-	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
-	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	wake_keeper(h);
 }
 
 /* An event of a trigger's type was recorded: the keeper is asked for a
@@ -154,9 +159,7 @@ static void trigger_fire(struct pt_stream_hdr *h, uintptr_t pc)
 	/* Pairs with the acquire load of trigger_hits in trigger_snapshot
 	 * (keeper.c): the writer's pid and pc are seen with the count. */
 	atomic_fetch_add_explicit(&h->trigger_hits, 1, memory_order_release);
-	/* Pairs with the acquire load of keeper_wake in keeper_loop. */
-	atomic_fetch_add_explicit(&h->keeper_wake, 1, memory_order_release);
-	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	wake_keeper(h);
 }
 
 /* UNTIL_FULL: the stream stops itself; the event that did not fit is lost
@@ -632,7 +635,9 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, int 
 }
 
 /* The same for an id the stream watches (filter | trigger): recorded
- * unless filtered out, and a trigger's fired once it is. */
+ * unless filtered out, and a trigger's fired once it is.  The filter is
+ * tested here, not inline: testing it in record() made the compiler set
+ * up its word's index, and save a register, on the common path. */
 __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *t, int slot,
                                                               trace_event_id_t id,
                                                               const void *data, size_t len,
