@@ -529,7 +529,16 @@ static void look(struct keeper *k)
 static void reach_late(struct keeper *k)
 {
 	struct pt_handle *h = k->h;
-	if (!h->remote || h->target.pcb || ++k->ticks % REACH_EVERY)
+	if (!h->remote)
+		return;
+	/* A target that changed user and exec'd before taking the offer made
+	 * a block of its own: the offer goes there (looked at every tick,
+	 * while it waits). */
+	if (h->target.pcb && pt_remote_offer_stranded(&h->target)) {
+		pt_remote_withdraw(&h->target);
+		pt_remote_unreach(&h->target);
+	}
+	if (h->target.pcb || ++k->ticks % REACH_EVERY)
 		return;
 	/* The state's value only. */
 	if (pt_remote_hand_over(&h->target, &h->src.map,

@@ -82,6 +82,7 @@ struct block_search {
 	uint64_t start;
 	int err;                 /* ENOENT until a block is found */
 	struct pt_pcb *pcb;
+	uint64_t ino;
 	uid_t owner;
 	gid_t owner_gid;
 };
@@ -109,6 +110,7 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 		struct stat st;
 		if (pt_pcb_validate(&id, b->own, b->start) && fstat(fd, &st) == 0) {
 			b->pcb = pcb;
+			b->ino = (uint64_t)st.st_ino;
 			b->owner = st.st_uid;
 			b->owner_gid = st.st_gid;
 			b->err = 0;
@@ -125,12 +127,13 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 static int find_block_fd(struct pt_remote *r, struct pt_pcb **out)
 {
 	struct block_search b = {r->pid, pt_pid_in_own_ns(r->pid), r->pidfd, r->start, ENOENT, NULL,
-	                         0, 0};
+	                         0, 0, 0};
 	int walk = pt_each_memfd(r->pid, check_block, &b);
 	if (walk)
 		return walk == ENOENT ? ESRCH : EPERM;
 	if (!b.err) {
 		*out = b.pcb;
+		r->pcb_ino = b.ino;
 		r->owner = b.owner;
 		r->owner_gid = b.owner_gid;
 	}
@@ -407,7 +410,36 @@ void pt_remote_withdraw(struct pt_remote *r)
 	r->slot = -1;
 }
 
-void pt_remote_close(struct pt_remote *r)
+struct block_held {
+	pid_t pid;
+	uint64_t ino;
+	int found;
+};
+
+static int is_held_block(int num, enum pt_memfd_kind kind, void *arg)
+{
+	struct block_held *b = arg;
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)b->pid, num);
+	b->found = kind == PT_MEMFD_PCB && stat(path, &st) == 0 && (uint64_t)st.st_ino == b->ino;
+	return b->found;
+}
+
+int pt_remote_offer_stranded(const struct pt_remote *r)
+{
+	if (!r->pcb || r->slot < 0)
+		return 0;
+	const struct pt_pcb_slot *s = &r->pcb->slots[r->slot];
+	/* Values only: the target took the offer, or it still waits. */
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) != PT_SLOT_OFFERED ||
+	    atomic_load_explicit(&s->gen, memory_order_relaxed) != r->gen)
+		return 0;
+	struct block_held b = {r->pid, r->pcb_ino, 0};
+	return pt_each_memfd(r->pid, is_held_block, &b) == 0 && !b.found && pt_remote_alive(r);
+}
+
+void pt_remote_unreach(struct pt_remote *r)
 {
 	if (r->pcb)
 		munmap(r->pcb, sizeof *r->pcb);
@@ -418,8 +450,14 @@ void pt_remote_close(struct pt_remote *r)
 		close(r->reg_fd);
 	if (r->tx >= 0)
 		close(r->tx);
+	r->pcb = NULL;
+	r->tx = r->reg_fd = r->slot = -1;
+}
+
+void pt_remote_close(struct pt_remote *r)
+{
+	pt_remote_unreach(r);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
-	r->pcb = NULL;
-	r->tx = r->pidfd = r->reg_fd = -1;
+	r->pidfd = -1;
 }

@@ -16,6 +16,7 @@ struct pt_remote {
 	pid_t pid;
 	uint64_t start;
 	struct pt_pcb *pcb;    /* its block: sealed, mapped; contents untrusted */
+	uint64_t pcb_ino;      /* ... and its inode */
 	uid_t owner;           /* the block's owner and group: its user */
 	gid_t owner_gid;
 	int tx;                /* its channel's sending end */
@@ -29,6 +30,15 @@ struct pt_remote {
 int pt_remote_open(pid_t pid, struct pt_remote *r);
 /* Its block and channel: ENOENT when it has not loaded the library. */
 int pt_remote_reach(struct pt_remote *r);
+/* Whether an offer made to the block reached still waits there while the
+ * target no longer holds that block: a target that changed user and then
+ * exec'd cannot open the block it made before (token.h) and makes
+ * another, where the offer must be made anew (pt_remote_unreach, then
+ * pt_remote_hand_over). */
+int pt_remote_offer_stranded(const struct pt_remote *r);
+/* Lets the block, channel and registry reached go (the pidfd stays; an
+ * offer still made there is the caller's to withdraw first). */
+void pt_remote_unreach(struct pt_remote *r);
 /* Hands the stream over: a slot, then the descriptor on the channel. */
 int pt_remote_offer(struct pt_remote *r, int stream_fd, int running);
 /* Reaches the process, copies its names into the stream (so that ids
