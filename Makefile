@@ -83,7 +83,7 @@ APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
 
-$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger: tests/logtest.h
+$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images: tests/logtest.h
 
 # t_logv3 also calls the log reader's own functions (its drain bound): it
 # links the static library.
@@ -120,6 +120,25 @@ $(BUILD)/tests/cli:
 	mkdir -p $@
 $(BUILD)/tests/cli/%: tests/cli/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/cli
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+
+# The symbols checks' programs (tests/cli/symbols.sh): a -g PIE, the shared
+# library it links, a plug-in it dlopens; the program built again with
+# -DREBUILT (another build id).
+SYM_DIR  := $(BUILD)/tests/cli/sym
+SYM_BINS := $(addprefix $(SYM_DIR)/,sym_app sym_app_rebuilt libsymlib.so sym_plugin.so)
+tests: $(SYM_BINS)
+$(SYM_DIR):
+	mkdir -p $@
+$(SYM_DIR)/libsymlib.so: tests/cli/sym/symlib.c $(BUILD)/libposixtrace.so | $(SYM_DIR)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -g -fPIC -shared $< -o $@ $(APP_LINK)
+$(SYM_DIR)/sym_plugin.so: tests/cli/sym/plugin.c $(BUILD)/libposixtrace.so | $(SYM_DIR)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -g -fPIC -shared $< -o $@ $(APP_LINK)
+$(SYM_DIR)/sym_app: tests/cli/sym/app.c $(SYM_DIR)/libsymlib.so | $(SYM_DIR)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -g -fPIE -pie $< -o $@ -L$(SYM_DIR) \
+	  -Wl,-rpath,$(abspath $(SYM_DIR)) -lsymlib $(APP_LINK) -ldl
+$(SYM_DIR)/sym_app_rebuilt: tests/cli/sym/app.c $(SYM_DIR)/libsymlib.so | $(SYM_DIR)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -DREBUILT -g -fPIE -pie $< -o $@ -L$(SYM_DIR) \
+	  -Wl,-rpath,$(abspath $(SYM_DIR)) -lsymlib $(APP_LINK) -ldl
 
 # posix_prog_address at call sites (t_callsite): tests/callsite/site.c built as C
 # and as C++ at -O0, -O1 and -O2 by gcc and by clang when present, as programs
@@ -186,11 +205,22 @@ check: $(if $(TESTS),,deps)
 # The command's helpers, compiled into their test.
 $(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h
 
+# The symbolizer, compiled into its test (with and without libdw), with
+# debug information to read back; sym_nopie: a program at fixed addresses.
+$(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/image.h \
+  tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
+  $(BUILD)/tests/helpers/sym_nopie | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS) $(LIBDW_LIBS)
+$(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
+  include/posixtrace.h | $(BUILD)/tests/helpers
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@
+
 # The log module's unit tests (tests/unit/t_logformat.c): built from the
 # module's own sources, without the rest of the library (the reader's
 # included by the test, which looks inside it), and run by tests/run.sh
 # with the other test programs.
-LOGFMT_SRCS := src/logwrite.c src/logblock.c src/logio.c src/logread.c src/crc32c.c src/memcheck.c
+LOGFMT_SRCS := src/logwrite.c src/logblock.c src/logio.c src/logread.c src/logimages.c src/crc32c.c src/memcheck.c
 $(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOGFMT_SRCS) \
   $(wildcard src/*.h) include/trace.h | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) tests/unit/t_logformat.c \
@@ -261,8 +291,8 @@ fuzz:
 	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
-	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
+	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
@@ -279,17 +309,24 @@ clean:
 TOOL      := $(BUILD)/posixtrace
 TOOL_SRCS := $(wildcard tools/*.c)
 
+# Symbols for the addresses in logs (tools/symbolize.c) with elfutils'
+# libdw, when pkg-config finds it (LIBDW= builds without); the command
+# only: the library never links it.
+LIBDW        ?= $(shell pkg-config --exists libdw 2>/dev/null && echo yes)
+LIBDW_CFLAGS := $(if $(LIBDW),$(shell pkg-config --cflags libdw 2>/dev/null) -DPT_HAVE_LIBDW)
+LIBDW_LIBS   := $(if $(LIBDW),$(shell pkg-config --libs libdw 2>/dev/null))
+
 all: $(TOOL)
 
 $(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtrace.so
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $@ $(APP_LINK)
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $@ $(APP_LINK) $(LIBDW_LIBS)
 
 .PHONY: install-tool uninstall-tool
 install: install-tool
 install-tool: lib $(TOOL)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $(BUILD)/posixtrace.install \
-	  -L$(BUILD) -Wl,-rpath,$(LIBDIR) -lposixtrace $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $(BUILD)/posixtrace.install \
+	  -L$(BUILD) -Wl,-rpath,$(LIBDIR) -lposixtrace $(LDLIBS) $(LIBDW_LIBS)
 	install -m 755 $(BUILD)/posixtrace.install $(DESTDIR)$(BINDIR)/posixtrace
 	install -m 644 docs/posixtrace.1 $(DESTDIR)$(MANDIR)/man1/posixtrace.1
 

@@ -9,6 +9,8 @@
 #                            a paced writer; it also times the command
 #   BUILD/posixtrace         the command (built here with make, as `make`
 #                            builds it): dump and convert of a log
+#   BUILD/bench/bench_sites  a program with 1,000 call sites, recorded
+#                            with posixtrace record: dump with symbols
 #   BUILD/bench/floor        clock costs and a minimal per-thread ring
 #   bench/peer/              the LTTng-UST peer, built here into
 #                            BUILD/bench/peer against Debian's
@@ -411,8 +413,9 @@ HAVE_BT2=0
 command -v babeltrace2 >/dev/null 2>&1 && HAVE_BT2=1
 
 # tool_timed KEY NAME OUT CMD...: runs CMD through bench_log exec on CPU 1,
-# its standard output into OUT; a sample of events of the log read back per
-# second of wall time (its start included); the peak RSS in MiB as aux
+# its standard output into OUT; a sample of events of the log read back
+# (TT_EVENTS of them if set) per second of wall time (its start
+# included); the peak RSS in MiB as aux
 tool_timed() {
 	key=$1
 	name=$2
@@ -422,32 +425,42 @@ tool_timed() {
 	IFS='|' read -r _ secs rss <"$WORK/out"
 	TT_RSS=$(calc "printf \"%.1f\", $rss / 1024")
 	meta "$key" tool "$name" Mev/s
-	sample "$key" "$(calc "printf \"%.3f\", $READ_TOTAL / $secs / 1e6")" "$TT_RSS"
+	sample "$key" "$(calc "printf \"%.3f\", ${TT_EVENTS:-$READ_TOTAL} / $secs / 1e6")" "$TT_RSS"
 }
-# per_event BYTES: output bytes per event of the log read back
-per_event() { calc "printf \"%.1f\", $1 / $READ_TOTAL"; }
-# tool_rows REP: one sample of each command row
-tool_rows() {
-	tool_timed tool_dump "posixtrace dump LOG > /dev/null" /dev/null "$TOOL" dump "$READLOG"
-	rm -rf "$WORK/ctf"
-	if tool_timed tool_ctf "posixtrace convert --to ctf LOG DIR" /dev/null \
-		"$TOOL" convert --to ctf "$READLOG" "$WORK/ctf"; then
-		meta tool_ctf_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
-		sample tool_ctf_rss "$TT_RSS" "$(per_event "$(du -sb "$WORK/ctf" | cut -f1)")"
-		if [ "$HAVE_BT2" = 1 ] && [ "$1" -le "$BT_REPS" ]; then
-			# the reference: the same events, printed as text
-			tool_timed bt_print "  babeltrace2 DIR > /dev/null (that CTF)" /dev/null \
-				babeltrace2 "$WORK/ctf"
+
+# The cost of symbols: a log of bench_sites (a PIE with debug information
+# and 1,000 call sites, each a function) recorded by posixtrace record, so
+# that it holds the program's images; dump with and without symbols, in
+# alternating order, each a new process (its symbol tables read cold; run
+# as root, the page cache is dropped before each, so the files are read
+# cold too).
+SITESLOG=$WORK/sites.ptlog
+N_SITES=$(scaled 1000000)
+HAVE_SITES=0
+if [ "$HAVE_TOOL" = 1 ] && [ -x "$BIN/bench_sites" ] &&
+	"$TOOL" record -o "$SITESLOG" -- "$BIN/bench_sites" "$N_SITES" >/dev/null 2>&1; then
+	HAVE_SITES=1
+	SITES_TOTAL=$("$TOOL" dump --no-symbols "$SITESLOG" | sed -n 's/^# \([0-9]*\) events.*/\1/p')
+	"$TOOL" dump "$SITESLOG" 2>/dev/null | grep -q ' at site_s[0-9]*+0x' ||
+		say "symbols rows: dump names no site of bench_sites (built without libdw?)"
+else
+	say "symbols rows skipped: no log of bench_sites"
+fi
+drop_page_cache() { [ "$(id -u)" = 0 ] && sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
+sites_pair() {
+	if [ $(($1 % 2)) = 1 ]; then order="sym raw"; else order="raw sym"; fi
+	TT_EVENTS=$SITES_TOTAL
+	for w in $order; do
+		drop_page_cache
+		if [ "$w" = sym ]; then
+			tool_timed tool_dump_sym "posixtrace dump LOG, 1,000 call sites, symbols" /dev/null \
+				"$TOOL" dump "$SITESLOG"
+		else
+			tool_timed tool_dump_raw "  the same, --no-symbols" /dev/null \
+				"$TOOL" dump --no-symbols "$SITESLOG"
 		fi
-	fi
-	rm -rf "$WORK/ctf"
-	rm -f "$LOGDIR/chrome.json"
-	if tool_timed tool_chrome "posixtrace convert --to chrome LOG FILE" /dev/null \
-		"$TOOL" convert --to chrome "$READLOG" "$LOGDIR/chrome.json"; then
-		meta tool_chrome_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
-		sample tool_chrome_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/chrome.json")")"
-	fi
-	rm -f "$LOGDIR/chrome.json"
+	done
+	TT_EVENTS=""
 }
 
 # ---------------------------------------------------------------- nesting
@@ -484,6 +497,7 @@ while [ "$r" -le "$REPS" ]; do
 		fi
 	fi
 	[ "$HAVE_TOOL" = 1 ] && tool_rows "$r"
+	[ "$HAVE_SITES" = 1 ] && sites_pair "$r"
 	if [ "$HAVE_FLOOR" = 1 ]; then
 		run floor "$BIN/floor" "$SCALE" && collect floor <"$WORK/out"
 	fi
@@ -769,6 +783,9 @@ if [ "$HAVE_TOOL" = 1 ]; then
 		"peak RSS med $(get tool_chrome_rss) MiB"
 	target "posixtrace convert --to ctf (M events/s)" "$(get tool_ctf)" ">=" 5 \
 		"peak RSS med $(get tool_ctf_rss) MiB"
+	target "dump with symbols / without, 1,000 call sites (x)" \
+		"$(pair_median tool_dump_sym tool_dump_raw ratio)" ">=" 0.5 \
+		"$(why "$(get tool_dump_sym)" "$(pair_spread tool_dump_sym tool_dump_raw ratio); medians $(get tool_dump_sym) / $(get tool_dump_raw) M events/s; page cache $([ "$(id -u)" = 0 ] && echo dropped || echo kept) before each" "no log of bench_sites")"
 else
 	target "posixtrace dump LOG > /dev/null (M events/s)" "" ">=" 3 "$TOOL_MSG"
 	target "posixtrace convert --to chrome (M events/s)" "" ">=" 1 "$TOOL_MSG"

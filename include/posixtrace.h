@@ -124,6 +124,56 @@ int posixtrace_set_trigger(trace_id_t trid, const trace_event_set_t *set);
 int posixtrace_get_trigger(trace_id_t trid, trace_event_set_t *set, uint64_t *snapshots);
 __PT_SAME_NAME_END
 
+/* The executable images (the program, its shared libraries, dlopen'd
+ * plug-ins) of traced processes, for turning posix_prog_address into a
+ * function and a line.  A stream records them when asked to
+ * (posixtrace_set_images) and its log keeps them: each traced process
+ * describes the images it has mapped when it first records into the
+ * stream and again after dlopen() or dlclose(), noticed when one of its
+ * threads starts a new chunk of the stream.  What a process describes is
+ * its own claim: path and build id are those it reports, so a reader opens
+ * the file named only as untrusted input and checks its build id. */
+#define POSIXTRACE_BUILD_ID_MAX 32
+#define POSIXTRACE_IMAGE_PATH_MAX 1024
+struct posixtrace_image {
+	uint64_t posixtrace_start;     /* the addresses it spans in the process, */
+	uint64_t posixtrace_end;       /* [start, end) */
+	/* What its addresses are moved by: an address of the image is the
+	 * load bias plus the address the file gives it (dl_iterate_phdr's
+	 * dlpi_addr; 0 for a non-PIE executable). */
+	uint64_t posixtrace_load_bias;
+	uint32_t posixtrace_build_id_size; /* 0: the file has no build id */
+	unsigned char posixtrace_build_id[POSIXTRACE_BUILD_ID_MAX];
+	/* The file's path as the process saw it, null-terminated; empty for
+	 * an image with no file (the vDSO).  1: cut to fit. */
+	int posixtrace_path_truncated;
+	char posixtrace_path[POSIXTRACE_IMAGE_PATH_MAX];
+	/* The time the process described it. */
+	struct timespec posixtrace_described;
+	/* posixtrace_event_image gives this image for every event of the
+	 * same process and address whose time is in [valid_from,
+	 * valid_until): a symbolizer can keep its answer for them. */
+	struct timespec posixtrace_valid_from, posixtrace_valid_until;
+	uint64_t posixtrace_reserved[2];
+};
+
+/* Whether the processes tracing into an active trace stream describe their
+ * images (on: nonzero).  Off when a stream is created.  A process
+ * describes them at its next new chunk after the setting is on.
+ * EINVAL: trid is not an active trace stream identifier.  Since 0.3. */
+int posixtrace_set_images(trace_id_t trid, int on);
+
+/* The image that held the address of event ev when it was recorded, for
+ * a pre-recorded trace stream (a log): the image the event's process
+ * described last before the event among those of its description then in
+ * force; failing that (a plug-in loaded since, described after the
+ * event), the earliest described later.  ev is an event that trid
+ * returned.  EINVAL: trid is not a pre-recorded trace stream identifier,
+ * or ev or image is NULL; ENOENT: the log holds no image of that process
+ * with that address.  Since 0.3. */
+int posixtrace_event_image(trace_id_t trid, const struct posix_trace_event_info *ev,
+                           struct posixtrace_image *image);
+
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many
  * there are.  ENOMEM: no memory for the scan. */

@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "handle.h"
+#include "imageset.h"
 #include "keeper.h"
 #include "logblock.h"
 #include "logfmt.h"
@@ -53,6 +54,7 @@
 #define EVENT_COST 32u
 
 #define KEEPER_PIDS_BATCH 64
+#define KEEPER_IMAGES_SEEN 4096u /* a power of two */
 
 struct keeper {
 	struct pt_handle *h;
@@ -85,6 +87,12 @@ struct keeper {
 	 * being logged, written as a PIDS block before it. */
 	uint32_t npids;
 	struct pt_log_pid_entry pids[KEEPER_PIDS_BATCH];
+	/* The images written (a hash of pid, set and index per slot, 0:
+	 * free): a LOOP stream's writers describe their set in every chunk,
+	 * the log needs it once (a ring log: once per drain, as its blocks
+	 * are overwritten).  Cleared when half full. */
+	uint64_t images_seen[KEEPER_IMAGES_SEEN];
+	uint32_t nimages_seen;
 };
 
 _Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
@@ -261,15 +269,72 @@ static void translate_stage(struct keeper *k, const struct pt_stage *st, struct 
 	log_pids(k);
 }
 
+/* splitmix64's finish: every bit of the key reaches every bit. */
+static uint64_t mix64(uint64_t h)
+{
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	return h ^ h >> 31;
+}
+
+/* Whether the entry was written already (and if not, it is now noted). */
+static int image_seen(struct keeper *k, int32_t pid, const struct pt_image_rec *r)
+{
+	uint64_t h = mix64(mix64(r->raw) + ((uint64_t)(uint32_t)pid << 16 | r->index)) | 1;
+	/* | 1: 0 marks a free slot */
+	uint32_t i = (uint32_t)(h >> 40) & (KEEPER_IMAGES_SEEN - 1);
+	for (; k->images_seen[i]; i = (i + 1) & (KEEPER_IMAGES_SEEN - 1))
+		if (k->images_seen[i] == h)
+			return 1;
+	if (2 * ++k->nimages_seen > KEEPER_IMAGES_SEEN) {
+		memset(k->images_seen, 0, sizeof k->images_seen);
+		k->nimages_seen = 1;
+	}
+	k->images_seen[i] = h;
+	return 0;
+}
+
+static void image_taken(int32_t pid, const struct pt_image_rec *r, const char *path, void *arg)
+{
+	struct keeper *k = arg;
+	if (image_seen(k, pid, r))
+		return;
+	struct pt_log_image e = {
+	    .pid = pid,
+	    .time_ns = calibrated_ns(k, r->raw),
+	    .set = r->raw,
+	    .start = r->start,
+	    .end = r->end,
+	    .bias = r->bias,
+	    .index = r->index,
+	    .count = r->count,
+	    .path_len = r->path_len,
+	    .build_id_len = r->build_id_len,
+	    .flags = r->flags & PT_IMAGE_PATH_CUT,
+	};
+	_Static_assert(sizeof e.build_id == sizeof r->build_id, "build ids fit");
+	memcpy(e.build_id, r->build_id, r->build_id_len);
+	log_result(k, pt_logw_image(&k->w, &e, path));
+}
+
 static void log_stage(struct keeper *k, const struct pt_stage *st)
 {
 	if (st->max_id > PT_USER_FIRST + k->names_in_log)
 		log_new_names(k);
 	struct pt_owner start = st->start.owner;
 	translate_stage(k, st, &start);
+	uint32_t len = st->len;
+	if (st->images) {
+		/* The records are the keeper's private copy (reader.c). */
+		len = pt_images_take((unsigned char *)(uintptr_t)st->rec, st->len,
+		                     k->h->src.map.max_data, &start, image_taken, k);
+		pt_logw_images_done(&k->w);
+		if (!len)
+			return;
+	}
 	struct pt_logw_stage s = {
 	    .rec = st->rec,
-	    .len = st->len,
+	    .len = len,
 	    .lane = st->lane,
 	    .how = st->how,
 	    .events = st->events,
@@ -342,6 +407,10 @@ static void begin_drain(struct keeper *k, int last)
 static void drain(struct keeper *k, int last)
 {
 	begin_drain(k, last);
+	if (k->w.layout == PT_LOG_RING && k->nimages_seen) {
+		memset(k->images_seen, 0, sizeof k->images_seen);
+		k->nimages_seen = 0;
+	}
 	log_new_names(k);
 	copy_lanes(k);
 	move_own_events(k);

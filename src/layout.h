@@ -20,7 +20,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 4u
+#define PT_LAYOUT_VERSION 5u
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -45,11 +45,12 @@ _Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
  *          record of the chunk, as in a loop that posts from one place.
  * The delta is in raw clock units (clock.h) from the lane's current
  * base: the chunk's base, or the last OWNER or TIME record before it.
- * Ids 9 to 31 are never events; two of them are meta records (always with
+ * Ids 9 to 31 are never events; three of them are meta records (always with
  * both words) that the reader consumes and never reports; after one, the
  * next event carries its address again. */
 #define PT_ID_TIME 9u  /* data: u64, the new base */
 #define PT_ID_OWNER 10u /* data: struct pt_owner_rec; a new owner took the lane over */
+#define PT_ID_IMAGE 11u /* data: struct pt_image_rec and its path; see images.c */
 
 _Static_assert(PT_NEVENT_IDS - 1 <= PT_REC_ID_MASK, "ids fit");
 _Static_assert(PT_MAX_DATA_LIMIT <= PT_REC_LEN_MASK, "lengths fit");
@@ -73,6 +74,28 @@ struct pt_owner_rec {
 	struct pt_owner owner;
 };
 _Static_assert(sizeof(struct pt_owner_rec) == 40, "owner record");
+
+/* An executable image the writing process has mapped (posixtrace_set_images):
+ * the fixed part, then path_len bytes of path (no terminating null).  A
+ * process describes all its images at once, as one set: index 0 starts a
+ * new set of that process, replacing the one before. */
+#define PT_IMAGE_PATH_MAX 512u
+#define PT_BUILD_ID_MAX 32u
+struct pt_image_rec {
+	uint64_t raw;        /* the writer's clock when the set began: its key */
+	uint64_t start, end; /* [start, end) in the process */
+	uint64_t bias;       /* dlpi_addr */
+	uint16_t index;      /* in its set */
+	uint16_t count;      /* images in the set */
+	uint16_t path_len;   /* at most PT_IMAGE_PATH_MAX */
+	uint8_t build_id_len;
+	uint8_t flags;       /* PT_IMAGE_PATH_CUT */
+	uint8_t build_id[PT_BUILD_ID_MAX];
+};
+#define PT_IMAGE_PATH_CUT 1u
+_Static_assert(sizeof(struct pt_image_rec) == 72, "image record");
+_Static_assert(PT_BUILD_ID_MAX <= POSIXTRACE_BUILD_ID_MAX &&
+               PT_IMAGE_PATH_MAX < POSIXTRACE_IMAGE_PATH_MAX, "an image record fits the public one");
 
 /* ---- chunks --------------------------------------------------------------
  * The event space is cut into equal chunks.  Each writer thread fills the
@@ -262,6 +285,9 @@ struct pt_stream_hdr {
 	_Atomic uint32_t trigger_hits;
 	_Atomic int32_t trigger_pid;
 	_Atomic uint64_t trigger_pc;
+	/* Nonzero: writers describe their processes' images at chunk starts
+	 * (posixtrace_set_images). */
+	_Atomic uint32_t images;
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };

@@ -64,6 +64,8 @@ static int sort_streams_for_child(void)
 				pt_handle_forget_map(m);
 			}
 			a->gen = ++pt_proc.next_gen;
+			/* A thread of the parent may have been describing its images. */
+			atomic_store_explicit(&a->images_busy, 0, memory_order_relaxed);
 			pt_publish_map(a, &a->own);
 			kept = 1;
 			continue;

@@ -146,3 +146,12 @@ void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
 	pt_logr_info(reader(h), &info->posixtrace_version, &info->posixtrace_closed,
 	             &info->posixtrace_damaged_blocks);
 }
+
+int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,
+                     struct posixtrace_image *image)
+{
+	uint64_t ns = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
+	              (uint64_t)ev->posix_timestamp.tv_nsec;
+	return pt_logr_image(reader(h), ev->posix_pid, (uint64_t)(uintptr_t)ev->posix_prog_address,
+	                     ns, image);
+}

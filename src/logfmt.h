@@ -107,8 +107,9 @@ enum {
 	PT_LOG_STAGES = 4,
 	PT_LOG_KEEPER = 5,
 	PT_LOG_PIDS = 6, /* version 3: the ids of writers in other pid namespaces */
+	PT_LOG_IMAGES = 7, /* version 3: the executable images of traced processes */
 };
-#define PT_LOG_RESERVED_FIRST 7u
+#define PT_LOG_RESERVED_FIRST 8u
 #define PT_LOG_RESERVED_END 32u
 #define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
 
@@ -179,6 +180,30 @@ struct pt_log_pid_entry {
 	int32_t ns_pid, ns_tid;    /* in its own namespace */
 };
 _Static_assert(sizeof(struct pt_log_pid_entry) == 24, "pid entry");
+
+/* An IMAGES payload: entries, each this and path_len bytes of path, zeros
+ * to a multiple of 8 (entry_size).  What a traced process said of an image
+ * it had mapped (posixtrace_set_images): untrusted, its path is a claim. */
+struct pt_log_image {
+	int32_t pid;               /* as the log's events name it */
+	uint32_t entry_size;       /* this header, the path, the padding */
+	uint64_t time_ns;          /* when the process began describing its set */
+	uint64_t set;              /* the same for every entry of a set of pid */
+	uint64_t start, end;       /* [start, end) in the process */
+	uint64_t bias;             /* its load bias */
+	uint16_t index, count;     /* in its set */
+	uint16_t path_len;         /* at most PT_LOG_IMAGE_PATH_MAX */
+	uint8_t build_id_len;      /* at most 32 */
+	uint8_t flags;             /* bit 0: the path was cut */
+	uint8_t build_id[32];
+};
+_Static_assert(sizeof(struct pt_log_image) == 88, "image entry");
+#define PT_LOG_IMAGE_PATH_MAX 512u
+
+static inline uint32_t pt_log_image_size(uint32_t path_len)
+{
+	return (uint32_t)sizeof(struct pt_log_image) + ((path_len + 7u) & ~7u);
+}
 
 /* ---- version 3: STAGES and KEEPER payloads --------------------------------
  * A STAGES payload: a prefix, ncal calibration points, then nsections

@@ -44,6 +44,7 @@
 #include <posixtrace.h>
 #include "crc32c.h"
 #include "logfmt.h"
+#include "logimages.h"
 #include "logread.h"
 #include "recword.h"
 
@@ -207,6 +208,9 @@ struct pt_logr {
 	/* PIDS entries, sorted by (pid, tid) once the log is open */
 	struct pt_log_pid_entry *pids;
 	uint32_t npids, pids_cap;
+
+	/* IMAGES entries (logimages.h) */
+	struct pt_log_images images;
 };
 
 static inline uint64_t ld64(const unsigned char *p)
@@ -341,7 +345,7 @@ static int type_ok(const struct pt_logr *r, uint32_t type)
 	if (r->hdr.version < 3)
 		return type == PT_LOG_EVENTS;
 	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER || type == PT_LOG_PIDS ||
-	       (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
+	       type == PT_LOG_IMAGES || (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
 }
 
 static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint64_t off,
@@ -630,6 +634,9 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 	} else if (b->type == PT_LOG_PIDS) {
 		if (r->hdr.version >= 3)
 			pids_block(r, p, b->payload_len);
+	} else if (b->type == PT_LOG_IMAGES) {
+		if (r->hdr.version >= 3)
+			pt_logi_block(&r->images, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
 		memcpy(&r->status, p, sizeof r->status);
 		r->closed = 1;
@@ -735,7 +742,8 @@ static int ring_index(struct pt_logr *r)
 	for (size_t k = first; k < nfound && !err; k++) {
 		if (found[k].seq > expect)
 			err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
-		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS)) {
+		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS ||
+		             found[k].kind == PT_LOG_IMAGES)) {
 			struct pt_log_block b;
 			if (block_at(r, found[k].off, 0, &b))
 				meta_block(r, found[k].off, &b);
@@ -852,7 +860,8 @@ static void open_walk(struct pt_logr *r)
 	walk_reset(r);
 	while ((res = walk(r, r->mem != NULL, &off, &b)) != B_END)
 		if (res == B_BLOCK &&
-		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_END))
+		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_IMAGES ||
+		     b.type == PT_LOG_END))
 			meta_block(r, off, &b);
 	walk_reset(r);
 }
@@ -952,6 +961,7 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->held);
 	free(r->pool);
 	free(r->spare);
+	pt_logi_free(&r->images);
 	for (uint32_t k = 0; k < 2; k++) {
 		free(r->dr[k].src);
 		free(r->dr[k].cal);
@@ -1877,6 +1887,12 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*closed = r->closed;
 	if (damaged_blocks)
 		*damaged_blocks = r->damaged_max;
+}
+
+int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,
+                  struct posixtrace_image *out)
+{
+	return pt_logi_find(&r->images, pid, addr, ns, out);
 }
 
 void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes)

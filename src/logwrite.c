@@ -137,6 +137,35 @@ int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n
 	return 0;
 }
 
+int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path)
+{
+	if (w->finished || !e || e->path_len > PT_LOG_IMAGE_PATH_MAX)
+		return EINVAL;
+	const uint32_t size = pt_log_image_size(e->path_len);
+	if (w->blk && w->blk_type != PT_LOG_IMAGES)
+		pt_logb_close(w);
+	if (w->blk && (size_t)(w->blk_end - w->pos) < size)
+		pt_logb_seal(w, PT_LOG_IMAGES);
+	if (!w->blk)
+		pt_logb_open(w, PT_LOG_IMAGES, 0);
+	if ((size_t)(w->blk_end - w->pos) < size)
+		return 0; /* an UNTIL_FULL log's last room */
+	struct pt_log_image head = *e;
+	head.entry_size = size;
+	memcpy(w->pos, &head, sizeof head);
+	memcpy(w->pos + sizeof head, path, e->path_len);
+	memset(w->pos + sizeof head + e->path_len, 0, size - sizeof head - e->path_len);
+	w->pos += size;
+	w->blk_records++;
+	return 0;
+}
+
+void pt_logw_images_done(struct pt_logw *w)
+{
+	if (w->blk && w->blk_type == PT_LOG_IMAGES)
+		pt_logb_close(w);
+}
+
 int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
                   const char (*names)[PT_LOG_NAME_SIZE])
 {

@@ -46,6 +46,11 @@ PT_LOG_HIDDEN int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, in
  * Entries that find no room in an UNTIL_FULL log are left out (the events
  * still carry the translated ids).  EINVAL for a finished log. */
 PT_LOG_HIDDEN int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n);
+/* One image a traced process described (IMAGES block, logfmt.h), with
+ * e->path_len bytes of path; the block is left open for the next one
+ * until pt_logw_images_done.  0, or EINVAL. */
+PT_LOG_HIDDEN int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path);
+PT_LOG_HIDDEN void pt_logw_images_done(struct pt_logw *w);
 
 /* Names of user event ids first_id .. first_id + count - 1 become known:
  * written in place in the name table of a seekable log, else as a NAMES

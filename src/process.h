@@ -31,7 +31,23 @@ struct pt_attached {
 	 * (another thread was mapping it): counted lost in the stream once it
 	 * is (pt_count_unmapped_losses).  A number only: relaxed. */
 	_Atomic uint64_t unmapped_lost;
+	/* The images this process describes to the stream (writer.c,
+	 * imageset.c): the generation of its set (0: none yet) and the
+	 * slot's gen it was made for; the set as records (PT_IMAGES_COPY_MAX
+	 * bytes mapped once), images_len of them, and where the next chunk
+	 * goes on; who is describing now (one thread at a time: the three
+	 * plain fields are touched only by it). */
+	_Atomic uint64_t images_gen;
+	_Atomic uint64_t images_for;
+	unsigned char *images_recs;
+	uint32_t images_len;
+	uint32_t images_next;
+	_Atomic uint32_t images_busy;
 };
+
+/* At most this much of a process's set is described (some 2,000 images
+ * with paths of 100 bytes); the images past it are left out. */
+#define PT_IMAGES_COPY_MAX (256u << 10)
 
 struct pt_thread;
 

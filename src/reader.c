@@ -1055,6 +1055,7 @@ static void hand_out(struct pt_reader *rd, const struct pt_map *m, uint32_t i,
 	cur->scanned = 0;
 	st->events = cur->scan.events;
 	st->max_id = cur->scan.max_id;
+	st->images = cur->scan.images;
 	st->first_raw = cur->scan.first_raw;
 	st->last_raw = cur->scan.last_raw;
 	cur->ctx = cur->scan.ctx;

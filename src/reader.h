@@ -142,6 +142,7 @@ struct pt_stage {
 	uint32_t how;            /* PT_STAGE_* */
 	uint32_t events;
 	uint32_t max_id;         /* the highest event id in it */
+	uint32_t images;         /* IMAGE records in it (the keeper takes them out) */
 	struct pt_rec_ctx start; /* base, writer and address at its first record */
 	uint64_t first_raw, last_raw; /* raw times of its first and last events */
 };

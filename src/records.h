@@ -11,8 +11,8 @@
  *  - its size (8 or 16 bytes of header, then the data padded to 8) must fit
  *    in the bytes known to be there;
  *  - an event has a user id and at most max-data-size bytes of data;
- *  - a meta record (TIME, OWNER) has both header words and exactly its
- *    data's size; its data is copied once before it is applied;
+ *  - a meta record (TIME, OWNER, IMAGE) has both header words and its
+ *    data's size (IMAGE: within its bounds); its data is copied once before it is applied;
  *  - anything else is damage.
  *
  * A chunk header's identity (its lane and sequence number) is checked by
@@ -54,7 +54,7 @@ __attribute__((no_sanitize("thread"))) static inline void pt_racy_copy(void *dst
 static inline void pt_racy_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 #endif
 
-enum pt_rec_kind { PT_RK_BAD = 0, PT_RK_EVENT, PT_RK_TIME, PT_RK_OWNER };
+enum pt_rec_kind { PT_RK_BAD = 0, PT_RK_EVENT, PT_RK_TIME, PT_RK_OWNER, PT_RK_IMAGE };
 
 struct pt_rec {
 	uint64_t w0;
@@ -87,6 +87,9 @@ static inline uint32_t pt_rec_decode(uint64_t w0, uint32_t avail, uint32_t max_d
 			r->kind = PT_RK_TIME;
 		else if (r->id == PT_ID_OWNER && r->len == sizeof(struct pt_owner_rec))
 			r->kind = PT_RK_OWNER;
+		else if (r->id == PT_ID_IMAGE && r->len >= sizeof(struct pt_image_rec) &&
+		         r->len <= sizeof(struct pt_image_rec) + PT_IMAGE_PATH_MAX)
+			r->kind = PT_RK_IMAGE;
 	}
 	return r->kind;
 }
@@ -174,6 +177,7 @@ struct pt_rec_scan {
 	uint32_t later;          /* it stopped at an event later than `until` */
 	uint32_t events;
 	uint32_t max_id;         /* the highest event id */
+	uint32_t images;         /* IMAGE records */
 	uint64_t first_raw, last_raw; /* raw times of the first and last events */
 };
 
@@ -185,7 +189,7 @@ static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t 
                                uint32_t max_data, struct pt_rec_scan *s)
 {
 	struct pt_rec r;
-	s->events = s->max_id = s->later = 0;
+	s->events = s->max_id = s->later = s->images = 0;
 	s->first_raw = s->last_raw = 0;
 	while (end - off >= PT_REC_HDR_MIN) {
 		uint64_t w0;
@@ -194,6 +198,7 @@ static inline void pt_rec_scan(const unsigned char *buf, uint32_t off, uint32_t 
 			break;
 		if (r.kind != PT_RK_EVENT) {
 			pt_rec_apply(&s->ctx, &r, buf + off);
+			s->images += r.kind == PT_RK_IMAGE;
 			off += r.size;
 			continue;
 		}

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "clock.h"
+#include "imageset.h"
 #include "join.h"
 #include "lanes.h"
 #include "layout.h"
@@ -301,6 +303,104 @@ static void put_meta(struct pt_wlane *w, uint32_t id, const void *data, uint32_t
 	pt_wlane_put_meta(w, size); /* the event that follows carries its address (parse_stage, reader.c) */
 }
 
+/* The records of the set from byte `from` of the slot's copy, as many as
+ * fit before the event (keep bytes) that started the chunk: where the
+ * next chunk goes on. */
+static uint32_t put_images(struct pt_wlane *w, const struct pt_attached *a,
+                           const struct pt_map *m, uint32_t from, uint32_t keep)
+{
+	while (from < a->images_len) {
+		uint64_t w0;
+		memcpy(&w0, a->images_recs + from, sizeof w0);
+		uint32_t size = (uint32_t)pt_rec_size(w0);
+		if (pt_wlane_end(w) + size + keep > m->chunk_size)
+			break;
+		memcpy(w->chunk + pt_wlane_end(w), a->images_recs + from, size);
+		pt_wlane_put_meta(w, size); /* the event that follows carries its address */
+		from += size;
+	}
+	return from;
+}
+
+/* The slot's copy of the set, made again: the set changed, or the slot
+ * holds another stream (or is a fork child's).  Its memory is mapped
+ * once, here and not with malloc: this may run in a signal handler. */
+static void encode_images(struct pt_attached *a, uint64_t gen, uint64_t slot_gen, uint64_t now)
+{
+	if (!a->images_recs) {
+		void *p = mmap(NULL, PT_IMAGES_COPY_MAX, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		a->images_recs = p == MAP_FAILED ? NULL : p;
+	}
+	uint32_t count = 0;
+	a->images_len = a->images_recs ? pt_images_encode(a->images_recs, PT_IMAGES_COPY_MAX,
+	                                                  now, &count) : 0;
+	a->images_next = 0;
+	atomic_store_explicit(&a->images_gen, gen, memory_order_relaxed);
+	atomic_store_explicit(&a->images_for, slot_gen, memory_order_relaxed);
+}
+
+/*
+ * A stream that asks for images (images.c) gets this process's set before
+ * the event that starts a chunk when the set changed since it was
+ * described, or the rest of a set that did not fit in the last chunk.  A
+ * LOOP stream gets it again in every chunk the process starts: the chunk
+ * that held it is overwritten while the process's later events are not,
+ * and a snapshot holds any of its chunks.  One thread of the process
+ * describes at a time; the others go on recording.  Not in a nested
+ * level: a signal handler may have interrupted the loader.
+ */
+__attribute__((noinline, cold)) static void describe_images(struct pt_wlane *w,
+                                                            struct pt_attached *a,
+                                                            const struct pt_map *m,
+                                                            uint64_t now, uint32_t keep,
+                                                            int new_chunk)
+{
+	if (atomic_exchange_explicit(&a->images_busy, 1, memory_order_acquire))
+		return;
+	uint64_t gen = pt_images_generation(), slot_gen = a->gen;
+	if (gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed) ||
+	    slot_gen != atomic_load_explicit(&a->images_for, memory_order_relaxed))
+		encode_images(a, gen, slot_gen, now);
+	else if (a->images_next >= a->images_len && new_chunk && m->policy == POSIX_TRACE_LOOP)
+		a->images_next = 0;
+	a->images_next = put_images(w, a, m, a->images_next, keep);
+	/* Pairs with the acquire exchange above, in the next describing thread. */
+	atomic_store_explicit(&a->images_busy, 0, memory_order_release);
+}
+
+static int describes_images(const struct pt_thread *t, const struct pt_wlane *w,
+                            const struct pt_map *m)
+{
+	return atomic_load_explicit(&pt_hdr(m)->images, memory_order_relaxed) && w >= t->lanes &&
+	       w < t->lanes + PT_MAX_STREAMS;
+}
+
+/*
+ * A thread that opens an event type just after a dlopen() is most likely
+ * the one about to post from the object loaded: its next event in each
+ * stream that asks for images goes the slow way (prepare, as after a lane
+ * changed owners) and describes the new set, without waiting for the
+ * thread's next chunk, which may come after the object is gone.
+ */
+void pt_images_recheck(void)
+{
+	struct pt_thread *t = pt_thread_peek();
+	uint64_t gen = 0;
+	for (int i = 0; t && i < PT_MAX_STREAMS; i++) {
+		struct pt_attached *a = &pt_proc.attached[i];
+		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
+		struct pt_wlane *w = &t->lanes[i];
+		if (!m || !w->chunk || w->gen != a->gen || !w->limit ||
+		    !atomic_load_explicit(&pt_hdr(m)->images, memory_order_relaxed))
+			continue;
+		if (!gen)
+			gen = pt_images_generation();
+		if (gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed))
+			w->limit = 0; /* the OWNER record again, then the set (prepare) */
+	}
+}
+
 /* The record does not go straight in: the thread has no lane yet, its
  * chunk is full, the delta would not fit, or it continues the chunk of a
  * lane's previous owner.  0: the event is lost. */
@@ -323,8 +423,13 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		meta = (uint32_t)pt_record_size(sizeof(struct pt_owner_rec));
 	else if (w->chunk && (now - w->base) > PT_REC_DELTA_MAX)
 		meta = (uint32_t)pt_record_size(sizeof(uint64_t));
-	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size)
-		return next_chunk(t, w, m, now, pc);
+	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size) {
+		if (!next_chunk(t, w, m, now, pc))
+			return 0;
+		if (describes_images(t, w, m))
+			describe_images(w, a, m, now, size, 1);
+		return 1;
+	}
 	if (owner) {
 		struct pt_owner_rec o = {.base = now};
 		o.owner.pid = pt_proc.pid;
@@ -333,6 +438,8 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		memcpy(o.owner.comm, t->comm, PT_COMM_SIZE);
 		put_meta(w, PT_ID_OWNER, &o, sizeof o);
 		pt_wlane_owned(w, m->chunk_size);
+		if (describes_images(t, w, m))
+			describe_images(w, a, m, now, size, 0);
 	} else if (meta) {
 		put_meta(w, PT_ID_TIME, &now, sizeof now);
 	}

@@ -741,7 +741,7 @@ START_TEST(pids_table_gives_own_ids)
 }
 END_TEST
 
-/* Valid blocks of the reserved types 7 to 31 are skipped, inside a drain
+/* Valid blocks of the reserved types 8 to 31 are skipped, inside a drain
  * too; type 32, and EVENTS in a version 3 log, are invalid blocks. */
 START_TEST(reserved_types_skipped)
 {
@@ -778,6 +778,151 @@ START_TEST(reserved_types_skipped)
 		expect_tagged(&r.ev[2], 1, T0 + 30);
 		close(fd);
 	}
+}
+END_TEST
+
+/* ---- IMAGES tables ------------------------------------------------------------ */
+
+/* An IMAGES entry of pid ctx_a's (100) covering [start, end), in set `set`
+ * begun at T0 + at. */
+static struct pt_log_image image_entry(uint64_t set, uint64_t at, uint64_t start, uint64_t end,
+                                       const char *path)
+{
+	struct pt_log_image e = {.pid = ctx_a.pid, .time_ns = T0 + at, .set = set, .start = start,
+	                         .end = end, .bias = start & ~0xfffull, .count = 1,
+	                         .path_len = (uint16_t)strlen(path), .build_id_len = 20};
+	memset(e.build_id, 0xb0 + (int)set, 20);
+	e.entry_size = pt_log_image_size(e.path_len);
+	return e;
+}
+
+/* An entry and its path into buf at *n. */
+static void put_entry(unsigned char *buf, uint32_t *n, const struct pt_log_image *e, const char *path)
+{
+	memset(buf + *n, 0, pt_log_image_size(e->path_len));
+	memcpy(buf + *n, e, sizeof *e);
+	memcpy(buf + *n + sizeof *e, path, strlen(path) < e->path_len ? strlen(path) : e->path_len);
+	*n += pt_log_image_size(e->path_len);
+}
+
+/* One IMAGES block holding the entry e (path) first, then a well-formed
+ * entry that must be dropped with it when e is refused. */
+static void image_block(struct v3 *g, const struct pt_log_image *e, const char *path)
+{
+	unsigned char buf[2048];
+	uint32_t n = 0;
+	put_entry(buf, &n, e, path);
+	struct pt_log_image after = image_entry(99, 56, 0x400002, 0x400003, "/after-bad");
+	put_entry(buf, &n, &after, "/after-bad");
+	v3_block(g, PT_LOG_IMAGES, g->seq++, 0, buf, n);
+}
+
+/* The path posixtrace_event_image gives the event read from trid, or
+ * "-" for ENOENT. */
+static const char *image_path(trace_id_t trid, const struct posix_trace_event_info *ev,
+                              struct posixtrace_image *img)
+{
+	int err = posixtrace_event_image(trid, ev, img);
+	ck_assert_msg(err == 0 || err == ENOENT, "posixtrace_event_image: %s", strerror(err));
+	return err ? "-" : img->posixtrace_path;
+}
+
+/* The IMAGES table of a crafted log (docs/LOG-FORMAT.md, "Which image an
+ * event was in"): the set in force at an event's time holds its image; an
+ * address it lacks is found in a set begun later (a plug-in described
+ * after its first event); a later set replaces an earlier one (exec).  A
+ * set of 3,000 entries is searched, not scanned.  Entries the reader must
+ * refuse, each first in its block and each claiming event 2's address in
+ * a newer set, are not used, nor is anything after them in their block:
+ * a wrong entry size, pid 0, start not below end, index not below count,
+ * a path over 512 bytes, a build id over 32 bytes.  No table is damage. */
+START_TEST(images_table_crafted)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20}, t1[] = {25}, t2[] = {60};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1); /* event 0: pc 0x400000 */
+	stage_block(&g, 1, 1, 1, t1, 1); /* event 1: pc 0x400001 */
+	stage_block(&g, 2, 2, 2, t2, 1); /* event 2: pc 0x400002 */
+	unsigned char buf[PT_LOG_MIN_BLOCK - PT_LOG_BLOCK_HDR];
+	uint32_t n = 0;
+	struct pt_log_image e = image_entry(1, 10, 0x400000, 0x400001, "/prog");
+	e.count = 3001;
+	put_entry(buf, &n, &e, "/prog");
+	for (uint32_t i = 1; i <= 3000; i++) {
+		char path[32];
+		snprintf(path, sizeof path, "/lib%u.so", i);
+		e = image_entry(1, 10, 0x10000000ull + i * 0x1000ull, 0x10000800ull + i * 0x1000ull, path);
+		e.index = (uint16_t)i;
+		e.count = 3001;
+		if (n + pt_log_image_size(e.path_len) > sizeof buf) {
+			v3_block(&g, PT_LOG_IMAGES, g.seq++, 0, buf, n);
+			n = 0;
+		}
+		put_entry(buf, &n, &e, path);
+	}
+	e = image_entry(3, 30, 0x400001, 0x400002, "/plugin");
+	put_entry(buf, &n, &e, "/plugin");
+	e = image_entry(2, 50, 0x400000, 0x400004, "/prog2");
+	put_entry(buf, &n, &e, "/prog2");
+	v3_block(&g, PT_LOG_IMAGES, g.seq++, 0, buf, n);
+
+	struct pt_log_image bad[6];
+	for (int i = 0; i < 6; i++)
+		bad[i] = image_entry(9, 55, 0x400002, 0x400003, "/bad");
+	bad[0].entry_size += 8;
+	bad[1].pid = 0;
+	bad[2].end = bad[2].start;
+	bad[3].index = 1;
+	bad[4].path_len = 513;
+	bad[4].entry_size = pt_log_image_size(513);
+	bad[5].build_id_len = 33;
+	for (int i = 0; i < 6; i++)
+		image_block(&g, &bad[i], "/bad");
+	v3_end(&g);
+
+	trace_id_t trid;
+	struct posixtrace_image img;
+	const char *want[] = {"/prog", "/plugin", "/prog2"};
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posix_trace_event_info info;
+	char data[64];
+	size_t len, k = 0;
+	int unavailable = 0;
+	for (;;) {
+		ck_assert_ok(posix_trace_getnext_event(trid, &info, data, sizeof data, &len,
+		                                       &unavailable));
+		if (unavailable)
+			break;
+		ck_assert_uint_lt(k, 3);
+		ck_assert_str_eq(image_path(trid, &info, &img), want[k]);
+		ck_assert_uint_le(img.posixtrace_start, (uintptr_t)info.posix_prog_address);
+		ck_assert_uint_lt((uintptr_t)info.posix_prog_address, img.posixtrace_end);
+		ck_assert_uint_eq(img.posixtrace_build_id_size, 20);
+		k++;
+	}
+	ck_assert_uint_eq(k, 3);
+	/* Every image of the big set, by address, at event 0's time. */
+	info.posix_pid = ctx_a.pid;
+	info.posix_timestamp = (struct timespec){(time_t)((T0 + 20) / 1000000000u),
+	                                         (long)((T0 + 20) % 1000000000u)};
+	for (uint32_t i = 1; i <= 3000; i++) {
+		char path[32];
+		snprintf(path, sizeof path, "/lib%u.so", i);
+		info.posix_prog_address = (void *)(uintptr_t)(0x10000000ull + i * 0x1000ull + 0x7ff);
+		ck_assert_str_eq(image_path(trid, &info, &img), path);
+		info.posix_prog_address = (void *)(uintptr_t)(0x10000800ull + i * 0x1000ull);
+		ck_assert_str_eq(image_path(trid, &info, &img), "-");
+	}
+	info.posix_pid = ctx_b.pid;
+	ck_assert_str_eq(image_path(trid, &info, &img), "-");
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
 }
 END_TEST
 
@@ -1242,6 +1387,7 @@ int main(void)
 	tcase_add_test(tc, keeper_user_event_is_an_event);
 	tcase_add_test(tc, drain_zero_is_merged_with_no_block);
 	tcase_add_test(tc, reserved_types_skipped);
+	tcase_add_test(tc, images_table_crafted);
 	tcase_add_test(tc, pids_table_gives_own_ids);
 	tcase_add_test(tc, section_claims_bounded);
 	tc = pt_tcase_fixture(s, "layouts", setup, teardown);

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <posixtrace.h>
+
 #include "tool.h"
 
 #define POLL_NS 100000000u /* how often waits look at the clock and signals */
@@ -23,6 +25,7 @@ struct attach_options {
 	double duration; /* 0: until Ctrl-C */
 	const char *log;
 	bool json, force, inherit, date, utc;
+	bool images; /* with -o: the traced processes describe their images */
 	size_t flight_size; /* --flight-recorder: a LOOP stream of this size; 0: none */
 	struct name_list triggers; /* --trigger: types whose events take a snapshot */
 };
@@ -44,6 +47,8 @@ static void attach_help(FILE *out)
 	        "  --clock-date         live output: absolute times as local date and time\n"
 	        "  --clock-gmt          the same in UTC\n"
 	        "  --no-inherit         do not trace the children PID forks\n"
+	        "  --no-images          with -o: do not record the images (files, load\n"
+	        "                       addresses, build ids) that symbols come from\n"
 	        "  --flight-recorder[=SIZE]  with -o: keep the newest events in a loop\n"
 	        "                       stream of SIZE (default 16M), written only at a\n"
 	        "                       snapshot: on SIGUSR1 to posixtrace, and at the end\n"
@@ -55,7 +60,8 @@ static void attach_help(FILE *out)
 	        PROG);
 }
 
-enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER };
+enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER,
+       OPT_NO_IMAGES };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -63,6 +69,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"duration", required_argument, 0, 'd'}, {"output", required_argument, 0, 'o'},
 		{"format", required_argument, 0, 'f'},   {"force", no_argument, 0, OPT_FORCE},
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
+		{"no-images", no_argument, 0, OPT_NO_IMAGES},
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
@@ -84,6 +91,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 			break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_NO_INHERIT: o->inherit = false; break;
+		case OPT_NO_IMAGES: o->images = false; break;
 		case OPT_FLIGHT:
 			o->flight_size = FLIGHT_DEFAULT_SIZE;
 			if (optarg && (!parse_size(optarg, &o->flight_size) ||
@@ -261,6 +269,10 @@ static int create_stream(const struct attach_options *o, int logfd, trace_id_t *
 		error_msg("cannot trace process %d: %s", (int)o->pid, log_create_error(err, logfd));
 	else if (err)
 		error_msg("cannot trace process %d: %s", (int)o->pid, create_error(err));
+	else if (logfd >= 0 && o->images && (err = posixtrace_set_images(*trid, 1)) != 0) {
+		error_msg("cannot ask process %d for its images: %s", (int)o->pid, strerror(err));
+		posix_trace_shutdown(*trid);
+	}
 	return err;
 }
 
@@ -331,7 +343,7 @@ static int attach(const struct attach_options *o)
 
 int cmd_attach(int argc, char **argv)
 {
-	struct attach_options o = {.inherit = true};
+	struct attach_options o = {.inherit = true, .images = true};
 	int rc = parse_attach_options(argc, argv, &o);
 	if (rc < 0)
 		rc = attach(&o);

@@ -72,6 +72,7 @@ struct chrome_writer {
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
+	struct site_table *sites;
 	struct time_cache seconds; /* of the events' absolute times */
 	/* JSON objects of events without a time, for otherData at the end: in
 	 * an unlinked temporary file, as a log may hold any number of them. */
@@ -152,7 +153,9 @@ static int system_track(struct chrome_writer *w, uint64_t ns)
  * piece of the output buffer; longer data goes in chunks. */
 #define INLINE_DATA_MAX 1024
 /* An event object but its data: the fixed fields, two names as JSON. */
-#define EVENT_FIXED_MAX (512 + 2 * JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX + 1))
+#define EVENT_FIXED_MAX (512 + 2 * JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX + 1) + \
+                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +    \
+                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
 
 static char *put_json_name(char *p, const char *name)
 {
@@ -165,8 +168,10 @@ static char *put_json_name(char *p, const char *name)
 /* "args" up to its data.  The seconds of "time" seldom change; t is the
  * event's thread, NULL if it has none. */
 static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
-                           struct time_cache *seconds, const struct chrome_thread *t)
+                           struct time_cache *seconds, const struct chrome_thread *t,
+                           struct site_table *sites)
 {
+	const struct call_site *c = site_of(sites, ev);
 	p = put_str(p, "\"args\":{");
 	if (paired) {
 		p = put_json_name(put_str(p, "\"event\":"), ev->name);
@@ -179,6 +184,13 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 		p = put_thread_arg(p, (unsigned long)ev->info.posix_thread_id);
 	p = put_hex_u64(put_str(p, "\",\"prog_address\":\""),
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
+	if (c) {
+		p = put_json_chars(put_str(p, "\",\"site\":\""), (const unsigned char *)c->where,
+		                   strlen(c->where));
+		if (c->source[0])
+			p = put_json_chars(put_str(p, "\",\"source\":\""),
+			                   (const unsigned char *)c->source, strlen(c->source));
+	}
 	p = put_int(put_str(p, "\",\"truncation\":"), ev->info.posix_truncation_status);
 	p = put_u64(put_str(p, ",\"len\":"), ev->len);
 	p = put_time_cached(put_str(p, ",\"time\":\""), ts_ns(&ev->info.posix_timestamp), seconds);
@@ -265,7 +277,7 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
 		p = PUT_PREFORMATTED(p, t->ids, t->ids_len);
 	else
 		p = put_ids(p, ev->info.posix_pid, system_track(w, ns));
-	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, t), ev);
+	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, t, w->sites), ev);
 }
 
 static bool open_undated(struct chrome_writer *w)
@@ -295,7 +307,7 @@ static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
 	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
 	*p++ = ',';
-	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, NULL), ev);
+	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, NULL, w->sites), ev);
 }
 
 /* The undated events, copied from their temporary file into the output. */
@@ -446,9 +458,9 @@ static FILE *open_output(const char *file, bool force)
 }
 
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,
-                      const struct pair_rules *pairs)
+                      const struct pair_rules *pairs, struct site_table *sites)
 {
-	struct chrome_writer w = {0};
+	struct chrome_writer w = {.sites = sites};
 	struct progress pr;
 	uint64_t count;
 	w.file = open_output(file, force);

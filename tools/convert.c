@@ -23,12 +23,16 @@ static void convert_help(FILE *out)
 	        "     FILE - is standard output.  Events of one thread named NAME_begin\n"
 	        "     and NAME_end (or NAME:begin and NAME:end) become a slice NAME\n"
 	        "     (nested pairs nest; an unmatched one stays an instant event);\n"
-	        "     every other event is an instant event.\n\n"
+	        "     every other event is an instant event.\n"
+	        "Each event's call site (function+offset, file:line) is in its args\n"
+	        "(chrome) or its site and source fields (ctf), when the log holds the\n"
+	        "images of the traced programs (record asks for them).\n\n"
 	        "  --to ctf|chrome      the output format (required)\n"
 	        "  --force              replace an existing output of your own (a file,\n"
 	        "                       or a directory of an earlier CTF conversion)\n"
 	        "  --pair BEGIN=END     also pair these two event names (repeatable)\n"
 	        "  --no-pair            no NAME_begin/NAME_end pairing (--pair still applies)\n"
+	        SITE_HELP
 	        "  -h, --help           this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
 	        "inside (after converting what could be read).\n",
@@ -39,6 +43,7 @@ struct convert_options {
 	const char *format, *log, *out;
 	bool force;
 	struct pair_rules pairs;
+	struct site_options sites;
 };
 
 enum { OPT_FORCE = 256, OPT_PAIR, OPT_NO_PAIR };
@@ -48,7 +53,8 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 	static const struct option longopts[] = {
 		{"to", required_argument, 0, 't'},        {"force", no_argument, 0, OPT_FORCE},
 		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
-		{"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+		{"help", no_argument, 0, 'h'},            SITE_LONGOPTS,
+		{0, 0, 0, 0}};
 	bool pair_options = false;
 	int c;
 	opterr = 0;
@@ -65,7 +71,10 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		case OPT_NO_PAIR: o->pairs.suffixes = false; pair_options = true; break;
 		case 'h': convert_help(stdout); return 0;
 		case ':': return usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (site_option(c, optarg, &o->sites))
+				break;
+			return usage_error("convert", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!o->format)
@@ -92,11 +101,18 @@ int cmd_convert(int argc, char **argv)
 	int rc = parse_convert_options(argc, argv, &o);
 	if (rc < 0) {
 		struct trace_log *log = trace_log_open(o.log);
+		struct site_table sites;
 		if (!log) {
 			rc = EXIT_FAIL;
+		} else if (!sites_init(&sites, log, &o.sites)) {
+			rc = EXIT_FAIL;
+			trace_log_close(log);
 		} else {
-			rc = !strcmp(o.format, "ctf") ? convert_to_ctf(log, o.out, o.force)
-			                              : convert_to_chrome(log, o.out, o.force, &o.pairs);
+			rc = !strcmp(o.format, "ctf")
+			         ? convert_to_ctf(log, o.out, o.force, &sites)
+			         : convert_to_chrome(log, o.out, o.force, &o.pairs, &sites);
+			sites_notes(&sites, "convert");
+			sites_free(&sites);
 			rc = finish_log(log, rc);
 			trace_log_close(log);
 		}

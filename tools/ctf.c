@@ -70,6 +70,7 @@ struct ctf_writer {
 	bool counted;
 	uint64_t events, lost_total, overflows, overflows_seen;
 	uint64_t first_ns, last_ns; /* earliest dated and latest time written */
+	struct site_table *sites;
 };
 
 /* write_event() met an OVERFLOW before the loss was counted. */
@@ -296,7 +297,10 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 		s->ts_begin = ts;
 	s->ts_end = ts;
 	size_t text = text_length(ev->data, ev->len);
-	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1);
+	const struct call_site *c = site_of(w->sites, ev);
+	const char *site = c ? c->where : "", *src = c ? c->source : "";
+	size_t where = strlen(site) + 1, source = strlen(src) + 1;
+	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1 + where + source);
 	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
 	PUT_VALUE(p, uint64_t, ts);
 	PUT_VALUE(p, int32_t, ev->info.posix_pid);
@@ -307,7 +311,9 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	memcpy(p, ev->data, ev->len);
 	memcpy(p + ev->len, ev->data, text);
 	p[ev->len + text] = '\0'; /* the text's NUL */
-	s->len += EVENT_FIXED_SIZE + ev->len + text + 1;
+	memcpy(p + ev->len + text + 1, site, where);
+	memcpy(p + ev->len + text + 1 + where, src, source);
+	s->len += EVENT_FIXED_SIZE + ev->len + text + 1 + where + source;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
@@ -382,7 +388,8 @@ static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
 	        ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
 	        "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t prog_address;\n"
 	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
-	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n\t};\n"
+	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
+	        "\t\tstring site;\n\t\tstring source;\n\t};\n"
 	        "};\n\n",
 	        id);
 }
@@ -508,9 +515,9 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 	return write_streams(w, log, pr);
 }
 
-int convert_to_ctf(struct trace_log *log, const char *dir, bool force)
+int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites)
 {
-	struct ctf_writer w = {.dir = dir, .file_fd = -1};
+	struct ctf_writer w = {.dir = dir, .file_fd = -1, .sites = sites};
 	struct progress pr;
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)

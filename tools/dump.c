@@ -25,6 +25,7 @@ struct dump_options {
 	struct name_list only;
 	struct number_list pids, tids;
 	uint64_t snapshot; /* 0: all */
+	struct site_options sites;
 };
 
 static void dump_help(FILE *out)
@@ -50,7 +51,11 @@ static void dump_help(FILE *out)
 	        "                       posix_trace_flush_stop, after the one before\n"
 	        "  --clock-date         absolute times as local date and time of day\n"
 	        "  --clock-gmt          the same in UTC\n"
+	        SITE_HELP
 	        "  -h, --help           this help\n"
+	        "Each event's call site ends its line: function+offset and file:line,\n"
+	        "from the images the traced processes described (record does that) and\n"
+	        "the files they name, used only when their build ids match.\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
 	        "inside (after printing what could be read).\n",
 	        PROG);
@@ -74,6 +79,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
 		{"snapshot", required_argument, 0, OPT_SNAPSHOT},
+		SITE_LONGOPTS,
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -117,7 +123,10 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': dump_help(stdout); return 0;
 		case ':': return usage_error("dump", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (site_option(c, optarg, &o->sites))
+				break;
+			return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -205,6 +214,11 @@ static int dump(const struct dump_options *o)
 	if (unknown && log->seekable)
 		return refuse_unknown_name(unknown, log);
 	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
+	struct site_table sites;
+	if (!sites_init(&sites, log, &o->sites)) {
+		trace_log_close(log);
+		return EXIT_FAIL;
+	}
 	struct trace_event ev;
 	struct outbuf out;
 	uint64_t shown = 0;
@@ -215,6 +229,7 @@ static int dump(const struct dump_options *o)
 	uint64_t snapshot = 1, held = 0; /* the one this event belongs to; the last with events */
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		if ((!o->snapshot || o->snapshot == snapshot) && selected(o, &ev, printer.first_ns)) {
+			printer.site = site_of(&sites, &ev);
 			print_event(&printer, &out, &ev);
 			shown++;
 		}
@@ -223,6 +238,8 @@ static int dump(const struct dump_options *o)
 	}
 	bool written = outbuf_flush(&out);
 	outbuf_free(&out);
+	sites_notes(&sites, "dump");
+	sites_free(&sites);
 	if (unknown && (unknown = unknown_only_name(o, log)) != NULL)
 		return refuse_unknown_name(unknown, log);
 	print_summary(o, log, shown);

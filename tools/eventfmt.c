@@ -217,13 +217,21 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 		p = outbuf_room(o, 64);
 	}
 	p = put_truncation_mark(p, ev);
+	if (pr->site) {
+		outbuf_done(o, p);
+		p = outbuf_room(o, sizeof pr->site->text + 2);
+		memcpy(p, pr->site->text, pr->site->text_len);
+		p += pr->site->text_len;
+	}
 	*p++ = '\n';
 	outbuf_done(o, p);
 }
 
 /* The JSON line's fields but its data, with room for INLINE_DATA_MAX
  * bytes of it in hex and as text. */
-#define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX))
+#define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX) + \
+                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +            \
+                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
 
 static char *put_json_head(struct event_printer *pr, char *p,
                            const struct trace_event *ev, uint64_t ns)
@@ -257,6 +265,14 @@ static char *put_json_head(struct event_printer *pr, char *p,
 	}
 	p = put_hex_u64(put_str(p, "\"prog_address\":\""),
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
+	if (pr->site) {
+		p = put_json_chars(put_str(p, "\",\"site\":\""), (const unsigned char *)pr->site->where,
+		                   strlen(pr->site->where));
+		if (pr->site->source[0])
+			p = put_json_chars(put_str(p, "\",\"source\":\""),
+			                   (const unsigned char *)pr->site->source,
+			                   strlen(pr->site->source));
+	}
 	p = put_u64(put_str(p, "\",\"id\":"), ev->info.posix_event_id);
 	p = put_str(p, ",\"name\":\"");
 	p = put_json_chars(p, (const unsigned char *)ev->name, strlen(ev->name));

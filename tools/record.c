@@ -31,6 +31,7 @@ struct record_options {
 	size_t stream_size, log_size;
 	int stream_policy, log_policy;
 	bool inherit;
+	bool images; /* the traced processes describe their images (symbols) */
 	bool flight;
 	struct name_list exclude, only, triggers;
 	char **command;
@@ -57,6 +58,9 @@ static void record_help(FILE *out)
 	        "  --filter NAME,...       do not record these event types\n"
 	        "  --only NAME,...         record only these event types (and system events)\n"
 	        "  --no-inherit            do not trace the children of CMD\n"
+	        "  --no-images             do not record the traced programs' images (the\n"
+	        "                          files, load addresses and build ids that dump,\n"
+	        "                          stats and convert turn addresses into symbols by)\n"
 	        "  --flight-recorder[=SIZE]  keep the newest events in a loop stream of\n"
 	        "                          SIZE (default 16M) and write them only at a\n"
 	        "                          snapshot: on SIGUSR1 to posixtrace, and at the end\n"
@@ -85,7 +89,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER };
+       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -113,6 +117,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"filter", required_argument, 0, OPT_FILTER},
 		{"only", required_argument, 0, OPT_ONLY},
 		{"no-inherit", no_argument, 0, OPT_NO_INHERIT},
+		{"no-images", no_argument, 0, OPT_NO_IMAGES},
 		{"force", no_argument, 0, OPT_FORCE},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
@@ -163,6 +168,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 				return usage_error("record", "bad --only '%s'", optarg);
 			break;
 		case OPT_NO_INHERIT: o->inherit = false; break;
+		case OPT_NO_IMAGES: o->images = false; break;
 		case OPT_FORCE: o->force = true; break;
 		case 'h': record_help(stdout); return 0;
 		case ':': return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
@@ -517,6 +523,8 @@ static int start_stream(const struct record_options *o, pid_t child, int logfd,
 		return err;
 	}
 	err = apply_name_filter(*trid, &o->exclude, &o->only);
+	if (!err && o->images && (err = posixtrace_set_images(*trid, 1)))
+		error_msg("record: cannot ask for the programs' images: %s", strerror(err));
 	if (!err && (err = posix_trace_start(*trid)))
 		error_msg("record: cannot start the trace stream: %s", strerror(err));
 	if (err)
@@ -648,7 +656,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options o = {.stream_policy = POSIX_TRACE_FLUSH,
 	                           .log_policy = POSIX_TRACE_APPEND,
-	                           .inherit = true};
+	                           .inherit = true, .images = true};
 	int rc = parse_record_options(argc, argv, &o);
 	if (rc < 0)
 		rc = record(&o);

@@ -37,6 +37,7 @@ struct stats_options {
 	const char *path;
 	bool per_thread;
 	struct pair_rules pairs;
+	struct site_options sites;
 };
 
 static void stats_help(FILE *out)
@@ -49,10 +50,13 @@ static void stats_help(FILE *out)
 	        "begin/end pairs (NAME_begin .. NAME_end of one thread, as convert pairs\n"
 	        "them): count, min, p50, p90, p99, max, the slowest three and a histogram\n"
 	        "per name; lost events and where they were lost (each OVERFLOW .. RESUME\n"
-	        "bracket); the final stream and log status; the stream's attributes.\n\n"
+	        "bracket); the final stream and log status; the stream's attributes;\n"
+	        "the hottest call sites (function+offset and file:line, from the images\n"
+	        "the traced processes described) with the event types posted at each.\n\n"
 	        "  --pair BEGIN=END   also pair these two event names (repeatable)\n"
 	        "  --no-pair          no NAME_begin/NAME_end pairing (--pair still applies)\n"
 	        "  --per-thread       durations per name and thread\n"
+	        SITE_HELP
 	        "  -h, --help         this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
 	        "inside (after printing what could be read).\n",
@@ -319,6 +323,7 @@ static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 	static const struct option longopts[] = {
 		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
 		{"per-thread", no_argument, 0, OPT_PER_THREAD}, {"help", no_argument, 0, 'h'},
+		SITE_LONGOPTS,
 		{0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -333,7 +338,10 @@ static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'h': stats_help(stdout); return 0;
 		case ':': return usage_error("stats", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (site_option(c, optarg, &o->sites))
+				break;
+			return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -352,13 +360,14 @@ static void free_stats(struct stats *s)
 
 /* The pass that counts, and measures the pairs the first pass found. */
 static int count_events(struct stats *s, struct trace_log *log, struct pairing *pairing,
-                        struct durations *d)
+                        struct durations *d, struct hot_sites *hot)
 {
 	struct trace_event ev;
 	uint64_t index = 0;
 	int rc;
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		add_event(s, &ev);
+		hot_sites_event(hot, &ev);
 		const char *slice = NULL;
 		enum pair_role role = pairing ? pairing_role(pairing, index++, &ev, &slice) : PAIR_NONE;
 		durations_event(d, &ev, role, slice);
@@ -388,7 +397,16 @@ int cmd_stats(int argc, char **argv)
 		pairing = pairing_scan(log, &o.pairs, &first, &count);
 	}
 	struct durations *d = durations_new(o.per_thread);
-	rc = count_events(s, log, pairing, d);
+	struct hot_sites *hot = hot_sites_new(log, &o.sites);
+	if (!hot) {
+		trace_log_close(log);
+		durations_free(d);
+		pairing_free(pairing);
+		pair_rules_free(&o.pairs);
+		free_stats(s);
+		return EXIT_FAIL;
+	}
+	rc = count_events(s, log, pairing, d, hot);
 	/* the state is that of the whole log: taken before a second pass */
 	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
 	printf("log: %s\nevents: %llu (%llu user, %llu system)\n", log->label,
@@ -398,8 +416,11 @@ int cmd_stats(int argc, char **argv)
 	print_threads(s);
 	print_rate(s, log);
 	durations_print(d, s->base_ns);
+	if (!o.sites.off)
+		hot_sites_print(hot, log);
 	print_status(log, s);
 	print_attributes(log);
+	hot_sites_free(hot);
 	trace_log_close(log);
 	durations_free(d);
 	pairing_free(pairing);

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/types.h>
 #include <trace.h>
+#include <posixtrace.h>
 
 #define PROG "posixtrace"
 #define MAX_EVENT_IDS 1024 /* trace_event_set_t has one bit per id */
@@ -263,6 +264,7 @@ struct thread_columns { /* those of the thread that posted last */
 	unsigned char len;
 	char text[THREAD_COLUMNS_MAX];
 };
+struct call_site;
 struct event_printer {
 	bool json;
 	bool have_first;
@@ -270,8 +272,70 @@ struct event_printer {
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
 	struct time_cache rel_seconds, abs_seconds;
 	struct thread_columns last_thread;
+	const struct call_site *site; /* the event's, or NULL */
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
+
+/* sites.c: an event's call site, posix_prog_address by name */
+struct site_options {
+	const char *symfs; /* --symfs DIR */
+	bool off;          /* --no-symbols */
+};
+struct call_site {
+	char where[320];  /* function+0xOFF, or IMAGE+0xOFF (no symbol): raw bytes of the file */
+	char source[160]; /* FILE:LINE, or empty */
+	/* dump's text: "  at WHERE SOURCE", escaped once (escape_text) */
+	char text[8 + ESCAPED_SIZE(320) + ESCAPED_SIZE(160)];
+	size_t text_len;
+};
+struct site_memo {
+	uint64_t pc, start, bias;
+	uint32_t build_id_size;
+	unsigned char build_id[POSIXTRACE_BUILD_ID_MAX];
+	char *path;
+	struct call_site site;
+};
+struct site_table {
+	struct symbolizer *sym;
+	trace_id_t trid;
+	bool off, no_libdw;
+	uint64_t asked, with_image; /* events looked up, with an image */
+	struct memo_slot { uint64_t hash; struct site_memo *m; } *memo; /* sites named so far */
+	size_t nmemo, used;
+	struct posixtrace_image img;
+	/* The answers of recent lookups by process and address, each for the
+	 * times the library says it holds (posixtrace_image's valid_from,
+	 * valid_until): most events need no lookup at all. */
+	struct recent_site {
+		int32_t pid;
+		uint64_t pc, from, until;
+		const struct call_site *site;
+	} *recent;
+};
+bool sites_init(struct site_table *t, struct trace_log *log, const struct site_options *o);
+/* NULL: no site (no image holds the address, or --no-symbols); else the
+ * site, valid until sites_free (IMAGE+0xOFF when its file is not usable) */
+const struct call_site *site_of(struct site_table *t, const struct trace_event *ev);
+/* Why symbols are missing, on standard error, once. */
+void sites_notes(struct site_table *t, const char *cmd);
+void sites_free(struct site_table *t);
+/* --symfs and --no-symbols: true when opt is one of them (getopt codes
+ * SITE_OPT_SYMFS and SITE_OPT_NO_SYMBOLS) and was taken. */
+#define SITE_OPT_SYMFS 1000
+#define SITE_OPT_NO_SYMBOLS 1001
+#define SITE_LONGOPTS {"symfs", required_argument, 0, SITE_OPT_SYMFS}, \
+	{"no-symbols", no_argument, 0, SITE_OPT_NO_SYMBOLS}
+#define SITE_HELP "  --symfs DIR          look for the traced programs' files under DIR first\n" \
+	"                       (DIR/PATH, DIR/.build-id/xx/yyy[.debug])\n" \
+	"  --no-symbols         print addresses without turning them into names\n"
+bool site_option(int opt, const char *arg, struct site_options *o);
+
+/* hotsites.c: stats' table of the hottest call sites */
+struct hot_sites;
+struct hot_sites *hot_sites_new(struct trace_log *log, const struct site_options *o);
+void hot_sites_event(struct hot_sites *h, const struct trace_event *ev);
+void hot_sites_print(struct hot_sites *h, struct trace_log *log);
+void hot_sites_free(struct hot_sites *h); /* and its notes on standard error */
 
 /* record.c and attach.c: what both do with a target and a log */
 int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
@@ -335,8 +399,8 @@ void durations_print(struct durations *d, uint64_t base_ns);
 void durations_free(struct durations *d);
 
 /* ctf.c and chrome.c */
-int convert_to_ctf(struct trace_log *log, const char *dir, bool force);
+int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites);
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,
-                      const struct pair_rules *pairs);
+                      const struct pair_rules *pairs, struct site_table *sites);
 
 #endif

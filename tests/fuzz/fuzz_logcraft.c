@@ -18,7 +18,8 @@
  * starts (lane, address) too, RESUME in KEEPER blocks, and sealing chooses
  * the type, the drain number (the same, the next, any), the calibration
  * (points increasing or not, 0 to 65 of them), and section lengths and
- * counts right or wrong; blocks of the reserved types come in between.  The log is a memory file (holes are real: it
+ * counts right or wrong; blocks of the reserved types come in between,
+ * and IMAGES tables whose entries the reader looks events up in.  The log is a memory file (holes are real: it
  * is sparse), read twice with a rewind between; both passes must agree,
  * end by themselves, and take time in proportion to the data written
  * (checked: at most a few seconds, whatever the holes).
@@ -231,6 +232,31 @@ static void step_v3(struct gen *g, struct input *in, uint32_t op)
 	} else if (op == 2) { /* RESUME */
 		word(g, w0(PT_REC_RESUME, 0, (uint32_t)take(in, 2)));
 		word(g, take(in, 1) & 1 ? take(in, 1) : 0);
+	} else if (take(in, 1) & 1) { /* an IMAGES table: entries shaped right, or nearly */
+		unsigned char t[2048];
+		uint32_t n = 0, entries = 1 + (uint32_t)take(in, 1) % 4;
+		for (uint32_t i = 0; i < entries; i++) {
+			struct pt_log_image e = {0};
+			e.pid = (int32_t)(take(in, 1) % 4);
+			e.set = take(in, 1) % 4;
+			e.time_ns = 1000000000 + take(in, 3);
+			e.start = take(in, 2) << 12;
+			e.end = e.start + take(in, 2);
+			e.bias = take(in, 2) << 12;
+			e.count = (uint16_t)take(in, 1);
+			e.index = (uint16_t)(e.count ? take(in, 1) % (e.count + 1u) : 0);
+			e.path_len = (uint16_t)(take(in, 2) % 600);
+			e.build_id_len = (uint8_t)(take(in, 1) % 40);
+			e.flags = (uint8_t)take(in, 1);
+			e.entry_size = take(in, 1) % 16 ? pt_log_image_size(e.path_len) : (uint32_t)take(in, 2);
+			uint32_t size = pt_log_image_size(e.path_len);
+			if (n + size > sizeof t)
+				break;
+			memcpy(t + n, &e, sizeof e);
+			memset(t + n + sizeof e, 'a' + (int)(take(in, 1) % 26), size - sizeof e);
+			n += size;
+		}
+		block(g, PT_LOG_IMAGES, g->seq++, 0, t, n, n);
 	} else { /* a PIDS table, a table of a later revision, or a type past them */
 		unsigned char t[48];
 		for (size_t i = 0; i < sizeof t; i++)

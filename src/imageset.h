@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The executable images of this process, described to streams that ask
+ * (imageset.c).
+ */
+#ifndef PT_IMAGESET_H
+#define PT_IMAGESET_H
+
+#include <stdint.h>
+#include "layout.h"
+
+/* A number that changes when an object is loaded or unloaded (never 0). */
+uint64_t pt_images_generation(void);
+
+/* Called for each image from index `from` on, with its record (raw left
+ * 0) and path (r->path_len bytes); nonzero stops the walk. */
+typedef int pt_image_fn(const struct pt_image_rec *r, const char *path, void *arg);
+
+/* The number of images in the set, or UINT32_MAX when fn stopped it. */
+uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg);
+
+/* The whole set as IMAGE records (both header words, raw = key), as many
+ * as fit in buf's size bytes, into buf: the bytes used; *count records. */
+uint32_t pt_images_encode(unsigned char *buf, uint32_t size, uint64_t key, uint32_t *count);
+
+/* Takes the IMAGE records out of the records rec[0, len) (private memory,
+ * checked: a stage), calling fn for each with the pid of the writer then
+ * current (start: the one at rec); what remains is moved together.  Its
+ * length.  An IMAGE's path_len and build_id_len are cut to what its
+ * record holds. */
+typedef void pt_image_taken_fn(int32_t pid, const struct pt_image_rec *r, const char *path,
+                               void *arg);
+uint32_t pt_images_take(unsigned char *rec, uint32_t len, uint32_t max_data,
+                        const struct pt_owner *start, pt_image_taken_fn *fn, void *arg);
+
+#endif

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_images: the executable images a stream records when asked
+ * (posixtrace_set_images) and posixtrace_event_image reads back from its
+ * log: every event's address falls in the image it is given, named by the
+ * file the process ran (the program, a dlopen'd plug-in posting between
+ * dlopen and dlclose, the program a child exec'd under the same pid), with
+ * the build id the loaded object carries; a stream not asked records
+ * none; the errors each function names.
+ */
+#include "harness.h"
+#include "logtest.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <posixtrace.h>
+
+/* An event as read back. */
+struct lt_rec_buf {
+	struct posix_trace_event_info info;
+	unsigned char data[64];
+};
+
+/* The loaded object holding addr: its real path and GNU build id, found
+ * from the program headers as the loader has them (independently of the
+ * library's own walk). */
+struct object {
+	uintptr_t addr;
+	char path[PATH_MAX];
+	unsigned char build_id[64];
+	size_t build_id_size;
+};
+
+static void note_id(const unsigned char *p, size_t len, struct object *o)
+{
+	while (len >= sizeof(ElfW(Nhdr))) {
+		ElfW(Nhdr) n;
+		memcpy(&n, p, sizeof n);
+		size_t name = (n.n_namesz + 3u) & ~3u, desc = (n.n_descsz + 3u) & ~3u;
+		if (sizeof n + name + desc > len)
+			return;
+		if (n.n_type == NT_GNU_BUILD_ID && n.n_descsz <= sizeof o->build_id) {
+			memcpy(o->build_id, p + sizeof n + name, n.n_descsz);
+			o->build_id_size = n.n_descsz;
+			return;
+		}
+		p += sizeof n + name + desc;
+		len -= sizeof n + name + desc;
+	}
+}
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct object *o = arg;
+	int holds = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && o->addr >= lo && o->addr < lo + ph->p_memsz)
+			holds = 1;
+	}
+	if (!holds)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			note_id((const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+			        info->dlpi_phdr[i].p_memsz, o);
+	const char *name = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+	ck_assert_ptr_nonnull(realpath(name, o->path));
+	return 1;
+}
+
+static struct object object_of(const void *addr)
+{
+	struct object o = {.addr = (uintptr_t)addr};
+	ck_assert_int_eq(dl_iterate_phdr(find_object, &o), 1);
+	return o;
+}
+
+/* The image posixtrace_event_image gives event ev is the object `want`. */
+static void assert_image_is(trace_id_t rd, const struct lt_rec_buf *ev, const struct object *want)
+{
+	struct posixtrace_image img;
+	int err = posixtrace_event_image(rd, &ev->info, &img);
+	ck_assert_msg(err == 0, "event %d at %p of process %d: no image (%s)",
+	              (int)ev->info.posix_event_id, ev->info.posix_prog_address,
+	              (int)ev->info.posix_pid, strerror(err));
+	uintptr_t pc = (uintptr_t)ev->info.posix_prog_address;
+	ck_assert_uint_le(img.posixtrace_start, pc);
+	ck_assert_uint_lt(pc, img.posixtrace_end);
+	char real[PATH_MAX];
+	ck_assert_ptr_nonnull(realpath(img.posixtrace_path, real));
+	ck_assert_str_eq(real, want->path);
+	ck_assert_uint_eq(img.posixtrace_build_id_size, want->build_id_size);
+	ck_assert_int_eq(memcmp(img.posixtrace_build_id, want->build_id, want->build_id_size), 0);
+	ck_assert_int_eq(img.posixtrace_path_truncated, 0);
+}
+
+/* Reads the log of fd; calls check(rd, event, arg) for each user event. */
+static size_t each_user_event(int fd,
+                              void (*check)(trace_id_t, const struct lt_rec_buf *, void *),
+                              void *arg)
+{
+	trace_id_t rd;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &rd));
+	size_t n = 0;
+	for (;;) {
+		struct lt_rec_buf ev = {0};
+		int unavailable = 0;
+		size_t len = 0;
+		ck_assert_ok(posix_trace_getnext_event(rd, &ev.info, ev.data, sizeof ev.data, &len,
+		                                       &unavailable));
+		if (unavailable)
+			break;
+		if (ev.info.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT)
+			continue;
+		check(rd, &ev, arg);
+		n++;
+	}
+	ck_assert_ok(posix_trace_close(rd));
+	return n;
+}
+
+/* posixtrace_set_images: EINVAL for an identifier that is not an active
+ * stream's.  posixtrace_event_image: EINVAL for NULL arguments and for an
+ * active stream's identifier (images are read from logs). */
+START_TEST(errors)
+{
+	trace_id_t trid = pt_create_started();
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posixtrace_set_images(trid, 0));
+	struct posix_trace_event_info info = {0};
+	struct posixtrace_image img;
+	ck_assert_err(posixtrace_event_image(trid, &info, &img), EINVAL);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_err(posixtrace_set_images(trid, 1), EINVAL);
+
+	int fd = lt_new_log_file();
+	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t rd;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &rd));
+	ck_assert_err(posixtrace_event_image(rd, NULL, &img), EINVAL);
+	ck_assert_err(posixtrace_event_image(rd, &info, NULL), EINVAL);
+	ck_assert_err(posixtrace_set_images(rd, 1), EINVAL);
+	info.posix_pid = getpid();
+	info.posix_prog_address = (void *)(uintptr_t)&errors;
+	ck_assert_err(posixtrace_event_image(rd, &info, &img), ENOENT);
+	ck_assert_ok(posix_trace_close(rd));
+}
+END_TEST
+
+struct expect {
+	trace_event_id_t main_id, plugin_id;
+	struct object main, plugin;
+	size_t main_seen, plugin_seen;
+};
+
+static void check_program_and_plugin(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct expect *x = arg;
+	if (ev->info.posix_event_id == x->plugin_id) {
+		assert_image_is(rd, ev, &x->plugin);
+		x->plugin_seen++;
+	} else {
+		ck_assert_uint_eq(ev->info.posix_event_id, x->main_id);
+		assert_image_is(rd, ev, &x->main);
+		x->main_seen++;
+	}
+}
+
+/* The program's events and those a plug-in posts between dlopen and
+ * dlclose, each in its own file's image with that file's build id;
+ * after the dlclose the program's events are still its own. */
+START_TEST(program_and_plugin)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	struct expect x = {.main_id = pt_event_id("img.main"), .main = object_of((void *)&object_of)};
+	uint32_t seq = 0;
+	posix_trace_event(x.main_id, &seq, sizeof seq);
+	char *path = pt_helper_path("dl_plugin.so");
+	void *dl = dlopen(path, RTLD_NOW);
+	ck_assert_msg(dl != NULL, "%s", dlerror());
+	int (*post)(uint32_t) = (int (*)(uint32_t))dlsym(dl, "plugin_post");
+	ck_assert_ptr_nonnull(post);
+	x.plugin = object_of((void *)post);
+	for (seq = 1; seq <= 3; seq++)
+		ck_assert_ok(post(seq));
+	ck_assert_int_eq(dlclose(dl), 0);
+	posix_trace_event(x.main_id, &seq, sizeof seq);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_ok(posix_trace_eventid_open("dl.event", &x.plugin_id));
+	ck_assert_uint_eq(each_user_event(fd, check_program_and_plugin, &x), 5);
+	ck_assert_uint_eq(x.main_seen, 2);
+	ck_assert_uint_eq(x.plugin_seen, 3);
+}
+END_TEST
+
+static void check_none(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	(void)arg;
+	struct posixtrace_image img;
+	ck_assert_err(posixtrace_event_image(rd, &ev->info, &img), ENOENT);
+}
+
+/* A stream not asked for images records none. */
+START_TEST(not_asked_none)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
+	ck_assert_ok(posix_trace_start(trid));
+	trace_event_id_t id = pt_event_id("img.none");
+	for (int i = 0; i < 10; i++)
+		posix_trace_event(id, &i, sizeof i);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_uint_eq(each_user_event(fd, check_none, NULL), 10);
+}
+END_TEST
+
+struct loop_expect {
+	struct object main;
+	size_t seen;
+};
+
+static void check_loop(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct loop_expect *x = arg;
+	assert_image_is(rd, ev, &x->main);
+	x->seen++;
+}
+
+/* A LOOP stream overwrites the chunk its writer described its images in
+ * long before it is read (a flight recorder): the writer describes them
+ * again in every chunk it starts, so every event the log holds, after
+ * the ring went round many times, still has its image, and the log holds
+ * the set a handful of times at most, not once per chunk. */
+START_TEST(loop_stream_keeps_images)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, 0, 0, POSIX_TRACE_LOOP, 64 << 10, &trid));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	struct loop_expect x = {.main = object_of((void *)&object_of)};
+	trace_event_id_t id = pt_event_id("img.loop");
+	for (uint32_t i = 0; i < 200000; i++)
+		posix_trace_event(id, &i, sizeof i);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	size_t n = each_user_event(fd, check_loop, &x);
+	ck_assert_uint_gt(n, 1000);
+	ck_assert_uint_lt(n, 200000); /* the ring did go round */
+	ck_assert_uint_eq(x.seen, n);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_lt(st.st_size, 2 << 20);
+}
+END_TEST
+
+struct exec_expect {
+	pid_t child;
+	trace_event_id_t before_id;
+	struct object test, helper;
+	size_t before, after;
+};
+
+static void check_exec(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct exec_expect *x = arg;
+	ck_assert_int_eq(ev->info.posix_pid, x->child);
+	if (ev->info.posix_event_id == x->before_id) {
+		assert_image_is(rd, ev, &x->test);
+		x->before++;
+	} else {
+		struct posixtrace_image img;
+		ck_assert_ok(posixtrace_event_image(rd, &ev->info, &img));
+		char real[PATH_MAX];
+		ck_assert_ptr_nonnull(realpath(img.posixtrace_path, real));
+		ck_assert_str_eq(real, x->helper.path);
+		x->after++;
+	}
+}
+
+/* A child traced with inheritance posts, then execs a program that posts
+ * under the same pid: the events before the exec are in this program's
+ * image, those after in the other's. */
+START_TEST(exec_keeps_pid_changes_image)
+{
+	int fd = lt_new_log_file();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	struct exec_expect x = {.before_id = pt_event_id("img.before"),
+	                        .test = object_of((void *)&object_of)};
+	char *helper = pt_helper_path("wl_post");
+	ck_assert_ptr_nonnull(realpath(helper, x.helper.path));
+	x.child = pt_fork();
+	if (x.child == 0) {
+		int one = 1;
+		posix_trace_event(x.before_id, &one, sizeof one);
+		execl(helper, helper, "-c", "4", "-n", "img.after", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(x.child, &status, 0), x.child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_uint_eq(each_user_event(fd, check_exec, &x), 5);
+	ck_assert_uint_eq(x.before, 1);
+	ck_assert_uint_eq(x.after, 4);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("images");
+	TCase *tc = pt_tcase(s, "images");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, errors);
+	tcase_add_test(tc, program_and_plugin);
+	tcase_add_test(tc, not_asked_none);
+	tcase_add_test(tc, exec_keeps_pid_changes_image);
+	tcase_add_test(tc, loop_stream_keeps_images);
+	return pt_run(s);
+}
