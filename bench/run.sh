@@ -682,7 +682,7 @@ NO_LTTNG="${LTTNG_MSG:-no LTTng sample}"
 NO_FLOOR="${FLOOR_MSG:-no floor sample}"
 
 target "16 B event, 1 thread / LTTng-UST + ctx vpid,vtid,ip (x)" "$(pair_median en16 lt_ctx ratio)" \
-	"<=" 0.15 "$(why "$LT_CTX" "$(pair_spread en16 lt_ctx ratio); medians $EN16 ns / $LT_CTX ns" \
+	"<=" 0.10 "$(why "$LT_CTX" "$(pair_spread en16 lt_ctx ratio); medians $EN16 ns / $LT_CTX ns" \
 	"$NO_LTTNG")"
 target "16 B event, 1 thread / floor ring with $CLOCK (x)" "$(pair_median en16 "$FLOOR_SAME" ratio)" \
 	"<=" 1.3 "$(why "$FL_SAME" "$(pair_spread en16 "$FLOOR_SAME" ratio); medians $EN16 ns / $FL_SAME ns" \

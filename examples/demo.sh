@@ -3,7 +3,9 @@
 # make demo: what a new user would type.  Records an instrumented program
 # that forks a child and runs threads (examples/forker), looks at the log
 # with posixtrace dump and stats, converts it to CTF and reads it back with
-# babeltrace2 when that is installed, then shows the library used directly
+# babeltrace2 when that is installed, catches a crash with the flight
+# recorder and shows where its last events came from (function and line),
+# then shows the library used directly
 # from C: one process in all three roles, and a controller tracing another
 # process by its pid.
 set -e
@@ -36,6 +38,21 @@ else
 	echo "(babeltrace2 is not installed: apt-get install babeltrace2 to read $OUT/ctf)"
 fi
 echo "(open $OUT/forker.json in Perfetto or chrome://tracing)"
+
+step "a flight recorder catches a crash: the newest events, written when the program dies" \
+     "posixtrace record --flight-recorder=1M -o $OUT/crash.ptlog -- $BUILD/examples/server -n 100000 -c 99990"
+status=0
+"$PT" record --flight-recorder=1M -o "$OUT/crash.ptlog" -- "$BUILD/examples/server" -n 100000 -c 99990 ||
+	status=$?
+echo "(the server's exit status: $status, killed by SIGSEGV as it was told to be)"
+
+step "its last events, each with the function and line that posted it" \
+     "posixtrace dump $OUT/crash.ptlog | grep -v posix_trace_ | tail -n 3"
+"$PT" dump "$OUT/crash.ptlog" | grep -v posix_trace_ | tail -n 3
+
+step "request durations and the hottest call sites" \
+     "posixtrace stats $OUT/crash.ptlog | sed -n '/^durations/,/^lost/p'"
+"$PT" stats "$OUT/crash.ptlog" | sed -n '/^durations/,/^lost/p'
 
 step "the library from C: controller, traced threads and analyzer in one process" \
      "$BUILD/examples/demo"

@@ -15,6 +15,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -274,6 +276,85 @@ START_TEST(loop_stream_keeps_images)
 }
 END_TEST
 
+struct race {
+	trace_event_id_t id;
+	atomic_int stop;
+};
+
+static void *poster(void *arg)
+{
+	struct race *r = arg;
+	for (uint32_t i = 0; !atomic_load(&r->stop); i++) {
+		posix_trace_event(r->id, &i, sizeof i);
+		if (i % 100 == 99)
+			usleep(100); /* a log of some 10^5 events, not of what 3 threads can post */
+	}
+	return NULL;
+}
+
+struct race_expect {
+	trace_event_id_t plugin_id;
+	struct object main;
+	char plugin_path[PATH_MAX];
+	size_t main_seen, plugin_seen;
+};
+
+static void check_race(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct race_expect *x = arg;
+	struct posixtrace_image img;
+	int err = posixtrace_event_image(rd, &ev->info, &img);
+	ck_assert_msg(err == 0, "event %d at %p: no image", (int)ev->info.posix_event_id,
+	              ev->info.posix_prog_address);
+	char real[PATH_MAX];
+	ck_assert_ptr_nonnull(realpath(img.posixtrace_path, real));
+	if (ev->info.posix_event_id == x->plugin_id) {
+		ck_assert_str_eq(real, x->plugin_path);
+		x->plugin_seen++;
+	} else {
+		ck_assert_str_eq(real, x->main.path);
+		x->main_seen++;
+	}
+}
+
+/* Three threads post (in bursts) while the main thread loads a plug-in,
+ * posts from it and unloads it, 40 times: the threads that notice the
+ * set changed describe it one at a time, and every event of the log has
+ * its image, the plug-in's events the plug-in's. */
+START_TEST(threads_while_plugins_come_and_go)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	struct race r = {.id = pt_event_id("img.race")};
+	struct race_expect x = {.main = object_of((void *)&object_of)};
+	char *path = pt_helper_path("dl_plugin.so");
+	ck_assert_ptr_nonnull(realpath(path, x.plugin_path));
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, poster, &r), 0);
+	for (uint32_t round = 0; round < 40; round++) {
+		void *dl = dlopen(path, RTLD_NOW);
+		ck_assert_msg(dl != NULL, "%s", dlerror());
+		int (*post)(uint32_t) = (int (*)(uint32_t))dlsym(dl, "plugin_post");
+		ck_assert_ptr_nonnull(post);
+		ck_assert_ok(post(round));
+		ck_assert_int_eq(dlclose(dl), 0);
+		pt_sleep_ms(1);
+	}
+	atomic_store(&r.stop, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_ok(posix_trace_eventid_open("dl.event", &x.plugin_id));
+	each_user_event(fd, check_race, &x);
+	ck_assert_uint_eq(x.plugin_seen, 40);
+	ck_assert_uint_gt(x.main_seen, 0);
+}
+END_TEST
+
 struct exec_expect {
 	pid_t child;
 	trace_event_id_t before_id;
@@ -343,5 +424,6 @@ int main(void)
 	tcase_add_test(tc, not_asked_none);
 	tcase_add_test(tc, exec_keeps_pid_changes_image);
 	tcase_add_test(tc, loop_stream_keeps_images);
+	tcase_add_test(tc, threads_while_plugins_come_and_go);
 	return pt_run(s);
 }

@@ -31,7 +31,7 @@ else
 	[ $rc -eq 139 ] && pass "flight: record exits as the command died (128 + SIGSEGV)" ||
 		fail "flight: record exits as the command died (128 + SIGSEGV)" "exit $rc: $(cat fcrash.out)"
 	has "flight: the summary says what ended the recording" "at the end: the command was killed by signal 11" fcrash.out
-	"$PT" dump fcrash.ptlog >fcrash.txt 2>&1
+	"$PT" dump --no-symbols fcrash.ptlog >fcrash.txt 2>&1
 	all_counted "a crash" fcrash.txt
 	grep ' fl\.n ' fcrash.txt | sed 's/.*"\([0-9]*\)"$/\1/' >fcrash.seq
 	[ "$(tail -n 1 fcrash.seq)" = 99999 ] && sort -n -c fcrash.seq 2>/dev/null &&
@@ -108,7 +108,7 @@ else
 	has "flight: and the snapshot at the end" "snapshot 2: at the end: the command ended" ftrig.out
 	"$PT" dump ftrig.ptlog >ftrig.txt 2>&1
 	all_counted "a trigger" ftrig.txt
-	"$PT" dump --snapshot 1 ftrig.ptlog >ftrig1.txt 2>&1
+	"$PT" dump --no-symbols --snapshot 1 ftrig.ptlog >ftrig1.txt 2>&1
 	last=$(grep ' fl\.' ftrig1.txt | tail -n 1)
 	case "$last" in
 	*' fl.boom '*) [ "$(grep ' fl\.n ' ftrig1.txt | tail -n 1 | sed 's/.*"\([0-9]*\)"$/\1/')" = 99999 ] &&
