@@ -298,7 +298,9 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	s->ts_end = ts;
 	size_t text = text_length(ev->data, ev->len);
 	const struct call_site *c = site_of(w->sites, ev);
-	const char *site = c ? c->where : "", *src = c ? c->source : "";
+	/* Bytes of a file: escaped, as dump prints them, for whoever prints
+	 * the trace (babeltrace2 writes strings to the terminal as they are). */
+	const char *site = c ? c->where_esc : "", *src = c ? c->source_esc : "";
 	size_t where = strlen(site) + 1, source = strlen(src) + 1;
 	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1 + where + source);
 	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);

@@ -74,10 +74,10 @@ static void put_where(struct call_site *c, const struct sym_site *s)
 		snprintf(c->source, sizeof c->source, "%.*s:%d", (int)sizeof c->source - 16,
 		         base ? base + 1 : s->file, s->line);
 	}
-	char *p = put_escaped(c->text + sprintf(c->text, "  at "), c->where);
-	if (c->source[0])
-		p = put_escaped(p + sprintf(p, " "), c->source);
-	c->text_len = (size_t)(p - c->text);
+	escape_text(c->where, c->where_esc, sizeof c->where_esc);
+	escape_text(c->source, c->source_esc, sizeof c->source_esc);
+	c->text_len = (size_t)snprintf(c->text, sizeof c->text, "  at %s%s%s", c->where_esc,
+	                               c->source[0] ? " " : "", c->source_esc);
 }
 
 /* splitmix64's finish: every bit of the key reaches every bit of the

@@ -284,7 +284,9 @@ struct site_options {
 struct call_site {
 	char where[320];  /* function+0xOFF, or IMAGE+0xOFF (no symbol): raw bytes of the file */
 	char source[160]; /* FILE:LINE, or empty */
-	/* dump's text: "  at WHERE SOURCE", escaped once (escape_text) */
+	/* the two escaped once (escape_text), for text; dump's end of line,
+	 * "  at WHERE SOURCE" */
+	char where_esc[ESCAPED_SIZE(320)], source_esc[ESCAPED_SIZE(160)];
 	char text[8 + ESCAPED_SIZE(320) + ESCAPED_SIZE(160)];
 	size_t text_len;
 };
