@@ -126,7 +126,7 @@ run() {
 		FAILED="$FAILED $what"
 		return 1
 	fi
-	[ -s "$WORK/err" ] && sed "s/^/[$what] /" "$WORK/err" >&2
+	[ -s "$WORK/err" ] && sed "s|^|[$what] |" "$WORK/err" >&2
 	return 0
 }
 
@@ -426,6 +426,32 @@ tool_timed() {
 	TT_RSS=$(calc "printf \"%.1f\", $rss / 1024")
 	meta "$key" tool "$name" Mev/s
 	sample "$key" "$(calc "printf \"%.3f\", ${TT_EVENTS:-$READ_TOTAL} / $secs / 1e6")" "$TT_RSS"
+}
+
+# per_event BYTES: output bytes per event of the log read back
+per_event() { calc "printf \"%.1f\", $1 / $READ_TOTAL"; }
+# tool_rows REP: one sample of each command row
+tool_rows() {
+	tool_timed tool_dump "posixtrace dump LOG > /dev/null" /dev/null "$TOOL" dump "$READLOG"
+	rm -rf "$WORK/ctf"
+	if tool_timed tool_ctf "posixtrace convert --to ctf LOG DIR" /dev/null \
+		"$TOOL" convert --to ctf "$READLOG" "$WORK/ctf"; then
+		meta tool_ctf_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_ctf_rss "$TT_RSS" "$(per_event "$(du -sb "$WORK/ctf" | cut -f1)")"
+		if [ "$HAVE_BT2" = 1 ] && [ "$1" -le "$BT_REPS" ]; then
+			# the reference: the same events, printed as text
+			tool_timed bt_print "  babeltrace2 DIR > /dev/null (that CTF)" /dev/null \
+				babeltrace2 "$WORK/ctf"
+		fi
+	fi
+	rm -rf "$WORK/ctf"
+	rm -f "$LOGDIR/chrome.json"
+	if tool_timed tool_chrome "posixtrace convert --to chrome LOG FILE" /dev/null \
+		"$TOOL" convert --to chrome "$READLOG" "$LOGDIR/chrome.json"; then
+		meta tool_chrome_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_chrome_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/chrome.json")")"
+	fi
+	rm -f "$LOGDIR/chrome.json"
 }
 
 # The cost of symbols: a log of bench_sites (a PIE with debug information

@@ -71,7 +71,10 @@ struct posixtrace_log_info {
 	/* Damaged blocks met so far; each was reported by one
 	 * POSIX_TRACE_ERROR event (data EBADMSG) and reading went on after it. */
 	uint64_t posixtrace_damaged_blocks;
-	uint64_t posixtrace_reserved[4];
+	/* Images of traced processes the log holds (posixtrace_set_images;
+	 * since 0.3, 0 before): 0 means no event has a known image. */
+	uint64_t posixtrace_images;
+	uint64_t posixtrace_reserved[3];
 };
 
 /* EINVAL: trid is not a pre-recorded trace stream identifier. */

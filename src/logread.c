@@ -1889,6 +1889,8 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*damaged_blocks = r->damaged_max;
 }
 
+uint64_t pt_logr_images(const struct pt_logr *r) { return r->images.n; }
+
 int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,
                   struct posixtrace_image *out)
 {

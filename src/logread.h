@@ -90,6 +90,9 @@ PT_LOG_HIDDEN void pt_logr_status(const struct pt_logr *r, struct pt_log_status 
 PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
                                 uint64_t *damaged_blocks);
 
+/* The IMAGES entries the reader keeps. */
+PT_LOG_HIDDEN uint64_t pt_logr_images(const struct pt_logr *r);
+
 /* The image of process pid that held addr at time ns, from the log's
  * IMAGES blocks (posixtrace_event_image).  0, ENOENT or ENOMEM. */
 PT_LOG_HIDDEN int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,

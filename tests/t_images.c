@@ -109,6 +109,9 @@ static void assert_image_is(trace_id_t rd, const struct lt_rec_buf *ev, const st
 	ck_assert_int_eq(img.posixtrace_path_truncated, 0);
 }
 
+/* What the last log read said of itself (posixtrace_log_info). */
+static struct posixtrace_log_info last_info;
+
 /* Reads the log of fd; calls check(rd, event, arg) for each user event. */
 static size_t each_user_event(int fd,
                               void (*check)(trace_id_t, const struct lt_rec_buf *, void *),
@@ -131,6 +134,7 @@ static size_t each_user_event(int fd,
 		check(rd, &ev, arg);
 		n++;
 	}
+	ck_assert_ok(posixtrace_log_info(rd, &last_info));
 	ck_assert_ok(posix_trace_close(rd));
 	return n;
 }
@@ -212,6 +216,7 @@ START_TEST(program_and_plugin)
 	ck_assert_uint_eq(each_user_event(fd, check_program_and_plugin, &x), 5);
 	ck_assert_uint_eq(x.main_seen, 2);
 	ck_assert_uint_eq(x.plugin_seen, 3);
+	ck_assert_uint_gt(last_info.posixtrace_images, 2); /* program, plug-in, libraries */
 }
 END_TEST
 
@@ -222,7 +227,8 @@ static void check_none(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
 	ck_assert_err(posixtrace_event_image(rd, &ev->info, &img), ENOENT);
 }
 
-/* A stream not asked for images records none. */
+/* A stream not asked for images records none (posixtrace_log_info counts
+ * none). */
 START_TEST(not_asked_none)
 {
 	int fd = lt_new_log_file();
@@ -234,6 +240,7 @@ START_TEST(not_asked_none)
 		posix_trace_event(id, &i, sizeof i);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_uint_eq(each_user_event(fd, check_none, NULL), 10);
+	ck_assert_uint_eq(last_info.posixtrace_images, 0);
 }
 END_TEST
 

@@ -27,6 +27,9 @@ bool sites_init(struct site_table *t, struct trace_log *log, const struct site_o
 	t->off = o->off;
 	if (t->off)
 		return true;
+	/* A log without images (most logs the API writes) costs no lookup. */
+	struct posixtrace_log_info info;
+	t->no_images = posixtrace_log_info(t->trid, &info) == 0 && info.posixtrace_images == 0;
 	struct stat st;
 	struct sym_options so = {.symfs = o->symfs};
 	/* Root reads only files of root's and of whoever wrote the log: a log
@@ -173,6 +176,8 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 	if (t->off || !pc)
 		return NULL;
 	t->asked++;
+	if (t->no_images)
+		return NULL;
 	uint64_t ns = ns_of(&ev->info.posix_timestamp);
 	uint64_t h = mix64((uint64_t)pc ^ (uint64_t)(uint32_t)ev->info.posix_pid << 40);
 	struct recent_site *r = &t->recent[h & (RECENT_SLOTS - 1)];

@@ -300,7 +300,7 @@ struct site_memo {
 struct site_table {
 	struct symbolizer *sym;
 	trace_id_t trid;
-	bool off, no_libdw;
+	bool off, no_libdw, no_images;
 	uint64_t asked, with_image; /* events looked up, with an image */
 	struct memo_slot { uint64_t hash; struct site_memo *m; } *memo; /* sites named so far */
 	size_t nmemo, used;
