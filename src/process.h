@@ -43,6 +43,7 @@ struct pt_attached {
 	uint32_t images_len;
 	uint32_t images_next;
 	_Atomic uint32_t images_busy;
+	_Atomic uint32_t images_whole; /* the set was described whole (a hint) */
 };
 
 /* At most this much of a process's set is described (some 2,000 images

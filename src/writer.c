@@ -5,6 +5,7 @@
  * touches, except one release store of the chunk's commit word per event.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,15 +341,33 @@ static void encode_images(struct pt_attached *a, uint64_t gen, uint64_t slot_gen
 	atomic_store_explicit(&a->images_for, slot_gen, memory_order_relaxed);
 }
 
+/* The right to describe the process's set, waited for a little: the
+ * thread that has it may be describing a set from before the dlopen whose
+ * object this thread is about to post from (a thread that describes never
+ * waits for itself: it is not in a nested level).  0: not had. */
+static int take_images(struct pt_attached *a)
+{
+	for (int tries = 0; atomic_exchange_explicit(&a->images_busy, 1, memory_order_acquire);
+	     tries++) {
+		if (tries == 1000)
+			return 0;
+		sched_yield();
+	}
+	return 1;
+}
+
 /*
  * A stream that asks for images (images.c) gets this process's set before
  * the event that starts a chunk when the set changed since it was
- * described, or the rest of a set that did not fit in the last chunk.  A
- * LOOP stream gets it again in every chunk the process starts: the chunk
- * that held it is overwritten while the process's later events are not,
- * and a snapshot holds any of its chunks.  One thread of the process
- * describes at a time; the others go on recording.  Not in a nested
- * level: a signal handler may have interrupted the loader.
+ * described, or the rest of a set that did not fit in the last chunk: a
+ * set is finished before the next is begun, so that the log holds each
+ * whole (an object unloaded since is still in the rest: the events posted
+ * from it meanwhile find it).  A LOOP stream gets the set again in every
+ * chunk the process starts: the chunk that held it is overwritten while
+ * the process's later events are not, and a snapshot holds any of its
+ * chunks.  One thread of the process describes at a time; the others go
+ * on recording.  Not in a nested level: a signal handler may have
+ * interrupted the loader.
  */
 __attribute__((noinline, cold)) static void describe_images(struct pt_wlane *w,
                                                             struct pt_attached *a,
@@ -356,16 +375,26 @@ __attribute__((noinline, cold)) static void describe_images(struct pt_wlane *w,
                                                             uint64_t now, uint32_t keep,
                                                             int new_chunk)
 {
-	if (atomic_exchange_explicit(&a->images_busy, 1, memory_order_acquire))
+	if (!take_images(a))
 		return;
 	uint64_t gen = pt_images_generation(), slot_gen = a->gen;
-	if (gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed) ||
-	    slot_gen != atomic_load_explicit(&a->images_for, memory_order_relaxed))
-		encode_images(a, gen, slot_gen, now);
-	else if (a->images_next >= a->images_len && new_chunk && m->policy == POSIX_TRACE_LOOP)
+	int same_stream = slot_gen == atomic_load_explicit(&a->images_for, memory_order_relaxed);
+	if (same_stream && a->images_next >= a->images_len &&
+	    gen == atomic_load_explicit(&a->images_gen, memory_order_relaxed) && new_chunk &&
+	    m->policy == POSIX_TRACE_LOOP)
 		a->images_next = 0;
-	a->images_next = put_images(w, a, m, a->images_next, keep);
-	/* Pairs with the acquire exchange above, in the next describing thread. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (!same_stream || (a->images_next >= a->images_len &&
+		                     gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed)))
+			encode_images(a, gen, slot_gen, now);
+		same_stream = 1;
+		a->images_next = put_images(w, a, m, a->images_next, keep);
+		if (a->images_next < a->images_len)
+			break; /* the next chunk goes on */
+	}
+	/* A number only: pt_images_recheck's hint. */
+	atomic_store_explicit(&a->images_whole, a->images_next >= a->images_len, memory_order_relaxed);
+	/* Pairs with the acquire exchange in take_images, in the next describing thread. */
 	atomic_store_explicit(&a->images_busy, 0, memory_order_release);
 }
 
@@ -380,8 +409,9 @@ static int describes_images(const struct pt_thread *t, const struct pt_wlane *w,
  * A thread that opens an event type just after a dlopen() is most likely
  * the one about to post from the object loaded: its next event in each
  * stream that asks for images goes the slow way (prepare, as after a lane
- * changed owners) and describes the new set, without waiting for the
- * thread's next chunk, which may come after the object is gone.
+ * changed owners) and describes the new set (or the rest of one), without
+ * waiting for the thread's next chunk, which may come after the object is
+ * gone.
  */
 void pt_images_recheck(void)
 {
@@ -396,7 +426,8 @@ void pt_images_recheck(void)
 			continue;
 		if (!gen)
 			gen = pt_images_generation();
-		if (gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed))
+		if (gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed) ||
+		    !atomic_load_explicit(&a->images_whole, memory_order_relaxed))
 			w->limit = 0; /* the OWNER record again, then the set (prepare) */
 	}
 }

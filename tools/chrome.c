@@ -155,7 +155,7 @@ static int system_track(struct chrome_writer *w, uint64_t ns)
 /* An event object but its data: the fixed fields, two names as JSON. */
 #define EVENT_FIXED_MAX (512 + 2 * JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX + 1) + \
                          JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +    \
-                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
+                         2 * JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
 
 static char *put_json_name(char *p, const char *name)
 {
@@ -190,6 +190,9 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 		if (c->source[0])
 			p = put_json_chars(put_str(p, "\",\"source\":\""),
 			                   (const unsigned char *)c->source, strlen(c->source));
+		if (c->inlined[0])
+			p = put_json_chars(put_str(p, "\",\"inlined\":\""),
+			                   (const unsigned char *)c->inlined, strlen(c->inlined));
 	}
 	p = put_int(put_str(p, "\",\"truncation\":"), ev->info.posix_truncation_status);
 	p = put_u64(put_str(p, ",\"len\":"), ev->len);

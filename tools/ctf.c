@@ -301,8 +301,10 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	/* Bytes of a file: escaped, as dump prints them, for whoever prints
 	 * the trace (babeltrace2 writes strings to the terminal as they are). */
 	const char *site = c ? c->where_esc : "", *src = c ? c->source_esc : "";
-	size_t where = strlen(site) + 1, source = strlen(src) + 1;
-	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1 + where + source);
+	const char *inl = c ? c->inlined_esc : "";
+	size_t where = strlen(site) + 1, source = strlen(src) + 1, inlined = strlen(inl) + 1;
+	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1 + where + source +
+	                                       inlined);
 	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
 	PUT_VALUE(p, uint64_t, ts);
 	PUT_VALUE(p, int32_t, ev->info.posix_pid);
@@ -315,7 +317,8 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	p[ev->len + text] = '\0'; /* the text's NUL */
 	memcpy(p + ev->len + text + 1, site, where);
 	memcpy(p + ev->len + text + 1 + where, src, source);
-	s->len += EVENT_FIXED_SIZE + ev->len + text + 1 + where + source;
+	memcpy(p + ev->len + text + 1 + where + source, inl, inlined);
+	s->len += EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
@@ -391,7 +394,7 @@ static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
 	        "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t prog_address;\n"
 	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
 	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
-	        "\t\tstring site;\n\t\tstring source;\n\t};\n"
+	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n\t};\n"
 	        "};\n\n",
 	        id);
 }

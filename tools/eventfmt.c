@@ -231,7 +231,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
  * bytes of it in hex and as text. */
 #define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX) + \
                          JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +            \
-                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
+                         2 * JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
 
 static char *put_json_head(struct event_printer *pr, char *p,
                            const struct trace_event *ev, uint64_t ns)
@@ -272,6 +272,10 @@ static char *put_json_head(struct event_printer *pr, char *p,
 			p = put_json_chars(put_str(p, "\",\"source\":\""),
 			                   (const unsigned char *)pr->site->source,
 			                   strlen(pr->site->source));
+		if (pr->site->inlined[0])
+			p = put_json_chars(put_str(p, "\",\"inlined\":\""),
+			                   (const unsigned char *)pr->site->inlined,
+			                   strlen(pr->site->inlined));
 	}
 	p = put_u64(put_str(p, "\",\"id\":"), ev->info.posix_event_id);
 	p = put_str(p, ",\"name\":\"");

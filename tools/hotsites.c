@@ -93,8 +93,8 @@ void hot_sites_event(struct hot_sites *h, const struct trace_event *ev)
 	if (!c)
 		return;
 	h->named++;
-	char key[sizeof c->where + 1 + sizeof c->source];
-	snprintf(key, sizeof key, "%s\t%s", c->where, c->source);
+	char key[sizeof c->where + 1 + sizeof c->source + 1 + sizeof c->inlined];
+	snprintf(key, sizeof key, "%s\t%s\t%s", c->where, c->source, c->inlined);
 	count(h, key, ev->info.posix_event_id);
 }
 
@@ -122,21 +122,32 @@ static int by_key_count(const void *a, const void *b)
 	return x->count > y->count ? -1 : x->count < y->count;
 }
 
+/* Field i (0, 1, 2) of a key "where\tsource\tinlined", escaped into buf. */
+static const char *key_field(const char *key, int i, char *buf, size_t size)
+{
+	char raw[sizeof(((struct call_site *)0)->where)];
+	for (; i > 0 && key; i--)
+		key = strchr(key, '\t') ? strchr(key, '\t') + 1 : NULL;
+	size_t len = key ? strcspn(key, "\t") : 0;
+	len = len < sizeof raw ? len : sizeof raw - 1;
+	memcpy(raw, key ? key : "", len);
+	raw[len] = '\0';
+	return escape_text(raw, buf, size);
+}
+
 static void print_site(const struct site_total *t, const struct site_count *rows, size_t n,
                        uint64_t user, struct trace_log *log)
 {
 	char where[ESCAPED_SIZE(sizeof(((struct call_site *)0)->where))];
+	char source[ESCAPED_SIZE(sizeof(((struct call_site *)0)->source))];
+	char inlined[ESCAPED_SIZE(sizeof(((struct call_site *)0)->inlined))];
 	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
-	const char *tab = strchr(t->key, '\t');
-	char site[sizeof(((struct call_site *)0)->where)];
-	size_t len = (size_t)(tab - t->key) < sizeof site ? (size_t)(tab - t->key) : sizeof site - 1;
-	memcpy(site, t->key, len);
-	site[len] = '\0';
 	printf("  %10llu %5.1f%%  %s", (unsigned long long)t->count,
 	       user ? 100.0 * (double)t->count / (double)user : 0.0,
-	       escape_text(site, where, sizeof where));
-	if (tab[1])
-		printf(" (%s)", escape_text(tab + 1, where, sizeof where));
+	       key_field(t->key, 0, where, sizeof where));
+	if (*key_field(t->key, 1, source, sizeof source))
+		printf(" (%s%s%s)", source, *key_field(t->key, 2, inlined, sizeof inlined) ?
+		       ", inlined " : "", inlined);
 	printf("\n");
 	for (size_t i = 0; i < n && i < TYPES_SHOWN; i++)
 		printf("  %10llu          %s\n", (unsigned long long)rows[i].count,

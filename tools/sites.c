@@ -77,10 +77,13 @@ static void put_where(struct call_site *c, const struct sym_site *s)
 		snprintf(c->source, sizeof c->source, "%.*s:%d", (int)sizeof c->source - 16,
 		         base ? base + 1 : s->file, s->line);
 	}
+	snprintf(c->inlined, sizeof c->inlined, "%s", s->function && s->inlined ? s->inlined : "");
 	escape_text(c->where, c->where_esc, sizeof c->where_esc);
 	escape_text(c->source, c->source_esc, sizeof c->source_esc);
-	c->text_len = (size_t)snprintf(c->text, sizeof c->text, "  at %s%s%s", c->where_esc,
-	                               c->source[0] ? " " : "", c->source_esc);
+	escape_text(c->inlined, c->inlined_esc, sizeof c->inlined_esc);
+	c->text_len = (size_t)snprintf(c->text, sizeof c->text, "  at %s%s%s%s%s", c->where_esc,
+	                               c->source[0] ? " " : "", c->source_esc,
+	                               c->inlined[0] ? ", inlined " : "", c->inlined_esc);
 }
 
 /* splitmix64's finish: every bit of the key reaches every bit of the

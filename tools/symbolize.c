@@ -56,6 +56,7 @@ int symbolizer_available(void) { return 0; }
 
 #else
 
+#include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -76,7 +77,7 @@ struct build_id {
 struct site {
 	bool used;
 	uint64_t at; /* the file's address */
-	const char *function, *file;
+	const char *function, *file, *inlined;
 	uint64_t offset;
 	int line;
 };
@@ -696,6 +697,45 @@ static void line_by_units(Dwfl_Module *mod, uint64_t addr, struct site *r)
 	}
 }
 
+/* The compile unit holding addr: through .debug_aranges, else by the
+ * units' own ranges (clang writes no aranges).  0: none. */
+static int unit_of(Dwfl_Module *mod, uint64_t addr, Dwarf_Die *unit, Dwarf_Addr *bias)
+{
+	Dwarf_Die *found = dwfl_module_addrdie(mod, addr, bias);
+	if (found) {
+		*unit = *found;
+		return 1;
+	}
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	Dwarf_CU *cu = NULL;
+	while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, unit, NULL) == 0)
+		if (dwarf_haspc(unit, addr - *bias) > 0)
+			return 1;
+	return 0;
+}
+
+/* The innermost function inlined where addr is (its name from the
+ * abstract origin), or NULL: the call was made by the function itself. */
+static const char *inlined_at(Dwfl_Module *mod, uint64_t addr)
+{
+	Dwarf_Die unit, *scopes = NULL;
+	Dwarf_Addr bias;
+	if (!unit_of(mod, addr, &unit, &bias))
+		return NULL;
+	int n = dwarf_getscopes(&unit, addr - bias, &scopes);
+	const char *name = NULL;
+	for (int i = 0; i < n && !name; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		Dwarf_Attribute a;
+		if (tag == DW_TAG_inlined_subroutine)
+			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+	}
+	free(scopes);
+	return name;
+}
+
 /* at - 1: at is a return address, the call before it (symbolize.h). */
 static void look_up(const struct entry *e, uint64_t at, struct site *r)
 {
@@ -711,6 +751,7 @@ static void look_up(const struct entry *e, uint64_t at, struct site *r)
 	r->line = r->file && line > 0 ? line : 0;
 	if (!r->file)
 		line_by_units(e->mod, call, r);
+	r->inlined = r->function ? inlined_at(e->mod, call) : NULL;
 }
 
 /* ---- the interface ----------------------------------------------------- */
@@ -766,7 +807,8 @@ int symbolize(struct symbolizer *s, const struct posixtrace_image *img, uint64_t
 			e->sites.count++;
 		}
 	}
-	*out = (struct sym_site){ .function = r->function, .offset = r->offset, .file = r->file,
+	*out = (struct sym_site){ .function = r->function, .inlined = r->inlined,
+	                          .offset = r->offset, .file = r->file,
 	                          .line = r->line, .image = e->base };
 	return 0;
 }

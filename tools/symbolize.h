@@ -49,6 +49,10 @@ struct sym_options {
  * before printing. */
 struct sym_site {
 	const char *function; /* NULL: no symbol covers it */
+	/* The innermost function inlined into `function` where the call is
+	 * (whose line `line` is), as perf report --inline names it; NULL:
+	 * the call is the function's own. */
+	const char *inlined;
 	uint64_t offset;      /* function == NULL: the address the file gives
 	                       * (address - load bias), for image+offset */
 	const char *file;     /* source file as DWARF names it; NULL: unknown */

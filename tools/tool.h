@@ -284,10 +284,12 @@ struct site_options {
 struct call_site {
 	char where[320];  /* function+0xOFF, or IMAGE+0xOFF (no symbol): raw bytes of the file */
 	char source[160]; /* FILE:LINE, or empty */
-	/* the two escaped once (escape_text), for text; dump's end of line,
-	 * "  at WHERE SOURCE" */
+	char inlined[160]; /* the function inlined there (SOURCE is its line), or empty */
+	/* the three escaped once (escape_text), for text; dump's end of line,
+	 * "  at WHERE SOURCE, inlined INLINED" */
 	char where_esc[ESCAPED_SIZE(320)], source_esc[ESCAPED_SIZE(160)];
-	char text[8 + ESCAPED_SIZE(320) + ESCAPED_SIZE(160)];
+	char inlined_esc[ESCAPED_SIZE(160)];
+	char text[24 + ESCAPED_SIZE(320) + 2 * ESCAPED_SIZE(160)];
 	size_t text_len;
 };
 struct site_memo {

@@ -3,7 +3,8 @@
 # Symbols (symbols, durations and a flight recorder, "Symbols"): record
 # keeps the images of the traced programs, and dump, stats and convert name
 # each event's call site by function+offset and file:line: for a -g PIE
-# program, a shared library it links and a plug-in it dlopens and unloads
+# program (and a function inlined in it), a shared library it links and a
+# plug-in it dlopens and unloads
 # (tests/cli/sym/, each posting line marked SITE:function).  A program
 # rebuilt since it was traced is not used (the note names the build id
 # needed) and --symfs finds the original; --no-symbols and --no-images
@@ -33,6 +34,11 @@ else
 	named "symbols: dump names the program's function and line" sym.app app_work app.c symdump.txt
 	named "symbols: dump names the linked library's" sym.lib symlib_post symlib.c symdump.txt
 	named "symbols: dump names the dlopen'd plug-in's" sym.plugin plugin_post plugin.c symdump.txt
+	inl=$(site_line app.c app_inline)
+	grep -q " sym.inl .* at main+0x[0-9a-f]* app.c:$inl, inlined app_inline\$" symdump.txt &&
+		pass "symbols: an inlined function's event: the function it is in, its own line, its name" ||
+		fail "symbols: an inlined function's event: the function it is in, its own line, its name" \
+			"want app.c:$inl: $(grep ' sym.inl ' symdump.txt)"
 	[ "$(grep -c ' sym.app ' symdump.txt)" -eq 4 ] &&
 		pass "symbols: the program's event after the plug-in's dlclose is named too" ||
 		fail "symbols: the program's event after the plug-in's dlclose is named too" "$(cat symdump.txt)"
