@@ -109,6 +109,16 @@ static void assert_image_is(trace_id_t rd, const struct lt_rec_buf *ev, const st
 	ck_assert_int_eq(img.posixtrace_path_truncated, 0);
 }
 
+/* A stream of this process logging into fd, asked for images, started. */
+static trace_id_t started_with_images(int fd, int stream_policy, size_t stream_size)
+{
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, 0, 0, stream_policy, stream_size, &trid));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	return trid;
+}
+
 /* What the last log read said of itself (posixtrace_log_info). */
 static struct posixtrace_log_info last_info;
 
@@ -194,10 +204,7 @@ static void check_program_and_plugin(trace_id_t rd, const struct lt_rec_buf *ev,
 START_TEST(program_and_plugin)
 {
 	int fd = lt_new_log_file();
-	trace_id_t trid;
-	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
-	ck_assert_ok(posixtrace_set_images(trid, 1));
-	ck_assert_ok(posix_trace_start(trid));
+	trace_id_t trid = started_with_images(fd, 0, 0);
 	struct expect x = {.main_id = pt_event_id("img.main"), .main = object_of((void *)&object_of)};
 	uint32_t seq = 0;
 	posix_trace_event(x.main_id, &seq, sizeof seq);
@@ -264,10 +271,7 @@ static void check_loop(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
 START_TEST(loop_stream_keeps_images)
 {
 	int fd = lt_new_log_file();
-	trace_id_t trid;
-	ck_assert_ok(lt_create_log(fd, 0, 0, POSIX_TRACE_LOOP, 64 << 10, &trid));
-	ck_assert_ok(posixtrace_set_images(trid, 1));
-	ck_assert_ok(posix_trace_start(trid));
+	trace_id_t trid = started_with_images(fd, POSIX_TRACE_LOOP, 64 << 10);
 	struct loop_expect x = {.main = object_of((void *)&object_of)};
 	trace_event_id_t id = pt_event_id("img.loop");
 	for (uint32_t i = 0; i < 200000; i++)
@@ -331,10 +335,7 @@ static void check_race(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
 START_TEST(threads_while_plugins_come_and_go)
 {
 	int fd = lt_new_log_file();
-	trace_id_t trid;
-	ck_assert_ok(lt_create_log(fd, 0, 0, 0, 0, &trid));
-	ck_assert_ok(posixtrace_set_images(trid, 1));
-	ck_assert_ok(posix_trace_start(trid));
+	trace_id_t trid = started_with_images(fd, 0, 0);
 	struct race r = {.id = pt_event_id("img.race")};
 	struct race_expect x = {.main = object_of((void *)&object_of)};
 	char *path = pt_helper_path("dl_plugin.so");
