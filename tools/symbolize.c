@@ -714,26 +714,74 @@ static int unit_of(Dwfl_Module *mod, uint64_t addr, Dwarf_Die *unit, Dwarf_Addr 
 	return 0;
 }
 
+/* DIEs a lookup may visit: a crafted unit (siblings pointing back) costs
+ * this much, not a loop. */
+#define SCOPE_BUDGET 100000
+#define SCOPE_DEPTH 64 /* scopes nested in a function: the stack's bound */
+
+/* Tags whose children may hold a function: C++ puts functions in
+ * namespaces and classes. */
+static int holds_functions(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+}
+
+/* Under die, the innermost scope holding pc: an inlined subroutine's name,
+ * or NULL.  Walked with dwarf_child and dwarf_siblingof (dwarf_getscopes
+ * leaks on damaged DWARF, elfutils 0.188). */
+static const char *inlined_under(Dwarf_Die *die, Dwarf_Addr pc, int *budget, int depth)
+{
+	Dwarf_Die child;
+	if (depth > SCOPE_DEPTH || dwarf_child(die, &child) != 0)
+		return NULL;
+	do {
+		if (--*budget < 0)
+			return NULL;
+		int tag = dwarf_tag(&child);
+		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+		    dwarf_haspc(&child, pc) <= 0)
+			continue;
+		const char *inner = inlined_under(&child, pc, budget, depth + 1);
+		Dwarf_Attribute a;
+		if (!inner && tag == DW_TAG_inlined_subroutine)
+			inner = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
+		return inner;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return NULL;
+}
+
+/* Under die, the function holding pc; then what is inlined in it there. */
+static const char *function_under(Dwarf_Die *die, Dwarf_Addr pc, int *budget, int depth)
+{
+	Dwarf_Die child;
+	if (depth > SCOPE_DEPTH || dwarf_child(die, &child) != 0)
+		return NULL;
+	do {
+		if (--*budget < 0)
+			return NULL;
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) > 0)
+			return inlined_under(&child, pc, budget, 0);
+		if (holds_functions(tag)) {
+			const char *name = function_under(&child, pc, budget, depth + 1);
+			if (name || *budget < 0)
+				return name;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return NULL;
+}
+
 /* The innermost function inlined where addr is (its name from the
  * abstract origin), or NULL: the call was made by the function itself. */
 static const char *inlined_at(Dwfl_Module *mod, uint64_t addr)
 {
-	Dwarf_Die unit, *scopes = NULL;
+	Dwarf_Die unit;
 	Dwarf_Addr bias;
+	int budget = SCOPE_BUDGET;
 	if (!unit_of(mod, addr, &unit, &bias))
 		return NULL;
-	int n = dwarf_getscopes(&unit, addr - bias, &scopes);
-	const char *name = NULL;
-	for (int i = 0; i < n && !name; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag == DW_TAG_subprogram)
-			break;
-		Dwarf_Attribute a;
-		if (tag == DW_TAG_inlined_subroutine)
-			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
-	}
-	free(scopes);
-	return name;
+	return function_under(&unit, addr - bias, &budget, 0);
 }
 
 /* at - 1: at is a return address, the call before it (symbolize.h). */
