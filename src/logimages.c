@@ -47,11 +47,8 @@ void pt_logi_block(struct pt_log_images *t, const unsigned char *p, uint32_t len
 			if (cap > PT_LOGI_MAX)
 				cap = PT_LOGI_MAX;
 			struct pt_logi_entry *grown = cap > t->cap ? realloc(t->e, cap * sizeof *grown) : NULL;
-			if (!grown) {
-				t->dropped++;
-				off += h.entry_size;
-				continue;
-			}
+			if (!grown)
+				return; /* past the cap (or no memory): the rest is not kept */
 			t->e = grown;
 			t->cap = cap;
 		}
@@ -65,8 +62,6 @@ void pt_logi_block(struct pt_log_images *t, const unsigned char *p, uint32_t len
 		off += h.entry_size;
 		t->indexed = 0;
 	}
-	if (off < len)
-		t->dropped++;
 }
 
 static int by_set_start(const void *a, const void *b)

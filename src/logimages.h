@@ -16,7 +16,6 @@ struct pt_log_images {
 	struct pt_logi_entry *e;
 	struct pt_logi_set *sets;
 	uint32_t n, cap, nsets;
-	uint32_t dropped;  /* entries not kept: bad, or past the cap */
 	int indexed;       /* sets built for the entries there are */
 };
 

@@ -717,7 +717,7 @@ static int unit_of(Dwfl_Module *mod, uint64_t addr, Dwarf_Die *unit, Dwarf_Addr 
 /* DIEs a lookup may visit: a crafted unit (siblings pointing back) costs
  * this much, not a loop. */
 #define SCOPE_BUDGET 100000
-#define SCOPE_DEPTH 64 /* scopes nested in a function: the stack's bound */
+#define SCOPE_DEPTH 64 /* scopes nested in scopes: the stack's bound */
 
 /* Tags whose children may hold a function: C++ puts functions in
  * namespaces and classes. */
@@ -727,10 +727,13 @@ static int holds_functions(int tag)
 	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
 }
 
-/* Under die, the innermost scope holding pc: an inlined subroutine's name,
- * or NULL.  Walked with dwarf_child and dwarf_siblingof (dwarf_getscopes
- * leaks on damaged DWARF, elfutils 0.188). */
-static const char *inlined_under(Dwarf_Die *die, Dwarf_Addr pc, int *budget, int depth)
+/* Under die, the innermost inlined subroutine holding pc, or NULL.  Until
+ * the function holding pc is found (in_function 0) the walk goes into
+ * namespaces and classes, where C++ puts functions; inside it, into its
+ * lexical blocks and inlined subroutines.  Walked with dwarf_child and
+ * dwarf_siblingof (dwarf_getscopes leaks on damaged DWARF, elfutils 0.188). */
+static const char *inlined_under(Dwarf_Die *die, Dwarf_Addr pc, int in_function, int *budget,
+                                 int depth)
 {
 	Dwarf_Die child;
 	if (depth > SCOPE_DEPTH || dwarf_child(die, &child) != 0)
@@ -739,32 +742,17 @@ static const char *inlined_under(Dwarf_Die *die, Dwarf_Addr pc, int *budget, int
 		if (--*budget < 0)
 			return NULL;
 		int tag = dwarf_tag(&child);
-		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
-		    dwarf_haspc(&child, pc) <= 0)
-			continue;
-		const char *inner = inlined_under(&child, pc, budget, depth + 1);
-		Dwarf_Attribute a;
-		if (!inner && tag == DW_TAG_inlined_subroutine)
-			inner = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
-		return inner;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return NULL;
-}
-
-/* Under die, the function holding pc; then what is inlined in it there. */
-static const char *function_under(Dwarf_Die *die, Dwarf_Addr pc, int *budget, int depth)
-{
-	Dwarf_Die child;
-	if (depth > SCOPE_DEPTH || dwarf_child(die, &child) != 0)
-		return NULL;
-	do {
-		if (--*budget < 0)
-			return NULL;
-		int tag = dwarf_tag(&child);
-		if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) > 0)
-			return inlined_under(&child, pc, budget, 0);
-		if (holds_functions(tag)) {
-			const char *name = function_under(&child, pc, budget, depth + 1);
+		int scope = in_function ? tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block
+		                        : tag == DW_TAG_subprogram;
+		if (scope && dwarf_haspc(&child, pc) > 0) {
+			const char *inner = inlined_under(&child, pc, 1, budget, depth + 1);
+			Dwarf_Attribute a;
+			if (!inner && tag == DW_TAG_inlined_subroutine)
+				inner = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
+			return inner;
+		}
+		if (!in_function && holds_functions(tag)) {
+			const char *name = inlined_under(&child, pc, 0, budget, depth + 1);
 			if (name || *budget < 0)
 				return name;
 		}
@@ -781,7 +769,7 @@ static const char *inlined_at(Dwfl_Module *mod, uint64_t addr)
 	int budget = SCOPE_BUDGET;
 	if (!unit_of(mod, addr, &unit, &bias))
 		return NULL;
-	return function_under(&unit, addr - bias, &budget, 0);
+	return inlined_under(&unit, addr - bias, 0, &budget, 0);
 }
 
 /* at - 1: at is a return address, the call before it (symbolize.h). */
