@@ -157,8 +157,17 @@ struct posixtrace_image {
 	 * same process and address whose time is in [valid_from,
 	 * valid_until): a symbolizer can keep its answer for them. */
 	struct timespec posixtrace_valid_from, posixtrace_valid_until;
-	uint64_t posixtrace_reserved[2];
+	/* The user whose rights the image's files may be read with: the
+	 * owner of the stream memory the process described it in, as the
+	 * kernel told the keeper that wrote the log;
+	 * POSIXTRACE_UID_UNKNOWN when the log does not say.  A log is a
+	 * claim of whoever owns (or may write) the log file: the command
+	 * believes this only of a log written by root.  Since 0.3. */
+	uint32_t posixtrace_uid;
+	uint32_t posixtrace_reserved32;
+	uint64_t posixtrace_reserved[1];
 };
+#define POSIXTRACE_UID_UNKNOWN ((uint32_t)-1)
 
 /* Whether the processes tracing into an active trace stream describe their
  * images (on: nonzero).  Off when a stream is created.  A process

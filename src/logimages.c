@@ -154,6 +154,8 @@ static void fill(const struct pt_logi_entry *e, struct posixtrace_image *out)
 	_Static_assert(sizeof out->posixtrace_build_id == sizeof e->h.build_id, "build ids");
 	memcpy(out->posixtrace_build_id, e->h.build_id, sizeof out->posixtrace_build_id);
 	memset(out->posixtrace_reserved, 0, sizeof out->posixtrace_reserved);
+	out->posixtrace_reserved32 = 0;
+	out->posixtrace_uid = POSIXTRACE_UID_UNKNOWN;
 	out->posixtrace_start = e->h.start;
 	out->posixtrace_end = e->h.end;
 	out->posixtrace_load_bias = e->h.bias;
