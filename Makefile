@@ -55,6 +55,23 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
+# Symbols for the addresses in logs (tools/symbolize.c) with elfutils'
+# libdw, when pkg-config finds it (LIBDW= builds without); the command
+# only: the library never links it.
+LIBDW        ?= $(shell pkg-config --exists libdw 2>/dev/null && echo yes)
+LIBDW_CFLAGS := $(if $(LIBDW),$(shell pkg-config --cflags libdw 2>/dev/null) -DPT_HAVE_LIBDW)
+LIBDW_LIBS   := $(if $(LIBDW),$(shell pkg-config --libs libdw 2>/dev/null))
+
+# What the command is built with, in a file rewritten only when it changes
+# (libdw installed since the last build, or LIBDW= given): what depends on
+# the detection is rebuilt then, and only then.
+TOOL_CONFIG  := $(BUILD)/tool-config
+TOOL_CONFIG_TEXT := libdw=$(LIBDW) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(TOOL_CONFIG) 2>/dev/null)" = '$(TOOL_CONFIG_TEXT)' ] || \
+  echo '$(TOOL_CONFIG_TEXT)' > $(TOOL_CONFIG); })
+endif
+
 .PHONY: all lib check demo bench install uninstall clean deps tests examples fuzz soak
 all: lib examples
 
@@ -178,9 +195,10 @@ deps:
 	@sh scripts/install-deps.sh
 
 # Checks that are scripts, each ending with "N passed, N failed": the
-# public headers in every language mode, the reference pages, the exports.
+# public headers in every language mode, the reference pages, the exports,
+# the layers of src/, the build's own dependency on what it detected.
 SCRIPT_CHECKS := header:tests/header/check.sh man:tests/man/check.sh abi:tests/abi/check.sh \
-  layers:tests/layers/check.sh
+  layers:tests/layers/check.sh build:tests/build/check.sh
 
 # The script checks' counts join the test runner's summary line.  With
 # TESTS="t_x ..." (names of tests/t_*.c programs, or cli) only those run,
@@ -209,7 +227,7 @@ $(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h
 # debug information to read back; sym_nopie: a program at fixed addresses.
 $(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/image.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
-  $(BUILD)/tests/helpers/sym_nopie | $(BUILD)/tests
+  $(BUILD)/tests/helpers/sym_nopie $(TOOL_CONFIG) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
 	  $(CHECK_LIBS) $(LIBDW_LIBS)
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
@@ -239,7 +257,11 @@ tests: $(BUILD)/tests/t_streamimg
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
 
-demo: all
+# The walkthrough shows symbols (libdw) and reads CTF back (babeltrace2):
+# the dependency step first, then a build that sees what it installed.
+demo:
+	@sh scripts/install-deps.sh || echo "demo: going on without them"
+	@$(MAKE) --no-print-directory all
 	@sh examples/demo.sh $(BUILD)
 
 # bench_event also against a library built with NESTING=0 (BUILD/nonest):
@@ -309,16 +331,9 @@ clean:
 TOOL      := $(BUILD)/posixtrace
 TOOL_SRCS := $(wildcard tools/*.c)
 
-# Symbols for the addresses in logs (tools/symbolize.c) with elfutils'
-# libdw, when pkg-config finds it (LIBDW= builds without); the command
-# only: the library never links it.
-LIBDW        ?= $(shell pkg-config --exists libdw 2>/dev/null && echo yes)
-LIBDW_CFLAGS := $(if $(LIBDW),$(shell pkg-config --cflags libdw 2>/dev/null) -DPT_HAVE_LIBDW)
-LIBDW_LIBS   := $(if $(LIBDW),$(shell pkg-config --libs libdw 2>/dev/null))
-
 all: $(TOOL)
 
-$(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtrace.so
+$(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtrace.so $(TOOL_CONFIG)
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $@ $(APP_LINK) $(LIBDW_LIBS)
 
 .PHONY: install-tool uninstall-tool
