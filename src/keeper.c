@@ -805,8 +805,6 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	 * did not run the library's fork handler; its pidfd tells its exit
 	 * anyway.  A controller gone before this is no longer the parent. */
 	k->controller_pidfd = (int)syscall(SYS_pidfd_open, k->controller, 0);
-	if (getppid() != k->controller)
-		controller_gone(k);
 	pthread_mutex_init(&pt_proc.lock, NULL);
 	pt_forget_other_threads();
 	/* The controller's own streams and block are not the keeper's. */
@@ -821,6 +819,12 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 		pt_logw_read_progress(&k->ctl->logw, &p);
 		k->names_in_log = p.nnames;
 	}
+	/* Only now that the log's writer is resumed: a controller that ended
+	 * within microseconds of its posix_trace_create still gets the
+	 * shutdown its stream is owed (posix_trace_create: as if it had
+	 * called posix_trace_shutdown()). */
+	if (getppid() != k->controller)
+		controller_gone(k);
 	start_rendezvous(k, registry_fd);
 	keeper_loop(k);
 }

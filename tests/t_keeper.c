@@ -790,14 +790,17 @@ static long check_sequences(int fd, struct log_counts *out)
 	return (uint64_t)missing > out->lost ? -1 : missing;
 }
 
-/* Waits (up to ms) until no keeper is left among this process's children
- * (a keeper comes back to the test when its controller dies). */
+/* Waits (up to ms) until this process has no child left: once the program
+ * is reaped, its keeper is the only one (a keeper comes back to the test
+ * when its controller dies).  Not by name: a keeper just forked still
+ * bears the test's name until it renames itself. */
 static int keepers_gone(int ms)
 {
 	for (int waited = 0; waited < ms; waited += 5) {
-		while (waitpid(-1, NULL, WNOHANG) > 0)
+		pid_t p;
+		while ((p = waitpid(-1, NULL, WNOHANG)) > 0)
 			;
-		if (pt_procs_named(getpid(), "posixtrace-keep", NULL) == 0)
+		if (p < 0 && errno == ECHILD)
 			return 1;
 		usleep(5000);
 	}
@@ -877,6 +880,71 @@ START_TEST(log_complete_after__exit_and_kill)
 }
 END_TEST
 
+/* A program that ends at once after its first events: its keeper may not
+ * have begun to run when the controller is gone. */
+static void program_ending_at_once(int fd, enum end_how how, int ready)
+{
+	trace_id_t trid;
+	trace_event_id_t id;
+	if (posix_trace_create_withlog(0, NULL, fd, &trid) != 0 || posix_trace_start(trid) != 0 ||
+	    posix_trace_eventid_open("keeper.seq", &id) != 0)
+		_exit(2);
+	for (uint32_t seq = 0; seq < 50; seq++) {
+		struct seq_payload pl = {0, seq};
+		posix_trace_event(id, &pl, sizeof pl);
+	}
+	if (how == END__EXIT)
+		_exit(0);
+	if (write(ready, "r", 1) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+static void end_at_once(enum end_how how, int run)
+{
+	int fd = new_log("at-once.log");
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t prog = pt_fork();
+	if (prog == 0)
+		program_ending_at_once(fd, how, ready[1]);
+	close(ready[1]);
+	char c;
+	if (how == END_KILLED && read(ready[0], &c, 1) == 1)
+		kill(prog, SIGKILL);
+	close(ready[0]);
+	ck_assert_int_eq(waitpid(prog, NULL, 0), prog);
+	ck_assert_msg(keepers_gone(5000), "run %d: the keeper did not end", run);
+	struct log_counts counts;
+	long missing = check_sequences(fd, &counts);
+	ck_assert_msg(counts.closed == 1 && counts.damaged == 0 && missing == 0 &&
+	                  counts.events >= 50,
+	              "run %d (end %d): the log is not complete (closed %d, %llu damaged blocks, "
+	              "%ld events, %ld missing)", run, (int)how, counts.closed,
+	              (unsigned long long)counts.damaged, counts.events, missing);
+	close(fd);
+	char path[128];
+	snprintf(path, sizeof path, "%s/at-once.log", dir);
+	unlink(path);
+}
+
+/* posix_trace_create: a stream not shut down is shut down as if
+ * posix_trace_shutdown had been called, every time: 40 programs that
+ * _exit() right after their 50 events, 40 killed right after them, each
+ * log complete with its 50 events once its keeper has ended (before the
+ * keeper waited for its controller only after the log's writer was set
+ * up, 0 of 20 such logs held an event after _exit(), 10 of 20 after
+ * SIGKILL). */
+START_TEST(log_complete_when_controller_ends_at_once)
+{
+	for (int run = 0; run < 40; run++) {
+		end_at_once(END__EXIT, run);
+		end_at_once(END_KILLED, run);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keeper");
@@ -892,5 +960,6 @@ int main(void)
 	tcase_set_timeout(ends_tc, 120);
 	tcase_add_test(ends_tc, log_complete_at_exit);
 	tcase_add_test(ends_tc, log_complete_after__exit_and_kill);
+	tcase_add_test(ends_tc, log_complete_when_controller_ends_at_once);
 	return pt_run_scratch(s, "pt-keeper");
 }
