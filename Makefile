@@ -77,8 +77,13 @@ all: lib examples
 
 lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h | $(BUILD)/obj
-	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
+# Each object depends on the headers it includes, as the compiler found them
+# (-MMD -MP: BUILD/obj/NAME.d); a header changed rebuilds only its includers.
+# An object without its .d (a tree built before) is built again.
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/obj/%.d | $(BUILD)/obj
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+$(LIB_OBJS:.o=.d):
+-include $(LIB_OBJS:.o=.d)
 
 $(SHLIB): $(LIB_OBJS) src/libposixtrace.map
 	$(CC) $(LIB_CFLAGS) -shared -Wl,-soname,libposixtrace.so.$(SOVERSION) \
@@ -333,8 +338,19 @@ TOOL_SRCS := $(wildcard tools/*.c)
 
 all: $(TOOL)
 
-$(TOOL): $(TOOL_SRCS) $(wildcard tools/*.h) include/trace.h $(BUILD)/libposixtrace.so $(TOOL_CONFIG)
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(TOOL_SRCS) -o $@ $(APP_LINK) $(LIBDW_LIBS)
+TOOL_OBJS := $(patsubst tools/%.c,$(BUILD)/tool-obj/%.o,$(TOOL_SRCS))
+
+# Compiled a file at a time, with generated header dependencies as the
+# library's; every object also depends on what was detected (TOOL_CONFIG).
+$(BUILD)/tool-obj:
+	mkdir -p $@
+$(BUILD)/tool-obj/%.o: tools/%.c $(BUILD)/tool-obj/%.d $(TOOL_CONFIG) | $(BUILD)/tool-obj
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -MMD -MP -c $< -o $@
+$(TOOL_OBJS:.o=.d):
+-include $(TOOL_OBJS:.o=.d)
+
+$(TOOL): $(TOOL_OBJS) $(BUILD)/libposixtrace.so $(TOOL_CONFIG)
+	$(CC) $(APP_CFLAGS) $(TOOL_OBJS) -o $@ $(APP_LINK) $(LIBDW_LIBS)
 
 .PHONY: install-tool uninstall-tool
 install: install-tool

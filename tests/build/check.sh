@@ -46,6 +46,16 @@ else
 	skipped=1
 fi
 
+# A header changed rebuilds the objects that include it (as the compiler
+# found them, directly or not) and no others: make -W pretends it is new.
+for h in src/tagstack.h src/crc32c.h; do
+	want=$(grep -l "$h" "$B"/obj/*.d 2>/dev/null | sed 's|.*/||; s|\.d$||' | sort | tr '\n' ' ')
+	got=$(mk -n -W "$h" lib 2>/dev/null | sed -n 's|.* -c src/\([a-z0-9_]*\)\.c .*|\1|p' | sort | tr '\n' ' ')
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then check "$h changed rebuilds its includers only ($got)" ok
+	else check "$h changed rebuilds its includers only" no "includers: $want
+rebuilt: $got"; fi
+done
+
 # The dependency step comes first, then a make that sees what it installed
 # (the detection is made when a make starts), then the walkthrough.
 plan=$(make --no-print-directory -n demo BUILD="$B" 2>/dev/null | grep -n 'install-deps.sh\|examples/demo.sh\|no-print-directory all' | cut -d: -f2- | cut -c1-30 | tr '\n' '|')
