@@ -228,7 +228,7 @@ static void rejoin_own_streams(struct inherited *fds, int n)
 
 static int free_slot_locked(void)
 {
-	/* Pairs with the release stores of FREE (pt_detach_locked in process.c,
+	/* Pairs with the release stores of FREE (pt_detach_locked in slots.c,
 	 * take_one_offer, rejoin_own_streams); the value only. */
 	for (int i = 0; i < PT_PCB_SLOTS; i++)
 		if (!atomic_load_explicit(&pt_proc.attached[i].map, memory_order_relaxed) &&

@@ -399,7 +399,7 @@ void pt_remote_withdraw(struct pt_remote *r)
 		return;
 	struct pt_pcb_slot *s = &r->pcb->slots[r->slot];
 	uint32_t offered = PT_SLOT_OFFERED;
-	/* Values only (a newer offer or join_inherited in join.c changed gen, or the
+	/* Values only (a newer offer or join_inherited in adopt.c changed gen, or the
 	 * target took the offer): relaxed would do. */
 	if (atomic_load_explicit(&s->gen, memory_order_acquire) == r->gen &&
 	    atomic_compare_exchange_strong_explicit(&s->state, &offered, PT_SLOT_FREE,
