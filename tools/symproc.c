@@ -303,6 +303,10 @@ static bool confine(int sock, const struct reader *r, pid_t parent)
 		if (dup2(null, fd) != fd)
 			return false;
 	close_from(SOCKET_FD + 1);
+	/* the strings too (the forked copy of the command's): what the child
+	 * holds of the environment is nothing, DEBUGINFOD_URLS included */
+	for (char **e = environ; e && *e; e++)
+		memset(*e, 0, strlen(*e));
 	if (clearenv() != 0)
 		return false;
 	sigset_t none;
