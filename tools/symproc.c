@@ -633,6 +633,9 @@ int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_ima
 	}
 	for (unsigned i = 0; i < r.notes; i++)
 		keep_note(p, r.note[i]);
+	/* the engine's ENOENT is its answer for the file, whatever the
+	 * address: no more requests (its note, if any, came with it) */
+	f->given_up |= r.err == ENOENT;
 	if (r.err)
 		return r.err;
 	*out = r.site;
