@@ -141,15 +141,16 @@ static char *append(char *p, const char *s)
 	return p + n;
 }
 
-/* A site's where (raw and escaped) and text, in buf (site_size bytes). */
-static void put_site(struct call_site *c, const char *where, const struct site_string *source,
-                     const struct site_string *inlined, char *buf, size_t size)
+/* A site's where (raw and escaped) and text, in buf (site_size bytes;
+ * esc: where escaped). */
+static void put_site(struct call_site *c, const char *where, const char *esc,
+                     const struct site_string *source, const struct site_string *inlined,
+                     char *buf)
 {
-	size_t wlen = strlen(where);
+	size_t wlen = strlen(where), elen = strlen(esc);
 	memcpy(buf, where, wlen + 1);
-	char *esc = buf + wlen + 1;
-	escape_text(where, esc, size - (wlen + 1));
-	char *text = esc + strlen(esc) + 1, *p = append(text, "  at ");
+	memcpy(buf + wlen + 1, esc, elen + 1);
+	char *text = buf + wlen + 1 + elen + 1, *p = append(text, "  at ");
 	p = append(p, esc);
 	if (source->raw[0])
 		p = append(append(p, " "), source->esc);
@@ -157,17 +158,19 @@ static void put_site(struct call_site *c, const char *where, const struct site_s
 		p = append(append(p, ", inlined "), inlined->esc);
 	*p = '\0';
 	*c = (struct call_site){.where = buf, .source = source->raw, .inlined = inlined->raw,
-	                        .where_esc = esc, .source_esc = source->esc,
+	                        .where_esc = buf + wlen + 1, .source_esc = source->esc,
 	                        .inlined_esc = inlined->esc, .text = text,
 	                        .text_len = (size_t)(p - text)};
 }
 
-/* The bytes put_site needs at most for these strings. */
-static size_t site_size(const char *where, const struct site_string *source,
+/* The bytes put_site writes for these strings. */
+static size_t site_size(const char *where, const char *esc, const struct site_string *source,
                         const struct site_string *inlined)
 {
-	size_t w = strlen(where), e = ESCAPED_SIZE(w);
-	return w + 1 + e + 24 + e + strlen(source->esc) + strlen(inlined->esc) + 1;
+	size_t e = strlen(esc);
+	return strlen(where) + 1 + e + 1 + sizeof "  at " - 1 + e +
+	       (source->raw[0] ? 1 + strlen(source->esc) : 0) +
+	       (inlined->raw[0] ? sizeof ", inlined " - 1 + strlen(inlined->esc) : 0) + 1;
 }
 
 /* "name+0xOFF", the name cut to the column, as the where of a site. */
@@ -289,13 +292,15 @@ static const struct call_site *memo_site(struct site_table *t, uint64_t pc,
 	snprintf(inlined, sizeof inlined, "%s", inl);
 	const struct site_string *src = source[0] ? intern(t, source) : &no_string;
 	const struct site_string *in = inlined[0] ? intern(t, inlined) : &no_string;
-	size_t size = src && in ? site_size(where, src, in) : 0;
+	char esc[ESCAPED_SIZE(CALL_SITE_WHERE_MAX)];
+	escape_text(where, esc, sizeof esc);
+	size_t size = src && in ? site_size(where, esc, src, in) : 0;
 	if (!src || !in || !room_for(t, sizeof(struct site_memo) + size))
 		return past_cap(t);
 	struct site_memo *m = xmalloc(sizeof *m + size);
 	m->at = at;
 	m->file = file;
-	put_site(&m->site, where, src, in, (char *)(m + 1), size);
+	put_site(&m->site, where, esc, src, in, (char *)(m + 1));
 	t->memo[j] = (struct memo_slot){h, m};
 	t->used++;
 	return &m->site;
