@@ -79,7 +79,7 @@ struct symproc {
 	struct child child[SYMPROC_CHILDREN_MAX];
 	uint64_t lookups;
 	struct file **file;
-	uint32_t nfiles;
+	uint32_t nfiles, last_file;
 	uint32_t *index; /* open addressing over file numbers + 1; 0: free */
 	size_t index_size;
 	bool files_full;
@@ -311,6 +311,8 @@ static bool confine(int sock, const struct reader *r, pid_t parent)
 		return false;
 	sigset_t none;
 	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++) /* none of the command's handlers */
+		signal(sig, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGINT, SIG_IGN); /* Ctrl-C is the command's to handle */
 	signal(SIGQUIT, SIG_IGN);
@@ -491,11 +493,16 @@ int symproc_file(struct symproc *p, const struct posixtrace_image *img, uint32_t
 	uid_t uid = p->root ? symproc_reader(p->claimant, img, p->nobody) : geteuid();
 	if (img->posixtrace_build_id_size > POSIXTRACE_BUILD_ID_MAX)
 		return EINVAL;
+	struct file *last = p->nfiles ? p->file[p->last_file] : NULL;
+	if (last && same_file(last, last->hash, img, len, truncated, uid)) {
+		*file = p->last_file; /* events come in runs of one image */
+		return 0;
+	}
 	uint64_t h = file_hash(img, len, truncated, uid);
 	size_t j = p->index_size ? h & (p->index_size - 1) : 0;
 	for (; p->index_size && p->index[j]; j = (j + 1) & (p->index_size - 1))
 		if (same_file(p->file[p->index[j] - 1], h, img, len, truncated, uid)) {
-			*file = p->index[j] - 1;
+			*file = p->last_file = p->index[j] - 1;
 			return 0;
 		}
 	if (p->nfiles == SYMPROC_FILES_MAX) {
@@ -527,7 +534,7 @@ int symproc_file(struct symproc *p, const struct posixtrace_image *img, uint32_t
 	memcpy(f->build_id, img->posixtrace_build_id, f->build_id_size);
 	p->file[p->nfiles] = f;
 	p->index[j] = ++p->nfiles;
-	*file = p->nfiles - 1;
+	*file = p->last_file = p->nfiles - 1;
 	return 0;
 }
 
