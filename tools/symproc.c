@@ -296,7 +296,10 @@ static int close_from(unsigned first)
  * the ids change, which resets both. */
 static bool confine(int sock, const struct reader *r, pid_t parent)
 {
+	/* above the socket's number, whatever the command had open */
 	int null = open("/dev/null", O_RDWR);
+	if (null >= 0 && null <= SOCKET_FD)
+		null = fcntl(null, F_DUPFD, SOCKET_FD + 1);
 	if (null < 0 || dup2(sock, SOCKET_FD) != SOCKET_FD)
 		return false;
 	for (int fd = 0; fd < 3; fd++)
@@ -555,15 +558,13 @@ static bool idle_and_alive(struct child *c)
 	return poll(&pf, 1, 0) == 0;
 }
 
-static bool send_request(struct symproc *p, struct child *c, const struct posixtrace_image *img,
-                         uint64_t address)
+static bool send_request(struct child *c, const struct posixtrace_image *img, uint64_t address)
 {
 	static struct request rq;
 	memset(&rq, 0, sizeof rq);
 	rq.seq = ++c->seq;
 	rq.address = address;
 	rq.img = *img;
-	(void)p;
 	return send(c->fd, &rq, sizeof rq, MSG_NOSIGNAL) == (ssize_t)sizeof rq;
 }
 
@@ -606,6 +607,11 @@ int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_ima
 		return ENOTSUP;
 	if (f->given_up)
 		return ENOENT;
+	uint64_t budget = p->timeout_ns * SYMPROC_FILE_BUDGET;
+	if (f->spent_ns >= budget) { /* spent on answers that came: no child to blame */
+		give_up(p, f, "time budget");
+		return ENOENT;
+	}
 	struct child *c = NULL;
 	bool sent = false;
 	/* a child found dead while idle is replaced once, free of charge */
@@ -614,7 +620,7 @@ int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_ima
 		c = child_for(p, uid);
 		if (!c)
 			break;
-		if (idle_and_alive(c) && send_request(p, c, img, address))
+		if (idle_and_alive(c) && send_request(c, img, address))
 			sent = true;
 		else
 			end_child(c);
@@ -624,8 +630,7 @@ int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_ima
 		return ENOENT;
 	}
 	c->used = ++p->lookups;
-	uint64_t budget = p->timeout_ns * SYMPROC_FILE_BUDGET, start = now_ns();
-	uint64_t left = budget > f->spent_ns ? budget - f->spent_ns : 0;
+	uint64_t start = now_ns(), left = budget - f->spent_ns;
 	size_t len = 0;
 	enum wait_result w = wait_reply(p, c, start + (left < p->timeout_ns ? left : p->timeout_ns),
 	                                &len);
