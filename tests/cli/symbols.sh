@@ -87,6 +87,11 @@ else
 	"$PT" dump sym.ptlog --symfs symfs >symfs.txt 2>&1
 	named "symbols: --symfs finds the program as it was" sym.app app_work app.c symfs.txt
 
+	refused "symbols: --symbol-timeout 0 is a usage error" 2 "bad --symbol-timeout '0'" \
+		"$PT" dump --symbol-timeout 0 sym.ptlog
+	"$PT" stats --symbol-timeout 0.5 sym.ptlog >symto.txt 2>&1 && grep -q "symlib_post+0x" symto.txt &&
+		pass "symbols: stats takes --symbol-timeout" ||
+		fail "symbols: stats takes --symbol-timeout" "$(head -n 5 symto.txt)"
 	"$PT" dump sym.ptlog --no-symbols >symno.txt 2>&1
 	hasnt "symbols: --no-symbols shows no site" " at " symno.txt
 	"$PT" record --no-images -o symnoimg.ptlog -- ./symapp "$SYM/sym_plugin.so" >/dev/null 2>&1
