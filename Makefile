@@ -235,6 +235,15 @@ $(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/
   $(BUILD)/tests/helpers/sym_nopie $(TOOL_CONFIG) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
 	  $(CHECK_LIBS) $(LIBDW_LIBS)
+# The confined symbolizer (tools/symproc.c, over tools/symbolize.c),
+# compiled into its test, which also runs the command on logs of
+# symproc_app with the symbols checks' plug-in and library.
+$(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h tests/logtest.h tests/logv3.h \
+  tools/symproc.c tools/symproc.h \
+  tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
+  $(BUILD)/tests/helpers/symproc_app $(SYM_DIR)/sym_plugin.so $(SYM_DIR)/libsymlib.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tools/symproc.c \
+	  tools/symbolize.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
   include/posixtrace.h | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@

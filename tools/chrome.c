@@ -154,8 +154,8 @@ static int system_track(struct chrome_writer *w, uint64_t ns)
 #define INLINE_DATA_MAX 1024
 /* An event object but its data: the fixed fields, two names as JSON. */
 #define EVENT_FIXED_MAX (512 + 2 * JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX + 1) + \
-                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +    \
-                         2 * JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
+                         JSON_CHARS_SIZE(CALL_SITE_WHERE_MAX) +    \
+                         2 * JSON_CHARS_SIZE(CALL_SITE_SOURCE_MAX))
 
 static char *put_json_name(char *p, const char *name)
 {

@@ -219,7 +219,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	p = put_truncation_mark(p, ev);
 	if (pr->site) {
 		outbuf_done(o, p);
-		p = outbuf_room(o, sizeof pr->site->text + 2);
+		p = outbuf_room(o, CALL_SITE_TEXT_MAX + 2);
 		memcpy(p, pr->site->text, pr->site->text_len);
 		p += pr->site->text_len;
 	}
@@ -230,8 +230,8 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 /* The JSON line's fields but its data, with room for INLINE_DATA_MAX
  * bytes of it in hex and as text. */
 #define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX) + \
-                         JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->where)) +            \
-                         2 * JSON_CHARS_SIZE(sizeof(((struct call_site *)0)->source)))
+                         JSON_CHARS_SIZE(CALL_SITE_WHERE_MAX) +            \
+                         2 * JSON_CHARS_SIZE(CALL_SITE_SOURCE_MAX))
 
 static char *put_json_head(struct event_printer *pr, char *p,
                            const struct trace_event *ev, uint64_t ns)

@@ -93,7 +93,7 @@ void hot_sites_event(struct hot_sites *h, const struct trace_event *ev)
 	if (!c)
 		return;
 	h->named++;
-	char key[sizeof c->where + 1 + sizeof c->source + 1 + sizeof c->inlined];
+	char key[CALL_SITE_WHERE_MAX + 1 + CALL_SITE_SOURCE_MAX + 1 + CALL_SITE_INLINED_MAX];
 	snprintf(key, sizeof key, "%s\t%s\t%s", c->where, c->source, c->inlined);
 	count(h, key, ev->info.posix_event_id);
 }
@@ -125,7 +125,7 @@ static int by_key_count(const void *a, const void *b)
 /* Field i (0, 1, 2) of a key "where\tsource\tinlined", escaped into buf. */
 static const char *key_field(const char *key, int i, char *buf, size_t size)
 {
-	char raw[sizeof(((struct call_site *)0)->where)];
+	char raw[CALL_SITE_WHERE_MAX];
 	for (; i > 0 && key; i--)
 		key = strchr(key, '\t') ? strchr(key, '\t') + 1 : NULL;
 	size_t len = key ? strcspn(key, "\t") : 0;
@@ -138,9 +138,9 @@ static const char *key_field(const char *key, int i, char *buf, size_t size)
 static void print_site(const struct site_total *t, const struct site_count *rows, size_t n,
                        uint64_t user, struct trace_log *log)
 {
-	char where[ESCAPED_SIZE(sizeof(((struct call_site *)0)->where))];
-	char source[ESCAPED_SIZE(sizeof(((struct call_site *)0)->source))];
-	char inlined[ESCAPED_SIZE(sizeof(((struct call_site *)0)->inlined))];
+	char where[ESCAPED_SIZE(CALL_SITE_WHERE_MAX)];
+	char source[ESCAPED_SIZE(CALL_SITE_SOURCE_MAX)];
+	char inlined[ESCAPED_SIZE(CALL_SITE_INLINED_MAX)];
 	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
 	printf("  %10llu %5.1f%%  %s", (unsigned long long)t->count,
 	       user ? 100.0 * (double)t->count / (double)user : 0.0,

@@ -276,37 +276,58 @@ struct event_printer {
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
-/* sites.c: an event's call site, posix_prog_address by name */
+/* sites.c: an event's call site, posix_prog_address by name, from the
+ * confined symbolizer (symproc.h) */
 struct site_options {
-	const char *symfs; /* --symfs DIR */
-	bool off;          /* --no-symbols */
+	const char *symfs;   /* --symfs DIR */
+	bool off;            /* --no-symbols */
+	unsigned timeout_ms; /* --symbol-timeout; 0: the default */
 };
+/* The longest of each string of a site, its NUL included: a longer name
+ * is cut. */
+#define CALL_SITE_WHERE_MAX 320
+#define CALL_SITE_SOURCE_MAX 160
+#define CALL_SITE_INLINED_MAX 160
+#define CALL_SITE_TEXT_MAX (24 + ESCAPED_SIZE(CALL_SITE_WHERE_MAX) + \
+                            2 * ESCAPED_SIZE(CALL_SITE_SOURCE_MAX))
 struct call_site {
-	char where[320];  /* function+0xOFF, or IMAGE+0xOFF (no symbol): raw bytes of the file */
-	char source[160]; /* FILE:LINE, or empty */
-	char inlined[160]; /* the function inlined there (SOURCE is its line), or empty */
+	const char *where;   /* function+0xOFF, or IMAGE+0xOFF (no symbol): raw bytes of the file */
+	const char *source;  /* FILE:LINE, or empty */
+	const char *inlined; /* the function inlined there (SOURCE is its line), or empty */
 	/* the three escaped once (escape_text), for text; dump's end of line,
-	 * "  at WHERE SOURCE, inlined INLINED" */
-	char where_esc[ESCAPED_SIZE(320)], source_esc[ESCAPED_SIZE(160)];
-	char inlined_esc[ESCAPED_SIZE(160)];
-	char text[24 + ESCAPED_SIZE(320) + 2 * ESCAPED_SIZE(160)];
+	 * "  at WHERE SOURCE, inlined INLINED" (text_len bytes, no NUL) */
+	const char *where_esc, *source_esc, *inlined_esc;
+	const char *text;
 	size_t text_len;
 };
+/* What sites.c keeps of all sites together: names, their escaped forms,
+ * the tables.  Past it, a site not named yet is shown as IMAGE+0xOFF
+ * without asking the symbolizer (one note says so). */
+#define SITES_MEMORY_MAX ((size_t)64 << 20)
 struct site_memo {
-	uint64_t pc, start, bias;
-	uint32_t build_id_size;
-	unsigned char build_id[POSIXTRACE_BUILD_ID_MAX];
-	char *path;
-	struct call_site site;
+	uint64_t at; /* the address in the file (the process's less the load bias) */
+	uint32_t file;
+	struct call_site site; /* where, where_esc and text: the memo's; source and inlined: interned */
+};
+struct site_string {
+	uint64_t hash;
+	char *raw, *esc; /* one allocation */
 };
 struct site_table {
-	struct symbolizer *sym;
+	struct symproc *sym;
 	trace_id_t trid;
-	bool off, no_libdw, no_images;
+	bool off, no_libdw, no_images, full;
 	uint64_t asked, with_image; /* events looked up, with an image */
 	struct memo_slot { uint64_t hash; struct site_memo *m; } *memo; /* sites named so far */
 	size_t nmemo, used;
+	struct site_string *strings; /* sources and inlined functions, interned */
+	size_t nstrings, strings_used;
+	size_t kept; /* bytes of all of these, at most SITES_MEMORY_MAX */
 	struct posixtrace_image img;
+	/* An unnamed site past the cap, valid until the next site_of */
+	struct call_site scratch;
+	char scratch_where[CALL_SITE_WHERE_MAX], scratch_esc[ESCAPED_SIZE(CALL_SITE_WHERE_MAX)];
+	char scratch_text[CALL_SITE_TEXT_MAX];
 	/* The answers of recent lookups by process and address, each for the
 	 * times the library says it holds (posixtrace_image's valid_from,
 	 * valid_until): most events need no lookup at all. */
@@ -318,20 +339,26 @@ struct site_table {
 };
 bool sites_init(struct site_table *t, struct trace_log *log, const struct site_options *o);
 /* NULL: no site (no image holds the address, or --no-symbols); else the
- * site, valid until sites_free (IMAGE+0xOFF when its file is not usable) */
+ * site (IMAGE+0xOFF when its file is not usable), valid until sites_free,
+ * or only until the next site_of past SITES_MEMORY_MAX */
 const struct call_site *site_of(struct site_table *t, const struct trace_event *ev);
 /* Why symbols are missing, on standard error, once. */
 void sites_notes(struct site_table *t, const char *cmd);
 void sites_free(struct site_table *t);
-/* --symfs and --no-symbols: true when opt is one of them (getopt codes
- * SITE_OPT_SYMFS and SITE_OPT_NO_SYMBOLS) and was taken. */
+/* --symfs, --no-symbols and --symbol-timeout: true when opt is one of
+ * them (getopt codes SITE_OPT_*) and was taken; false too, after a
+ * message, when its argument is not valid (*bad set). */
 #define SITE_OPT_SYMFS 1000
 #define SITE_OPT_NO_SYMBOLS 1001
+#define SITE_OPT_TIMEOUT 1002
 #define SITE_LONGOPTS {"symfs", required_argument, 0, SITE_OPT_SYMFS}, \
-	{"no-symbols", no_argument, 0, SITE_OPT_NO_SYMBOLS}
+	{"no-symbols", no_argument, 0, SITE_OPT_NO_SYMBOLS}, \
+	{"symbol-timeout", required_argument, 0, SITE_OPT_TIMEOUT}
 #define SITE_HELP "  --symfs DIR          look for the traced programs' files under DIR first\n" \
 	"                       (DIR/PATH, DIR/.build-id/xx/yyy[.debug])\n" \
-	"  --no-symbols         print addresses without turning them into names\n"
+	"  --no-symbols         print addresses without turning them into names\n" \
+	"  --symbol-timeout SEC the longest wait for one answer of the symbolizer\n" \
+	"                       (default 10; an image's answers get 6 times that)\n"
 bool site_option(int opt, const char *arg, struct site_options *o);
 
 /* hotsites.c: stats' table of the hottest call sites */
