@@ -98,9 +98,9 @@ START_TEST(whose_claims)
 	ck_assert_uint_eq(symproc_reader(1001, &img, nobody), 1001); /* a user's log: all theirs */
 	img.posixtrace_uid = POSIXTRACE_UID_UNKNOWN;
 	ck_assert_uint_eq(symproc_reader(SYMPROC_PER_IMAGE, &img, nobody), nobody);
-	img.posixtrace_uid = 0; /* never root */
-	ck_assert_uint_eq(symproc_reader(SYMPROC_PER_IMAGE, &img, nobody), nobody);
-	ck_assert_uint_eq(symproc_reader(0, &img, nobody), nobody);
+	img.posixtrace_uid = 0; /* root's own images in root's own log */
+	ck_assert_uint_eq(symproc_reader(SYMPROC_PER_IMAGE, &img, nobody), 0);
+	ck_assert_uint_eq(symproc_reader(0, &img, nobody), nobody); /* never by a log's claim */
 }
 END_TEST
 

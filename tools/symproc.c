@@ -103,11 +103,15 @@ uid_t symproc_log_claimant(const struct stat *log, uid_t nobody)
 
 uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t nobody)
 {
-	uid_t uid = claimant;
+	/* Root's own images, as only root's keeper can record them in a log
+	 * only root may write, are read as root (still confined: the child's
+	 * limits, deadline and budgets); a user's log never reads as root. */
 	if (claimant == SYMPROC_PER_IMAGE)
-		uid = img->posixtrace_uid == POSIXTRACE_UID_UNKNOWN ? nobody
-		                                                    : (uid_t)img->posixtrace_uid;
-	return uid == 0 || uid == SYMPROC_PER_IMAGE ? nobody : uid;
+		return img->posixtrace_uid == POSIXTRACE_UID_UNKNOWN ||
+		               img->posixtrace_uid == SYMPROC_PER_IMAGE
+		           ? nobody
+		           : (uid_t)img->posixtrace_uid;
+	return claimant == 0 ? nobody : claimant;
 }
 
 /* The groups of uid's account (none for a uid without one: its own gid

@@ -4,7 +4,7 @@
  * are chosen by whoever wrote the log, so they are parsed (symbolize.h)
  * in a child process, never in the command: one child per user whose
  * claims are read, with that user's rights when the command runs as root
- * (never root's), under NO_NEW_PRIVS, not dumpable, RLIMIT_CORE 0,
+ * (root's only for root's own images of a log only root may write), under NO_NEW_PRIVS, not dumpable, RLIMIT_CORE 0,
  * RLIMIT_AS, RLIMIT_CPU, no descriptor but its socket, no environment.
  * The command waits for each answer at most a deadline, and for all the
  * answers about one file at most a budget; a child past either, dead,
@@ -96,7 +96,8 @@ void symproc_notes(struct symproc *p, void (*fn)(const char *msg, void *arg), vo
 #define SYMPROC_PER_IMAGE ((uid_t)-1)
 uid_t symproc_log_claimant(const struct stat *log, uid_t nobody);
 /* The user img's files are read as, for a command run as root: claimant,
- * or (SYMPROC_PER_IMAGE) the image's uid; nobody for root or unknown. */
+ * or (SYMPROC_PER_IMAGE) the image's uid, root's included; nobody for an
+ * unknown uid or a claimant that is root. */
 uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t nobody);
 
 /* A reply, checked.  The layout (both ends are this program): */
