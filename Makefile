@@ -203,7 +203,7 @@ check: $(if $(TESTS),,deps)
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 # The command's helpers, compiled into their test.
-$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h
+$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.
