@@ -235,9 +235,11 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
-# Long runs of the workload tests, for people, not CI.
+# Long runs of the workload tests, and the command's stats and convert on
+# logs of the sizes that once cost them most, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
+	@sh tests/soak/toolbounds.sh $(BUILD)
 
 demo: all
 	@sh examples/demo.sh $(BUILD)
