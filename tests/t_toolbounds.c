@@ -17,6 +17,9 @@
  *   under BOUND_KB of resident memory (the old code kept every thread's
  *   state and open begins: far more); stats reports the begins past its
  *   bounds.
+ * - open_begins_budget: more nested begins open at once than pairing keeps
+ *   (PAIR_OPEN_MAX): exactly that many pairs measured, and stats counts
+ *   the begins it let go, by reason.
  * - quantiles: a million begin/end pairs of known durations (spread over
  *   six decades): stats' count is exact, min and max exact to the printed
  *   digits, p50/p90/p99 within 1 % of the exact nearest-rank values the
@@ -355,6 +358,52 @@ START_TEST(many_threads)
 }
 END_TEST
 
+/* Threads that each open OPEN_DEPTH nested begins, more than
+ * PAIR_OPEN_MAX in all, then close them, innermost first: the threads met
+ * first keep theirs; the thread that reaches the bound keeps its newest
+ * (its oldest let go, "past ... open in all"); later threads keep none
+ * ("no room").  Every pair measured is a true one: PAIR_OPEN_MAX of them. */
+#define PAIR_OPEN_MAX 262144 /* tools/tool.h */
+#define OPEN_DEPTH 200u
+#define OPEN_THREADS 2048u
+START_TEST(open_begins_budget)
+{
+	int fd = new_file("open.ptlog");
+	struct lt_craft c;
+	uint64_t ts = BACK_BASE;
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "open");
+	lt_craft_name(&c, 33, "x_begin");
+	lt_craft_name(&c, 34, "x_end");
+	for (int end = 0; end < 2; end++)
+		for (uint32_t k = 1; k <= OPEN_THREADS; k++) {
+			struct pt_log_ctx ctx = {(int32_t)k, (int32_t)k, 0x1000, ""};
+			for (uint32_t j = 0; j < OPEN_DEPTH; j++)
+				lt_craft_event(&c, &ctx, end ? 34 : 33, ts++, 0x10, 1, NULL, 0);
+		}
+	lt_craft_end(&c);
+	close(fd);
+	assert_bounded(run_pt("open.txt", "stats", path_of("open.ptlog"), NULL), "stats");
+	uint32_t full = PAIR_OPEN_MAX / OPEN_DEPTH, rest = PAIR_OPEN_MAX % OPEN_DEPTH;
+	char want_row[64], want_line[256], line[1024];
+	snprintf(want_row, sizeof want_row, "  x: %u, ", PAIR_OPEN_MAX);
+	snprintf(want_line, sizeof want_line,
+	         "pairing: %u begin events left unpaired by the bounds of pairing: 0 nested deeper "
+	         "than 256 on their thread, %u past %u open in all, %u with no room",
+	         OPEN_DEPTH * OPEN_THREADS - PAIR_OPEN_MAX, OPEN_DEPTH - rest, PAIR_OPEN_MAX,
+	         (OPEN_THREADS - full - 1) * OPEN_DEPTH);
+	bool row = false, said = false;
+	FILE *f = fopen(path_of("open.txt"), "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f)) {
+		row |= strncmp(line, want_row, strlen(want_row)) == 0;
+		said |= strncmp(line, want_line, strlen(want_line)) == 0;
+	}
+	fclose(f);
+	ck_assert_msg(row, "stats did not measure exactly %u pairs", PAIR_OPEN_MAX);
+	ck_assert_msg(said, "no line '%s'", want_line);
+}
+END_TEST
+
 /* ---- item 11: percentiles ------------------------------------------------ */
 
 /* Durations spread over six decades (100 ns to 100 ms), from a fixed
@@ -479,6 +528,7 @@ int main(void)
 	tc = pt_tcase_fixture(s, "item11", setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, many_threads);
+	tcase_add_test(tc, open_begins_budget);
 	tcase_add_test(tc, quantiles);
 	return pt_run_scratch(s, "pt_toolbounds");
 }

@@ -295,10 +295,11 @@ static void forget_oldest(struct pairer *p, struct pair_thread *t)
 		p->empty++;
 }
 
-/* The ring doubled (its open begins kept in order). */
-static void grow_ring(struct pair_thread *t)
+/* The ring at a new size (its open begins kept in order): doubled when
+ * full, halved when a quarter full, so that a thread holds room for about
+ * what it has open, not for the most it ever had. */
+static void resize_ring(struct pair_thread *t, uint32_t cap)
 {
-	uint32_t cap = t->cap ? 2 * t->cap : 4;
 	struct open_begin *ring = xmalloc(cap * sizeof *ring);
 	for (uint64_t i = t->bottom; i < t->top; i++)
 		ring[i % cap] = t->ring[i % t->cap];
@@ -321,7 +322,7 @@ static void push(struct pairer *p, struct pair_thread *t, struct open_begin b)
 		p->limits.too_many++;
 	}
 	if (t->top - t->bottom == t->cap)
-		grow_ring(t);
+		resize_ring(t, t->cap ? 2 * t->cap : 4);
 	if (t->top == t->bottom)
 		p->empty--;
 	t->ring[t->top++ % t->cap] = b;
@@ -346,6 +347,8 @@ static bool close_pair(struct pairer *p, struct pair_thread *t, uint32_t kind,
 		t->top = i - 1;
 		if (t->top == t->bottom)
 			p->empty++;
+		if (t->cap > 4 && t->top - t->bottom <= t->cap / 4)
+			resize_ring(t, t->cap / 2);
 		return true;
 	}
 	return false;
