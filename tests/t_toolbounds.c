@@ -16,7 +16,8 @@
  *   every event; stats, stats --per-thread and convert --to chrome peak
  *   under BOUND_KB of resident memory (the old code kept every thread's
  *   state and open begins: far more); stats reports the begins past its
- *   bounds.
+ *   bounds; --per-thread gives at most DURATION_THREAD_ROWS rows of a
+ *   thread and one for the other threads, which hold every pair measured.
  * - open_begins_budget: more nested begins open at once than pairing keeps
  *   (PAIR_OPEN_MAX): exactly that many pairs measured, and stats counts
  *   the begins it let go, by reason.
@@ -45,6 +46,7 @@
 #define BOUND_KB (48u << 10) /* peak resident memory of one command */
 #define CTF_STREAMS_MAX 256  /* tools/ctf.c */
 #define PAIR_THREADS_MAX 65536 /* tools/tool.h */
+#define DURATION_THREAD_ROWS 1024 /* tools/tool.h */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -332,7 +334,8 @@ START_TEST(many_threads)
 	close(fd);
 	const char *log = path_of("threads.ptlog");
 	assert_bounded(run_pt("stats.txt", "stats", log, NULL), "stats");
-	assert_bounded(run_pt(NULL, "stats", "--per-thread", log, NULL), "stats --per-thread");
+	assert_bounded(run_pt("per-thread.txt", "stats", "--per-thread", log, NULL),
+	               "stats --per-thread");
 	assert_bounded(run_pt(NULL, "convert", log, "--to", "chrome", "threads.json", NULL),
 	               "convert --to chrome");
 	run_pt(NULL, "convert", log, "--to", "ctf", "threads.ctf", NULL);
@@ -354,6 +357,21 @@ START_TEST(many_threads)
 	}
 	fclose(f);
 	ck_assert_msg(measured, "stats did not measure the pairs of the threads it kept");
+	/* --per-thread: at most DURATION_THREAD_ROWS rows of a thread, then
+	 * one for the other threads; together, every pair measured */
+	unsigned long long rows = 0, pairs = 0, count;
+	f = fopen(path_of("per-thread.txt"), "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f)) {
+		const char *colon = strstr(line, "): ");
+		if (strncmp(line, "  x (", 5) || !colon || sscanf(colon, "): %llu,", &count) != 1)
+			continue;
+		rows++;
+		pairs += count;
+	}
+	fclose(f);
+	ck_assert_uint_le(rows, DURATION_THREAD_ROWS + 1);
+	ck_assert_uint_eq(pairs, n < PAIR_THREADS_MAX ? n : PAIR_THREADS_MAX);
 	ck_assert_msg(reported || n <= PAIR_THREADS_MAX, "stats did not report the begins it left");
 }
 END_TEST

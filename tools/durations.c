@@ -55,27 +55,36 @@ struct durations *durations_new(const struct pair_rules *rules, bool per_thread)
 	return d;
 }
 
-/* The row of a pair: its thread's, until DURATION_THREAD_ROWS threads
- * have one; then its name's row for the other threads. */
+static struct row *row_at(struct durations *d, const struct pair_match *m, size_t thread)
+{
+	bool added = false;
+	size_t i = thread_table_index(&d->row_index, (pid_t)m->kind, (unsigned long)thread, &added);
+	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
+	if (added)
+		d->rows[i] = (struct row){.kind = m->kind, .slice = m->slice, .thread = thread};
+	return &d->rows[i];
+}
+
+/* The row of a pair: its name's; with --per-thread its name's and
+ * thread's, until there are DURATION_THREAD_ROWS of those, then its
+ * name's row for the other threads.  So there are at most as many rows as
+ * names, and DURATION_THREAD_ROWS more. */
 static struct row *row_of(struct durations *d, const struct pair_match *m,
                           const struct trace_event *ev)
 {
-	size_t t = SIZE_MAX;
-	if (d->per_thread) {
-		pid_t pid = ev->info.posix_pid;
-		unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-		t = thread_table_find(&d->threads, pid, thread);
-		if (t == SIZE_MAX && d->threads.count < DURATION_THREAD_ROWS)
-			t = thread_table_index(&d->threads, pid, thread, NULL);
-		if (t == SIZE_MAX)
-			t = OTHER_THREADS;
-	}
-	bool added = false;
-	size_t i = thread_table_index(&d->row_index, (pid_t)m->kind, (unsigned long)t, &added);
-	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
-	if (added)
-		d->rows[i] = (struct row){.kind = m->kind, .slice = m->slice, .thread = t};
-	return &d->rows[i];
+	if (!d->per_thread)
+		return row_at(d, m, SIZE_MAX);
+	pid_t pid = ev->info.posix_pid;
+	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
+	size_t t = thread_table_find(&d->threads, pid, thread);
+	if (t != SIZE_MAX && thread_table_find(&d->row_index, (pid_t)m->kind, t) != SIZE_MAX)
+		return row_at(d, m, t);
+	if (d->thread_rows == DURATION_THREAD_ROWS)
+		return row_at(d, m, OTHER_THREADS);
+	d->thread_rows++;
+	if (t == SIZE_MAX)
+		t = thread_table_index(&d->threads, pid, thread, NULL);
+	return row_at(d, m, t);
 }
 
 static void keep_if_slow(struct row *r, const struct instance *in)
@@ -172,7 +181,7 @@ static void print_row(const struct durations *d, const struct row *r, uint64_t b
 	format_duration(r->sketch.max, v[4], sizeof v[4]);
 	printf("  %s", escape_text(r->slice, name, sizeof name));
 	if (r->thread == OTHER_THREADS)
-		printf(" (threads past the first %d)", DURATION_THREAD_ROWS);
+		printf(" (other threads, past %d thread rows)", DURATION_THREAD_ROWS);
 	else if (r->thread != SIZE_MAX)
 		printf(" (pid %d thread 0x%lx)", (int)d->threads.keys[r->thread].pid,
 		       d->threads.keys[r->thread].thread);

@@ -431,8 +431,8 @@ void flight_report(const struct flight *f, const char *end, int logfd, const cha
 
 /* durations.c: begin/end pairs measured, for stats, in bounded memory
  * (sketch.h): a row per slice name, or per name and thread (at most
- * DURATION_THREAD_ROWS of those; the pairs of further threads go to a row
- * of their name for the other threads). */
+ * DURATION_THREAD_ROWS of those; past them the pairs go to a row of their
+ * name for the other threads). */
 #define DURATION_THREAD_ROWS 1024
 struct durations;
 struct durations *durations_new(const struct pair_rules *rules, bool per_thread);
