@@ -16,11 +16,14 @@
  *   every event; stats, stats --per-thread and convert --to chrome peak
  *   under BOUND_KB of resident memory (the old code kept every thread's
  *   state and open begins: far more); stats reports the begins past its
- *   bounds; --per-thread gives at most DURATION_THREAD_ROWS rows of a
+ *   bounds and lists STATS_THREADS_MAX threads, the events of the others
+ *   on one line; --per-thread gives at most DURATION_THREAD_ROWS rows of a
  *   thread and one for the other threads, which hold every pair measured.
  * - open_begins_budget: more nested begins open at once than pairing keeps
  *   (PAIR_OPEN_MAX): exactly that many pairs measured, and stats counts
  *   the begins it let go, by reason.
+ * - loss_gaps_bounded: stats' loss timeline lists its first LOSS_GAPS_MAX
+ *   gaps and counts the rest.
  * - quantiles: a million begin/end pairs of known durations (spread over
  *   six decades): stats' count is exact, min and max exact to the printed
  *   digits, p50/p90/p99 within 1 % of the exact nearest-rank values the
@@ -47,6 +50,7 @@
 #define CTF_STREAMS_MAX 256  /* tools/ctf.c */
 #define PAIR_THREADS_MAX 65536 /* tools/tool.h */
 #define DURATION_THREAD_ROWS 1024 /* tools/tool.h */
+#define STATS_THREADS_MAX 65536 /* tools/stats.c */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -348,14 +352,23 @@ START_TEST(many_threads)
 	 * begins it left */
 	char line[1024], want[64];
 	bool measured = false, reported = false;
+	unsigned long long listed = 0, past = 0, events;
 	snprintf(want, sizeof want, "  x: %u, ", n < PAIR_THREADS_MAX ? n : PAIR_THREADS_MAX);
 	FILE *f = fopen(path_of("stats.txt"), "r");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof line, f)) {
 		measured |= strncmp(line, want, strlen(want)) == 0;
 		reported |= strncmp(line, "pairing: ", 9) == 0 && n > PAIR_THREADS_MAX;
+		listed += strstr(line, "  pid ") && strstr(line, " thread 0x");
+		if (sscanf(line, " %llu  of threads past the first", &events) == 1 &&
+		    strstr(line, "of threads past the first 65536"))
+			past = events;
 	}
 	fclose(f);
+	/* threads listed one by one up to STATS_THREADS_MAX, the events of
+	 * the others on one line */
+	ck_assert_uint_eq(listed, n < STATS_THREADS_MAX ? n : STATS_THREADS_MAX);
+	ck_assert_uint_eq(past, n > STATS_THREADS_MAX ? 3ull * (n - STATS_THREADS_MAX) : 0);
 	ck_assert_msg(measured, "stats did not measure the pairs of the threads it kept");
 	/* --per-thread: at most DURATION_THREAD_ROWS rows of a thread, then
 	 * one for the other threads; together, every pair measured */
@@ -419,6 +432,38 @@ START_TEST(open_begins_budget)
 	fclose(f);
 	ck_assert_msg(row, "stats did not measure exactly %u pairs", PAIR_OPEN_MAX);
 	ck_assert_msg(said, "no line '%s'", want_line);
+}
+END_TEST
+
+/* OVERFLOW events of no thread, each a gap of the loss timeline: stats
+ * lists LOSS_GAPS_MAX and counts the rest on one line. */
+#define LOSS_GAPS_MAX 1024 /* tools/stats.c */
+START_TEST(loss_gaps_bounded)
+{
+	uint32_t n = 3 * LOSS_GAPS_MAX;
+	int fd = new_file("gaps.ptlog");
+	struct lt_craft c;
+	const struct pt_log_ctx none = {0, 0, 0, ""};
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "gaps");
+	for (uint32_t i = 0; i < n; i++)
+		lt_craft_event(&c, &none, POSIX_TRACE_OVERFLOW, BACK_BASE + i, 0, 0, NULL, 0);
+	lt_craft_end(&c);
+	close(fd);
+	run_pt("gaps.txt", "stats", path_of("gaps.ptlog"), NULL);
+	char line[1024], want[96];
+	unsigned gaps = 0;
+	bool counted = false;
+	snprintf(want, sizeof want, "  and %u more OVERFLOW or RESUME events past the first %u gaps",
+	         n - LOSS_GAPS_MAX, LOSS_GAPS_MAX);
+	FILE *f = fopen(path_of("gaps.txt"), "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f)) {
+		gaps += strncmp(line, "  from ", 7) == 0;
+		counted |= strncmp(line, want, strlen(want)) == 0;
+	}
+	fclose(f);
+	ck_assert_uint_eq(gaps, LOSS_GAPS_MAX);
+	ck_assert_msg(counted, "no line '%s'", want);
 }
 END_TEST
 
@@ -547,6 +592,7 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, many_threads);
 	tcase_add_test(tc, open_begins_budget);
+	tcase_add_test(tc, loss_gaps_bounded);
 	tcase_add_test(tc, quantiles);
 	return pt_run_scratch(s, "pt_toolbounds");
 }
