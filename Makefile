@@ -226,7 +226,7 @@ check: $(if $(TESTS),,deps)
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 # The command's helpers, compiled into their test.
-$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h
+$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.
@@ -267,9 +267,11 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
-# Long runs of the workload tests, for people, not CI.
+# Long runs of the workload tests, and the command's stats and convert on
+# logs of the sizes that once cost them most, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
+	@sh tests/soak/toolbounds.sh $(BUILD)
 
 # The walkthrough shows symbols (libdw) and reads CTF back (babeltrace2):
 # the dependency step first, then a build that sees what it installed.

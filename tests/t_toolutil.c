@@ -15,6 +15,12 @@
  * is_printable_text, struct outbuf) are checked against printf and
  * byte-by-byte references, at the edges of every digit count and chunk.
  *
+ * The duration sketch stats keeps per row (tools/sketch.c): every bucket
+ * holds exactly the values that map to it, the buckets tile 0 .. 2^64 - 1,
+ * percentiles by nearest rank are within 1/128 of the exact ones on data
+ * sets of several shapes, the count, min and max are exact, and the
+ * counters held never pass SKETCH_BUCKETS whatever the values.
+ *
  * tools/util.c is compiled into this program with strdup and realloc
  * replaced, in that file only, by the two below: strdup fails on the call
  * the test chooses, realloc always moves the block (as realloc may), so a
@@ -23,6 +29,7 @@
 #include "harness.h"
 
 #include <malloc.h>
+#include <math.h>
 
 /* ---- strdup and realloc for tools/util.c -------------------------------- */
 
@@ -63,6 +70,7 @@ static void *moving_realloc(void *old, size_t size)
 #include "../tools/util.c"
 #undef strdup
 #undef realloc
+#include "../tools/sketch.c"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -375,6 +383,109 @@ START_TEST(outbuf_writes_everything_in_order)
 }
 END_TEST
 
+/* ---- the duration sketch ------------------------------------------------ */
+
+START_TEST(sketch_buckets_tile_every_value)
+{
+	ck_assert_uint_eq(sketch_bucket_low(0), 0);
+	ck_assert_uint_eq(sketch_bucket_high(SKETCH_BUCKETS - 1), UINT64_MAX);
+	for (size_t b = 0; b < SKETCH_BUCKETS; b++) {
+		uint64_t low = sketch_bucket_low(b), high = sketch_bucket_high(b);
+		ck_assert_uint_le(low, high);
+		ck_assert_uint_eq(sketch_bucket(low), b);
+		ck_assert_uint_eq(sketch_bucket(high), b);
+		if (b + 1 < SKETCH_BUCKETS)
+			ck_assert_uint_eq(high + 1, sketch_bucket_low(b + 1));
+		/* the middle is within 1/128 of any value of the bucket */
+		uint64_t mid = low + (high - low + 1) / 2;
+		ck_assert((double)(mid - low) <= (double)low / 128 + 0.5);
+		ck_assert((double)(high - mid) <= (double)low / 128 + 0.5);
+	}
+}
+END_TEST
+
+static uint64_t lcg_next(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return *state >> 11;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Values of one shape: 0 uniform below 100, 1 log-uniform over 12
+ * decades, 2 a few distinct values, 3 a tail of huge ones. */
+static uint64_t shaped(int shape, uint64_t *state)
+{
+	uint64_t r = lcg_next(state);
+	switch (shape) {
+	case 0: return r % 100;
+	case 1: return (uint64_t)pow(10.0, (double)(r % 1000000) / 1000000.0 * 12.0);
+	case 2: return 1000 + 1000 * (r % 4);
+	default: return r % 100 ? 5000 + r % 300 : (r << 20);
+	}
+}
+
+START_TEST(sketch_percentiles_within_1_of_128)
+{
+	const unsigned permille[] = {1, 10, 250, 500, 900, 990, 999, 1000};
+	for (int shape = 0; shape < 4; shape++) {
+		for (size_t n = 1; n <= 200000; n = n < 10 ? n + 1 : n * 7) {
+			uint64_t state = 42 + n, *v = malloc(n * sizeof *v);
+			struct sketch s = {0};
+			ck_assert_ptr_nonnull(v);
+			for (size_t i = 0; i < n; i++) {
+				v[i] = shaped(shape, &state);
+				sketch_add(&s, v[i]);
+			}
+			qsort(v, n, sizeof *v, by_u64);
+			ck_assert_uint_eq(s.count, n);
+			ck_assert_uint_eq(s.min, v[0]);
+			ck_assert_uint_eq(s.max, v[n - 1]);
+			ck_assert_uint_le(s.held, SKETCH_BUCKETS);
+			for (size_t q = 0; q < sizeof permille / sizeof permille[0]; q++) {
+				uint64_t rank = (n * permille[q] + 999) / 1000, exact = v[rank ? rank - 1 : 0];
+				uint64_t got = sketch_quantile(&s, permille[q]);
+				double off = got > exact ? (double)(got - exact) : (double)(exact - got);
+				ck_assert_msg(off <= (double)exact / 128,
+				              "shape %d, %zu values, %u permille: %llu, exact %llu", shape, n,
+				              permille[q], (unsigned long long)got, (unsigned long long)exact);
+			}
+			uint64_t total = 0;
+			for (size_t b = 0; b < SKETCH_BUCKETS; b++)
+				total += sketch_count_at(&s, b);
+			ck_assert_uint_eq(total, n);
+			sketch_free(&s);
+			free(v);
+		}
+	}
+}
+END_TEST
+
+/* The widest range there is, met one value at a time from both ends: the
+ * counters held stay within SKETCH_BUCKETS. */
+START_TEST(sketch_memory_bounded_by_its_buckets)
+{
+	struct sketch s = {0};
+	for (unsigned k = 0; k < 64; k++) {
+		sketch_add(&s, 1ull << k);
+		sketch_add(&s, UINT64_MAX >> k);
+		ck_assert_uint_le(s.held, SKETCH_BUCKETS);
+		ck_assert_uint_le(s.lo + s.held, SKETCH_BUCKETS);
+	}
+	sketch_add(&s, 0);
+	ck_assert_uint_eq(s.count, 129);
+	ck_assert_uint_eq(s.min, 0);
+	ck_assert_uint_eq(s.max, UINT64_MAX);
+	ck_assert_uint_eq(sketch_quantile(&s, 1000), UINT64_MAX);
+	ck_assert_uint_eq(sketch_quantile(&s, 1), 0);
+	sketch_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toolutil");
@@ -395,5 +506,9 @@ int main(void)
 	tcase_add_test(tc, printable_text_as_defined_at_every_position);
 	tcase_add_test(tc, escapes_of_every_byte);
 	tcase_add_test(tc, outbuf_writes_everything_in_order);
+	tc = pt_tcase(s, "sketch");
+	tcase_add_test(tc, sketch_buckets_tile_every_value);
+	tcase_add_test(tc, sketch_percentiles_within_1_of_128);
+	tcase_add_test(tc, sketch_memory_bounded_by_its_buckets);
 	return pt_run(s);
 }

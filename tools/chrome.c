@@ -12,10 +12,18 @@
  * System events no thread recorded (OVERFLOW, RESUME, ERROR, FLUSH_START,
  * ...) go to process 0; the reader dates some of them in the past (an
  * OVERFLOW carries the time of the first lost event), so such an event goes
- * to a second (third, ...) track of process 0 when it is older than the
- * last event of the first one, rather than being moved in time.  An event
- * the library gives no time is listed in "otherData" instead of being
- * placed at a made-up time.
+ * to a second (third, ... up to SYSTEM_TRACKS_MAX) track of process 0 when
+ * it is older than the last event of the first one, rather than being
+ * moved in time.  Times never go back within a track: an event older than
+ * the last of its track (past those tracks, or a thread's whose times go
+ * back: a crafted log, a clock that stepped back) is placed at that last
+ * time, and its args say by how much ("time_raised_ns"; "time" is the
+ * recorded one).  An event the library gives no time is listed in
+ * "otherData" instead of being placed at a made-up time.
+ *
+ * Memory: a thread costs its ids and the time of its last event (its names
+ * are written when it is first met), whatever its number of events; the
+ * pairing's first pass costs a bit per event (pairs.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,17 +32,14 @@
 
 #include "tool.h"
 
+#define SYSTEM_TRACKS_MAX 8
+
 /* Chrome wants small thread ids: unless the library gives the kernel's,
  * threads are numbered per process in order of appearance, and the
  * pthread_t goes into the thread's name. */
 struct chrome_thread {
 	int tid;
-	pid_t kernel_tid;
-	char comm[16];
-	/* What every event of the thread has, formatted once: its ids
-	 * (,"pid":P,"tid":T,) and the start of its args' "thread". */
-	unsigned char ids_len, thread_arg_len;
-	char ids[48], thread_arg[32];
+	uint64_t last_ns; /* of its last event */
 };
 
 static char *put_ids(char *p, pid_t pid, int tid)
@@ -51,10 +56,6 @@ static char *put_thread_arg(char *p, unsigned long thread)
 	return put_hex_u64(put_str(p, ",\"thread\":\""), thread);
 }
 
-/* A copy of a whole array (a size the compiler knows), of which len bytes
- * count. */
-#define PUT_PREFORMATTED(p, array, len) (memcpy((p), (array), sizeof(array)), (p) + (len))
-
 struct chrome_writer {
 	trace_id_t trid;
 	FILE *file;
@@ -67,8 +68,9 @@ struct chrome_writer {
 	struct thread_table pids; /* (pid, 0): threads seen per process */
 	int *per_pid;
 	size_t per_pid_cap;
-	uint64_t *system_tracks; /* last time on each track of process 0 */
-	size_t nsystem_tracks, system_tracks_cap;
+	uint64_t system_tracks[SYSTEM_TRACKS_MAX]; /* last time on each track of process 0 */
+	size_t nsystem_tracks;
+	uint64_t raised; /* events placed later than their time */
 	char trace_name[TRACE_NAME_MAX];
 	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
@@ -82,52 +84,56 @@ struct chrome_writer {
 	bool undated_failed;
 };
 
-static int per_pid_number(struct chrome_writer *w, pid_t pid)
+static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t pid, int tid,
+                                const char *name);
+static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, size_t size);
+
+/* The process's index in pids; its name is written when it is first met. */
+static size_t process_of(struct chrome_writer *w, pid_t pid)
 {
-	size_t i = thread_table_index(&w->pids, pid, 0, NULL);
-	if (i >= w->per_pid_cap) {
-		size_t old = w->per_pid_cap;
-		w->per_pid_cap = w->per_pid_cap ? 2 * w->per_pid_cap : 64;
-		w->per_pid = xrealloc(w->per_pid, w->per_pid_cap * sizeof *w->per_pid);
-		memset(w->per_pid + old, 0, (w->per_pid_cap - old) * sizeof *w->per_pid);
+	bool added;
+	size_t i = thread_table_index(&w->pids, pid, 0, &added);
+	grow_zeroed((void **)&w->per_pid, &w->per_pid_cap, i, sizeof *w->per_pid);
+	if (added) {
+		char label[TRACE_NAME_MAX + 64];
+		process_label(w, pid, label, sizeof label);
+		write_name_metadata(w, "process_name", pid, 0, label);
 	}
-	return ++w->per_pid[i];
+	return i;
 }
 
-static const struct chrome_thread *thread_track(struct chrome_writer *w,
-                                                const struct trace_event *ev)
+/* The thread's track; its name is written when it is first met. */
+static struct chrome_thread *thread_track(struct chrome_writer *w, const struct trace_event *ev)
 {
 	bool added;
 	size_t i = thread_table_of(&w->threads, ev, &added);
-	if (i >= w->info_cap) {
-		w->info_cap = w->info_cap ? 2 * w->info_cap : 64;
-		w->info = xrealloc(w->info, w->info_cap * sizeof *w->info);
-	}
+	grow_zeroed((void **)&w->info, &w->info_cap, i, sizeof *w->info);
 	struct chrome_thread *t = &w->info[i];
 	if (added) {
 		/* the log is read without thread names: asked for once a thread */
 		struct trace_event named = *ev;
+		char label[64];
+		unsigned long thread = (unsigned long)ev->info.posix_thread_id;
 		read_event_ext(w->trid, &named);
-		memset(t, 0, sizeof *t);
-		t->kernel_tid = named.tid;
-		memcpy(t->comm, named.comm, sizeof t->comm);
-		t->tid = named.tid ? (int)named.tid : per_pid_number(w, ev->info.posix_pid);
-		t->ids_len = (unsigned char)(put_ids(t->ids, ev->info.posix_pid, t->tid) - t->ids);
-		t->thread_arg_len = (unsigned char)(put_thread_arg(t->thread_arg,
-		                                                   (unsigned long)ev->info.posix_thread_id) -
-		                                    t->thread_arg);
+		size_t proc = process_of(w, ev->info.posix_pid);
+		t->tid = named.tid ? (int)named.tid : ++w->per_pid[proc];
+		if (named.tid && named.comm[0])
+			snprintf(label, sizeof label, "%.16s (pthread 0x%lx)", named.comm, thread);
+		else
+			snprintf(label, sizeof label, "thread 0x%lx", thread);
+		write_name_metadata(w, "thread_name", ev->info.posix_pid, t->tid, label);
 	}
 	return t;
 }
 
 /* The first track of process 0 whose last event is not later than this
- * one; a new track when there is none.  The last times of the tracks only
- * decrease from the first track to the newest (a new track is opened for
- * an event older than every track's last, and an event joins the first
+ * one; a new track when there is none, up to SYSTEM_TRACKS_MAX; past them,
+ * the last track, at its last time (*at).  The last times of the tracks
+ * only decrease from the first track to the newest (a new track is opened
+ * for an event older than every track's last, and an event joins the first
  * track not later than it, so stays older than the track before), hence a
- * binary search: a log whose times go back at every event opens a track
- * per event, and must not cost a walk over all of them each time. */
-static int system_track(struct chrome_writer *w, uint64_t ns)
+ * binary search. */
+static int system_track(struct chrome_writer *w, uint64_t ns, uint64_t *at)
 {
 	size_t lo = 0, hi = w->nsystem_tracks;
 	while (lo < hi) {
@@ -137,15 +143,14 @@ static int system_track(struct chrome_writer *w, uint64_t ns)
 		else
 			lo = mid + 1;
 	}
+	*at = ns;
 	if (lo == w->nsystem_tracks) {
-		if (w->nsystem_tracks == w->system_tracks_cap) {
-			w->system_tracks_cap = w->system_tracks_cap ? 2 * w->system_tracks_cap : 16;
-			w->system_tracks = xrealloc(w->system_tracks,
-			                            w->system_tracks_cap * sizeof *w->system_tracks);
-		}
-		w->nsystem_tracks++;
+		if (w->nsystem_tracks < SYSTEM_TRACKS_MAX)
+			w->nsystem_tracks++;
+		else
+			*at = w->system_tracks[--lo];
 	}
-	w->system_tracks[lo] = ns;
+	w->system_tracks[lo] = *at;
 	return (int)lo + 1;
 }
 
@@ -165,11 +170,10 @@ static char *put_json_name(char *p, const char *name)
 	return p;
 }
 
-/* "args" up to its data.  The seconds of "time" seldom change; t is the
- * event's thread, NULL if it has none. */
+/* "args" up to its data.  The seconds of "time" seldom change; raised:
+ * how much later than its time the event is placed. */
 static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
-                           struct time_cache *seconds, const struct chrome_thread *t,
-                           struct site_table *sites)
+                           struct time_cache *seconds, uint64_t raised, struct site_table *sites)
 {
 	const struct call_site *c = site_of(sites, ev);
 	p = put_str(p, "\"args\":{");
@@ -178,10 +182,7 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 		*p++ = ',';
 	}
 	p = put_u64(put_str(p, "\"id\":"), ev->info.posix_event_id);
-	if (t)
-		p = PUT_PREFORMATTED(p, t->thread_arg, t->thread_arg_len);
-	else
-		p = put_thread_arg(p, (unsigned long)ev->info.posix_thread_id);
+	p = put_thread_arg(p, (unsigned long)ev->info.posix_thread_id);
 	p = put_hex_u64(put_str(p, "\",\"prog_address\":\""),
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
 	if (c) {
@@ -198,6 +199,8 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 	p = put_u64(put_str(p, ",\"len\":"), ev->len);
 	p = put_time_cached(put_str(p, ",\"time\":\""), ts_ns(&ev->info.posix_timestamp), seconds);
 	*p++ = '"';
+	if (raised)
+		p = put_u64(put_str(p, ",\"time_raised_ns\":"), raised);
 	return p;
 }
 
@@ -261,9 +264,17 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
                         enum pair_role role, const char *slice)
 {
 	static const char phase[] = {[PAIR_NONE] = 'i', [PAIR_BEGIN] = 'B', [PAIR_END] = 'E'};
-	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	uint64_t rel = ns - w->first_ns; /* first_ns is the earliest dated time */
-	const struct chrome_thread *t = event_has_thread(ev) ? thread_track(w, ev) : NULL;
+	uint64_t ns = ts_ns(&ev->info.posix_timestamp), at = ns;
+	struct chrome_thread *t = event_has_thread(ev) ? thread_track(w, ev) : NULL;
+	int track = 0;
+	if (t) {
+		at = ns < t->last_ns ? t->last_ns : ns;
+		t->last_ns = at;
+	} else {
+		track = system_track(w, ns, &at);
+	}
+	w->raised += at != ns;
+	uint64_t rel = at - w->first_ns; /* first_ns is the earliest dated time */
 	char *p = put_separator(w, event_room(&w->out));
 	p = put_json_name(put_str(p, "{\"name\":"), role == PAIR_NONE ? ev->name : slice);
 	if (is_system_event(ev->info.posix_event_id))
@@ -276,11 +287,9 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
 	else
 		p = put_str(p, "\",");
 	p = put_micros(put_str(p, "\"ts\":"), rel);
-	if (t)
-		p = PUT_PREFORMATTED(p, t->ids, t->ids_len);
-	else
-		p = put_ids(p, ev->info.posix_pid, system_track(w, ns));
-	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, t, w->sites), ev);
+	p = put_ids(p, ev->info.posix_pid, t ? t->tid : track);
+	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, at - ns, w->sites),
+	             ev);
 }
 
 static bool open_undated(struct chrome_writer *w)
@@ -310,7 +319,7 @@ static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
 	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
 	*p++ = ',';
-	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, NULL, w->sites), ev);
+	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, 0, w->sites), ev);
 }
 
 /* The undated events, copied from their temporary file into the output. */
@@ -349,31 +358,13 @@ static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, s
 		snprintf(buf, size, "%s (%d)", w->trace_name[0] ? w->trace_name : "process", (int)pid);
 }
 
-static void write_names(struct chrome_writer *w)
+/* Processes and threads are named as they are met; the tracks of process
+ * 0 at the end. */
+static void write_system_names(struct chrome_writer *w)
 {
-	char label[TRACE_NAME_MAX + 64];
-	struct thread_table named = {0}; /* processes named so far */
-	bool added;
-	for (size_t i = 0; i < w->threads.count; i++) {
-		const struct thread_key *k = &w->threads.keys[i];
-		const struct chrome_thread *t = &w->info[i];
-		thread_table_index(&named, k->pid, 0, &added);
-		if (added) {
-			process_label(w, k->pid, label, sizeof label);
-			write_name_metadata(w, "process_name", k->pid, 0, label);
-		}
-		if (t->kernel_tid && t->comm[0])
-			snprintf(label, sizeof label, "%s (pthread 0x%lx)", t->comm, k->thread);
-		else
-			snprintf(label, sizeof label, "thread 0x%lx", k->thread);
-		write_name_metadata(w, "thread_name", k->pid, t->tid, label);
-	}
-	if (w->nsystem_tracks) {
-		thread_table_index(&named, 0, 0, &added);
-		if (added)
-			write_name_metadata(w, "process_name", 0, 0, "trace system events");
-	}
-	thread_table_free(&named);
+	char label[64];
+	if (w->nsystem_tracks && thread_table_find(&w->pids, 0, 0) == SIZE_MAX)
+		write_name_metadata(w, "process_name", 0, 0, "trace system events");
 	for (size_t i = 0; i < w->nsystem_tracks; i++) {
 		if (i == 0)
 			snprintf(label, sizeof label, "system events");
@@ -405,6 +396,9 @@ static void write_other_data(struct chrome_writer *w, struct trace_log *log)
 	p = put_u64(put_str(p, "\",\"lost_events\":"), lost);
 	p = put_str(p, state == LOG_DAMAGED ? ",\"damaged\":true" : ",\"damaged\":false");
 	p = put_str(p, state == LOG_CUT_SHORT ? ",\"cut_short\":true" : ",\"cut_short\":false");
+	p = put_u64(put_str(p, ",\"time_raised_events\":"), w->raised);
+	const struct pair_limits *l = pairing_limits(w->pairing);
+	p = put_u64(put_str(p, ",\"unpaired_by_bounds\":"), l->too_deep + l->too_many + l->not_kept);
 	outbuf_done(&w->out, p);
 	if (w->undated_file)
 		copy_undated(w);
@@ -420,15 +414,13 @@ static int write_chrome(struct chrome_writer *w, struct trace_log *log, struct p
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		const char *slice = NULL;
 		enum pair_role role = pairing_role(w->pairing, index++, &ev, &slice);
-		if (ev.info.posix_event_id == POSIX_TRACE_START && !w->controller)
-			w->controller = ev.info.posix_pid;
 		if (event_has_time(&ev))
 			write_event(w, &ev, role, slice);
 		else
 			keep_undated(w, &ev);
 		progress_step(pr);
 	}
-	write_names(w);
+	write_system_names(w);
 	write_other_data(w, log);
 	return rc;
 }
@@ -443,7 +435,6 @@ static void free_writer(struct chrome_writer *w)
 	thread_table_free(&w->pids);
 	free(w->info);
 	free(w->per_pid);
-	free(w->system_tracks);
 	pairing_free(w->pairing);
 }
 
@@ -465,18 +456,26 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 {
 	struct chrome_writer w = {.sites = sites};
 	struct progress pr;
-	uint64_t count;
+	struct log_overview overview;
+	char limits[PAIR_LIMITS_TEXT_SIZE];
 	w.file = open_output(file, force);
 	if (!w.file)
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
 	read_trace_name(log, w.trace_name);
 	w.trid = log->trid;
-	w.pairing = pairing_scan(log, pairs, &w.first_ns, &count);
+	w.pairing = pairing_scan(log, pairs, &overview);
+	w.first_ns = overview.first_ns;
+	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_track() asks for them */
-	progress_init(&pr, "converting", count);
+	progress_init(&pr, "converting", overview.count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);
+	if (pair_limits_text(pairing_limits(w.pairing), limits, sizeof limits))
+		note_msg("convert: %s", limits);
+	if (w.raised)
+		note_msg("convert: %llu events placed later than their time, where times went back "
+		         "within a track (args.time_raised_ns)", (unsigned long long)w.raised);
 	int err = outbuf_flush(&w.out) ? 0 : w.out.err;
 	outbuf_free(&w.out);
 	free_writer(&w);

@@ -9,7 +9,12 @@
  * CTF event class ids.  Lost events become the packet context's
  * events_discarded: a packet is closed before every POSIX_TRACE_OVERFLOW
  * event, and the next packet's counter includes the loss it reports.
- * Files: DIR/metadata and DIR/stream_N, one stream per writer thread.
+ * Files: DIR/metadata and DIR/stream_N, one stream per writer thread for
+ * the first CTF_STREAMS_MAX threads; later threads share those streams.
+ * Times never go back within a stream: an event older than the last one of
+ * its stream is written at that last time, and its field time_raised says
+ * by how much (0 for every other event), so the recorded time is the
+ * event's timestamp minus time_raised.
  * Begin/end events stay events here (babeltrace2 and Trace Compass show
  * them as they are; Trace Compass can pair them with its own analyses).
  * DIR is created 0700 and its files 0600, never through a symbolic link;
@@ -29,28 +34,25 @@
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE (4 + 4 + 8 + 6 * 8)
 #define PACKET_PAYLOAD_MAX (64u << 10) /* a new packet after this many bytes */
+#define PACKET_ROOM (PACKET_PAYLOAD_MAX + 4096) /* a packet and an ordinary event */
 
 /* One CTF stream per writer thread (pid, pthread_t): the log's per-thread
- * order is exact, so times never go back inside a stream and babeltrace2
- * shows every event at the time dump shows.  System events with no thread
- * (pid 0) share a stream; when one of them is older than the last event of
- * its stream (an OVERFLOW carries the time of the first lost event), it
- * goes to another instance of that stream instead of being retimed: the
- * first instance whose last event is not later, as Chrome's tracks. */
+ * order is exact, so times seldom go back inside a stream and babeltrace2
+ * shows every event at the time dump shows.  They do go back in a log a
+ * program crafted, or whose clock stepped back, and for system events with
+ * no thread (pid 0, one stream), which the reader may date in the past (an
+ * OVERFLOW carries the time of the first lost event): such an event is
+ * raised to the stream's last time and marked (time_raised), never given a
+ * stream of its own.  The streams are bounded whatever the log: at most
+ * CTF_STREAMS_MAX (and one for losses no OVERFLOW reported), each holding
+ * one packet of PACKET_PAYLOAD_MAX bytes and one event. */
+#define CTF_STREAMS_MAX 256
+
 struct ctf_stream {
-	pid_t pid;
-	unsigned long thread;
 	uint64_t instance_id;
 	unsigned char *payload;
 	size_t len, cap;
 	uint64_t ts_begin, ts_end, seq, discarded, packets_written;
-};
-
-/* The instances of one thread's stream, oldest first: their last times
- * only decrease along the list (see stream_for). */
-struct ctf_instances {
-	size_t *stream; /* indexes into ctf_writer.streams */
-	size_t count, cap;
 };
 
 struct ctf_writer {
@@ -60,9 +62,9 @@ struct ctf_writer {
 	uint64_t file_stream; /* whose (instance id) */
 	struct ctf_stream *streams;
 	size_t nstreams, streams_cap;
-	struct thread_table threads; /* (pid, thread) */
-	struct ctf_instances *instances; /* by thread table index */
-	size_t instances_cap;
+	struct thread_table threads; /* (pid, thread): stream index, the first ones */
+	uint64_t shared_threads;     /* events of threads past them */
+	uint64_t raised;             /* events written later than their time */
 	bool used[MAX_EVENT_IDS];
 	/* The log's total loss, shared out over its OVERFLOW events: both
 	 * counted by a first pass, made only for a log that has an OVERFLOW
@@ -77,17 +79,19 @@ struct ctf_writer {
 #define NEEDS_COUNT 1
 
 /* The fields of an event before its data: id, timestamp (the header),
- * pid, tid, prog_address, truncation, data_len. */
+ * pid, tid, prog_address, truncation, data_len; time_raised at the end. */
 #define EVENT_FIXED_SIZE (2 + 8 + 4 + 8 + 8 + 1 + 4)
+#define EVENT_TAIL_SIZE 8
 
 /* Room for n more bytes in the stream's packet.  A packet is written once
  * it holds PACKET_PAYLOAD_MAX bytes, so the buffer holds that and one
- * event: it grows past it only for an event larger than any before. */
+ * event: it grows past it only for an event larger than any before, and
+ * is given back once that packet is written. */
 static unsigned char *payload_room(struct ctf_stream *s, size_t n)
 {
 	if (s->len + n > s->cap) {
 		size_t want = s->len + n;
-		s->cap = want < PACKET_PAYLOAD_MAX + 4096 ? PACKET_PAYLOAD_MAX + 4096 : want;
+		s->cap = want < PACKET_ROOM ? PACKET_ROOM : want;
 		s->payload = xrealloc(s->payload, s->cap);
 	}
 	return s->payload + s->len;
@@ -188,6 +192,11 @@ static int write_packet(struct ctf_writer *w, struct ctf_stream *s, uint64_t dis
 	}
 	s->len = 0;
 	s->ts_begin = s->ts_end;
+	if (s->cap > PACKET_ROOM) {
+		free(s->payload);
+		s->payload = NULL;
+		s->cap = 0;
+	}
 	return 0;
 }
 
@@ -209,59 +218,43 @@ static int flush_packet(struct ctf_writer *w, struct ctf_stream *s)
 	return write_packet(w, s, s->discarded);
 }
 
-static struct ctf_stream *new_stream(struct ctf_writer *w, pid_t pid, unsigned long thread)
+static struct ctf_stream *new_stream(struct ctf_writer *w)
 {
 	if (w->nstreams == w->streams_cap) {
-		w->streams_cap = w->streams_cap ? 2 * w->streams_cap : 64;
+		w->streams_cap = w->streams_cap ? 2 * w->streams_cap : 16;
 		w->streams = xrealloc(w->streams, w->streams_cap * sizeof *w->streams);
 	}
 	struct ctf_stream *s = &w->streams[w->nstreams];
 	memset(s, 0, sizeof *s);
-	s->pid = pid;
-	s->thread = thread;
 	s->instance_id = w->nstreams++;
 	return s;
 }
 
-static struct ctf_instances *instances_of(struct ctf_writer *w, pid_t pid, unsigned long thread)
+/* A thread past the first CTF_STREAMS_MAX shares a stream, the same for
+ * all its events (and in every run: not a keyed hash; a log that sends its
+ * threads to one stream only gets times raised there). */
+static size_t shared_stream(pid_t pid, unsigned long thread)
 {
-	size_t i = thread_table_index(&w->threads, pid, thread, NULL);
-	if (i >= w->instances_cap) {
-		size_t old = w->instances_cap;
-		w->instances_cap = w->instances_cap ? 2 * w->instances_cap : 64;
-		w->instances = xrealloc(w->instances, w->instances_cap * sizeof *w->instances);
-		memset(w->instances + old, 0, (w->instances_cap - old) * sizeof *w->instances);
-	}
-	return &w->instances[i];
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) ^ (uint64_t)thread;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	return (size_t)(h % CTF_STREAMS_MAX);
 }
 
-/* The first instance whose last event is not later than ts, or a new one.
- * A new instance is opened only for an event older than every instance's
- * last, and an event joins the first instance not later than it, so the
- * last times decrease along the list and a binary search finds it: a log
- * whose times go back at every event costs no walk over its instances. */
-static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_event *ev,
-                                     uint64_t ts)
+static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_event *ev)
 {
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-	struct ctf_instances *in = instances_of(w, pid, thread);
-	size_t lo = 0, hi = in->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (w->streams[in->stream[mid]].ts_end <= ts)
-			hi = mid;
-		else
-			lo = mid + 1;
+	size_t i = thread_table_find(&w->threads, pid, thread);
+	if (i != SIZE_MAX)
+		return &w->streams[i];
+	if (w->threads.count < CTF_STREAMS_MAX) {
+		thread_table_index(&w->threads, pid, thread, NULL);
+		return new_stream(w);
 	}
-	if (lo < in->count)
-		return &w->streams[in->stream[lo]];
-	if (in->count == in->cap) {
-		in->cap = in->cap ? 2 * in->cap : 1;
-		in->stream = xrealloc(in->stream, in->cap * sizeof *in->stream);
-	}
-	in->stream[in->count++] = w->nstreams;
-	return new_stream(w, pid, thread);
+	w->shared_threads++;
+	return &w->streams[shared_stream(pid, thread)];
 }
 
 /* How many events one OVERFLOW stands for: the log knows only the total,
@@ -286,7 +279,13 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 		w->first_ns = ts;
 	if (ts > w->last_ns)
 		w->last_ns = ts;
-	struct ctf_stream *s = stream_for(w, ev, ts);
+	struct ctf_stream *s = stream_for(w, ev);
+	uint64_t raised = 0;
+	if (ts < s->ts_end) {
+		raised = s->ts_end - ts;
+		ts = s->ts_end;
+		w->raised++;
+	}
 	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
 		/* the loss is counted in the packet that starts with it */
 		if (s->len && flush_packet(w, s))
@@ -303,8 +302,9 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	const char *site = c ? c->where_esc : "", *src = c ? c->source_esc : "";
 	const char *inl = c ? c->inlined_esc : "";
 	size_t where = strlen(site) + 1, source = strlen(src) + 1, inlined = strlen(inl) + 1;
-	unsigned char *p = payload_room(s, EVENT_FIXED_SIZE + ev->len + text + 1 + where + source +
-	                                       inlined);
+	size_t size = EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined +
+	              EVENT_TAIL_SIZE;
+	unsigned char *p = payload_room(s, size);
 	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
 	PUT_VALUE(p, uint64_t, ts);
 	PUT_VALUE(p, int32_t, ev->info.posix_pid);
@@ -317,8 +317,11 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	p[ev->len + text] = '\0'; /* the text's NUL */
 	memcpy(p + ev->len + text + 1, site, where);
 	memcpy(p + ev->len + text + 1 + where, src, source);
-	memcpy(p + ev->len + text + 1 + where + source, inl, inlined);
-	s->len += EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined;
+	p += ev->len + text + 1 + where + source;
+	memcpy(p, inl, inlined);
+	p += inlined;
+	PUT_VALUE(p, uint64_t, raised);
+	s->len += size;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
 		w->used[ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
@@ -394,7 +397,8 @@ static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
 	        "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t prog_address;\n"
 	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
 	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
-	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n\t};\n"
+	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n"
+	        "\t\tuint64_t time_raised;\n\t};\n"
 	        "};\n\n",
 	        id);
 }
@@ -474,7 +478,7 @@ static int write_unreported_loss(struct ctf_writer *w)
 {
 	if (w->overflows || !w->lost_total)
 		return 0;
-	struct ctf_stream *s = new_stream(w, 0, 0);
+	struct ctf_stream *s = new_stream(w);
 	s->ts_begin = s->ts_end = w->first_ns;
 	if (write_packet(w, s, 0))
 		return -1;
@@ -487,14 +491,10 @@ static void free_streams(struct ctf_writer *w)
 	for (size_t i = 0; i < w->nstreams; i++)
 		free(w->streams[i].payload);
 	free(w->streams);
-	for (size_t i = 0; i < w->threads.count; i++)
-		free(w->instances[i].stream);
-	free(w->instances);
 	thread_table_free(&w->threads);
 	w->streams = NULL;
 	w->nstreams = w->streams_cap = 0;
-	w->instances = NULL;
-	w->instances_cap = 0;
+	w->shared_threads = w->raised = 0;
 }
 
 /* What a pass that stopped at an OVERFLOW wrote is removed, and the log
@@ -541,6 +541,12 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct si
 		rc = -1;
 	if (rc == 0)
 		rc = write_metadata(&w, log);
+	if (w.shared_threads)
+		note_msg("convert: more than %d threads: %llu events of the later ones share their "
+		         "streams", CTF_STREAMS_MAX, (unsigned long long)w.shared_threads);
+	if (w.raised)
+		note_msg("convert: %llu events written later than their time, where times went back "
+		         "within a stream (field time_raised)", (unsigned long long)w.raised);
 	free_streams(&w);
 	close(w.dirfd);
 	return rc ? EXIT_FAIL : 0;

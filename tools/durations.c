@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * posixtrace stats: the durations of begin/end pairs, paired by the rules
- * of pairs.c (the same as convert's): for each slice name, or each slice
- * name and thread, the count, min, p50, p90, p99 and max, the slowest
- * instances (with their times, to find them in dump) and a histogram by
- * powers of two, as lttng-analyses and perf sched latency show them.
- * Percentiles are by nearest rank over every pair, sorted once: n log n.
+ * of pairs.c (the same as convert's) as the events come: for each slice
+ * name, or each slice name and thread, the count, min, p50, p90, p99 and
+ * max, the slowest instances (with their times, to find them in dump) and
+ * a histogram by powers of two, as lttng-analyses and perf sched latency
+ * show them.  Nothing is kept per pair: each row is a sketch (sketch.h),
+ * whose count, min, max and histogram are exact and whose percentiles (by
+ * nearest rank) are within 1/128 of the exact ones, and its SLOWEST
+ * slowest pairs.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "sketch.h"
 #include "tool.h"
 
 #define SLOWEST 3
 #define BAR_WIDTH 40
+#define OTHER_THREADS (SIZE_MAX - 1) /* a row's thread: those past the rows */
 
 struct instance {
 	uint64_t ns, begin_ns;
@@ -24,137 +29,102 @@ struct instance {
 
 /* A slice name, or a slice name and a thread: one row of the table. */
 struct row {
-	uint32_t slice;          /* into durations.names */
-	size_t thread;           /* thread table index; SIZE_MAX: all threads */
-	struct instance *items;
-	size_t count, cap;
-};
-
-struct open_begin {
-	uint64_t begin_ns;
-	size_t row;
-};
-
-struct open_stack {
-	struct open_begin *items;
-	size_t count, cap;
+	uint32_t kind;
+	const char *slice;
+	size_t thread; /* into durations.threads; SIZE_MAX: all, OTHER_THREADS */
+	struct sketch sketch;
+	struct instance slowest[SLOWEST]; /* the slowest first */
 };
 
 struct durations {
 	bool per_thread;
-	uint32_t slice_of_id[MAX_EVENT_IDS]; /* a begin's type: its slice + 1 */
-	char (*names)[TRACE_EVENT_NAME_MAX + 1];
-	uint32_t nnames;
-	struct thread_table threads;  /* (pid, pthread_t) */
-	struct open_stack *stacks;    /* by thread index */
-	size_t stack_cap;
-	struct thread_table row_index; /* (slice, thread index) */
+	struct pairer *pairer;
+	uint64_t index;               /* of the next event */
+	struct thread_table threads;  /* (pid, pthread_t) of the rows */
+	struct thread_table row_index; /* (kind, thread) */
 	struct row *rows;
-	size_t rows_cap;
+	size_t rows_cap, thread_rows;
 };
 
-struct durations *durations_new(bool per_thread)
+struct durations *durations_new(const struct pair_rules *rules, bool per_thread)
 {
 	struct durations *d = xmalloc(sizeof *d);
 	memset(d, 0, sizeof *d);
 	d->per_thread = per_thread;
+	d->pairer = pairer_new(rules);
 	return d;
 }
 
-static uint32_t slice_for(struct durations *d, trace_event_id_t id, const char *slice)
+static struct row *row_at(struct durations *d, const struct pair_match *m, size_t thread)
 {
-	if (id < MAX_EVENT_IDS && d->slice_of_id[id])
-		return d->slice_of_id[id] - 1;
-	d->names = xrealloc(d->names, (d->nnames + 1) * sizeof *d->names);
-	snprintf(d->names[d->nnames], sizeof d->names[0], "%s", slice);
-	if (id < MAX_EVENT_IDS)
-		d->slice_of_id[id] = d->nnames + 1;
-	return d->nnames++;
-}
-
-static size_t thread_of(struct durations *d, const struct trace_event *ev)
-{
-	size_t i = thread_table_of(&d->threads, ev, NULL);
-	grow_zeroed((void **)&d->stacks, &d->stack_cap, i, sizeof *d->stacks);
-	return i;
-}
-
-static size_t row_of(struct durations *d, uint32_t slice, size_t thread)
-{
-	size_t t = d->per_thread ? thread : SIZE_MAX;
 	bool added = false;
-	size_t i = thread_table_index(&d->row_index, (pid_t)slice, (unsigned long)t, &added);
+	size_t i = thread_table_index(&d->row_index, (pid_t)m->kind, (unsigned long)thread, &added);
 	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
 	if (added)
-		d->rows[i] = (struct row){slice, t, NULL, 0, 0};
-	return i;
+		d->rows[i] = (struct row){.kind = m->kind, .slice = m->slice, .thread = thread};
+	return &d->rows[i];
 }
 
-static void push(struct open_stack *s, struct open_begin b)
+/* The row of a pair: its name's; with --per-thread its name's and
+ * thread's, until there are DURATION_THREAD_ROWS of those, then its
+ * name's row for the other threads.  So there are at most as many rows as
+ * names, and DURATION_THREAD_ROWS more. */
+static struct row *row_of(struct durations *d, const struct pair_match *m,
+                          const struct trace_event *ev)
 {
-	if (s->count == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 16;
-		s->items = xrealloc(s->items, s->cap * sizeof *s->items);
-	}
-	s->items[s->count++] = b;
+	if (!d->per_thread)
+		return row_at(d, m, SIZE_MAX);
+	pid_t pid = ev->info.posix_pid;
+	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
+	size_t t = thread_table_find(&d->threads, pid, thread);
+	if (t != SIZE_MAX && thread_table_find(&d->row_index, (pid_t)m->kind, t) != SIZE_MAX)
+		return row_at(d, m, t);
+	if (d->thread_rows == DURATION_THREAD_ROWS)
+		return row_at(d, m, OTHER_THREADS);
+	d->thread_rows++;
+	if (t == SIZE_MAX)
+		t = thread_table_index(&d->threads, pid, thread, NULL);
+	return row_at(d, m, t);
 }
 
-static void add_instance(struct row *r, struct instance in)
+static void keep_if_slow(struct row *r, const struct instance *in)
 {
-	if (r->count == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 16;
-		r->items = xrealloc(r->items, r->cap * sizeof *r->items);
-	}
-	r->items[r->count++] = in;
-}
-
-/* Paired events nest properly on their thread (pairs.c drops the begins
- * that would not), so an end closes the begin on top of its thread's
- * stack. */
-void durations_event(struct durations *d, const struct trace_event *ev, enum pair_role role,
-                     const char *slice)
-{
-	if (role == PAIR_NONE || !event_has_time(ev))
+	size_t k = r->sketch.count < SLOWEST ? (size_t)r->sketch.count : SLOWEST;
+	if (k == SLOWEST && in->ns <= r->slowest[SLOWEST - 1].ns)
 		return;
-	size_t thread = thread_of(d, ev);
-	struct open_stack *s = &d->stacks[thread];
+	if (k == SLOWEST)
+		k--;
+	while (k > 0 && r->slowest[k - 1].ns < in->ns) {
+		r->slowest[k] = r->slowest[k - 1];
+		k--;
+	}
+	r->slowest[k] = *in;
+}
+
+void durations_event(struct durations *d, const struct trace_event *ev)
+{
+	struct pair_match m;
+	if (!pairer_event(d->pairer, ev, d->index++, &m))
+		return;
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
-	if (role == PAIR_BEGIN) {
-		size_t row = row_of(d, slice_for(d, ev->info.posix_event_id, slice), thread);
-		push(s, (struct open_begin){ns, row});
-		return;
-	}
-	if (!s->count)
-		return;
-	struct open_begin b = s->items[--s->count];
-	struct instance in = {ns >= b.begin_ns ? ns - b.begin_ns : 0, b.begin_ns, ev->info.posix_pid,
+	struct instance in = {ns >= m.begin_ns ? ns - m.begin_ns : 0, m.begin_ns, ev->info.posix_pid,
 	                      ev->tid, (unsigned long)ev->info.posix_thread_id};
-	add_instance(&d->rows[b.row], in);
+	struct row *r = row_of(d, &m, ev);
+	keep_if_slow(r, &in);
+	sketch_add(&r->sketch, in.ns);
 }
 
+/* Four significant digits at least: the percentiles' precision shows. */
 static void format_duration(uint64_t ns, char *buf, size_t size)
 {
 	if (ns < 1000)
 		snprintf(buf, size, "%llu ns", (unsigned long long)ns);
 	else if (ns < 1000000)
-		snprintf(buf, size, "%.2f us", (double)ns / 1e3);
+		snprintf(buf, size, "%.3f us", (double)ns / 1e3);
 	else if (ns < 1000000000)
-		snprintf(buf, size, "%.2f ms", (double)ns / 1e6);
+		snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
 	else
 		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-}
-
-static int by_duration(const void *a, const void *b)
-{
-	uint64_t x = ((const struct instance *)a)->ns, y = ((const struct instance *)b)->ns;
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest rank: the smallest value with at least q percent at or below. */
-static uint64_t percentile(const struct row *r, unsigned q)
-{
-	size_t rank = (r->count * q + 99) / 100;
-	return r->items[rank ? rank - 1 : 0].ns;
 }
 
 static unsigned floor_log2(uint64_t v)
@@ -162,12 +132,15 @@ static unsigned floor_log2(uint64_t v)
 	return v ? 63u - (unsigned)__builtin_clzll(v) : 0;
 }
 
+/* Every bucket of the sketch lies in one power of two: these counts are
+ * exact. */
 static void print_histogram(const struct row *r)
 {
+	const struct sketch *s = &r->sketch;
 	uint64_t counts[64] = {0}, most = 0;
-	unsigned lo = floor_log2(r->items[0].ns), hi = floor_log2(r->items[r->count - 1].ns);
-	for (size_t i = 0; i < r->count; i++) {
-		uint64_t c = ++counts[floor_log2(r->items[i].ns)];
+	unsigned lo = floor_log2(s->min), hi = floor_log2(s->max);
+	for (size_t i = 0; i < s->held; i++) {
+		uint64_t c = (counts[floor_log2(sketch_bucket_low(s->lo + i))] += s->counts[i]);
 		most = c > most ? c : most;
 	}
 	for (unsigned b = lo; b <= hi; b++) {
@@ -184,8 +157,8 @@ static void print_histogram(const struct row *r)
 static void print_slowest(const struct row *r, uint64_t base_ns)
 {
 	printf("    slowest:");
-	for (size_t k = 0; k < SLOWEST && k < r->count; k++) {
-		const struct instance *in = &r->items[r->count - 1 - k];
+	for (size_t k = 0; k < SLOWEST && k < r->sketch.count; k++) {
+		const struct instance *in = &r->slowest[k];
 		char dur[32], rel[32];
 		format_duration(in->ns, dur, sizeof dur);
 		format_signed_time((int64_t)(in->begin_ns - base_ns), rel, sizeof rel);
@@ -198,62 +171,67 @@ static void print_slowest(const struct row *r, uint64_t base_ns)
 	printf("\n");
 }
 
-static void print_row(const struct durations *d, struct row *r, uint64_t base_ns)
+static void print_row(const struct durations *d, const struct row *r, uint64_t base_ns)
 {
-	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)], v[6][32];
-	const unsigned qs[4] = {50, 90, 99, 100};
-	qsort(r->items, r->count, sizeof *r->items, by_duration);
-	format_duration(r->items[0].ns, v[0], sizeof v[0]);
-	for (int i = 0; i < 4; i++)
-		format_duration(percentile(r, qs[i]), v[i + 1], sizeof v[i + 1]);
-	printf("  %s", escape_text(d->names[r->slice], name, sizeof name));
-	if (r->thread != SIZE_MAX)
+	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)], v[5][32];
+	const unsigned permille[3] = {500, 900, 990};
+	format_duration(r->sketch.min, v[0], sizeof v[0]);
+	for (int i = 0; i < 3; i++)
+		format_duration(sketch_quantile(&r->sketch, permille[i]), v[i + 1], sizeof v[i + 1]);
+	format_duration(r->sketch.max, v[4], sizeof v[4]);
+	printf("  %s", escape_text(r->slice, name, sizeof name));
+	if (r->thread == OTHER_THREADS)
+		printf(" (other threads, past %d thread rows)", DURATION_THREAD_ROWS);
+	else if (r->thread != SIZE_MAX)
 		printf(" (pid %d thread 0x%lx)", (int)d->threads.keys[r->thread].pid,
 		       d->threads.keys[r->thread].thread);
-	printf(": %llu, min %s, p50 %s, p90 %s, p99 %s, max %s\n", (unsigned long long)r->count,
-	       v[0], v[1], v[2], v[3], v[4]);
+	printf(": %llu, min %s, p50 %s, p90 %s, p99 %s, max %s\n",
+	       (unsigned long long)r->sketch.count, v[0], v[1], v[2], v[3], v[4]);
 	print_slowest(r, base_ns);
 	print_histogram(r);
 }
 
 static const struct durations *sorting;
 
+/* By name, then thread (the other threads last). */
 static int by_name_then_thread(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	int c = strcmp(sorting->names[x->slice], sorting->names[y->slice]);
-	if (c || x->thread == y->thread)
-		return c ? c : (x->slice > y->slice) - (x->slice < y->slice);
+	int c = strcmp(x->slice, y->slice);
+	if (c || x->kind != y->kind)
+		return c ? c : (x->kind > y->kind) - (x->kind < y->kind);
+	if (x->thread == y->thread)
+		return 0;
+	if (x->thread == OTHER_THREADS || y->thread == OTHER_THREADS)
+		return x->thread == OTHER_THREADS ? 1 : -1;
 	return compare_thread_keys(&sorting->threads.keys[x->thread],
 	                           &sorting->threads.keys[y->thread]);
 }
 
 void durations_print(struct durations *d, uint64_t base_ns)
 {
-	size_t n = d->row_index.count, shown = 0;
-	for (size_t i = 0; i < n; i++)
-		shown += d->rows[i].count != 0;
-	if (!shown)
+	size_t n = d->row_index.count;
+	char limits[PAIR_LIMITS_TEXT_SIZE];
+	if (pair_limits_text(pairer_limits(d->pairer), limits, sizeof limits))
+		printf("pairing: %s\n", limits);
+	if (!n)
 		return;
 	sorting = d;
 	qsort(d->rows, n, sizeof *d->rows, by_name_then_thread);
-	printf("durations of begin/end pairs (count, then by nearest rank):\n");
+	printf("durations of begin/end pairs (count, min and max exact; percentiles by nearest "
+	       "rank, within 0.8 %%):\n");
 	for (size_t i = 0; i < n; i++)
-		if (d->rows[i].count)
-			print_row(d, &d->rows[i], base_ns);
+		print_row(d, &d->rows[i], base_ns);
 }
 
 void durations_free(struct durations *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->threads.count; i++)
-		free(d->stacks[i].items);
 	for (size_t i = 0; i < d->row_index.count; i++)
-		free(d->rows[i].items);
-	free(d->stacks);
+		sketch_free(&d->rows[i].sketch);
 	free(d->rows);
-	free(d->names);
+	pairer_free(d->pairer);
 	thread_table_free(&d->threads);
 	thread_table_free(&d->row_index);
 	free(d);

@@ -9,9 +9,20 @@
  * threads never pair (a thread's events come in exact order; across threads
  * only by timestamp).
  *
- * The decision needs the whole log (a begin is an instant if its end never
- * comes), so a first pass marks the paired events by their index in the
- * log and the writer asks about each event in the second pass.
+ * An end closes a begin as soon as it comes, so stats measures in one pass
+ * (pairer_event).  Convert must decide at a begin whether it is paired (a
+ * begin is an instant if its end never comes): a first pass marks the
+ * paired events by their index in the log, one bit each, and the writer
+ * asks about each event in the second pass (pairing_scan, pairing_role).
+ *
+ * Memory is bounded whatever the log: a thread keeps its PAIR_DEPTH_MAX
+ * innermost open begins, PAIR_OPEN_MAX are kept in all, and at most
+ * PAIR_THREADS_MAX threads have begins kept at once (threads whose begins
+ * are all closed make room).  Past a bound the oldest open begin of the
+ * thread is forgotten, or, if the thread has none kept, the new one is not
+ * kept; each is counted (struct pair_limits).  Since only the oldest begins
+ * of a thread are ever forgotten, the pairs found are always right: an end
+ * whose begin was forgotten closes nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +31,19 @@
 
 #define NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
 
-/* An open begin; below, the previous open begin of the same kind in the
- * same stack (+ 1, 0 if none) and where the kind's innermost is kept. */
 struct open_begin {
 	uint32_t kind;
-	uint64_t index;
-	size_t below;
-	size_t top_slot; /* index into pairing.tops */
+	uint64_t index, ns;
 };
 
-struct open_stack {
-	struct open_begin *items;
-	size_t count, cap;
+/* A thread's open begins, oldest first, in a ring: ring[i % cap] for i in
+ * [bottom, top). */
+struct pair_thread {
+	pid_t pid;
+	unsigned long thread;
+	struct open_begin *ring;
+	uint32_t cap; /* a power of two, at most PAIR_DEPTH_MAX */
+	uint64_t bottom, top;
 };
 
 struct id_role {
@@ -41,21 +53,31 @@ struct id_role {
 	char slice[NAME_SIZE];
 };
 
-struct pairing {
+/* What a begin and its end have in common, and the slice they make. */
+struct pair_kind {
+	char key[NAME_SIZE + 8];
+	char slice[NAME_SIZE];
+};
+
+struct pairer {
 	const struct pair_rules *rules;
 	struct id_role ids[MAX_EVENT_IDS];
-	char (*kinds)[NAME_SIZE + 8]; /* what a begin and its end have in common */
+	struct pair_kind *kinds;
 	size_t nkinds;
+	struct pair_thread *threads;
+	size_t nthreads, threads_cap;
+	size_t empty; /* threads with no open begin kept: room to make */
+	uint32_t *slots; /* open addressing: index + 1, 0 when empty */
+	size_t nslots;
+	size_t last; /* the thread found last, + 1 */
+	uint64_t open; /* open begins kept, in all */
+	struct pair_limits limits;
+};
+
+struct pairing {
+	struct pairer *pairer;
 	uint64_t *paired; /* one bit per event index */
 	size_t paired_words;
-	struct thread_table threads;
-	struct open_stack *stacks; /* by thread table index */
-	size_t stack_cap;
-	/* The innermost open begin of each (kind, thread): its place in the
-	 * thread's stack + 1, 0 if none; found by (kind, thread table index). */
-	struct thread_table top_index;
-	size_t *tops;
-	size_t tops_cap;
 };
 
 /* The slice of an explicit pair is named after what BEGIN and END have in
@@ -100,13 +122,14 @@ void pair_rules_free(struct pair_rules *r)
 	r->count = 0;
 }
 
-static uint32_t kind_of(struct pairing *p, const char *key)
+static uint32_t kind_of(struct pairer *p, const char *key, const char *slice)
 {
 	for (size_t i = 0; i < p->nkinds; i++)
-		if (!strcmp(p->kinds[i], key))
+		if (!strcmp(p->kinds[i].key, key))
 			return (uint32_t)i;
 	p->kinds = xrealloc(p->kinds, (p->nkinds + 1) * sizeof *p->kinds);
-	snprintf(p->kinds[p->nkinds], sizeof p->kinds[0], "%s", key);
+	snprintf(p->kinds[p->nkinds].key, sizeof p->kinds[0].key, "%s", key);
+	snprintf(p->kinds[p->nkinds].slice, sizeof p->kinds[0].slice, "%s", slice);
 	return (uint32_t)p->nkinds++;
 }
 
@@ -132,7 +155,7 @@ static enum pair_role suffix_role(const char *name, char *key, char *slice)
 	return PAIR_NONE;
 }
 
-static void resolve_name(struct pairing *p, struct id_role *r, const char *name)
+static void resolve_name(struct pairer *p, struct id_role *r, const char *name)
 {
 	char key[NAME_SIZE + 8];
 	r->resolved = true;
@@ -143,12 +166,12 @@ static void resolve_name(struct pairing *p, struct id_role *r, const char *name)
 			continue;
 		r->role = strcmp(name, rule->begin) ? PAIR_END : PAIR_BEGIN;
 		snprintf(key, sizeof key, "=%zu", i); /* no event name is a suffix key */
-		r->kind = kind_of(p, key);
 		strcpy(r->slice, rule->slice);
+		r->kind = kind_of(p, key, r->slice);
 		return;
 	}
 	if (p->rules->suffixes && (r->role = suffix_role(name, key, r->slice)) != PAIR_NONE)
-		r->kind = kind_of(p, key);
+		r->kind = kind_of(p, key, r->slice);
 }
 
 /* name_cache_get()'s stand-in for a name it does not know (yet). */
@@ -161,7 +184,7 @@ static bool is_placeholder_name(const char *name)
 
 /* The role an event's type plays, whoever posted it.  A name not known yet
  * (a log from a pipe learns names as it goes) is asked again next time. */
-static const struct id_role *type_role(struct pairing *p, const struct trace_event *ev)
+static const struct id_role *type_role(struct pairer *p, const struct trace_event *ev)
 {
 	static const struct id_role none = {0};
 	trace_event_id_t id = ev->info.posix_event_id;
@@ -179,6 +202,216 @@ static bool can_pair(const struct trace_event *ev)
 {
 	return event_has_thread(ev) && event_has_time(ev);
 }
+
+/* ---- threads ------------------------------------------------------------- */
+
+static void place(struct pairer *p, size_t index)
+{
+	size_t mask = p->nslots - 1;
+	const struct pair_thread *t = &p->threads[index];
+	size_t s = (size_t)keyed_hash2((uint64_t)(uint32_t)t->pid, t->thread) & mask;
+	while (p->slots[s])
+		s = (s + 1) & mask;
+	p->slots[s] = (uint32_t)index + 1;
+}
+
+static void rehash(struct pairer *p, size_t nslots)
+{
+	free(p->slots);
+	p->nslots = nslots;
+	p->slots = xmalloc(nslots * sizeof *p->slots);
+	memset(p->slots, 0, nslots * sizeof *p->slots);
+	for (size_t i = 0; i < p->nthreads; i++)
+		place(p, i);
+	p->last = 0;
+}
+
+static size_t find_thread(struct pairer *p, pid_t pid, unsigned long thread)
+{
+	if (p->last && p->threads[p->last - 1].pid == pid && p->threads[p->last - 1].thread == thread)
+		return p->last - 1;
+	if (!p->nslots)
+		return SIZE_MAX;
+	size_t mask = p->nslots - 1;
+	for (size_t s = (size_t)keyed_hash2((uint64_t)(uint32_t)pid, thread) & mask; p->slots[s];
+	     s = (s + 1) & mask) {
+		const struct pair_thread *t = &p->threads[p->slots[s] - 1];
+		if (t->pid == pid && t->thread == thread) {
+			p->last = p->slots[s];
+			return p->last - 1;
+		}
+	}
+	return SIZE_MAX;
+}
+
+/* The threads with no open begin kept are let go; worth it only when they
+ * are a quarter of the table, so that each new thread costs a constant. */
+static bool make_room(struct pairer *p)
+{
+	if (p->empty < PAIR_THREADS_MAX / 4)
+		return false;
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct pair_thread *t = &p->threads[i];
+		if (t->top == t->bottom)
+			free(t->ring);
+		else
+			p->threads[kept++] = *t;
+	}
+	p->nthreads = kept;
+	p->empty = 0;
+	rehash(p, p->nslots);
+	return true;
+}
+
+/* The thread's entry, a new one if there is room; SIZE_MAX if not. */
+static size_t thread_for_begin(struct pairer *p, pid_t pid, unsigned long thread)
+{
+	size_t i = find_thread(p, pid, thread);
+	if (i != SIZE_MAX)
+		return i;
+	if (p->nthreads == PAIR_THREADS_MAX && !make_room(p))
+		return SIZE_MAX;
+	if (p->nthreads == p->threads_cap) {
+		p->threads_cap = p->threads_cap ? 2 * p->threads_cap : 64;
+		p->threads = xrealloc(p->threads, p->threads_cap * sizeof *p->threads);
+	}
+	i = p->nthreads++;
+	p->threads[i] = (struct pair_thread){pid, thread, NULL, 0, 0, 0};
+	p->empty++;
+	if (2 * p->nthreads > p->nslots)
+		rehash(p, p->nslots ? 2 * p->nslots : 64);
+	else
+		place(p, i);
+	p->last = i + 1;
+	return i;
+}
+
+static void forget_oldest(struct pairer *p, struct pair_thread *t)
+{
+	t->bottom++;
+	p->open--;
+	if (t->top == t->bottom)
+		p->empty++;
+}
+
+/* The ring at a new size (its open begins kept in order): doubled when
+ * full, halved when a quarter full, so that a thread holds room for about
+ * what it has open, not for the most it ever had. */
+static void resize_ring(struct pair_thread *t, uint32_t cap)
+{
+	struct open_begin *ring = xmalloc(cap * sizeof *ring);
+	for (uint64_t i = t->bottom; i < t->top; i++)
+		ring[i % cap] = t->ring[i % t->cap];
+	free(t->ring);
+	t->ring = ring;
+	t->cap = cap;
+}
+
+static void push(struct pairer *p, struct pair_thread *t, struct open_begin b)
+{
+	if (t->top - t->bottom == PAIR_DEPTH_MAX) {
+		forget_oldest(p, t);
+		p->limits.too_deep++;
+	} else if (p->open >= PAIR_OPEN_MAX) {
+		if (t->top == t->bottom) {
+			p->limits.not_kept++;
+			return;
+		}
+		forget_oldest(p, t);
+		p->limits.too_many++;
+	}
+	if (t->top - t->bottom == t->cap)
+		resize_ring(t, t->cap ? 2 * t->cap : 4);
+	if (t->top == t->bottom)
+		p->empty--;
+	t->ring[t->top++ % t->cap] = b;
+	p->open++;
+}
+
+/* An end closes the innermost open begin of its kind; begins opened after
+ * that one are dropped (instants), so what is paired nests properly.  At
+ * most PAIR_DEPTH_MAX open begins are looked at. */
+static bool close_pair(struct pairer *p, struct pair_thread *t, uint32_t kind,
+                       struct pair_match *m)
+{
+	for (uint64_t i = t->top; i > t->bottom; i--) {
+		const struct open_begin *b = &t->ring[(i - 1) % t->cap];
+		if (b->kind != kind)
+			continue;
+		m->begin_index = b->index;
+		m->begin_ns = b->ns;
+		m->kind = kind;
+		m->slice = p->kinds[kind].slice;
+		p->open -= t->top - (i - 1);
+		t->top = i - 1;
+		if (t->top == t->bottom)
+			p->empty++;
+		if (t->cap > 4 && t->top - t->bottom <= t->cap / 4)
+			resize_ring(t, t->cap / 2);
+		return true;
+	}
+	return false;
+}
+
+struct pairer *pairer_new(const struct pair_rules *rules)
+{
+	struct pairer *p = xmalloc(sizeof *p);
+	memset(p, 0, sizeof *p);
+	p->rules = rules;
+	return p;
+}
+
+bool pairer_event(struct pairer *p, const struct trace_event *ev, uint64_t index,
+                  struct pair_match *m)
+{
+	if (!p->rules->suffixes && !p->rules->count)
+		return false;
+	const struct id_role *r = type_role(p, ev);
+	if (r->role == PAIR_NONE || !can_pair(ev))
+		return false;
+	pid_t pid = ev->info.posix_pid;
+	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
+	if (r->role == PAIR_END) {
+		size_t i = find_thread(p, pid, thread);
+		return i != SIZE_MAX && close_pair(p, &p->threads[i], r->kind, m);
+	}
+	size_t i = thread_for_begin(p, pid, thread);
+	if (i == SIZE_MAX) {
+		p->limits.not_kept++;
+		return false;
+	}
+	push(p, &p->threads[i], (struct open_begin){r->kind, index, ts_ns(&ev->info.posix_timestamp)});
+	return false;
+}
+
+const struct pair_limits *pairer_limits(const struct pairer *p)
+{
+	return &p->limits;
+}
+
+static void free_threads(struct pairer *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i].ring);
+	free(p->threads);
+	free(p->slots);
+	p->threads = NULL;
+	p->slots = NULL;
+	p->nthreads = p->threads_cap = p->nslots = p->empty = p->last = 0;
+	p->open = 0;
+}
+
+void pairer_free(struct pairer *p)
+{
+	if (!p)
+		return;
+	free_threads(p);
+	free(p->kinds);
+	free(p);
+}
+
+/* ---- marks for convert --------------------------------------------------- */
 
 static void mark(struct pairing *p, uint64_t index)
 {
@@ -200,93 +433,33 @@ static bool marked(const struct pairing *p, uint64_t index)
 	return word < p->paired_words && (p->paired[word] >> (index % 64)) & 1;
 }
 
-static size_t thread_of(struct pairing *p, const struct trace_event *ev)
-{
-	size_t i = thread_table_of(&p->threads, ev, NULL);
-	grow_zeroed((void **)&p->stacks, &p->stack_cap, i, sizeof *p->stacks);
-	return i;
-}
-
-static size_t top_slot(struct pairing *p, uint32_t kind, size_t thread)
-{
-	size_t i = thread_table_index(&p->top_index, (pid_t)kind, thread, NULL);
-	grow_zeroed((void **)&p->tops, &p->tops_cap, i, sizeof *p->tops);
-	return i;
-}
-
-static void push(struct pairing *p, size_t thread, uint32_t kind, uint64_t index)
-{
-	struct open_stack *s = &p->stacks[thread];
-	size_t slot = top_slot(p, kind, thread);
-	if (s->count == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 16;
-		s->items = xrealloc(s->items, s->cap * sizeof *s->items);
-	}
-	s->items[s->count] = (struct open_begin){kind, index, p->tops[slot], slot};
-	p->tops[slot] = ++s->count;
-}
-
-/* An end closes the innermost open begin of its kind; begins opened after
- * that one are dropped (instants), so what is paired nests properly.  The
- * innermost of a kind is looked up, not searched for down the stack (an
- * end with no begin under a deep stack would walk all of it), and each
- * begin is dropped once: linear in the events. */
-static void close_pair(struct pairing *p, size_t thread, uint32_t kind, uint64_t index)
-{
-	struct open_stack *s = &p->stacks[thread];
-	size_t slot = thread_table_find(&p->top_index, (pid_t)kind, thread);
-	if (slot == SIZE_MAX || p->tops[slot] == 0)
-		return;
-	size_t at = p->tops[slot] - 1;
-	mark(p, s->items[at].index);
-	mark(p, index);
-	while (s->count > at) {
-		const struct open_begin *b = &s->items[--s->count];
-		p->tops[b->top_slot] = b->below;
-	}
-}
-
-static void scan_event(struct pairing *p, const struct trace_event *ev, uint64_t index)
-{
-	const struct id_role *r = type_role(p, ev);
-	if (r->role == PAIR_NONE || !can_pair(ev))
-		return;
-	size_t thread = thread_of(p, ev);
-	if (r->role == PAIR_BEGIN)
-		push(p, thread, r->kind, index);
-	else
-		close_pair(p, thread, r->kind, index);
-}
-
-/* First pass (then the log is rewound); also gives the earliest time and
- * the number of events. */
+/* First pass (then the log is rewound); also gives the earliest time, the
+ * number of events and the controller (the process of the first START). */
 struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rules,
-                             uint64_t *first_ns, uint64_t *count)
+                             struct log_overview *o)
 {
 	struct pairing *p = xmalloc(sizeof *p);
 	struct trace_event ev;
+	struct pair_match m;
 	uint64_t index = 0;
 	memset(p, 0, sizeof *p);
-	p->rules = rules;
-	*first_ns = 0;
+	memset(o, 0, sizeof *o);
+	p->pairer = pairer_new(rules);
 	while (trace_log_skim(log, &ev) > 0) {
 		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
-		if (event_has_time(&ev) && (*first_ns == 0 || ns < *first_ns))
-			*first_ns = ns;
-		if (rules->suffixes || rules->count)
-			scan_event(p, &ev, index);
+		if (event_has_time(&ev) && (o->first_ns == 0 || ns < o->first_ns))
+			o->first_ns = ns;
+		if (ev.info.posix_event_id == POSIX_TRACE_START && !o->controller)
+			o->controller = ev.info.posix_pid;
+		if (pairer_event(p->pairer, &ev, index, &m)) {
+			mark(p, m.begin_index);
+			mark(p, index);
+		}
 		index++;
 	}
-	*count = index;
+	o->count = index;
 	trace_log_rewind(log);
-	for (size_t i = 0; i < p->threads.count; i++)
-		free(p->stacks[i].items);
-	free(p->stacks);
-	p->stacks = NULL;
-	thread_table_free(&p->threads);
-	free(p->tops);
-	p->tops = NULL;
-	thread_table_free(&p->top_index);
+	free_threads(p->pairer);
 	return p;
 }
 
@@ -295,16 +468,36 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
 {
 	if (!marked(p, index))
 		return PAIR_NONE;
-	const struct id_role *r = type_role(p, ev);
+	const struct id_role *r = type_role(p->pairer, ev);
 	*slice = r->slice;
 	return (enum pair_role)r->role;
+}
+
+const struct pair_limits *pairing_limits(const struct pairing *p)
+{
+	return pairer_limits(p->pairer);
 }
 
 void pairing_free(struct pairing *p)
 {
 	if (!p)
 		return;
-	free(p->kinds);
+	pairer_free(p->pairer);
 	free(p->paired);
 	free(p);
+}
+
+bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size)
+{
+	uint64_t n = l->too_deep + l->too_many + l->not_kept;
+	if (!n)
+		return false;
+	snprintf(buf, size,
+	         "%llu begin events left unpaired by the bounds of pairing: %llu nested deeper "
+	         "than %d on their thread, %llu past %d open in all, %llu with no room (%d threads "
+	         "with open begins, or %d open)",
+	         (unsigned long long)n, (unsigned long long)l->too_deep, PAIR_DEPTH_MAX,
+	         (unsigned long long)l->too_many, PAIR_OPEN_MAX, (unsigned long long)l->not_kept,
+	         PAIR_THREADS_MAX, PAIR_OPEN_MAX);
+	return true;
 }

@@ -389,13 +389,48 @@ struct pair_rules {
 };
 bool pair_rules_add(struct pair_rules *r, const char *spec); /* "BEGIN=END" */
 void pair_rules_free(struct pair_rules *r);
-struct pairing; /* which events of a log are paired */
-struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rules,
-                             uint64_t *first_ns, uint64_t *count);
+/* What pairing keeps (pairs.c): the open begins of a thread (its
+ * innermost), the open begins in all, the threads with open begins at once.
+ * Past them the oldest open begin of the thread is forgotten (or the new
+ * one, if the thread has none kept), and counted. */
+#define PAIR_DEPTH_MAX 256
+#define PAIR_OPEN_MAX 262144
+#define PAIR_THREADS_MAX 65536
+struct pair_limits {
+	uint64_t too_deep;  /* forgotten: PAIR_DEPTH_MAX open on its thread */
+	uint64_t too_many;  /* forgotten: PAIR_OPEN_MAX open in all */
+	uint64_t not_kept;  /* never kept: no room for its thread, or none left */
+};
 enum pair_role { PAIR_NONE, PAIR_BEGIN, PAIR_END };
+/* One pass: an end closes a begin as it comes. */
+struct pairer;
+struct pair_match {
+	uint64_t begin_index, begin_ns;
+	uint32_t kind;     /* the same for every pair of one slice name and rule */
+	const char *slice; /* valid until pairer_free */
+};
+struct pairer *pairer_new(const struct pair_rules *rules);
+/* true when ev, the index-th event of the log, is an end that closes the
+ * begin *m tells. */
+bool pairer_event(struct pairer *p, const struct trace_event *ev, uint64_t index,
+                  struct pair_match *m);
+const struct pair_limits *pairer_limits(const struct pairer *p);
+void pairer_free(struct pairer *p);
+/* Two passes (convert): which events of a log are paired. */
+struct pairing;
+struct log_overview {
+	uint64_t first_ns, count; /* the earliest time, the number of events */
+	pid_t controller;         /* the process of the first START event, 0 if none */
+};
+struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rules,
+                             struct log_overview *o);
 enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trace_event *ev,
                             const char **slice);
+const struct pair_limits *pairing_limits(const struct pairing *p);
 void pairing_free(struct pairing *p);
+/* The limits' counts as one line of text; false (nothing) if all are 0. */
+#define PAIR_LIMITS_TEXT_SIZE 320
+bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size);
 
 /* flight.c: the flight recorder of record and attach, snapshots on SIGUSR1,
  * on events of the --trigger types and at the end. */
@@ -421,11 +456,14 @@ const char *flight_command_end(bool exited, int status, char *buf, size_t size);
  * snapshot is named by what took it. */
 void flight_report(const struct flight *f, const char *end, int logfd, const char *path);
 
-/* durations.c: begin/end pairs measured, for stats. */
+/* durations.c: begin/end pairs measured, for stats, in bounded memory
+ * (sketch.h): a row per slice name, or per name and thread (at most
+ * DURATION_THREAD_ROWS of those; past them the pairs go to a row of their
+ * name for the other threads). */
+#define DURATION_THREAD_ROWS 1024
 struct durations;
-struct durations *durations_new(bool per_thread);
-void durations_event(struct durations *d, const struct trace_event *ev, enum pair_role role,
-                     const char *slice);
+struct durations *durations_new(const struct pair_rules *rules, bool per_thread);
+void durations_event(struct durations *d, const struct trace_event *ev);
 void durations_print(struct durations *d, uint64_t base_ns);
 void durations_free(struct durations *d);
 

@@ -10,12 +10,16 @@ compare.py emitted EMITTED DUMP_JSONL GROUP
     MAXDATA bytes and marked truncated when longer).
 compare.py ctf DUMP_JSONL BABELTRACE_TEXT
     Exit 0 when `babeltrace2 --clock-seconds` lists the same events as the
-    dump: time, name, pid, thread, program address, truncation, data.
+    dump: time, name, pid, thread, program address, truncation, data.  An
+    event written later than its time (its stream's times went back) is
+    at its recorded time once its time_raised is taken off.
 compare.py order DUMP_JSONL CHROME_JSON
     Exit 0 when the Chrome file holds the dump's dated events in the same
     order (the command reorders nothing: both show the library's order),
     each at its own time: name (the original event name for a slice's
-    begin or end), pid, and ts = microseconds after otherData.start.
+    begin or end), pid, and ts = microseconds after otherData.start (less
+    args.time_raised_ns for an event placed later, where its track's times
+    went back).
 """
 import collections
 import json
@@ -69,7 +73,7 @@ def compare_emitted(emitted_path, dump_path, group):
 BT_LINE = re.compile(
     r"^\[(\d+)\.(\d+)\] \(\S+\) (.*?): \{ pid = (-?\d+), tid = (\S+), "
     r"prog_address = (\S+), truncation = \( \"(\w+)\" : container = \d+ \), "
-    r"data_len = (\d+), data = \[ (.*?) ?\], text = ")
+    r"data_len = (\d+), data = \[ (.*?) ?\], text = .*, time_raised = (\d+) \}$")
 
 
 def compare_ctf(dump_path, bt_path):
@@ -84,12 +88,12 @@ def compare_ctf(dump_path, bt_path):
             if not m:
                 print("unparsed babeltrace2 line:", line[:120])
                 return 1
-            sec, nsec, name, pid, tid, pc, trunc, n, data = m.groups()
+            sec, nsec, name, pid, tid, pc, trunc, n, data, raised = m.groups()
             data_bytes = bytes(int(b) for b in re.findall(r"\[\d+\] = (\d+)", data))
             if len(data_bytes) != int(n):
                 print("data length mismatch:", line[:120])
                 return 1
-            got[(int(sec) * 1000000000 + int(nsec), name, int(pid), int(tid, 16),
+            got[(int(sec) * 1000000000 + int(nsec) - int(raised), name, int(pid), int(tid, 16),
                  int(pc, 16), trunc, data_bytes.hex())] += 1
     if got != want:
         print("only in dump:", list((want - got).items())[:3])
@@ -105,7 +109,8 @@ def compare_order(dump_path, chrome_path):
     start = int(sec) * 1000000000 + int(nsec)
     want = [(e["name"], e["pid"], (e["ts_ns"] - start) / 1000.0)
             for e in dump_events(dump_path) if e["ts_ns"] != 0]
-    got = [(e["args"].get("event", e["name"]), e["pid"], float(e["ts"]))
+    got = [(e["args"].get("event", e["name"]), e["pid"],
+            float(e["ts"]) - e["args"].get("time_raised_ns", 0) / 1000.0)
            for e in doc["traceEvents"] if e["ph"] != "M"]
     if len(got) != len(want):
         print("%d events in the dump, %d in the Chrome file" % (len(want), len(got)))
