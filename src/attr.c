@@ -5,6 +5,7 @@
 #include <errno.h>
 #include "attr.h"
 #include "layout.h"
+#include "logfmt.h"
 
 static struct pt_attr *attr_rw(trace_attr_t *attr)
 {
@@ -174,10 +175,14 @@ int posix_trace_attr_getlogsize(const trace_attr_t *restrict attr, size_t *restr
 	return 0;
 }
 
+/* log-max-size counts events only (logfmt.h): below PT_LOG_MIN_LOG_SIZE
+ * an UNTIL_FULL log would have no room for an event of the default size
+ * besides its START and STOP, so such a size is refused ("may fail",
+ * EINVAL) for every log policy, the one set later included. */
 int posix_trace_attr_setlogsize(trace_attr_t *attr, size_t v)
 {
 	struct pt_attr *a = attr_rw(attr);
-	if (!a || v == 0)
+	if (!a || v < PT_LOG_MIN_LOG_SIZE)
 		return EINVAL;
 	a->log_size = v;
 	return 0;
