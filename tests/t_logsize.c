@@ -235,6 +235,86 @@ END_TEST
 START_TEST(append_log_of_1m) { run_cells(POSIX_TRACE_APPEND, 1u << 20); }
 END_TEST
 
+/* posix_trace_flush, then until its flush is done (10 s at most): the
+ * next round then finds the stream empty. */
+static void flush_and_wait(trace_id_t trid)
+{
+	ck_assert_ok(posix_trace_flush(trid));
+	for (int waited = 0; waited < 10000; waited++) {
+		struct posix_trace_status_info st;
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		ck_assert_int_eq(st.posix_stream_flush_error, 0);
+		if (st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			return;
+		pt_sleep_ms(1);
+	}
+	ck_abort_msg("a flush did not finish within 10 s");
+}
+
+/* A LOOP log that wrapped: rounds of 10,000 events, each flushed, until
+ * the events posted are more than the ring holds; the log keeps the newest
+ * ones, in order, ending with the last one posted, at least as many as
+ * log-max-size holds, and says full and overrun.  (Stream policies LOOP
+ * and UNTIL_FULL: the stream holds a round without an automatic flush;
+ * each flush is waited for, so that the stream loses nothing.) */
+static void loop_log_wraps(size_t log_size, int stream_policy)
+{
+	enum { ROUND = 10000 };
+	uint64_t bs = pt_log_block_size_for(1024);
+	uint64_t ring = ((2 * log_size + bs - 1) / bs + 17) * bs;
+	uint32_t rounds = (uint32_t)(ring / (ROUND * 32u)) + 2; /* records of 32 bytes at least */
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, POSIX_TRACE_LOOP, log_size, stream_policy, STREAM_SIZE, &trid));
+	trace_event_id_t ev = pt_event_id("logsize.event");
+	ck_assert_ok(posix_trace_start(trid));
+	uint32_t posted = 0;
+	for (uint32_t r = 0; r < rounds; r++) {
+		for (uint32_t i = 0; i < ROUND; i++)
+			lt_record_tagged(ev, 0, posted++, EVENT_LEN);
+		flush_and_wait(trid);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log;
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(fd), &log));
+	struct lt_evlist l = lt_read(log, LT_DATA_BUF);
+	lt_hold_list(&l);
+	ck_assert_uint_eq(lt_count_id(&l, POSIX_TRACE_ERROR), 0);
+	size_t n = 0;
+	uint32_t prev = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (!lt_is_tagged(&l.ev[i]))
+			continue;
+		uint32_t seq = lt_tag_of(&l.ev[i]).seq;
+		ck_assert_msg(n == 0 || seq == prev + 1, "log of %zu: event %u after %u", log_size, seq,
+		              prev);
+		prev = seq;
+		n++;
+	}
+	size_t holds = log_size / event_bytes(EVENT_LEN);
+	ck_assert_msg(n >= holds && n < posted, "log of %zu: %zu of %u events kept, %zu wanted",
+	              log_size, n, posted, holds);
+	ck_assert_uint_eq(prev, posted - 1);
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(log, &st));
+	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+	ck_assert_int_eq(st.posix_log_full_status, POSIX_TRACE_FULL);
+	ck_assert_int_eq(st.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+	ck_assert_uint_le(data_region(fd), ring);
+	ck_assert_ok(posix_trace_close(log));
+	close(fd);
+}
+
+START_TEST(loop_log_that_wrapped_keeps_the_newest)
+{
+	static const size_t sizes[] = {MIN_LOG_SIZE, 64u << 10, 1u << 20};
+	for (size_t i = 0; i < 3; i++) {
+		loop_log_wraps(sizes[i], POSIX_TRACE_LOOP);
+		loop_log_wraps(sizes[i], POSIX_TRACE_UNTIL_FULL);
+	}
+}
+END_TEST
+
 /* Below the smallest size: EINVAL from posix_trace_attr_setlogsize (it
  * "may fail" with EINVAL, "the value specified by one of the arguments is
  * invalid"), whatever the log policy; the attribute keeps its value. */
@@ -269,6 +349,8 @@ int main(void)
 	tcase_add_test(tc, append_log_of_the_smallest_size);
 	tcase_add_test(tc, append_log_of_64k);
 	tcase_add_test(tc, append_log_of_1m);
+	tc = pt_tcase(s, "wrap");
+	tcase_add_test(tc, loop_log_that_wrapped_keeps_the_newest);
 	tc = pt_tcase(s, "minimum");
 	tcase_add_test(tc, setlogsize_refuses_sizes_below_the_smallest);
 	return pt_run(s);
