@@ -175,10 +175,11 @@ int posix_trace_attr_getlogsize(const trace_attr_t *restrict attr, size_t *restr
 	return 0;
 }
 
-/* log-max-size counts events only (logfmt.h): below PT_LOG_MIN_LOG_SIZE
- * an UNTIL_FULL log would have no room for an event of the default size
- * besides its START and STOP, so such a size is refused ("may fail",
- * EINVAL) for every log policy, the one set later included. */
+/* log-max-size counts events only (logfmt.h).  A documented floor,
+ * PT_LOG_MIN_LOG_SIZE, keeps every size accepted useful: 4096 bytes hold
+ * an UNTIL_FULL log's START and STOP and 84 events of 32 bytes, or 3 of
+ * the default max-data-size; smaller sizes are refused ("may fail",
+ * EINVAL) whatever the log policy, since it may be set afterwards. */
 int posix_trace_attr_setlogsize(trace_attr_t *attr, size_t v)
 {
 	struct pt_attr *a = attr_rw(attr);
