@@ -2282,6 +2282,68 @@ START_TEST(until_full_drops_stage_whole)
 }
 END_TEST
 
+/* UNTIL_FULL, a stage of which only some events fit (LOG-FORMAT.md, How
+ * the writer keeps a log: UNTIL_FULL): its records up to the first event
+ * that does not fit in log-max-size are kept, the rest is dropped and
+ * counted; the STOP, at the stage's last event's time (no earlier than any
+ * event kept nor than the first dropped), ends the log; the events kept
+ * take at most log-max-size bytes as it counts them (16 + data rounded up
+ * to 8), though the stage stored most of them with one word. */
+START_TEST(until_full_keeps_the_part_of_a_stage_that_fits)
+{
+	enum { PER = 64, DLEN = 48, KEEP = 2 * PER + 10 };
+	/* two stages and ten events (64 bytes each as counted), the STOP */
+	const uint64_t logsize = KEEP * pt_log_event_bytes(DLEN) + pt_log_event_bytes(sizeof(int));
+	static struct xev x[3 * PER];
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	cal_now = cal_mono;
+	ncal_now = 1;
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_UNTIL_FULL, logsize, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+	struct lane l = {0, 5000000000ull, 0, ctxs[1]};
+	uint64_t last_ns = 0;
+	for (uint32_t s = 0; s < 3; s++) {
+		stg_begin(g, &l, s ? PT_STAGE_FOLLOWS : PT_STAGE_ELSEWHERE);
+		for (uint32_t i = 0; i < PER; i++) {
+			uint32_t k = s * PER + i;
+			stg_event(g, l.base + 1000 + k * 1000, 40, 0x401000, i > 0, DLEN, 0, k, &x[k]);
+		}
+		const struct pt_logw_stage *stage = stg_done(g);
+		last_ns = stage->last_ns;
+		ck_assert_int_eq(pt_logw_stage(&w, stage), s < 2 ? 0 : PT_LOGW_FULL);
+	}
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	ck_assert_uint_eq(pt_logw_progress(&st)->event_bytes, logsize);
+	pt_logw_free(&w);
+
+	struct pt_logr *r = open_ok(fd);
+	for (uint32_t i = 0; i < KEEP; i++)
+		expect(r, &x[i], i);
+	struct pt_log_event e;
+	int data = 0;
+	size_t dn;
+	ck_assert_int_eq(pt_logr_next(r, &e, &data, sizeof data, &dn), 1);
+	ck_assert_uint_eq(e.id, POSIX_TRACE_STOP);
+	ck_assert_int_eq(data, 1);
+	ck_assert_uint_eq(e.ts_ns, last_ns);
+	ck_assert_uint_ge(e.ts_ns, x[KEEP].ts);
+	ck_assert_int_eq(memcmp(&e.ctx, &ctxs[1], sizeof e.ctx), 0);
+	expect_end(r);
+	struct pt_log_status s2;
+	pt_logr_status(r, &s2);
+	ck_assert_int_eq(s2.log_full, POSIX_TRACE_FULL);
+	ck_assert_uint_eq(s2.log_dropped, 3 * PER - KEEP);
+	pt_logr_close(r);
+	close(fd);
+	free(g);
+}
+END_TEST
+
 /* pt_logw_resume_mark (LOG-FORMAT.md, KEEPER payload: RESUME): the reader
  * reports POSIX_TRACE_RESUME right before the next event it delivers after
  * the mark's time, with that event's timestamp and the mark's writer (XSH
@@ -2560,6 +2622,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, stage_sections);
 	tcase_add_test(tc, stage_fills_block);
 	tcase_add_test(tc, until_full_drops_stage_whole);
+	tcase_add_test(tc, until_full_keeps_the_part_of_a_stage_that_fits);
 	tcase_add_test(tc, resume_mark_before_next_event);
 	return pt_run(s);
 }
