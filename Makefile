@@ -105,7 +105,7 @@ APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
 
-$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images: tests/logtest.h
+$(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images $(BUILD)/tests/t_logsize: tests/logtest.h
 
 # t_logv3 also calls the log reader's own functions (its drain bound): it
 # links the static library.

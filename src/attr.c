@@ -5,6 +5,7 @@
 #include <errno.h>
 #include "attr.h"
 #include "layout.h"
+#include "logfmt.h"
 
 static struct pt_attr *attr_rw(trace_attr_t *attr)
 {
@@ -174,10 +175,15 @@ int posix_trace_attr_getlogsize(const trace_attr_t *restrict attr, size_t *restr
 	return 0;
 }
 
+/* log-max-size counts events only (logfmt.h).  A documented floor,
+ * PT_LOG_MIN_LOG_SIZE, keeps every size accepted useful: 4096 bytes hold
+ * an UNTIL_FULL log's START and STOP and 84 events of 32 bytes, or 3 of
+ * the default max-data-size; smaller sizes are refused ("may fail",
+ * EINVAL) whatever the log policy, since it may be set afterwards. */
 int posix_trace_attr_setlogsize(trace_attr_t *attr, size_t v)
 {
 	struct pt_attr *a = attr_rw(attr);
-	if (!a || v == 0)
+	if (!a || v < PT_LOG_MIN_LOG_SIZE)
 		return EINVAL;
 	a->log_size = v;
 	return 0;

@@ -298,8 +298,10 @@ static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, 
 	w->room += PT_LOG_FULL_RESERVE - (PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status));
 	if (w->blk)
 		w->blk_end = w->blk + w->block_size;
-	put_event_slow(w, c, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, pc);
+	if (put_event_slow(w, c, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, pc) == 0)
+		w->prog.event_bytes += PT_LOG_STOP_BYTES;
 	w->prog.log_full = 1;
+	w->ev_left = 0;
 	w->prog.status.log_full = POSIX_TRACE_FULL;
 	w->prog.status.log_overrun = POSIX_TRACE_OVERRUN;
 	w->prog.status.log_dropped += dropped;
@@ -317,21 +319,32 @@ static int dropped_after_full(struct pt_logw *w, uint32_t events)
 	return PT_LOGW_FULL;
 }
 
-/* Out of line, so that the common case needs no saved registers. */
+/* The event's bytes count against an UNTIL_FULL log's log-max-size. */
+static inline void charge_events(struct pt_logw *w, uint64_t bytes)
+{
+	w->ev_left -= bytes;
+	w->prog.event_bytes += bytes;
+}
+
+static const struct pt_log_ctx system_ctx;
+
+/* Out of line, so that the common case needs no saved registers.  ev:
+ * the event's bytes against log-max-size (more than ev_left: no room). */
 __attribute__((noinline)) static int event_slow(struct pt_logw *w, const struct pt_log_ctx *c,
                                                 uint64_t ts, trace_event_id_t id,
                                                 const void *data, uint32_t len, int truncated,
-                                                uint64_t pc)
+                                                uint64_t pc, uint32_t ev)
 {
-	static const struct pt_log_ctx system_ctx;
 	if (w->finished)
 		return EINVAL;
 	if (w->prog.log_full)
 		return dropped_after_full(w, 1);
 	if (!c)
 		c = &system_ctx;
-	if (put_event_slow(w, c, ts, id, data, len, truncated, pc) == 0)
+	if (ev <= w->ev_left && put_event_slow(w, c, ts, id, data, len, truncated, pc) == 0) {
+		charge_events(w, ev);
 		return 0;
+	}
 	return log_full(w, c, ts, pc, 1);
 }
 
@@ -347,16 +360,17 @@ int pt_logw_event(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_n
 	if (ts_ns > w->max_kept_ns)
 		w->max_kept_ns = ts_ns;
 	if (likely(ctx && w->blk_type == PT_LOG_KEEPER && same_ctx(&w->cur, ctx) &&
-	           ts_ns - w->last_ts <= PT_REC_DELTA_MAX && rec <= (size_t)(w->blk_end - w->pos))) {
+	           ts_ns - w->last_ts <= PT_REC_DELTA_MAX && rec <= (size_t)(w->blk_end - w->pos) &&
+	           rec <= w->ev_left)) {
 		put_event(w, ts_ns, id, data, len, truncated, pc);
+		charge_events(w, rec);
 		return 0;
 	}
-	return event_slow(w, ctx, ts_ns, id, data, len, truncated, pc);
+	return event_slow(w, ctx, ts_ns, id, data, len, truncated, pc, rec);
 }
 
 int pt_logw_resume_mark(struct pt_logw *w, const struct pt_log_ctx *ctx, uint64_t ts_ns)
 {
-	static const struct pt_log_ctx system_ctx;
 	if (w->finished)
 		return EINVAL;
 	if (w->prog.log_full)
@@ -439,14 +453,35 @@ static int stage_into_block(struct pt_logw *w, const struct pt_logw_stage *s)
 	return 1;
 }
 
-int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
+/* The longest run of whole records at the start of the stage whose
+ * events' bytes (pt_log_event_bytes: two words each, whatever the stream
+ * stored) fit in `left`: its length and events in part, its event bytes
+ * returned.  Meta records are not events.  The records were checked
+ * (records.h). */
+static uint64_t stage_fit(const struct pt_logw_stage *s, uint64_t left,
+                          struct pt_logw_stage *part)
 {
-	if (w->finished || !w->ncal || s->len % 8 || (s->len && !s->rec))
-		return EINVAL;
-	if (!s->len)
-		return 0;
-	if (w->prog.log_full)
-		return dropped_after_full(w, s->events);
+	uint64_t bytes = 0;
+	uint32_t off = 0, events = 0;
+	while (off + PT_REC_HDR_MIN <= s->len) {
+		uint64_t w0;
+		memcpy(&w0, s->rec + off, sizeof w0);
+		uint64_t ev = pt_rec_id(w0) >= PT_LOG_USER_FIRST ? pt_log_event_bytes(pt_rec_len(w0)) : 0;
+		if (ev > left - bytes)
+			break;
+		bytes += ev;
+		events += ev != 0;
+		off += (uint32_t)pt_rec_size(w0);
+	}
+	*part = *s;
+	part->len = off;
+	part->events = events;
+	return bytes;
+}
+
+/* The stage into a STAGES block; ev: its event bytes. */
+static int place_stage(struct pt_logw *w, const struct pt_logw_stage *s, uint64_t ev)
+{
 	if (w->blk && w->blk_type != PT_LOG_STAGES)
 		pt_logb_close(w);
 	if (!w->blk || !stage_into_block(w, s)) {
@@ -465,5 +500,33 @@ int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
 	}
 	if (s->last_ns > w->max_kept_ns)
 		w->max_kept_ns = s->last_ns;
+	charge_events(w, ev);
 	return 0;
+}
+
+int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
+{
+	if (w->finished || !w->ncal || s->len % 8 || (s->len && !s->rec))
+		return EINVAL;
+	if (!s->len)
+		return 0;
+	if (w->prog.log_full)
+		return dropped_after_full(w, s->events);
+	if (w->ev_left >= UINT64_MAX >> 2)
+		return place_stage(w, s, 0);
+	/* An UNTIL_FULL log: the events that fit in log-max-size are kept,
+	 * the first that does not ends the log.  Its STOP is no earlier than
+	 * the first event dropped: the stage's first when none is kept, else
+	 * its last (the writer does not decode the times in between). */
+	struct pt_logw_stage part;
+	uint64_t ev = stage_fit(s, w->ev_left, &part);
+	if (part.len == s->len)
+		return place_stage(w, s, ev);
+	if (part.len) {
+		int r = place_stage(w, &part, ev);
+		if (r != 0)
+			return r;
+	}
+	return log_full(w, &s->start.ctx, part.len ? s->last_ns : s->first_ns, 0,
+	                s->events - part.events);
 }

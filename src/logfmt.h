@@ -371,6 +371,41 @@ static inline uint32_t pt_log_block_size_of(uint32_t version, uint64_t max_data_
 	return size;
 }
 
+/* ---- log-max-size (docs/LOG-FORMAT.md, Limits) ------------------------------
+ * log-max-size counts events only: an event counts as its record with
+ * both words, 16 bytes plus its data rounded up to 8, whether it is a
+ * system or a user event and however the block stores it.  Headers,
+ * prefixes, calibration, sections, contexts, names, PIDS and IMAGES tables
+ * and padding are kept apart. */
+#define PT_LOG_MIN_LOG_SIZE 4096u     /* the smallest posix_trace_attr_setlogsize takes */
+#define PT_LOG_RING_SHORT_BLOCKS 16u  /* blocks sealed short a ring has room for */
+#define PT_LOG_FULL_SLACK_BLOCKS 16u  /* UNTIL_FULL: blocks of overhead besides */
+
+static inline uint64_t pt_log_event_bytes(uint32_t len)
+{
+	return pt_log_rec_size(len);
+}
+
+/* A LOOP log's ring: room for twice log-max-size in whole blocks, the
+ * blocks sealed short that it tolerates, and the slot being written
+ * over: 2 x log_size / block_size rounded up, + 17.  2 to 2^32. */
+static inline uint64_t pt_log_ring_slots(uint64_t log_size, uint32_t block_size)
+{
+	uint64_t q = log_size / block_size, r = log_size % block_size;
+	uint64_t slots = 2 * q + (2 * r + block_size - 1) / block_size + PT_LOG_RING_SHORT_BLOCKS + 1;
+	return slots < PT_LOG_MAX_RING_SLOTS ? slots : PT_LOG_MAX_RING_SLOTS;
+}
+
+/* An UNTIL_FULL log's data region (blocks and their padding) is at most
+ * this: twice log-max-size and 16 blocks (saturating). */
+static inline uint64_t pt_log_full_region(uint64_t log_size, uint32_t block_size)
+{
+	uint64_t slack = (uint64_t)PT_LOG_FULL_SLACK_BLOCKS * block_size;
+	if (log_size > (UINT64_MAX - slack) / 2)
+		return UINT64_MAX;
+	return 2 * log_size + slack;
+}
+
 /* The block size the writer uses (version 3). */
 static inline uint32_t pt_log_block_size_for(uint64_t max_data_size)
 {

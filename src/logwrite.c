@@ -38,17 +38,24 @@ static uint32_t count_names(const uint64_t *bits)
 	return n;
 }
 
-/* Room for blocks in the data region, the block being filled excluded. */
+/* Room for blocks in the data region, the block being filled excluded,
+ * and for events (an UNTIL_FULL log: its events count against
+ * log-max-size, its blocks against pt_log_full_region). */
 static void reset_room(struct pt_logw *w)
 {
 	const struct pt_log_header *h = &w->st->hdr;
 	if (w->finished || w->prog.log_full) {
 		w->room = 0;
+		w->ev_left = 0;
 	} else if (h->log_policy == POSIX_TRACE_UNTIL_FULL && w->layout == PT_LOG_LINEAR) {
+		uint64_t region = pt_log_full_region(h->log_size, h->block_size);
 		uint64_t used = w->prog.data_bytes + PT_LOG_FULL_RESERVE;
-		w->room = h->log_size > used ? h->log_size - used : 0;
+		w->room = region > used ? region - used : 0;
+		uint64_t events = w->prog.event_bytes + PT_LOG_STOP_BYTES;
+		w->ev_left = h->log_size > events ? h->log_size - events : 0;
 	} else {
 		w->room = UNLIMITED;
+		w->ev_left = UNLIMITED;
 	}
 }
 
@@ -289,12 +296,8 @@ static void header_init(struct pt_log_header *h, const struct pt_logw_params *p,
 	h->data_off = seekable ? PT_LOG_DATA_OFF : PT_LOG_DATA_OFF_NOTABLE;
 	h->layout = seekable && p->log_policy == POSIX_TRACE_LOOP ? PT_LOG_RING : PT_LOG_LINEAR;
 	h->block_size = pt_log_block_size_for(p->max_data_size);
-	if (h->layout == PT_LOG_RING) {
-		uint64_t slots = p->log_size / h->block_size;
-		if (slots < 2)
-			slots = 2;
-		h->ring_slots = slots < PT_LOG_MAX_RING_SLOTS ? slots : PT_LOG_MAX_RING_SLOTS;
-	}
+	if (h->layout == PT_LOG_RING)
+		h->ring_slots = pt_log_ring_slots(p->log_size, h->block_size);
 	h->clockres_ns = p->clockres_ns;
 	h->name_size = PT_LOG_NAME_SIZE;
 	memcpy(h->trace_name, p->trace_name, TRACE_NAME_MAX);
@@ -462,6 +465,7 @@ int pt_logw_clear(struct pt_logw *w)
 	d->status.log_overrun = POSIX_TRACE_NO_OVERRUN;
 	d->status.log_dropped = 0;
 	if (w->seekable) {
+		d->event_bytes = 0;
 		if (ftruncate(w->fd, (off_t)w->data_off) != 0)
 			err = errno;
 		d->seq = d->blocks_written = 0;

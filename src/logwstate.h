@@ -27,6 +27,7 @@ struct pt_logw_progress {
 	uint64_t seq;            /* sequence number of the next block */
 	uint64_t write_off;      /* linear: file offset of the next block */
 	uint64_t data_bytes;     /* bytes of blocks in the data region */
+	uint64_t event_bytes;    /* UNTIL_FULL: the events' bytes (pt_log_event_bytes) */
 	uint64_t blocks_written; /* blocks in the log (= seq) */
 	uint64_t drain;          /* number of the last drain begun */
 	uint32_t flags;          /* header flags (PT_LOG_CLOSED once finished) */
@@ -127,8 +128,12 @@ struct pt_logw {
 	uint64_t max_kept_ns;
 
 	/* UNTIL_FULL: bytes the data region may still take before the final
-	 * STOP and END; UINT64_MAX for the other policies */
+	 * STOP and END (pt_log_full_region); UINT64_MAX >> 1 for the other
+	 * policies */
 	uint64_t room;
+	/* UNTIL_FULL: event bytes log-max-size still takes, the final STOP's
+	 * kept apart; UINT64_MAX >> 1 for the other policies */
+	uint64_t ev_left;
 
 	/* names given (all ids) and their text, to re-emit after a discard */
 	uint64_t names_given[PT_LOG_NIDS / 64];

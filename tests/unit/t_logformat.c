@@ -655,11 +655,14 @@ END_TEST
 
 /* ---- policies ------------------------------------------------------------- */
 
-/* LOOP: a ring of slots; after it wraps, the newest blocks in order, and
- * log full and overrun are set. */
+/* LOOP: a ring of slots (2 x log-max-size in blocks and 17, LOG-FORMAT.md,
+ * Limits); after it wraps, the newest blocks in order, at least
+ * log-max-size bytes of events, and log full and overrun are set. */
 START_TEST(loop_ring_keeps_newest)
 {
-	enum { N = 60000, SLOTS = 4 };
+	enum { N = 120000, SLOTS = 4 };
+	const uint64_t RING = pt_log_ring_slots(SLOTS * (64u << 10), 64u << 10);
+	ck_assert_uint_eq(RING, 2 * SLOTS + 17);
 	int fd = tmp_file();
 	struct pt_logw w;
 	struct pt_logw_state st;
@@ -677,15 +680,15 @@ START_TEST(loop_ring_keeps_newest)
 		}
 	}
 	ck_assert_ok(pt_logw_finish(&w, &status_x));
-	ck_assert(pt_logw_progress(&st)->seq > 2 * SLOTS);
+	ck_assert(pt_logw_progress(&st)->seq > RING);
 	pt_logw_free(&w);
 	struct stat sb;
 	ck_assert_int_eq(fstat(fd, &sb), 0);
-	ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + SLOTS * (64u << 10));
+	ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + RING * (64u << 10));
 
 	struct pt_logr *r = open_ok(fd);
 	ck_assert_uint_eq(logr_header(r)->layout, PT_LOG_RING);
-	ck_assert_uint_eq(logr_header(r)->ring_slots, SLOTS);
+	ck_assert_uint_eq(logr_header(r)->ring_slots, RING);
 	/* The events are a suffix of what was written, in order. */
 	struct pt_log_event e;
 	unsigned char data[64];
@@ -696,6 +699,7 @@ START_TEST(loop_ring_keeps_newest)
 		first++;
 	ck_assert_uint_lt(first, N);
 	ck_assert_uint_gt(first, N / 2);
+	ck_assert_uint_ge((uint64_t)(N - first) * pt_log_event_bytes(16), SLOTS * (64u << 10));
 	pt_logr_rewind(r);
 	for (uint32_t i = first; i < N; i++)
 		expect(r, &ev[i], i);
@@ -713,8 +717,11 @@ START_TEST(loop_ring_keeps_newest)
 }
 END_TEST
 
-/* UNTIL_FULL: the log stops at log-max-size with POSIX_TRACE_STOP (data 1,
- * the time of the event that did not fit, pid 0) and drops the rest. */
+/* UNTIL_FULL: the log stops when its events reach log-max-size (16 bytes
+ * and the data rounded up to 8 each, the STOP's included) with
+ * POSIX_TRACE_STOP (data 1, the time of the event that did not fit, pid 0)
+ * and drops the rest; its data region stays within 2 x log-max-size and
+ * 16 blocks. */
 START_TEST(until_full_stops)
 {
 	enum { N = 20000, LOGSIZE = 100 << 10 };
@@ -741,8 +748,13 @@ START_TEST(until_full_stops)
 	pt_logw_free(&w);
 	struct stat sb;
 	ck_assert_int_eq(fstat(fd, &sb), 0);
-	ck_assert_uint_le((uint64_t)sb.st_size - PT_LOG_DATA_OFF, LOGSIZE);
-	ck_assert_uint_gt((uint64_t)sb.st_size - PT_LOG_DATA_OFF, LOGSIZE - 1024);
+	ck_assert_uint_le((uint64_t)sb.st_size - PT_LOG_DATA_OFF,
+	                  pt_log_full_region(LOGSIZE, 64u << 10));
+	uint64_t kept_bytes = pt_log_event_bytes(sizeof(int)); /* the STOP */
+	for (uint32_t i = 0; i < full_at; i++)
+		kept_bytes += pt_log_event_bytes(ev[i].len);
+	ck_assert_uint_le(kept_bytes, LOGSIZE);
+	ck_assert_uint_gt(kept_bytes + pt_log_event_bytes(ev[full_at].len), LOGSIZE);
 
 	struct pt_logr *r = open_ok(fd);
 	for (uint32_t i = 0; i < full_at; i++)
@@ -766,9 +778,11 @@ START_TEST(until_full_stops)
 	pt_logr_close(r);
 	close(fd);
 
-	/* A log-max-size too small for one event: STOP and END only. */
+	/* A log-max-size too small for one event besides the STOP (24
+	 * bytes; the smallest event takes 16), which the writer takes
+	 * (posix_trace_attr_setlogsize does not): STOP and END only. */
 	fd = tmp_file();
-	p.log_size = 100;
+	p.log_size = 24 + 15;
 	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
 	ck_assert_int_eq(put(&w, &ev[0]), PT_LOGW_FULL);
 	ck_assert_int_eq(put(&w, &ev[1]), PT_LOGW_FULL);
@@ -1374,11 +1388,12 @@ END_TEST
 /* A ring slot damaged: one ERROR there, the other blocks in order. */
 START_TEST(ring_slot_damaged)
 {
-	enum { N = 40000, SLOTS = 6 };
+	enum { N = 60000, LOGSIZE = 64 << 10 };
+	const uint64_t SLOTS = pt_log_ring_slots(LOGSIZE, 64u << 10); /* the smallest ring but 1 */
 	int fd = tmp_file();
 	struct pt_logw w;
 	struct pt_logw_state st;
-	struct pt_logw_params p = params(POSIX_TRACE_LOOP, SLOTS * (64 << 10), 16);
+	struct pt_logw_params p = params(POSIX_TRACE_LOOP, LOGSIZE, 16);
 	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
 	static struct xev ev[N];
 	put_run(&w, ev, N, 16, 1000);
@@ -1389,7 +1404,8 @@ START_TEST(ring_slot_damaged)
 	unsigned char *img = file_image(fd, &len);
 	close(fd);
 	/* Events per block, by sequence number (read from the slots). */
-	uint32_t nev[SLOTS];
+	uint32_t nev[64];
+	ck_assert_uint_le(SLOTS, 64);
 	uint64_t first_seq = blocks - SLOTS;
 	for (uint64_t s = first_seq; s < blocks; s++) {
 		struct pt_log_block b;
@@ -1398,9 +1414,9 @@ START_TEST(ring_slot_damaged)
 		nev[s - first_seq] = b.nrecords;
 	}
 	uint32_t total = 0;
-	for (int k = 0; k < SLOTS; k++)
+	for (uint64_t k = 0; k < SLOTS; k++)
 		total += nev[k];
-	for (int k = 0; k < SLOTS; k++) {
+	for (uint64_t k = 0; k < SLOTS; k++) {
 		for (int where = 0; where < 2; where++) {
 			uint64_t s = first_seq + (uint64_t)k;
 			size_t at = PT_LOG_DATA_OFF + (s % SLOTS) * (64u << 10) +
@@ -1410,7 +1426,7 @@ START_TEST(ring_slot_damaged)
 			struct pt_logr *r = open_ok(fd);
 			uint32_t i = N - total;
 			uint64_t last = 0;
-			for (int b = 0; b < SLOTS; b++) {
+			for (uint64_t b = 0; b < SLOTS; b++) {
 				if (b == k) {
 					expect_error(r, last);
 					i += nev[b];
@@ -2190,14 +2206,17 @@ static uint32_t fill_until_full(struct pt_logw *w, struct stg *g, struct xev *x,
 
 /* UNTIL_FULL with stages (LOG-FORMAT.md, How the writer keeps a log:
  * UNTIL_FULL; posix_trace_create, log-full-policy POSIX_TRACE_UNTIL_FULL):
- * a stage that does not fit is dropped whole and its events counted in
+ * a stage none of whose events fits is dropped whole and its events counted in
  * log_dropped; POSIX_TRACE_STOP (data 1, the writer of the first event
  * dropped) is the log's last event, at a time no earlier than any event
  * kept nor than the first one dropped; later stages and events are
- * dropped and counted; the file stays within data_off + log-max-size. */
+ * dropped and counted; the file stays within data_off + 2 x log-max-size
+ * + 16 blocks.  (A stage of which some events fit keeps them: t_logsize.) */
 START_TEST(until_full_drops_stage_whole)
 {
-	enum { LOGSIZE = 40 << 10 };
+	/* 9 stages of 64 events of 48 bytes (64 bytes each as log-max-size
+	 * counts them), the STOP, and less than one event more. */
+	enum { LOGSIZE = 9 * 64 * 64 + 24 + 32 };
 	static struct xev x[64 * 64];
 	struct stg *g = malloc(sizeof *g);
 	ck_assert_ptr_nonnull(g);
@@ -2232,7 +2251,9 @@ START_TEST(until_full_drops_stage_whole)
 		pt_logw_free(&w);
 		struct stat sb;
 		ck_assert_int_eq(fstat(fd, &sb), 0);
-		ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + LOGSIZE);
+		ck_assert_uint_le((uint64_t)sb.st_size,
+		                  PT_LOG_DATA_OFF + pt_log_full_region(LOGSIZE, 64u << 10));
+		ck_assert_uint_eq(kept, 9);
 
 		struct pt_logr *r = open_ok(fd);
 		for (uint32_t i = 0; i < kept * 64; i++)
@@ -2257,6 +2278,68 @@ START_TEST(until_full_drops_stage_whole)
 		pt_logr_close(r);
 		close(fd);
 	}
+	free(g);
+}
+END_TEST
+
+/* UNTIL_FULL, a stage of which only some events fit (LOG-FORMAT.md, How
+ * the writer keeps a log: UNTIL_FULL): its records up to the first event
+ * that does not fit in log-max-size are kept, the rest is dropped and
+ * counted; the STOP, at the stage's last event's time (no earlier than any
+ * event kept nor than the first dropped), ends the log; the events kept
+ * take at most log-max-size bytes as it counts them (16 + data rounded up
+ * to 8), though the stage stored most of them with one word. */
+START_TEST(until_full_keeps_the_part_of_a_stage_that_fits)
+{
+	enum { PER = 64, DLEN = 48, KEEP = 2 * PER + 10 };
+	/* two stages and ten events (64 bytes each as counted), the STOP */
+	const uint64_t logsize = KEEP * pt_log_event_bytes(DLEN) + pt_log_event_bytes(sizeof(int));
+	static struct xev x[3 * PER];
+	struct stg *g = malloc(sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	cal_now = cal_mono;
+	ncal_now = 1;
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_UNTIL_FULL, logsize, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	ck_assert_ok(pt_logw_begin_drain(&w, PT_LOG_CLOCK_MONO, cal_mono, 1));
+	struct lane l = {0, 5000000000ull, 0, ctxs[1]};
+	uint64_t last_ns = 0;
+	for (uint32_t s = 0; s < 3; s++) {
+		stg_begin(g, &l, s ? PT_STAGE_FOLLOWS : PT_STAGE_ELSEWHERE);
+		for (uint32_t i = 0; i < PER; i++) {
+			uint32_t k = s * PER + i;
+			stg_event(g, l.base + 1000 + k * 1000, 40, 0x401000, i > 0, DLEN, 0, k, &x[k]);
+		}
+		const struct pt_logw_stage *stage = stg_done(g);
+		last_ns = stage->last_ns;
+		ck_assert_int_eq(pt_logw_stage(&w, stage), s < 2 ? 0 : PT_LOGW_FULL);
+	}
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	ck_assert_uint_eq(pt_logw_progress(&st)->event_bytes, logsize);
+	pt_logw_free(&w);
+
+	struct pt_logr *r = open_ok(fd);
+	for (uint32_t i = 0; i < KEEP; i++)
+		expect(r, &x[i], i);
+	struct pt_log_event e;
+	int data = 0;
+	size_t dn;
+	ck_assert_int_eq(pt_logr_next(r, &e, &data, sizeof data, &dn), 1);
+	ck_assert_uint_eq(e.id, POSIX_TRACE_STOP);
+	ck_assert_int_eq(data, 1);
+	ck_assert_uint_eq(e.ts_ns, last_ns);
+	ck_assert_uint_ge(e.ts_ns, x[KEEP].ts);
+	ck_assert_int_eq(memcmp(&e.ctx, &ctxs[1], sizeof e.ctx), 0);
+	expect_end(r);
+	struct pt_log_status s2;
+	pt_logr_status(r, &s2);
+	ck_assert_int_eq(s2.log_full, POSIX_TRACE_FULL);
+	ck_assert_uint_eq(s2.log_dropped, 3 * PER - KEEP);
+	pt_logr_close(r);
+	close(fd);
 	free(g);
 }
 END_TEST
@@ -2539,6 +2622,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, stage_sections);
 	tcase_add_test(tc, stage_fills_block);
 	tcase_add_test(tc, until_full_drops_stage_whole);
+	tcase_add_test(tc, until_full_keeps_the_part_of_a_stage_that_fits);
 	tcase_add_test(tc, resume_mark_before_next_event);
 	return pt_run(s);
 }
