@@ -14,6 +14,9 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -107,6 +110,9 @@ static void assert_image_is(trace_id_t rd, const struct lt_rec_buf *ev, const st
 	ck_assert_uint_eq(img.posixtrace_build_id_size, want->build_id_size);
 	ck_assert_int_eq(memcmp(img.posixtrace_build_id, want->build_id, want->build_id_size), 0);
 	ck_assert_int_eq(img.posixtrace_path_truncated, 0);
+	/* A stream of this process's own: its memory is this user's (root's,
+	 * run as root), which the keeper records as the describer. */
+	ck_assert_uint_eq(img.posixtrace_uid, (uint32_t)geteuid());
 }
 
 /* A stream of this process logging into fd, asked for images, started. */
@@ -422,6 +428,106 @@ START_TEST(exec_keeps_pid_changes_image)
 }
 END_TEST
 
+/* ---- the describer's uid: a stream handed to another user ---------------- */
+
+#define IMG_USER "ptiso_a" /* the unprivileged user t_isolation uses too */
+
+/* The uid of IMG_USER, created if missing; -1 when it cannot be. */
+static long img_user(gid_t *gid)
+{
+	struct passwd *pw = getpwnam(IMG_USER);
+	if (!pw) {
+		pid_t pid = pt_fork();
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+			if (null >= 0) {
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+			execl("/usr/sbin/useradd", "useradd", "--system", "--no-create-home", "--shell",
+			      "/usr/sbin/nologin", IMG_USER, (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		pw = getpwnam(IMG_USER);
+	}
+	if (!pw || pw->pw_uid == 0)
+		return -1;
+	*gid = pw->pw_gid;
+	return (long)pw->pw_uid;
+}
+
+struct user_expect {
+	pid_t pid;
+	uint32_t uid;
+	size_t seen;
+};
+
+static void check_user(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct user_expect *x = arg;
+	struct posixtrace_image img;
+	ck_assert_int_eq(ev->info.posix_pid, x->pid);
+	ck_assert_ok(posixtrace_event_image(rd, &ev->info, &img));
+	ck_assert_uint_eq(img.posixtrace_uid, x->uid);
+	x->seen++;
+}
+
+/* The images of a log name who described them, from the owner of the
+ * stream memory (docs/SECURITY.md, "Images and symbols"): root traces,
+ * by its pid, a process that became an unprivileged user; root's
+ * controller gives the stream memory to that user, so the images the
+ * process describes say that user's uid, not root's (nor unknown).  Runs
+ * as root (SKIPPED otherwise, or when the user cannot be made). */
+START_TEST(handed_to_user_names_user)
+{
+	gid_t gid;
+	long uid = geteuid() == 0 ? img_user(&gid) : -1;
+	if (uid < 0) {
+		fprintf(stderr, "handed_to_user_names_user: SKIPPED (needs root and user %s)\n",
+		        IMG_USER);
+		return;
+	}
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t child = pt_fork();
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid((uid_t)uid) != 0)
+			_exit(2);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		trace_event_id_t id;
+		if (posix_trace_eventid_open("img.user", &id) != 0)
+			_exit(4);
+		for (uint32_t i = 0; i < 100; i++)
+			posix_trace_event(id, &i, sizeof i);
+		_exit(0);
+	}
+	close(go[0]);
+	int fd = lt_new_log_file();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_create_withlog(child, &attr, fd, &trid));
+	posix_trace_attr_destroy(&attr);
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the traced child failed (%d)",
+	              status);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct user_expect x = {.pid = child, .uid = (uint32_t)uid};
+	ck_assert_uint_eq(each_user_event(fd, check_user, &x), 100);
+	ck_assert_uint_eq(x.seen, 100);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("images");
@@ -433,5 +539,6 @@ int main(void)
 	tcase_add_test(tc, exec_keeps_pid_changes_image);
 	tcase_add_test(tc, loop_stream_keeps_images);
 	tcase_add_test(tc, threads_while_plugins_come_and_go);
+	tcase_add_test(tc, handed_to_user_names_user);
 	return pt_run(s);
 }
