@@ -1066,7 +1066,8 @@ START_TEST(images_shared_crafted)
 }
 END_TEST
 
-/* Entries of process 1 (ctx_a) that pass the old table's 2^17. */
+/* Entries of process 1 (ctx_a) that pass the old table's 2^17; it keeps
+ * 4,096 of them (PT_LOGI_PER_PROCESS). */
 #define GREEDY_IMAGES ((1u << 17) + 1024u)
 
 /* The IMAGES table is fair per process (security, fourth round, item 5:
@@ -1132,6 +1133,78 @@ START_TEST(images_table_fair_per_process)
 	}
 	struct posix_trace_event_info ev = event_at(ctx_a.pid, 0x10000000ull, 10);
 	ck_assert_str_eq(image_path(trid, &ev, &img), "/greedy/lib0.so");
+	ck_assert_msg(grown < 16 * 1024, "opening the log took %ld KiB", grown);
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 4096 + 5);
+	ck_assert_uint_eq(li.posixtrace_images_dropped, GREEDY_IMAGES - 4096);
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* The same in the IMAGES_SHARED form, a process describing the same two
+ * files over and over in new sets: process 1 (ctx_a) describes 2^17 +
+ * 1,024 images, each block naming its two files once, then process 2
+ * describes 5 files of its own; each of process 2's is found with its
+ * uid, process 1 keeps its bound and the rest is counted as dropped, and
+ * the reader keeps process 1's two files once (its memory grows under
+ * 16 MiB). */
+START_TEST(images_shared_fair_per_process)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1);
+	unsigned char buf[PT_LOG_MIN_BLOCK - PT_LOG_BLOCK_HDR];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < GREEDY_IMAGES; i++) {
+		if (n + sizeof(struct pt_log_shared_image) > sizeof buf) {
+			v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+			n = 0;
+		}
+		if (!n) {
+			put_shared_file(buf, &n, "/greedy/a.so", 0xa1, 0);
+			put_shared_file(buf, &n, "/greedy/b.so", 0xa2, 0);
+		}
+		struct pt_log_shared_image m =
+		    shared_image(ctx_a.pid, i % 2, 1 + i / 2, 10 + i / 2, 0x10000000ull + (i % 2) * 0x1000ull, 1000);
+		m.index = (uint16_t)(i % 2);
+		m.count = 2;
+		put_shared_image(buf, &n, m);
+	}
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	n = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		put_shared_file(buf, &n, path, 0xb0, 0);
+		struct pt_log_shared_image m = shared_image(ctx_b.pid, i, 7, 200000, 0x20000000ull + i * 0x1000ull, 2000);
+		m.index = (uint16_t)i;
+		m.count = 5;
+		put_shared_image(buf, &n, m);
+	}
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	v3_end(&g);
+
+	long before = resident_kib();
+	trace_id_t trid;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	long grown = resident_kib() - before;
+	struct posixtrace_image img;
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		struct posix_trace_event_info ev = event_at(ctx_b.pid, 0x20000000ull + i * 0x1000ull + 1, 300000);
+		ck_assert_str_eq(image_path(trid, &ev, &img), path);
+		ck_assert_uint_eq(img.posixtrace_uid, 2000);
+	}
+	struct posix_trace_event_info ev = event_at(ctx_a.pid, 0x10001000ull, 10);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/greedy/b.so");
+	ck_assert_uint_eq(img.posixtrace_uid, 1000);
 	ck_assert_msg(grown < 16 * 1024, "opening the log took %ld KiB", grown);
 	struct posixtrace_log_info li;
 	ck_assert_ok(posixtrace_log_info(trid, &li));
@@ -1615,5 +1688,6 @@ int main(void)
 	tcase_add_test(tc, pipe_reads_the_same);
 	tcase_add_test(tc, images_table_fair_per_process);
 	tcase_add_test(tc, images_shared_crafted);
+	tcase_add_test(tc, images_shared_fair_per_process);
 	return pt_run_scratch(s, "pt_logv3");
 }
