@@ -205,7 +205,7 @@ static uint32_t file_of(struct pt_log_images *t, const struct file_claim *c,
 		t->files = grown;
 		t->files_cap = cap;
 	}
-	if (t->npaths + c->path_len > t->paths_cap) {
+	if (!t->paths || t->npaths + c->path_len > t->paths_cap) { /* never NULL once a file is kept */
 		size_t cap = t->paths_cap ? t->paths_cap * 2 : 4096;
 		while (cap < t->npaths + c->path_len)
 			cap *= 2;

@@ -991,7 +991,9 @@ static void put_shared_image(unsigned char *buf, uint32_t *n, struct pt_log_shar
 	*n += m.entry_size;
 }
 
-/* The IMAGES_SHARED table of a crafted log (docs/LOG-FORMAT.md): images of
+/* The IMAGES_SHARED table of a crafted log (docs/LOG-FORMAT.md): a file
+ * with an empty path, the first the reader keeps, is read back (under
+ * UBSan this was a null pointer plus 0, found by fuzz_logcraft); images of
  * two processes share one FILE entry and read back with its path and build
  * id and each with the uid its entry gives (1234 and 0, and unknown);
  * entries larger than their kind (a later revision's) and entries of an
@@ -1008,6 +1010,10 @@ START_TEST(images_shared_crafted)
 	stage_block(&g, 1, 0, 0, t0, 1);
 	unsigned char buf[4096];
 	uint32_t n = 0;
+	put_shared_file(buf, &n, "", 0xc0, 0); /* a file without a path, the first kept */
+	put_shared_image(buf, &n, shared_image(600, 0, 1, 10, 0x5000, 0));
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	n = 0;
 	put_shared_file(buf, &n, "/usr/lib/shared.so", 0xc1, 0);
 	put_shared_image(buf, &n, shared_image(ctx_a.pid, 0, 1, 10, 0x7000, 1234));
 	struct pt_log_shared_image later = shared_image(ctx_b.pid, 0, 1, 10, 0x9000, 0);
@@ -1036,7 +1042,10 @@ START_TEST(images_shared_crafted)
 	struct posixtrace_image img;
 	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
 	ck_assert_ok(posix_trace_open(fd, &trid));
-	struct posix_trace_event_info ev = event_at(ctx_a.pid, 0x7010, 20);
+	struct posix_trace_event_info ev = event_at(600, 0x5000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "");
+	ck_assert_uint_eq(img.posixtrace_build_id[0], 0xc0);
+	ev = event_at(ctx_a.pid, 0x7010, 20);
 	ck_assert_str_eq(image_path(trid, &ev, &img), "/usr/lib/shared.so");
 	ck_assert_uint_eq(img.posixtrace_uid, 1234);
 	ck_assert_uint_eq(img.posixtrace_build_id_size, 20);
@@ -1058,7 +1067,7 @@ START_TEST(images_shared_crafted)
 	}
 	struct posixtrace_log_info li;
 	ck_assert_ok(posixtrace_log_info(trid, &li));
-	ck_assert_uint_eq(li.posixtrace_images, 3);
+	ck_assert_uint_eq(li.posixtrace_images, 4);
 	ck_assert_uint_eq(li.posixtrace_images_dropped, 0);
 	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
 	ck_assert_ok(posix_trace_close(trid));
