@@ -74,7 +74,11 @@ struct posixtrace_log_info {
 	/* Images of traced processes the log holds (posixtrace_set_images;
 	 * since 0.3, 0 before): 0 means no event has a known image. */
 	uint64_t posixtrace_images;
-	uint64_t posixtrace_reserved[3];
+	/* Images the log describes that the reader did not keep: past the
+	 * bound of the process that described them, or of the whole table
+	 * (SECURITY.md, "Logs are bounded input").  Since 0.3. */
+	uint64_t posixtrace_images_dropped;
+	uint64_t posixtrace_reserved[2];
 };
 
 /* EINVAL: trid is not a pre-recorded trace stream identifier. */

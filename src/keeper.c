@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "clock.h"
@@ -93,6 +94,11 @@ struct keeper {
 	 * are overwritten).  Cleared when half full. */
 	uint64_t images_seen[KEEPER_IMAGES_SEEN];
 	uint32_t nimages_seen;
+	/* Who the images were described by (image_owner): the users the
+	 * stream memory has belonged to, as fstat says. */
+	int images_users;        /* other than root: 0, 1 (images_uid) or 2 */
+	uint32_t images_uid;
+	uint32_t stage_uid;      /* that of the stage being logged */
 };
 
 _Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
@@ -294,6 +300,30 @@ static int image_seen(struct keeper *k, int32_t pid, const struct pt_image_rec *
 	return 0;
 }
 
+/* The user to name as the describer of the images of records just
+ * copied out of the stream: the owner of the stream memory, read from the
+ * kernel after the copy, since only its owner's processes and root's can
+ * open it (SECURITY.md, "Descriptors are tokens").  Root's controller
+ * hands it to the user of a target of another user (remote.c), once; from
+ * then on that user may have written any of it, so the first user other
+ * than root stays the answer whatever the owner becomes, and a second one
+ * makes it unknown for the rest of the stream. */
+static uint32_t image_owner(struct keeper *k)
+{
+	struct stat mem;
+	if (fstat(k->h->src.map.fd, &mem) != 0)
+		return PT_LOG_UID_UNKNOWN;
+	if (mem.st_uid != 0 && k->images_users == 0) {
+		k->images_users = 1;
+		k->images_uid = (uint32_t)mem.st_uid;
+	} else if (mem.st_uid != 0 && k->images_users == 1 && mem.st_uid != k->images_uid) {
+		k->images_users = 2;
+	}
+	return k->images_users == 0   ? 0
+	       : k->images_users == 1 ? k->images_uid
+	                              : PT_LOG_UID_UNKNOWN;
+}
+
 static void image_taken(int32_t pid, const struct pt_image_rec *r, const char *path, void *arg)
 {
 	struct keeper *k = arg;
@@ -314,7 +344,7 @@ static void image_taken(int32_t pid, const struct pt_image_rec *r, const char *p
 	};
 	_Static_assert(sizeof e.build_id == sizeof r->build_id, "build ids fit");
 	memcpy(e.build_id, r->build_id, r->build_id_len);
-	log_result(k, pt_logw_image(&k->w, &e, path));
+	log_result(k, pt_logw_image(&k->w, &e, path, k->stage_uid));
 }
 
 static void log_stage(struct keeper *k, const struct pt_stage *st)
@@ -326,9 +356,9 @@ static void log_stage(struct keeper *k, const struct pt_stage *st)
 	uint32_t len = st->len;
 	if (st->images) {
 		/* The records are the keeper's private copy (reader.c). */
+		k->stage_uid = image_owner(k);
 		len = pt_images_take((unsigned char *)(uintptr_t)st->rec, st->len,
 		                     k->h->src.map.max_data, &start, image_taken, k);
-		pt_logw_images_done(&k->w);
 		if (!len)
 			return;
 	}
@@ -413,6 +443,8 @@ static void drain(struct keeper *k, int last)
 	}
 	log_new_names(k);
 	copy_lanes(k);
+	if (k->fd >= 0)
+		pt_logw_images_done(&k->w); /* the drain's images, one description per file */
 	move_own_events(k);
 	pt_read_end_drain(&k->h->src);
 }

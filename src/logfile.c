@@ -146,6 +146,7 @@ void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
 	pt_logr_info(reader(h), &info->posixtrace_version, &info->posixtrace_closed,
 	             &info->posixtrace_damaged_blocks);
 	info->posixtrace_images = pt_logr_images(reader(h));
+	info->posixtrace_images_dropped = pt_logr_images_dropped(reader(h));
 }
 
 int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,

@@ -108,8 +108,9 @@ enum {
 	PT_LOG_KEEPER = 5,
 	PT_LOG_PIDS = 6, /* version 3: the ids of writers in other pid namespaces */
 	PT_LOG_IMAGES = 7, /* version 3: the executable images of traced processes */
+	PT_LOG_IMAGES_SHARED = 8, /* the same, files shared and the describer's uid */
 };
-#define PT_LOG_RESERVED_FIRST 8u
+#define PT_LOG_RESERVED_FIRST 9u
 #define PT_LOG_RESERVED_END 32u
 #define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
 
@@ -203,6 +204,46 @@ _Static_assert(sizeof(struct pt_log_image) == 88, "image entry");
 static inline uint32_t pt_log_image_size(uint32_t path_len)
 {
 	return (uint32_t)sizeof(struct pt_log_image) + ((path_len + 7u) & ~7u);
+}
+
+/* An IMAGES_SHARED payload: entries, each starting with entry_size and
+ * kind.  A FILE describes a file once (its build id and path); an IMAGE
+ * places the nth FILE entry of the same block (from 0) in a process, with
+ * the user whose memory it was described in.  entry_size may be larger
+ * than the kind's size (a later revision's fields, skipped); an unknown
+ * kind is skipped whole. */
+enum { PT_LOG_SHARED_FILE = 1, PT_LOG_SHARED_IMAGE = 2 };
+
+struct pt_log_shared_file {
+	uint32_t entry_size;       /* 48 + path_len rounded up to 8, or more */
+	uint16_t kind;             /* PT_LOG_SHARED_FILE */
+	uint16_t path_len;         /* at most PT_LOG_IMAGE_PATH_MAX */
+	uint8_t build_id_len;      /* at most 32 */
+	uint8_t flags;             /* bit 0: the path was cut */
+	uint8_t reserved[6];
+	uint8_t build_id[32];
+};
+_Static_assert(sizeof(struct pt_log_shared_file) == 48, "shared file entry");
+
+struct pt_log_shared_image {
+	uint32_t entry_size;       /* 64, or more */
+	uint16_t kind;             /* PT_LOG_SHARED_IMAGE */
+	uint16_t index, count;     /* in its set */
+	uint16_t reserved;
+	uint32_t file;             /* the block's FILE entry it is, from 0 */
+	int32_t pid;               /* as the log's events name it */
+	uint32_t uid;              /* who described it (PT_LOG_UID_UNKNOWN) */
+	uint64_t time_ns;          /* when the process began describing its set */
+	uint64_t set;              /* the same for every entry of a set of pid */
+	uint64_t start, end;       /* [start, end) in the process */
+	uint64_t bias;             /* its load bias */
+};
+_Static_assert(sizeof(struct pt_log_shared_image) == 64, "shared image entry");
+#define PT_LOG_UID_UNKNOWN UINT32_MAX
+
+static inline uint32_t pt_log_shared_file_size(uint32_t path_len)
+{
+	return (uint32_t)sizeof(struct pt_log_shared_file) + ((path_len + 7u) & ~7u);
 }
 
 /* ---- version 3: STAGES and KEEPER payloads --------------------------------

@@ -1,20 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The images a log names (logimages.h).  Entries are kept as read; the
- * first lookup after new ones sorts them by process, set and start, and
+ * The images a log names (logimages.h).  Images are kept as read, each
+ * naming its file in a table of distinct files (build id and path, found
+ * again by a keyed hash); each process is charged for the images it keeps
+ * and for the paths it names first, within bounds of its own.  The first
+ * lookup after new images sorts them by process, set and start, and
  * builds the list of sets, sorted by process and time.  A lookup finds the
  * process's set in force at the event's time (the newest begun before it)
  * and the image in it by binary search; a plug-in loaded after that set
  * was described is found in the sets that follow, a few at most.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include "logimages.h"
 
-struct pt_logi_entry {
-	struct pt_log_image h;
-	char path[PT_LOG_IMAGE_PATH_MAX + 1];
+struct pt_logi_file {
+	uint8_t build_id[32];
+	uint32_t path_off;
+	uint16_t path_len;
+	uint8_t build_id_len;
+	uint8_t flags;
+	uint64_t hash;
+};
+
+struct pt_logi_map {
+	uint64_t time_ns, set, start, end, bias;
+	int32_t pid;
+	uint32_t uid, file;
+	uint16_t index, count;
+};
+
+struct pt_logi_proc {
+	int32_t pid;                 /* 0: a free slot */
+	uint32_t maps;
+	uint32_t path_bytes;
 };
 
 struct pt_logi_set {
@@ -26,48 +49,330 @@ struct pt_logi_set {
 
 /* Sets after the one in force looked at for an address it does not have. */
 #define LATER_SETS 8
+/* Slots a hash lookup looks at, at most: past them a file is kept without
+ * being shared and a process is not kept (the keys are secret: only bad
+ * luck gets there). */
+#define PROBES 64u
 
-static int entry_ok(const struct pt_log_image *h, uint32_t left)
+/* splitmix64's finish: every bit of the key reaches every bit. */
+static uint64_t mix64(uint64_t h)
 {
-	return h->entry_size == pt_log_image_size(h->path_len) && h->entry_size <= left &&
-	       h->path_len <= PT_LOG_IMAGE_PATH_MAX && h->build_id_len <= sizeof h->build_id &&
-	       h->start < h->end && h->index < h->count && h->pid > 0;
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	return h ^ h >> 31;
 }
 
-void pt_logi_block(struct pt_log_images *t, const unsigned char *p, uint32_t len)
+static void seed_once(struct pt_log_images *t)
+{
+	if (t->seed)
+		return;
+	uint64_t s = 0;
+	if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		s = mix64((uint64_t)(uintptr_t)t ^ (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 32);
+	}
+	t->seed = s | 1;
+}
+
+/* A file as an entry describes it, its path not yet kept. */
+struct file_claim {
+	const uint8_t *build_id;
+	const char *path;
+	uint16_t path_len;
+	uint8_t build_id_len, flags;
+};
+
+static uint64_t claim_hash(const struct pt_log_images *t, const struct file_claim *c)
+{
+	uint64_t h = mix64(t->seed ^ ((uint64_t)c->path_len << 16 | (uint64_t)c->build_id_len << 8 | c->flags));
+	uint64_t w;
+	for (uint32_t i = 0; i + 8 <= c->build_id_len; i += 8) {
+		memcpy(&w, c->build_id + i, 8);
+		h = mix64(h ^ w);
+	}
+	for (uint32_t i = c->build_id_len & ~7u; i < c->build_id_len; i++)
+		h = mix64(h ^ c->build_id[i]);
+	for (uint32_t i = 0; i + 8 <= c->path_len; i += 8) {
+		memcpy(&w, c->path + i, 8);
+		h = mix64(h ^ w);
+	}
+	for (uint32_t i = c->path_len & ~7u; i < c->path_len; i++)
+		h = mix64(h ^ (unsigned char)c->path[i]);
+	return h;
+}
+
+static int same_file(const struct pt_log_images *t, const struct pt_logi_file *f,
+                     const struct file_claim *c)
+{
+	return f->path_len == c->path_len && f->build_id_len == c->build_id_len &&
+	       f->flags == c->flags && memcmp(f->build_id, c->build_id, c->build_id_len) == 0 &&
+	       memcmp(t->paths + f->path_off, c->path, c->path_len) == 0;
+}
+
+/* The file's index, or UINT32_MAX; *free_slot: where it would go
+ * (UINT32_MAX: nowhere within PROBES). */
+static uint32_t file_find(const struct pt_log_images *t, const struct file_claim *c, uint64_t h,
+                          uint32_t *free_slot)
+{
+	*free_slot = UINT32_MAX;
+	if (!t->file_slots_n)
+		return UINT32_MAX;
+	uint32_t mask = t->file_slots_n - 1, i = (uint32_t)(h >> 32) & mask;
+	for (uint32_t n = 0; n < PROBES; n++, i = (i + 1) & mask) {
+		uint32_t v = t->file_slots[i];
+		if (!v) {
+			*free_slot = i;
+			return UINT32_MAX;
+		}
+		if (t->files[v - 1].hash == h && same_file(t, &t->files[v - 1], c))
+			return v - 1;
+	}
+	return UINT32_MAX;
+}
+
+/* The slots again, twice as many, for files 0 .. nfiles - 1. */
+static int file_slots_grow(struct pt_log_images *t)
+{
+	uint32_t n = t->file_slots_n ? t->file_slots_n * 2 : 256;
+	uint32_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return ENOMEM;
+	free(t->file_slots);
+	t->file_slots = slots;
+	t->file_slots_n = n;
+	for (uint32_t f = 0; f < t->nfiles; f++) {
+		uint32_t i = (uint32_t)(t->files[f].hash >> 32) & (n - 1);
+		for (uint32_t k = 0; k < PROBES && slots[i]; k++)
+			i = (i + 1) & (n - 1);
+		if (!slots[i])
+			slots[i] = f + 1;
+	}
+	return 0;
+}
+
+/* Process pid's account, made if new; NULL when there is no room. */
+static struct pt_logi_proc *proc_of(struct pt_log_images *t, int32_t pid)
+{
+	if (2 * (t->nprocs + 1) > t->procs_n) {
+		uint32_t n = t->procs_n ? t->procs_n * 2 : 64;
+		struct pt_logi_proc *grown = calloc(n, sizeof *grown);
+		if (!grown)
+			return NULL;
+		for (uint32_t k = 0; k < t->procs_n; k++) {
+			if (!t->procs[k].pid)
+				continue;
+			uint32_t i = (uint32_t)mix64(t->seed ^ (uint32_t)t->procs[k].pid) & (n - 1);
+			for (uint32_t m = 0; m < PROBES && grown[i].pid; m++)
+				i = (i + 1) & (n - 1);
+			if (!grown[i].pid)
+				grown[i] = t->procs[k];
+		}
+		free(t->procs);
+		t->procs = grown;
+		t->procs_n = n;
+	}
+	uint32_t mask = t->procs_n - 1, i = (uint32_t)mix64(t->seed ^ (uint32_t)pid) & mask;
+	for (uint32_t n = 0; n < PROBES; n++, i = (i + 1) & mask) {
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+		if (!t->procs[i].pid) {
+			t->nprocs++;
+			t->procs[i] = (struct pt_logi_proc){.pid = pid};
+			return &t->procs[i];
+		}
+	}
+	return NULL;
+}
+
+/* The index of the file c names, kept if new and p may pay for its path;
+ * UINT32_MAX if not. */
+static uint32_t file_of(struct pt_log_images *t, const struct file_claim *c,
+                        struct pt_logi_proc *p)
+{
+	uint64_t h = claim_hash(t, c);
+	uint32_t slot, f = file_find(t, c, h, &slot);
+	if (f != UINT32_MAX)
+		return f;
+	if (c->path_len > PT_LOGI_PATHS_PER_PROCESS - p->path_bytes ||
+	    c->path_len > PT_LOGI_PATHS - t->npaths)
+		return UINT32_MAX;
+	if (t->nfiles == t->files_cap) {
+		uint32_t cap = t->files_cap ? t->files_cap * 2 : 64;
+		struct pt_logi_file *grown = realloc(t->files, cap * sizeof *grown);
+		if (!grown)
+			return UINT32_MAX;
+		t->files = grown;
+		t->files_cap = cap;
+	}
+	if (!t->paths || t->npaths + c->path_len > t->paths_cap) { /* never NULL once a file is kept */
+		size_t cap = t->paths_cap ? t->paths_cap * 2 : 4096;
+		while (cap < t->npaths + c->path_len)
+			cap *= 2;
+		char *grown = realloc(t->paths, cap);
+		if (!grown)
+			return UINT32_MAX;
+		t->paths = grown;
+		t->paths_cap = cap;
+	}
+	if (2 * (t->nfiles + 1) > t->file_slots_n) {
+		if (file_slots_grow(t))
+			return UINT32_MAX;
+		file_find(t, c, h, &slot);
+	}
+	struct pt_logi_file *nf = &t->files[t->nfiles];
+	memset(nf, 0, sizeof *nf);
+	memcpy(nf->build_id, c->build_id, c->build_id_len);
+	nf->build_id_len = c->build_id_len;
+	nf->flags = c->flags;
+	nf->path_len = c->path_len;
+	nf->path_off = (uint32_t)t->npaths;
+	nf->hash = h;
+	memcpy(t->paths + t->npaths, c->path, c->path_len);
+	t->npaths += c->path_len;
+	p->path_bytes += c->path_len;
+	if (slot != UINT32_MAX)
+		t->file_slots[slot] = t->nfiles + 1;
+	return t->nfiles++;
+}
+
+/* Keeps image m of file c, if its process and the table have room. */
+static void keep(struct pt_log_images *t, struct pt_logi_map m, const struct file_claim *c)
+{
+	seed_once(t);
+	struct pt_logi_proc *p = t->n < PT_LOGI_MAX ? proc_of(t, m.pid) : NULL;
+	if (!p || p->maps >= PT_LOGI_PER_PROCESS) {
+		t->dropped++;
+		return;
+	}
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 64;
+		struct pt_logi_map *grown = cap <= PT_LOGI_MAX ? realloc(t->e, cap * sizeof *grown) : NULL;
+		if (!grown) {
+			t->dropped++;
+			return;
+		}
+		t->e = grown;
+		t->cap = cap;
+	}
+	m.file = file_of(t, c, p);
+	if (m.file == UINT32_MAX) {
+		t->dropped++;
+		return;
+	}
+	p->maps++;
+	t->e[t->n++] = m;
+	t->indexed = 0;
+}
+
+static int image_ok(const struct pt_logi_map *m)
+{
+	return m->start < m->end && m->index < m->count && m->pid > 0;
+}
+
+/* A type 7 payload: each entry carries its file; no uid. */
+static void images_block(struct pt_log_images *t, const unsigned char *p, uint32_t len)
 {
 	uint32_t off = 0;
 	while (len - off >= sizeof(struct pt_log_image)) {
 		struct pt_log_image h;
 		memcpy(&h, p + off, sizeof h);
-		if (!entry_ok(&h, len - off))
+		struct pt_logi_map m = {h.time_ns, h.set, h.start, h.end, h.bias, h.pid,
+		                        POSIXTRACE_UID_UNKNOWN, 0, h.index, h.count};
+		if (h.entry_size != pt_log_image_size(h.path_len) || h.entry_size > len - off ||
+		    h.path_len > PT_LOG_IMAGE_PATH_MAX || h.build_id_len > sizeof h.build_id ||
+		    !image_ok(&m))
 			break; /* the block's CRC was right: the writer's damage, or a craft */
-		if (t->n == t->cap) {
-			uint32_t cap = t->cap ? t->cap * 2 : 64;
-			if (cap > PT_LOGI_MAX)
-				cap = PT_LOGI_MAX;
-			struct pt_logi_entry *grown = cap > t->cap ? realloc(t->e, cap * sizeof *grown) : NULL;
-			if (!grown)
-				return; /* past the cap (or no memory): the rest is not kept */
-			t->e = grown;
-			t->cap = cap;
-		}
-		struct pt_logi_entry *e = &t->e[t->n++];
-		/* Zeros past the build id, whatever the file holds there: a
-		 * lookup copies all 32 bytes, no loop of a variable count. */
-		memset(h.build_id + h.build_id_len, 0, sizeof h.build_id - h.build_id_len);
-		e->h = h;
-		memcpy(e->path, p + off + sizeof h, h.path_len);
-		e->path[h.path_len] = '\0';
+		struct file_claim c = {h.build_id, (const char *)p + off + sizeof h, h.path_len,
+		                       h.build_id_len, (uint8_t)(h.flags & 1u)};
+		keep(t, m, &c);
 		off += h.entry_size;
-		t->indexed = 0;
 	}
+}
+
+/* The FILE entries of the IMAGES_SHARED payload being read (offsets). */
+struct block_files {
+	uint32_t *off;
+	uint32_t n, cap;
+};
+
+static int block_file_add(struct block_files *b, uint32_t off)
+{
+	if (b->n == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 64;
+		uint32_t *grown = realloc(b->off, cap * sizeof *grown);
+		if (!grown)
+			return ENOMEM;
+		b->off = grown;
+		b->cap = cap;
+	}
+	b->off[b->n++] = off;
+	return 0;
+}
+
+/* The image entry at p (entry_size checked), with its file from the
+ * block's FILE entries; 0 when it is not a valid one. */
+static int shared_image(const unsigned char *p, const struct block_files *b,
+                        const unsigned char *payload, struct pt_logi_map *m,
+                        struct file_claim *c)
+{
+	struct pt_log_shared_image s;
+	memcpy(&s, p, sizeof s);
+	*m = (struct pt_logi_map){s.time_ns, s.set,  s.start, s.end,   s.bias,
+	                          s.pid,     s.uid,  s.file,  s.index, s.count};
+	if (s.entry_size < sizeof s || s.file >= b->n || !image_ok(m))
+		return 0;
+	struct pt_log_shared_file f;
+	memcpy(&f, payload + b->off[s.file], sizeof f);
+	*c = (struct file_claim){NULL, (const char *)payload + b->off[s.file] + sizeof f, f.path_len,
+	                         f.build_id_len, (uint8_t)(f.flags & 1u)};
+	c->build_id = payload + b->off[s.file] + offsetof(struct pt_log_shared_file, build_id);
+	return 1;
+}
+
+/* An IMAGES_SHARED payload: FILE entries, and images naming them. */
+static void shared_block(struct pt_log_images *t, const unsigned char *p, uint32_t len)
+{
+	struct block_files b = {0};
+	uint32_t off = 0;
+	while (len - off >= 8) {
+		uint32_t size;
+		uint16_t kind;
+		memcpy(&size, p + off, sizeof size);
+		memcpy(&kind, p + off + 4, sizeof kind);
+		if (size < 8 || size % 8 || size > len - off)
+			break; /* the block's CRC was right: the writer's damage, or a craft */
+		if (kind == PT_LOG_SHARED_FILE) {
+			struct pt_log_shared_file f;
+			if (size < sizeof f)
+				break;
+			memcpy(&f, p + off, sizeof f);
+			if (f.path_len > PT_LOG_IMAGE_PATH_MAX || f.build_id_len > sizeof f.build_id ||
+			    size < pt_log_shared_file_size(f.path_len) || block_file_add(&b, off))
+				break;
+		} else if (kind == PT_LOG_SHARED_IMAGE) {
+			struct pt_logi_map m;
+			struct file_claim c;
+			if (!shared_image(p + off, &b, p, &m, &c))
+				break;
+			keep(t, m, &c);
+		}
+		off += size;
+	}
+	free(b.off);
+}
+
+void pt_logi_block(struct pt_log_images *t, uint32_t type, const unsigned char *p, uint32_t len)
+{
+	if (type == PT_LOG_IMAGES)
+		images_block(t, p, len);
+	else if (type == PT_LOG_IMAGES_SHARED)
+		shared_block(t, p, len);
 }
 
 static int by_set_start(const void *a, const void *b)
 {
-	const struct pt_log_image *x = &((const struct pt_logi_entry *)a)->h;
-	const struct pt_log_image *y = &((const struct pt_logi_entry *)b)->h;
+	const struct pt_logi_map *x = a, *y = b;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->set != y->set)
@@ -97,7 +402,7 @@ static int build_index(struct pt_log_images *t)
 	if (!t->sets)
 		return ENOMEM;
 	for (uint32_t i = 0; i < t->n; i++) {
-		const struct pt_log_image *h = &t->e[i].h;
+		const struct pt_logi_map *h = &t->e[i];
 		struct pt_logi_set *s = t->nsets ? &t->sets[t->nsets - 1] : NULL;
 		if (s && s->pid == h->pid && s->key == h->set) {
 			s->n++;
@@ -112,19 +417,19 @@ static int build_index(struct pt_log_images *t)
 }
 
 /* The entry of set s that holds addr, or NULL. */
-static const struct pt_logi_entry *in_set(const struct pt_log_images *t,
+static const struct pt_logi_map *in_set(const struct pt_log_images *t,
                                           const struct pt_logi_set *s, uint64_t addr)
 {
 	uint32_t lo = 0, hi = s->n; /* the first entry starting after addr */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (t->e[s->first + mid].h.start <= addr)
+		if (t->e[s->first + mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	const struct pt_logi_entry *e = lo ? &t->e[s->first + lo - 1] : NULL;
-	return e && addr < e->h.end ? e : NULL;
+	const struct pt_logi_map *e = lo ? &t->e[s->first + lo - 1] : NULL;
+	return e && addr < e->end ? e : NULL;
 }
 
 /* The index of the first set of pid (or nsets). */
@@ -149,20 +454,23 @@ static struct timespec timespec_of(uint64_t ns)
 	return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 }
 
-static void fill(const struct pt_logi_entry *e, struct posixtrace_image *out)
+static void fill(const struct pt_log_images *t, const struct pt_logi_map *e,
+                 struct posixtrace_image *out)
 {
-	_Static_assert(sizeof out->posixtrace_build_id == sizeof e->h.build_id, "build ids");
-	memcpy(out->posixtrace_build_id, e->h.build_id, sizeof out->posixtrace_build_id);
+	const struct pt_logi_file *f = &t->files[e->file];
+	_Static_assert(sizeof out->posixtrace_build_id == sizeof f->build_id, "build ids");
+	memcpy(out->posixtrace_build_id, f->build_id, sizeof out->posixtrace_build_id);
 	memset(out->posixtrace_reserved, 0, sizeof out->posixtrace_reserved);
 	out->posixtrace_reserved32 = 0;
-	out->posixtrace_uid = POSIXTRACE_UID_UNKNOWN;
-	out->posixtrace_start = e->h.start;
-	out->posixtrace_end = e->h.end;
-	out->posixtrace_load_bias = e->h.bias;
-	out->posixtrace_build_id_size = e->h.build_id_len;
-	out->posixtrace_path_truncated = e->h.flags & 1;
-	memcpy(out->posixtrace_path, e->path, e->h.path_len + 1u);
-	out->posixtrace_described = timespec_of(e->h.time_ns);
+	out->posixtrace_uid = e->uid;
+	out->posixtrace_start = e->start;
+	out->posixtrace_end = e->end;
+	out->posixtrace_load_bias = e->bias;
+	out->posixtrace_build_id_size = f->build_id_len;
+	out->posixtrace_path_truncated = f->flags & 1;
+	memcpy(out->posixtrace_path, t->paths + f->path_off, f->path_len);
+	out->posixtrace_path[f->path_len] = '\0';
+	out->posixtrace_described = timespec_of(e->time_ns);
 }
 
 int pt_logi_find(struct pt_log_images *t, int32_t pid, uint64_t addr, uint64_t ns,
@@ -174,7 +482,7 @@ int pt_logi_find(struct pt_log_images *t, int32_t pid, uint64_t addr, uint64_t n
 			return err;
 	}
 	uint32_t after = first_set(t, pid, ns);
-	const struct pt_logi_entry *e = NULL;
+	const struct pt_logi_map *e = NULL;
 	if (after > 0 && t->sets[after - 1].pid == pid)
 		e = in_set(t, &t->sets[after - 1], addr); /* the set in force */
 	for (uint32_t i = after; !e && i < t->nsets && i < after + LATER_SETS; i++)
@@ -182,7 +490,7 @@ int pt_logi_find(struct pt_log_images *t, int32_t pid, uint64_t addr, uint64_t n
 			e = in_set(t, &t->sets[i], addr);
 	if (!e)
 		return ENOENT;
-	fill(e, out);
+	fill(t, e, out);
 	/* The same sets are in force, and looked at, from the newest begun
 	 * at or before ns to the next of the process. */
 	int in_force = after > 0 && t->sets[after - 1].pid == pid;
@@ -196,5 +504,9 @@ void pt_logi_free(struct pt_log_images *t)
 {
 	free(t->e);
 	free(t->sets);
+	free(t->files);
+	free(t->paths);
+	free(t->file_slots);
+	free(t->procs);
 	memset(t, 0, sizeof *t);
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The images of a log's IMAGES blocks (logfmt.h), kept by its reader to
- * answer posixtrace_event_image: which image held an event's address.
- * Every entry is untrusted: it is checked when read, its path is only a
- * claim, and a lookup costs a binary search whatever the log holds.
+ * The images of a log's IMAGES and IMAGES_SHARED blocks (logfmt.h), kept
+ * by its reader to answer posixtrace_event_image: which image held an
+ * event's address.  Every entry is untrusted: it is checked when read, its
+ * path is only a claim, and a lookup costs a binary search whatever the
+ * log holds.  Files (build id and path) are kept once, however many
+ * images of however many processes name them; each process may keep a
+ * bounded share of the table, so that one that describes images without
+ * end leaves the table to the others.
  */
 #ifndef PT_LOGIMAGES_H
 #define PT_LOGIMAGES_H
@@ -13,17 +17,33 @@
 #include "logfmt.h"
 
 struct pt_log_images {
-	struct pt_logi_entry *e;
+	struct pt_logi_map *e;          /* images, n of them */
 	struct pt_logi_set *sets;
-	uint32_t n, cap, nsets;
-	int indexed;       /* sets built for the entries there are */
+	struct pt_logi_file *files;     /* distinct files, nfiles of them */
+	char *paths;                    /* their paths, npaths bytes */
+	uint32_t *file_slots;           /* file index + 1 by hash, 0 free */
+	struct pt_logi_proc *procs;     /* per process: what it holds */
+	uint64_t seed;                  /* of the hashes: no log chooses collisions */
+	uint64_t dropped;               /* images not kept: past a bound */
+	uint32_t n, cap, nsets, nfiles, files_cap, file_slots_n, nprocs, procs_n;
+	size_t npaths, paths_cap;
+	int indexed;                    /* sets built for the images there are */
 };
 
-/* At most this many entries are kept. */
-#define PT_LOGI_MAX (1u << 17)
+/* At most this many images are kept, at most PT_LOGI_PER_PROCESS of one
+ * process, and at most PT_LOGI_PATHS bytes of distinct paths, at most
+ * PT_LOGI_PATHS_PER_PROCESS of them first named by one process.  What a
+ * process describes past its bounds, or anyone past the table's, is
+ * dropped and counted. */
+#define PT_LOGI_MAX (1u << 18)
+#define PT_LOGI_PER_PROCESS (1u << 12)
+#define PT_LOGI_PATHS (16u << 20)
+#define PT_LOGI_PATHS_PER_PROCESS (256u << 10)
 
-/* The entries of one IMAGES payload. */
-PT_LOG_HIDDEN void pt_logi_block(struct pt_log_images *t, const unsigned char *p, uint32_t len);
+/* The entries of one IMAGES (type PT_LOG_IMAGES) or IMAGES_SHARED
+ * payload. */
+PT_LOG_HIDDEN void pt_logi_block(struct pt_log_images *t, uint32_t type, const unsigned char *p,
+                                 uint32_t len);
 
 /* The image of process pid that held addr at time ns (the rule of
  * posixtrace_event_image).  0, ENOENT, or ENOMEM. */

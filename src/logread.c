@@ -345,7 +345,8 @@ static int type_ok(const struct pt_logr *r, uint32_t type)
 	if (r->hdr.version < 3)
 		return type == PT_LOG_EVENTS;
 	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER || type == PT_LOG_PIDS ||
-	       type == PT_LOG_IMAGES || (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
+	       type == PT_LOG_IMAGES || type == PT_LOG_IMAGES_SHARED ||
+	       (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
 }
 
 static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint64_t off,
@@ -634,9 +635,9 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 	} else if (b->type == PT_LOG_PIDS) {
 		if (r->hdr.version >= 3)
 			pids_block(r, p, b->payload_len);
-	} else if (b->type == PT_LOG_IMAGES) {
+	} else if (b->type == PT_LOG_IMAGES || b->type == PT_LOG_IMAGES_SHARED) {
 		if (r->hdr.version >= 3)
-			pt_logi_block(&r->images, p, b->payload_len);
+			pt_logi_block(&r->images, b->type, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
 		memcpy(&r->status, p, sizeof r->status);
 		r->closed = 1;
@@ -743,7 +744,7 @@ static int ring_index(struct pt_logr *r)
 		if (found[k].seq > expect)
 			err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
 		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS ||
-		             found[k].kind == PT_LOG_IMAGES)) {
+		             found[k].kind == PT_LOG_IMAGES || found[k].kind == PT_LOG_IMAGES_SHARED)) {
 			struct pt_log_block b;
 			if (block_at(r, found[k].off, 0, &b))
 				meta_block(r, found[k].off, &b);
@@ -861,7 +862,7 @@ static void open_walk(struct pt_logr *r)
 	while ((res = walk(r, r->mem != NULL, &off, &b)) != B_END)
 		if (res == B_BLOCK &&
 		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_IMAGES ||
-		     b.type == PT_LOG_END))
+		     b.type == PT_LOG_IMAGES_SHARED || b.type == PT_LOG_END))
 			meta_block(r, off, &b);
 	walk_reset(r);
 }
@@ -1890,6 +1891,8 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 }
 
 uint64_t pt_logr_images(const struct pt_logr *r) { return r->images.n; }
+
+uint64_t pt_logr_images_dropped(const struct pt_logr *r) { return r->images.dropped; }
 
 int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,
                   struct posixtrace_image *out)

@@ -92,6 +92,9 @@ PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int 
 
 /* The IMAGES entries the reader keeps. */
 PT_LOG_HIDDEN uint64_t pt_logr_images(const struct pt_logr *r);
+/* Images the reader did not keep: past a process's bound or the table's
+ * (logimages.h). */
+PT_LOG_HIDDEN uint64_t pt_logr_images_dropped(const struct pt_logr *r);
 
 /* The image of process pid that held addr at time ns, from the log's
  * IMAGES blocks (posixtrace_event_image).  0, ENOENT or ENOMEM. */

@@ -144,33 +144,128 @@ int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n
 	return 0;
 }
 
-int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path)
+/* FNV-1a over the build id and the path: the slot a file is looked for
+ * at (entries are compared whole, so a collision costs sharing only). */
+static uint32_t file_hash(const struct pt_log_shared_file *f, const char *path)
 {
-	if (w->finished || !e || e->path_len > PT_LOG_IMAGE_PATH_MAX)
+	uint32_t h = 2166136261u;
+	for (uint32_t i = 0; i < f->build_id_len; i++)
+		h = (h ^ f->build_id[i]) * 16777619u;
+	for (uint32_t i = 0; i < f->path_len; i++)
+		h = (h ^ (unsigned char)path[i]) * 16777619u;
+	return h;
+}
+
+/* The number of the gathered FILE entry equal to f and path, or -1; *slot:
+ * where it is, or the free slot it would take (UINT32_MAX: none). */
+static int64_t file_find(const struct pt_logw *w, const struct pt_log_shared_file *f,
+                         const char *path, uint32_t *slot)
+{
+	uint32_t i = file_hash(f, path) & (PT_LOGW_IMG_SLOTS - 1);
+	*slot = UINT32_MAX;
+	for (uint32_t n = 0; n < PT_LOGW_IMG_SLOTS; n++, i = (i + 1) & (PT_LOGW_IMG_SLOTS - 1)) {
+		if (!w->img_slots[i]) {
+			*slot = w->img_nfiles < PT_LOGW_IMG_FILES ? i : UINT32_MAX;
+			return -1;
+		}
+		const unsigned char *at = w->img + w->img_slots[i] - 1;
+		if (memcmp(at, f, sizeof *f) == 0 && memcmp(at + sizeof *f, path, f->path_len) == 0)
+			return w->img_file_no[i];
+	}
+	return -1;
+}
+
+/* The gathered entries as an IMAGES_SHARED block: as many of them as the
+ * room of an UNTIL_FULL log takes (each refers only to files before it). */
+static void images_flush(struct pt_logw *w)
+{
+	if (!w->img_len)
+		return;
+	pt_logb_close(w);
+	pt_logb_open(w, PT_LOG_IMAGES_SHARED, 0);
+	uint32_t len = 0, n = 0, room = (uint32_t)(w->blk_end - w->pos);
+	while (len < w->img_len) {
+		uint32_t size;
+		memcpy(&size, w->img + len, sizeof size);
+		if (size > room - len)
+			break;
+		len += size;
+		n++;
+	}
+	memcpy(w->pos, w->img, len);
+	w->pos += len;
+	w->blk_records = n;
+	pt_logb_close(w);
+	w->img_len = w->img_nfiles = 0;
+	memset(w->img_slots, 0, sizeof w->img_slots);
+}
+
+static int images_room(struct pt_logw *w)
+{
+	if (w->img)
+		return 0;
+	w->img_cap = w->block_size - PT_LOG_BLOCK_HDR;
+	w->img = malloc(w->img_cap);
+	return w->img ? 0 : ENOMEM;
+}
+
+int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path, uint32_t uid)
+{
+	if (w->finished || !e || e->path_len > PT_LOG_IMAGE_PATH_MAX ||
+	    e->build_id_len > sizeof e->build_id)
 		return EINVAL;
-	const uint32_t size = pt_log_image_size(e->path_len);
-	if (w->blk && w->blk_type != PT_LOG_IMAGES)
-		pt_logb_close(w);
-	if (w->blk && (size_t)(w->blk_end - w->pos) < size)
-		pt_logb_seal(w, PT_LOG_IMAGES);
-	if (!w->blk)
-		pt_logb_open(w, PT_LOG_IMAGES, 0);
-	if ((size_t)(w->blk_end - w->pos) < size)
-		return 0; /* an UNTIL_FULL log's last room */
-	struct pt_log_image head = *e;
-	head.entry_size = size;
-	memcpy(w->pos, &head, sizeof head);
-	memcpy(w->pos + sizeof head, path, e->path_len);
-	memset(w->pos + sizeof head + e->path_len, 0, size - sizeof head - e->path_len);
-	w->pos += size;
-	w->blk_records++;
+	int err = images_room(w);
+	if (err)
+		return err;
+	struct pt_log_shared_file f = {
+	    .entry_size = pt_log_shared_file_size(e->path_len),
+	    .kind = PT_LOG_SHARED_FILE,
+	    .path_len = e->path_len,
+	    .build_id_len = e->build_id_len,
+	    .flags = e->flags & 1u,
+	};
+	memcpy(f.build_id, e->build_id, e->build_id_len);
+	uint32_t slot;
+	int64_t file = file_find(w, &f, path, &slot);
+	const uint32_t image_size = sizeof(struct pt_log_shared_image);
+	if (w->img_len + (file < 0 ? f.entry_size : 0) + image_size > w->img_cap) {
+		images_flush(w);
+		file = file_find(w, &f, path, &slot);
+	}
+	if (file < 0) {
+		unsigned char *at = w->img + w->img_len;
+		memcpy(at, &f, sizeof f);
+		memcpy(at + sizeof f, path, e->path_len);
+		memset(at + sizeof f + e->path_len, 0, f.entry_size - sizeof f - e->path_len);
+		file = w->img_nfiles++;
+		if (slot != UINT32_MAX) {
+			w->img_slots[slot] = w->img_len + 1;
+			w->img_file_no[slot] = (uint32_t)file;
+		}
+		w->img_len += f.entry_size;
+	}
+	struct pt_log_shared_image m = {
+	    .entry_size = image_size,
+	    .kind = PT_LOG_SHARED_IMAGE,
+	    .index = e->index,
+	    .count = e->count,
+	    .file = (uint32_t)file,
+	    .pid = e->pid,
+	    .uid = uid,
+	    .time_ns = e->time_ns,
+	    .set = e->set,
+	    .start = e->start,
+	    .end = e->end,
+	    .bias = e->bias,
+	};
+	memcpy(w->img + w->img_len, &m, sizeof m);
+	w->img_len += image_size;
 	return 0;
 }
 
 void pt_logw_images_done(struct pt_logw *w)
 {
-	if (w->blk && w->blk_type == PT_LOG_IMAGES)
-		pt_logb_close(w);
+	images_flush(w);
 }
 
 int pt_logw_names(struct pt_logw *w, uint32_t first_id, uint32_t count,
@@ -428,6 +523,7 @@ int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s)
 {
 	if (w->finished)
 		return w->done.error ? w->done.error : EINVAL;
+	images_flush(w);
 	pt_logb_close(w);
 	pt_logio_flush(w);
 	take_status(w, s, 1);
@@ -443,6 +539,7 @@ int pt_logw_hand(struct pt_logw *w, const struct pt_logw_status *s)
 		return pt_logw_sync(w, s);
 	if (w->finished)
 		return w->prog.error ? w->prog.error : EINVAL;
+	images_flush(w);
 	pt_logb_close(w);
 	take_status(w, s, 0);
 	pt_logio_hand(w);
@@ -459,6 +556,8 @@ int pt_logw_clear(struct pt_logw *w)
 	w->out_handed = 0;
 	w->out_blocks = 0;
 	pt_logb_none(w);
+	w->img_len = w->img_nfiles = 0;
+	memset(w->img_slots, 0, sizeof w->img_slots);
 	struct pt_logw_progress *d = &w->done;
 	d->log_full = 0;
 	d->status.log_full = POSIX_TRACE_NOT_FULL;
@@ -485,6 +584,7 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 {
 	if (w->finished)
 		return w->done.error ? w->done.error : EINVAL;
+	images_flush(w);
 	pt_logb_close(w);
 	pt_logio_wait(w);
 	take_status(w, s, 1);
@@ -520,6 +620,9 @@ void pt_logw_free(struct pt_logw *w)
 	free(w->out);
 	free(w->ctx);
 	free(w->names);
+	free(w->img);
+	w->img = NULL;
+	w->img_len = w->img_nfiles = 0;
 	w->out = NULL;
 	w->ctx = NULL;
 	w->names = NULL;

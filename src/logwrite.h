@@ -46,10 +46,13 @@ PT_LOG_HIDDEN int pt_logw_resume(struct pt_logw *w, struct pt_logw_state *st, in
  * Entries that find no room in an UNTIL_FULL log are left out (the events
  * still carry the translated ids).  EINVAL for a finished log. */
 PT_LOG_HIDDEN int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry *e, uint32_t n);
-/* One image a traced process described (IMAGES block, logfmt.h), with
- * e->path_len bytes of path; the block is left open for the next one
- * until pt_logw_images_done.  0, or EINVAL. */
-PT_LOG_HIDDEN int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path);
+/* One image a traced process described, with e->path_len bytes of path,
+ * described in memory of user uid (PT_LOG_UID_UNKNOWN): gathered with the
+ * others until pt_logw_images_done (or a sync, a hand, the end), then
+ * written as an IMAGES_SHARED block (logfmt.h) in which images of one
+ * file share its description.  0, EINVAL, or ENOMEM. */
+PT_LOG_HIDDEN int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path,
+                                uint32_t uid);
 PT_LOG_HIDDEN void pt_logw_images_done(struct pt_logw *w);
 
 /* Names of user event ids first_id .. first_id + count - 1 become known:

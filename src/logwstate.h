@@ -13,6 +13,9 @@
 
 /* pt_logw_event: an UNTIL_FULL log has no room (not an error number). */
 #define PT_LOGW_FULL (-1)
+/* Files one gathered IMAGES_SHARED payload shares (twice that many slots). */
+#define PT_LOGW_IMG_FILES 256u
+#define PT_LOGW_IMG_SLOTS (2u * PT_LOGW_IMG_FILES)
 
 /* The stream's status as the caller sees it, for the log's header and END
  * block; the log's own full/overrun status is the writer's. */
@@ -134,6 +137,16 @@ struct pt_logw {
 	/* UNTIL_FULL: event bytes log-max-size still takes, the final STOP's
 	 * kept apart; UINT64_MAX >> 1 for the other policies */
 	uint64_t ev_left;
+
+	/* The IMAGES_SHARED payload being gathered (img_cap bytes, NULL
+	 * until the first image), written as a block by images_done and
+	 * before a sync, a hand or the end; its files by a hash of build id
+	 * and path (slot: offset + 1 in img, 0 free), so that the images of
+	 * every process of a drain share their descriptions. */
+	unsigned char *img;
+	uint32_t img_len, img_cap, img_nfiles;
+	uint32_t img_slots[PT_LOGW_IMG_SLOTS];
+	uint32_t img_file_no[PT_LOGW_IMG_SLOTS];
 
 	/* names given (all ids) and their text, to re-emit after a discard */
 	uint64_t names_given[PT_LOG_NIDS / 64];

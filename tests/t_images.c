@@ -13,7 +13,11 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -107,6 +111,9 @@ static void assert_image_is(trace_id_t rd, const struct lt_rec_buf *ev, const st
 	ck_assert_uint_eq(img.posixtrace_build_id_size, want->build_id_size);
 	ck_assert_int_eq(memcmp(img.posixtrace_build_id, want->build_id, want->build_id_size), 0);
 	ck_assert_int_eq(img.posixtrace_path_truncated, 0);
+	/* A stream of this process's own: its memory is this user's (root's,
+	 * run as root), which the keeper records as the describer. */
+	ck_assert_uint_eq(img.posixtrace_uid, (uint32_t)geteuid());
 }
 
 /* A stream of this process logging into fd, asked for images, started. */
@@ -422,6 +429,258 @@ START_TEST(exec_keeps_pid_changes_image)
 }
 END_TEST
 
+/* ---- the describer's uid: a stream handed to another user ---------------- */
+
+#define IMG_USER "ptiso_a" /* the unprivileged users t_isolation uses too */
+#define IMG_USER_B "ptiso_b"
+
+/* The uid of user `name`, created if missing; -1 when it cannot be. */
+static long img_user(const char *name, gid_t *gid)
+{
+	struct passwd *pw = getpwnam(name);
+	if (!pw) {
+		pid_t pid = pt_fork();
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+			if (null >= 0) {
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+			execl("/usr/sbin/useradd", "useradd", "--system", "--no-create-home", "--shell",
+			      "/usr/sbin/nologin", name, (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		pw = getpwnam(name);
+	}
+	if (!pw || pw->pw_uid == 0)
+		return -1;
+	*gid = pw->pw_gid;
+	return (long)pw->pw_uid;
+}
+
+struct user_expect {
+	pid_t pid;
+	uint32_t uid;
+	size_t seen;
+};
+
+static void check_user(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct user_expect *x = arg;
+	struct posixtrace_image img;
+	ck_assert_int_eq(ev->info.posix_pid, x->pid);
+	ck_assert_ok(posixtrace_event_image(rd, &ev->info, &img));
+	ck_assert_uint_eq(img.posixtrace_uid, x->uid);
+	x->seen++;
+}
+
+/* The images of a log name who described them, from the owner of the
+ * stream memory (docs/SECURITY.md, "Images and symbols"): root traces,
+ * by its pid, a process that became an unprivileged user; root's
+ * controller gives the stream memory to that user, so the images the
+ * process describes say that user's uid, not root's (nor unknown).  Runs
+ * as root (SKIPPED otherwise, or when the user cannot be made). */
+START_TEST(handed_to_user_names_user)
+{
+	gid_t gid;
+	long uid = geteuid() == 0 ? img_user(IMG_USER, &gid) : -1;
+	if (uid < 0) {
+		fprintf(stderr, "handed_to_user_names_user: SKIPPED (needs root and user %s)\n",
+		        IMG_USER);
+		return;
+	}
+	int go[2], ready[2];
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t child = pt_fork();
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid((uid_t)uid) != 0 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(2);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		trace_event_id_t id;
+		if (posix_trace_eventid_open("img.user", &id) != 0)
+			_exit(4);
+		for (uint32_t i = 0; i < 100; i++)
+			posix_trace_event(id, &i, sizeof i);
+		_exit(0);
+	}
+	close(go[0]);
+	char c;
+	ck_assert_int_eq(read(ready[0], &c, 1), 1); /* the child is the user's now */
+	int fd = lt_new_log_file();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_create_withlog(child, &attr, fd, &trid));
+	posix_trace_attr_destroy(&attr);
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the traced child failed (%d)",
+	              status);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct user_expect x = {.pid = child, .uid = (uint32_t)uid};
+	ck_assert_uint_eq(each_user_event(fd, check_user, &x), 100);
+	ck_assert_uint_eq(x.seen, 100);
+}
+END_TEST
+
+/* The stream memory of this controller owned by uid (its descriptor found
+ * in /proc/self/fd), given to uid2:gid2. */
+static void chown_stream(uid_t uid, uid_t uid2, gid_t gid2)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int done = 0;
+	struct dirent *e;
+	while (!done && (e = readdir(d))) {
+		char link[300], target[256];
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		struct stat st;
+		int fd = atoi(e->d_name);
+		if (n <= 0 || fstat(fd, &st) != 0)
+			continue;
+		target[n] = '\0';
+		if (strstr(target, "memfd:posixtrace-stream") && st.st_uid == uid) {
+			ck_assert_int_eq(fchown(fd, uid2, gid2), 0);
+			done = 1;
+		}
+	}
+	closedir(d);
+	ck_assert_msg(done, "no stream memory of uid %u here", (unsigned)uid);
+}
+
+/* A child of user (uid, gid), a byte on done once it is (so that root's
+ * controller finds it that user's), then for each byte it reads on go: 5
+ * events of "img.phase1", then after a dlopen of the next of plugins (a
+ * new set described) 5 of "img.phase2", and so on; a byte on done after
+ * each phase. */
+static pid_t phased_child(long uid, gid_t gid, int go, int done, char *const *plugins, int nplugins)
+{
+	pid_t child = pt_fork();
+	if (child != 0)
+		return child;
+	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid((uid_t)uid) != 0 ||
+	    write(done, "r", 1) != 1)
+		_exit(2);
+	for (int phase = 0; phase <= nplugins; phase++) {
+		char c, name[32];
+		if (read(go, &c, 1) != 1)
+			_exit(3);
+		if (phase > 0 && !dlopen(plugins[phase - 1], RTLD_NOW))
+			_exit(4);
+		snprintf(name, sizeof name, "img.phase%d", phase + 1);
+		trace_event_id_t id;
+		if (posix_trace_eventid_open(name, &id) != 0)
+			_exit(5);
+		for (uint32_t i = 0; i < 5; i++)
+			posix_trace_event(id, &i, sizeof i);
+		if (write(done, "d", 1) != 1)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+/* Until the flush begun is over (posix_trace_flush only begins it), 20 s
+ * at most. */
+static void wait_flushed(trace_id_t trid)
+{
+	struct posix_trace_status_info st;
+	for (int i = 0; i < 20000; i++) {
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		if (st.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			return;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	ck_abort_msg("the flush did not end in 20 s");
+}
+
+struct phase_expect {
+	trace_id_t rd;
+	uint32_t uid[3];
+	size_t seen[3];
+};
+
+static void check_phase(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct phase_expect *x = arg;
+	char name[TRACE_EVENT_NAME_MAX];
+	ck_assert_ok(posix_trace_eventid_get_name(rd, ev->info.posix_event_id, name));
+	int phase = name[strlen(name) - 1] - '1';
+	ck_assert(phase >= 0 && phase < 3);
+	struct posixtrace_image img;
+	ck_assert_ok(posixtrace_event_image(rd, &ev->info, &img));
+	ck_assert_msg(img.posixtrace_uid == x->uid[phase], "phase %d: uid %u, not %u", phase + 1,
+	              (unsigned)img.posixtrace_uid, (unsigned)x->uid[phase]);
+	x->seen[phase]++;
+}
+
+/* Who described an image is the first user other than root that owned
+ * the stream memory, whoever owns it later, and unknown once a second one
+ * has (docs/LOG-FORMAT.md, "Who described an image"): root traces a
+ * process of user A (the stream becomes A's); after the images of its
+ * first phase are in the log, root gives the memory to root, then to user
+ * B, and the process describes a new set (a dlopen) in each phase: the
+ * first two phases' images say A, the third's unknown.  Runs as root. */
+START_TEST(owner_sticky_then_unknown)
+{
+	gid_t gid;
+	long uid = geteuid() == 0 ? img_user(IMG_USER, &gid) : -1;
+	gid_t gid_b;
+	long uid_b = uid >= 0 ? img_user(IMG_USER_B, &gid_b) : -1;
+	if (uid < 0 || uid_b < 0 || uid == uid_b) {
+		fprintf(stderr, "owner_sticky_then_unknown: SKIPPED (needs root and two users)\n");
+		return;
+	}
+	int go[2], done[2];
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	char *plugins[] = {pt_helper_path("dl_filler.so"), pt_helper_path("dl_filler8.so")};
+	pid_t child = phased_child(uid, gid, go[0], done[1], plugins, 2);
+	char c;
+	ck_assert_int_eq(read(done[0], &c, 1), 1); /* A's now */
+	int fd = lt_new_log_file();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_create_withlog(child, &attr, fd, &trid));
+	posix_trace_attr_destroy(&attr);
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	for (int phase = 0; phase < 3; phase++) {
+		if (phase == 1)
+			chown_stream((uid_t)uid, 0, 0);
+		else if (phase == 2)
+			chown_stream(0, (uid_t)uid_b, gid_b);
+		ck_assert_int_eq(write(go[1], "g", 1), 1);
+		ck_assert_int_eq(read(done[0], &c, 1), 1);
+		ck_assert_ok(posix_trace_flush(trid)); /* the keeper takes the phase's images */
+		wait_flushed(trid);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the traced child failed (%d)",
+	              status);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct phase_expect x = {.uid = {(uint32_t)uid, (uint32_t)uid, POSIXTRACE_UID_UNKNOWN}};
+	ck_assert_uint_eq(each_user_event(fd, check_phase, &x), 15);
+	ck_assert_uint_eq(x.seen[0], 5);
+	ck_assert_uint_eq(x.seen[1], 5);
+	ck_assert_uint_eq(x.seen[2], 5);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("images");
@@ -433,5 +692,7 @@ int main(void)
 	tcase_add_test(tc, exec_keeps_pid_changes_image);
 	tcase_add_test(tc, loop_stream_keeps_images);
 	tcase_add_test(tc, threads_while_plugins_come_and_go);
+	tcase_add_test(tc, handed_to_user_names_user);
+	tcase_add_test(tc, owner_sticky_then_unknown);
 	return pt_run(s);
 }

@@ -901,6 +901,7 @@ START_TEST(images_table_crafted)
 		ck_assert_uint_le(img.posixtrace_start, (uintptr_t)info.posix_prog_address);
 		ck_assert_uint_lt((uintptr_t)info.posix_prog_address, img.posixtrace_end);
 		ck_assert_uint_eq(img.posixtrace_build_id_size, 20);
+		ck_assert_uint_eq(img.posixtrace_uid, POSIXTRACE_UID_UNKNOWN); /* a type 7 table */
 		k++;
 	}
 	ck_assert_uint_eq(k, 3);
@@ -920,6 +921,304 @@ START_TEST(images_table_crafted)
 	ck_assert_str_eq(image_path(trid, &info, &img), "-");
 	struct posixtrace_log_info li;
 	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* The resident memory of this process, in KiB (/proc/self/status). */
+static long resident_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	ck_assert_int_ge(kib, 0);
+	return kib;
+}
+
+/* An event of process pid at addr and T0 + at, as posixtrace_event_image
+ * takes it. */
+static struct posix_trace_event_info event_at(pid_t pid, uint64_t addr, uint64_t at)
+{
+	struct posix_trace_event_info info;
+	memset(&info, 0, sizeof info);
+	info.posix_pid = pid;
+	info.posix_prog_address = (void *)(uintptr_t)addr;
+	info.posix_timestamp = (struct timespec){(time_t)((T0 + at) / 1000000000u),
+	                                         (long)((T0 + at) % 1000000000u)};
+	return info;
+}
+
+/* A FILE entry of an IMAGES_SHARED payload into buf at *n (entry_size 0:
+ * the right one). */
+static void put_shared_file(unsigned char *buf, uint32_t *n, const char *path, uint8_t id_byte,
+                            uint32_t entry_size)
+{
+	struct pt_log_shared_file f = {.kind = PT_LOG_SHARED_FILE,
+	                               .path_len = (uint16_t)strlen(path),
+	                               .build_id_len = 20};
+	f.entry_size = entry_size ? entry_size : pt_log_shared_file_size(f.path_len);
+	memset(f.build_id, id_byte, 20);
+	memset(buf + *n, 0, f.entry_size);
+	memcpy(buf + *n, &f, sizeof f);
+	memcpy(buf + *n + sizeof f, path, f.path_len);
+	*n += f.entry_size;
+}
+
+/* An IMAGE entry of an IMAGES_SHARED payload: process pid's only image,
+ * [start, start + 0x1000) of the block's file `file`, set `set` begun at
+ * T0 + at, described by uid. */
+static struct pt_log_shared_image shared_image(int32_t pid, uint32_t file, uint64_t set,
+                                               uint64_t at, uint64_t start, uint32_t uid)
+{
+	return (struct pt_log_shared_image){.entry_size = sizeof(struct pt_log_shared_image),
+	                                    .kind = PT_LOG_SHARED_IMAGE, .index = 0, .count = 1,
+	                                    .file = file, .pid = pid, .uid = uid,
+	                                    .time_ns = T0 + at, .set = set, .start = start,
+	                                    .end = start + 0x1000, .bias = start};
+}
+
+static void put_shared_image(unsigned char *buf, uint32_t *n, struct pt_log_shared_image m)
+{
+	memset(buf + *n, 0, m.entry_size);
+	memcpy(buf + *n, &m, sizeof m);
+	*n += m.entry_size;
+}
+
+/* The IMAGES_SHARED table of a crafted log (docs/LOG-FORMAT.md): a file
+ * with an empty path, the first the reader keeps, is read back (under
+ * UBSan this was a null pointer plus 0, found by fuzz_logcraft); images of
+ * two processes share one FILE entry and read back with its path and build
+ * id and each with the uid its entry gives (1234 and 0, and unknown);
+ * entries larger than their kind (a later revision's) and entries of an
+ * unknown kind are skipped over, not damage; an image naming a file not
+ * described before it in the block, an entry size not a multiple of 8 and
+ * a FILE entry too short for its path stop the block there (the entries
+ * after them are not used). */
+START_TEST(images_shared_crafted)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1);
+	unsigned char buf[4096];
+	uint32_t n = 0;
+	put_shared_file(buf, &n, "", 0xc0, 0); /* a file without a path, the first kept */
+	put_shared_image(buf, &n, shared_image(600, 0, 1, 10, 0x5000, 0));
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	n = 0;
+	put_shared_file(buf, &n, "/usr/lib/shared.so", 0xc1, 0);
+	put_shared_image(buf, &n, shared_image(ctx_a.pid, 0, 1, 10, 0x7000, 1234));
+	struct pt_log_shared_image later = shared_image(ctx_b.pid, 0, 1, 10, 0x9000, 0);
+	later.entry_size += 16; /* a later revision's fields */
+	put_shared_image(buf, &n, later);
+	const uint32_t unknown[4] = {16, 7, 0, 0}; /* an unknown kind, skipped */
+	memcpy(buf + n, unknown, sizeof unknown);
+	n += sizeof unknown;
+	put_shared_file(buf, &n, "/other", 0xc2, 0);
+	put_shared_image(buf, &n, shared_image(300, 1, 1, 10, 0xb000, PT_LOG_UID_UNKNOWN));
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	/* Each stops its block, and the good image after it is not used. */
+	for (int bad = 0; bad < 3; bad++) {
+		n = 0;
+		put_shared_file(buf, &n, "/bad", 0xc3, bad == 2 ? 48 : 0);
+		struct pt_log_shared_image m = shared_image(400 + bad, bad == 0 ? 1 : 0, 1, 10, 0xd000, 5);
+		if (bad == 1)
+			m.entry_size = 68;
+		put_shared_image(buf, &n, m);
+		put_shared_image(buf, &n, shared_image(500 + bad, 0, 1, 10, 0xd000, 5));
+		v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	}
+	v3_end(&g);
+
+	trace_id_t trid;
+	struct posixtrace_image img;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posix_trace_event_info ev = event_at(600, 0x5000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "");
+	ck_assert_uint_eq(img.posixtrace_build_id[0], 0xc0);
+	ev = event_at(ctx_a.pid, 0x7010, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/usr/lib/shared.so");
+	ck_assert_uint_eq(img.posixtrace_uid, 1234);
+	ck_assert_uint_eq(img.posixtrace_build_id_size, 20);
+	ck_assert_uint_eq(img.posixtrace_build_id[19], 0xc1);
+	ck_assert_uint_eq(img.posixtrace_start, 0x7000);
+	ck_assert_uint_eq(img.posixtrace_load_bias, 0x7000);
+	ev = event_at(ctx_b.pid, 0x9fff, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/usr/lib/shared.so");
+	ck_assert_uint_eq(img.posixtrace_uid, 0);
+	ev = event_at(300, 0xb000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/other");
+	ck_assert_uint_eq(img.posixtrace_uid, POSIXTRACE_UID_UNKNOWN);
+	ck_assert_uint_eq(img.posixtrace_build_id[0], 0xc2);
+	for (int bad = 0; bad < 3; bad++) {
+		ev = event_at(400 + bad, 0xd000, 20);
+		ck_assert_str_eq(image_path(trid, &ev, &img), "-");
+		ev = event_at(500 + bad, 0xd000, 20);
+		ck_assert_str_eq(image_path(trid, &ev, &img), "-");
+	}
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 4);
+	ck_assert_uint_eq(li.posixtrace_images_dropped, 0);
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* Entries of process 1 (ctx_a) that pass the old table's 2^17; it keeps
+ * 4,096 of them (PT_LOGI_PER_PROCESS). */
+#define GREEDY_IMAGES ((1u << 17) + 1024u)
+
+/* The IMAGES table is fair per process (security, fourth round, item 5:
+ * the reader kept the first 2^17 entries of the log, so a process that
+ * described more, first, left every later process's images unnamed).  In
+ * a crafted log, process 1 describes 2^17 + 1,024 images (sets of 1,000,
+ * a path of its own each) and then process 2 describes 5: each of process
+ * 2's is found, with its path; process 1 keeps its bound
+ * (PT_LOGI_PER_PROCESS) and the rest is counted as dropped; opening the
+ * log costs the reader a bounded amount of memory (under 16 MiB, where
+ * 2^17 entries with their paths took about 80). */
+START_TEST(images_table_fair_per_process)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1);
+	unsigned char buf[PT_LOG_MIN_BLOCK - PT_LOG_BLOCK_HDR];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < GREEDY_IMAGES; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/greedy/lib%u.so", i);
+		uint64_t start = 0x10000000ull + (uint64_t)(i % 1000) * 0x1000ull;
+		struct pt_log_image e = image_entry(1 + i / 1000, 10 + i / 1000, start, start + 0x800, path);
+		e.index = (uint16_t)(i % 1000);
+		e.count = 1000;
+		if (n + pt_log_image_size(e.path_len) > sizeof buf) {
+			v3_block(&g, PT_LOG_IMAGES, g.seq++, 0, buf, n);
+			n = 0;
+		}
+		put_entry(buf, &n, &e, path);
+	}
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		uint64_t start = 0x20000000ull + i * 0x1000ull;
+		struct pt_log_image e = image_entry(7, 5000, start, start + 0x800, path);
+		e.pid = ctx_b.pid;
+		e.index = (uint16_t)i;
+		e.count = 5;
+		if (n + pt_log_image_size(e.path_len) > sizeof buf) {
+			v3_block(&g, PT_LOG_IMAGES, g.seq++, 0, buf, n);
+			n = 0;
+		}
+		put_entry(buf, &n, &e, path);
+	}
+	v3_block(&g, PT_LOG_IMAGES, g.seq++, 0, buf, n);
+	v3_end(&g);
+
+	long before = resident_kib();
+	trace_id_t trid;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	long grown = resident_kib() - before;
+	struct posixtrace_image img;
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		struct posix_trace_event_info ev = event_at(ctx_b.pid, 0x20000000ull + i * 0x1000ull + 1, 6000);
+		ck_assert_str_eq(image_path(trid, &ev, &img), path);
+		ck_assert_uint_eq(img.posixtrace_uid, POSIXTRACE_UID_UNKNOWN);
+	}
+	struct posix_trace_event_info ev = event_at(ctx_a.pid, 0x10000000ull, 10);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/greedy/lib0.so");
+	ck_assert_msg(grown < 16 * 1024, "opening the log took %ld KiB", grown);
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 4096 + 5);
+	ck_assert_uint_eq(li.posixtrace_images_dropped, GREEDY_IMAGES - 4096);
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* The same in the IMAGES_SHARED form, a process describing the same two
+ * files over and over in new sets: process 1 (ctx_a) describes 2^17 +
+ * 1,024 images, each block naming its two files once, then process 2
+ * describes 5 files of its own; each of process 2's is found with its
+ * uid, process 1 keeps its bound and the rest is counted as dropped, and
+ * the reader keeps process 1's two files once (its memory grows under
+ * 16 MiB). */
+START_TEST(images_shared_fair_per_process)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1);
+	unsigned char buf[PT_LOG_MIN_BLOCK - PT_LOG_BLOCK_HDR];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < GREEDY_IMAGES; i++) {
+		if (n + sizeof(struct pt_log_shared_image) > sizeof buf) {
+			v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+			n = 0;
+		}
+		if (!n) {
+			put_shared_file(buf, &n, "/greedy/a.so", 0xa1, 0);
+			put_shared_file(buf, &n, "/greedy/b.so", 0xa2, 0);
+		}
+		struct pt_log_shared_image m =
+		    shared_image(ctx_a.pid, i % 2, 1 + i / 2, 10 + i / 2, 0x10000000ull + (i % 2) * 0x1000ull, 1000);
+		m.index = (uint16_t)(i % 2);
+		m.count = 2;
+		put_shared_image(buf, &n, m);
+	}
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	n = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		put_shared_file(buf, &n, path, 0xb0, 0);
+		struct pt_log_shared_image m = shared_image(ctx_b.pid, i, 7, 200000, 0x20000000ull + i * 0x1000ull, 2000);
+		m.index = (uint16_t)i;
+		m.count = 5;
+		put_shared_image(buf, &n, m);
+	}
+	v3_block(&g, PT_LOG_IMAGES_SHARED, g.seq++, 0, buf, n);
+	v3_end(&g);
+
+	long before = resident_kib();
+	trace_id_t trid;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	long grown = resident_kib() - before;
+	struct posixtrace_image img;
+	for (uint32_t i = 0; i < 5; i++) {
+		char path[40];
+		snprintf(path, sizeof path, "/modest/lib%u.so", i);
+		struct posix_trace_event_info ev = event_at(ctx_b.pid, 0x20000000ull + i * 0x1000ull + 1, 300000);
+		ck_assert_str_eq(image_path(trid, &ev, &img), path);
+		ck_assert_uint_eq(img.posixtrace_uid, 2000);
+	}
+	struct posix_trace_event_info ev = event_at(ctx_a.pid, 0x10001000ull, 10);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/greedy/b.so");
+	ck_assert_uint_eq(img.posixtrace_uid, 1000);
+	ck_assert_msg(grown < 16 * 1024, "opening the log took %ld KiB", grown);
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 4096 + 5);
+	ck_assert_uint_eq(li.posixtrace_images_dropped, GREEDY_IMAGES - 4096);
 	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
 	ck_assert_ok(posix_trace_close(trid));
 	close(fd);
@@ -1396,5 +1695,8 @@ int main(void)
 	tcase_add_test(tc, ring_of_stages_blocks);
 	tcase_add_test(tc, cut_short_inside_a_drain);
 	tcase_add_test(tc, pipe_reads_the_same);
+	tcase_add_test(tc, images_table_fair_per_process);
+	tcase_add_test(tc, images_shared_crafted);
+	tcase_add_test(tc, images_shared_fair_per_process);
 	return pt_run_scratch(s, "pt_logv3");
 }

@@ -19,7 +19,8 @@
  * the type, the drain number (the same, the next, any), the calibration
  * (points increasing or not, 0 to 65 of them), and section lengths and
  * counts right or wrong; blocks of the reserved types come in between,
- * and IMAGES tables whose entries the reader looks events up in.  The log is a memory file (holes are real: it
+ * and IMAGES tables of both forms (entries with their paths, and files
+ * shared by images with a uid) whose entries the reader looks events up in.  The log is a memory file (holes are real: it
  * is sparse), read twice with a rewind between; both passes must agree,
  * end by themselves, and take time in proportion to the data written
  * (checked: at most a few seconds, whatever the holes).
@@ -94,6 +95,92 @@ static void block(struct gen *g, uint32_t type, uint64_t seq, uint64_t ts_base,
 	uint64_t at = block_place(g, seq, claim);
 	put_at(g, at, &b, sizeof b);
 	put_at(g, at + sizeof b, payload, len);
+}
+
+/* An IMAGES table (type 7): entries shaped right, or nearly. */
+static void images_table(struct gen *g, struct input *in)
+{
+	unsigned char t[2048];
+	uint32_t n = 0, entries = 1 + (uint32_t)take(in, 1) % 4;
+	for (uint32_t i = 0; i < entries; i++) {
+		struct pt_log_image e = {0};
+		e.pid = (int32_t)(take(in, 1) % 4);
+		e.set = take(in, 1) % 4;
+		e.time_ns = 1000000000 + take(in, 3);
+		e.start = take(in, 2) << 12;
+		e.end = e.start + take(in, 2);
+		e.bias = take(in, 2) << 12;
+		e.count = (uint16_t)take(in, 1);
+		e.index = (uint16_t)(e.count ? take(in, 1) % (e.count + 1u) : 0);
+		e.path_len = (uint16_t)(take(in, 2) % 600);
+		e.build_id_len = (uint8_t)(take(in, 1) % 40);
+		e.flags = (uint8_t)take(in, 1);
+		e.entry_size = take(in, 1) % 16 ? pt_log_image_size(e.path_len) : (uint32_t)take(in, 2);
+		uint32_t size = pt_log_image_size(e.path_len);
+		if (n + size > sizeof t)
+			break;
+		memcpy(t + n, &e, sizeof e);
+		memset(t + n + sizeof e, 'a' + (int)(take(in, 1) % 26), size - sizeof e);
+		n += size;
+	}
+	block(g, PT_LOG_IMAGES, g->seq++, 0, t, n, n);
+}
+
+/* An IMAGES_SHARED table (type 8): FILE and IMAGE entries (with a uid),
+ * and now and then an entry of another kind or size, a file number past
+ * the files, a size that is wrong; files repeated so that the reader
+ * shares them. */
+static void shared_images_table(struct gen *g, struct input *in)
+{
+	unsigned char t[2048];
+	uint32_t n = 0, files = 0, entries = 1 + (uint32_t)take(in, 1) % 6;
+	for (uint32_t i = 0; i < entries; i++) {
+		uint32_t what = (uint32_t)take(in, 1);
+		uint32_t size;
+		if (what % 3 == 0) {
+			struct pt_log_shared_file f = {.kind = PT_LOG_SHARED_FILE};
+			f.path_len = (uint16_t)(take(in, 1) & 1 ? take(in, 1) % 8 : take(in, 2) % 600);
+			f.build_id_len = (uint8_t)(take(in, 1) % 40);
+			f.flags = (uint8_t)take(in, 1);
+			memset(f.build_id, (int)take(in, 1) % 4, sizeof f.build_id);
+			size = pt_log_shared_file_size(f.path_len);
+			f.entry_size = what & 0x80 ? (uint32_t)take(in, 2) : size;
+			if (n + size > sizeof t)
+				break;
+			memcpy(t + n, &f, sizeof f);
+			memset(t + n + sizeof f, 'a' + (int)(take(in, 1) % 4), size - sizeof f);
+			files++;
+		} else if (what % 3 == 1) {
+			struct pt_log_shared_image m = {.kind = PT_LOG_SHARED_IMAGE};
+			m.entry_size = sizeof m + (what & 0x40 ? 8u * (uint32_t)(take(in, 1) % 4) : 0);
+			m.file = (uint32_t)(what & 0x20 ? take(in, 1) : (files ? take(in, 1) % files : 0));
+			m.pid = (int32_t)(take(in, 1) % 4);
+			m.uid = (uint32_t)(take(in, 1) & 1 ? take(in, 4) : UINT32_MAX);
+			m.set = take(in, 1) % 4;
+			m.time_ns = 1000000000 + take(in, 3);
+			m.start = take(in, 2) << 12;
+			m.end = m.start + take(in, 2);
+			m.bias = take(in, 2) << 12;
+			m.count = (uint16_t)take(in, 1);
+			m.index = (uint16_t)(m.count ? take(in, 1) % (m.count + 1u) : 0);
+			size = m.entry_size;
+			if (what & 0x80)
+				m.entry_size = (uint32_t)take(in, 2);
+			if (n + size > sizeof t)
+				break;
+			memset(t + n, 0, size);
+			memcpy(t + n, &m, sizeof m);
+		} else {
+			uint32_t head[2] = {8u * (1 + (uint32_t)take(in, 1) % 4), (uint32_t)take(in, 2)};
+			size = head[0];
+			if (n + size > sizeof t)
+				break;
+			memset(t + n, 0, size);
+			memcpy(t + n, head, sizeof head);
+		}
+		n += size;
+	}
+	block(g, PT_LOG_IMAGES_SHARED, g->seq++, 0, t, n, n);
 }
 
 static void rec(struct gen *g, const void *bytes, uint32_t n)
@@ -232,31 +319,11 @@ static void step_v3(struct gen *g, struct input *in, uint32_t op)
 	} else if (op == 2) { /* RESUME */
 		word(g, w0(PT_REC_RESUME, 0, (uint32_t)take(in, 2)));
 		word(g, take(in, 1) & 1 ? take(in, 1) : 0);
-	} else if (take(in, 1) & 1) { /* an IMAGES table: entries shaped right, or nearly */
-		unsigned char t[2048];
-		uint32_t n = 0, entries = 1 + (uint32_t)take(in, 1) % 4;
-		for (uint32_t i = 0; i < entries; i++) {
-			struct pt_log_image e = {0};
-			e.pid = (int32_t)(take(in, 1) % 4);
-			e.set = take(in, 1) % 4;
-			e.time_ns = 1000000000 + take(in, 3);
-			e.start = take(in, 2) << 12;
-			e.end = e.start + take(in, 2);
-			e.bias = take(in, 2) << 12;
-			e.count = (uint16_t)take(in, 1);
-			e.index = (uint16_t)(e.count ? take(in, 1) % (e.count + 1u) : 0);
-			e.path_len = (uint16_t)(take(in, 2) % 600);
-			e.build_id_len = (uint8_t)(take(in, 1) % 40);
-			e.flags = (uint8_t)take(in, 1);
-			e.entry_size = take(in, 1) % 16 ? pt_log_image_size(e.path_len) : (uint32_t)take(in, 2);
-			uint32_t size = pt_log_image_size(e.path_len);
-			if (n + size > sizeof t)
-				break;
-			memcpy(t + n, &e, sizeof e);
-			memset(t + n + sizeof e, 'a' + (int)(take(in, 1) % 26), size - sizeof e);
-			n += size;
-		}
-		block(g, PT_LOG_IMAGES, g->seq++, 0, t, n, n);
+	} else if (take(in, 1) & 1) { /* an IMAGES table, of either form */
+		if (take(in, 1) & 1)
+			images_table(g, in);
+		else
+			shared_images_table(g, in);
 	} else { /* a PIDS table, a table of a later revision, or a type past them */
 		unsigned char t[48];
 		for (size_t i = 0; i < sizeof t; i++)

@@ -23,12 +23,13 @@ static inline struct fuzz_digest fuzz_logr_read_all(struct pt_logr *r)
 		    ev.ctx.comm[sizeof ev.ctx.comm - 1] != '\0')
 			abort();
 		fuzz_digest_add(&d, ev.id + ev.ts_ns + ev.data_len + (uint64_t)ev.ctx.pid, data, len);
-		/* The image of every event: found in bounds, path terminated. */
+		/* The image of every event: found in bounds, its path terminated
+		 * within what a log may hold. */
 		struct posixtrace_image img;
 		if (pt_logr_image(r, ev.ctx.pid, ev.pc, ev.ts_ns, &img) == 0 &&
 		    (img.posixtrace_start > ev.pc || ev.pc >= img.posixtrace_end ||
 		     img.posixtrace_build_id_size > sizeof img.posixtrace_build_id ||
-		     !memchr(img.posixtrace_path, '\0', sizeof img.posixtrace_path)))
+		     !memchr(img.posixtrace_path, '\0', PT_LOG_IMAGE_PATH_MAX + 1)))
 			abort();
 	}
 	fuzz_digest_end(&d);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <posixtrace.h>
 #include <trace.h>
 
 #include "../../src/logfmt.h"
@@ -113,6 +114,8 @@ static void write_log(const char *file, int log_policy, size_t log_size, int n, 
 	if (create(fd, file, log_policy, log_size, &trid) != 0) {
 		fail("posix_trace_create_withlog failed", file);
 	} else {
+		if (posixtrace_set_images(trid, 1) != 0) /* IMAGES_SHARED blocks too */
+			fail("posixtrace_set_images failed", file);
 		record(trid, file, n, flush_every);
 		posix_trace_shutdown(trid);
 		check_size(fd, file);
