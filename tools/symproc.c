@@ -332,7 +332,7 @@ static bool confine(int sock, const struct reader *r, pid_t parent)
 		return false;
 	if (r->drop) {
 		uid_t ru, eu, su;
-		if (r->uid == 0 || setgroups((size_t)r->ngroups, r->groups) != 0 ||
+		if (setgroups((size_t)r->ngroups, r->groups) != 0 ||
 		    setresgid(r->gid, r->gid, r->gid) != 0 || setresuid(r->uid, r->uid, r->uid) != 0 ||
 		    getresuid(&ru, &eu, &su) != 0 || ru != r->uid || eu != r->uid || su != r->uid)
 			return false;
