@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "clock.h"
@@ -183,6 +184,15 @@ static int replace_keeper(struct pt_handle *h)
 	return EIO;
 }
 
+/* One message, by sendmsg rather than send: a program whose seccomp
+ * filter denies sendto (send's system call) still commands its keeper. */
+static ssize_t send_packet(int sock, const void *msg, size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)msg, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	return sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* Sends one command; *number is 0 for a FLUSH that joined the flushes
  * already waiting.  EIO: no keeper, or it died; ETIMEDOUT: the socket
  * stayed full (a keeper alive but stuck) until the deadline. */
@@ -193,7 +203,7 @@ static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *
 	for (;;) {
 		if (h->keeper_sock < 0)
 			return EIO;
-		if (send(h->keeper_sock, msg, sizeof *msg, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof *msg)
+		if (send_packet(h->keeper_sock, msg, sizeof *msg) == sizeof *msg)
 			break;
 		if ((errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || !keeper_alive(h))
 			return EIO;

@@ -85,6 +85,7 @@ void pt_logb_open(struct pt_logw *w, uint32_t type, uint64_t ts)
 	if (w->blk_end < w->pos)
 		w->blk_end = w->pos;
 	w->blk_records = 0;
+	w->blk_stage_events = 0;
 	w->blk_ts = type == PT_LOG_STAGES ? 0 : ts;
 	w->last_ts = ts;
 	w->last_pc = 0;
@@ -154,6 +155,8 @@ void pt_logb_seal(struct pt_logw *w, uint32_t type)
 	}
 	w->prog.seq++;
 	w->prog.blocks_written = w->prog.seq;
+	w->prog.stage_events += w->blk_stage_events;
+	w->blk_stage_events = 0;
 	w->out_blocks++;
 	pt_logb_none(w);
 	if (w->out_len + w->block_size > w->out_cap)
@@ -409,6 +412,7 @@ static void section_append(struct pt_logw *w, const struct pt_logw_stage *s, int
 	h.len += (uint32_t)(w->pos - start);
 	memcpy(w->sec, &h, sizeof h);
 	w->blk_records += s->events;
+	w->blk_stage_events += s->events;
 }
 
 static void section_open(struct pt_logw *w, const struct pt_logw_stage *s)
@@ -445,8 +449,10 @@ int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
 		return EINVAL;
 	if (!s->len)
 		return 0;
-	if (w->prog.log_full)
+	if (w->prog.log_full) {
+		w->prog.stage_events += s->events;
 		return dropped_after_full(w, s->events);
+	}
 	if (w->blk && w->blk_type != PT_LOG_STAGES)
 		pt_logb_close(w);
 	if (!w->blk || !stage_into_block(w, s)) {
@@ -460,8 +466,10 @@ int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
 				return EINVAL; /* larger than a block: not a stage */
 			}
 		}
-		if (cut)
+		if (cut) {
+			w->prog.stage_events += s->events;
 			return log_full(w, &s->start.ctx, s->first_ns, 0, s->events);
+		}
 	}
 	if (s->last_ns > w->max_kept_ns)
 		w->max_kept_ns = s->last_ns;
