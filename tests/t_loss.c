@@ -8,6 +8,8 @@
  *    processes of 4 threads, each numbering its events);
  *  - a program that is its own controller under a seccomp filter that
  *    denies sendto (its commands to the keeper cannot be sent);
+ *  - a program under RLIMIT_AS=256M joining a stream whose memory does
+ *    not fit there (it maps what fits);
  *  - a process that has used up its descriptors still names its program
  *    among the images a stream records (no descriptor needed).
  * PT_LOSS_ROUNDS sets the rounds of the first (default 4; the soak runs
@@ -487,6 +489,70 @@ START_TEST(program_named_without_a_descriptor)
 }
 END_TEST
 
+#define AS_EVENTS 25000u
+#define AS_WRITER 7u
+
+/* A program started under RLIMIT_AS=256M, which leaves no room for the
+ * whole of a default stream's memory (its reserve is 261 MiB), joining a
+ * stream traced with inheritance (as under posixtrace record): it maps
+ * what fits, records there, and every one of its 25,000 events is in the
+ * log or in its lost count; the stream says one process mapped it short. */
+START_TEST(joiner_under_rlimit_as_counts_what_did_not_fit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("joiner_under_rlimit_as: not under AddressSanitizer, whose shadow memory "
+	       "does not fit in 256 MiB of address space\n");
+	return;
+#endif
+	int fd = lt_new_log_file();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	ck_assert_ok(posix_trace_start(trid));
+	char *helper = pt_helper_path("wl_post");
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = {256u << 20, 256u << 20};
+		if (setrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(100);
+		execl(helper, "wl_post", "-w", "7", "-c", "25000", "-n", "loss.as", (char *)NULL);
+		_exit(101);
+	}
+	pt_track(pid);
+	int status = pt_wait_exit(pid, 30000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "wl_post: status %#x", status);
+	struct posixtrace_rendezvous_info rdv;
+	ck_assert_ok(posixtrace_rendezvous_info(trid, &rdv));
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+
+	trace_id_t rd;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &rd));
+	uint64_t logged = 0;
+	struct loss_ev ev;
+	while (loss_next(rd, &ev)) {
+		struct pt_payload p;
+		if (ev.id < POSIX_TRACE_UNNAMED_USEREVENT || ev.len != sizeof p)
+			continue;
+		memcpy(&p, ev.data, sizeof p);
+		logged += p.writer == AS_WRITER;
+	}
+	struct posix_trace_status_info st;
+	ck_assert_ok(posix_trace_get_status(rd, &st));
+	ck_assert_ok(posix_trace_close(rd));
+	printf("joiner under RLIMIT_AS: logged %llu, lost %llu, short maps %llu\n",
+	       (unsigned long long)logged, (unsigned long long)st.posixtrace_lost_events,
+	       (unsigned long long)rdv.posixtrace_short_maps);
+	ck_assert_uint_eq(logged + st.posixtrace_lost_events, AS_EVENTS);
+	ck_assert_uint_eq(rdv.posixtrace_short_maps, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loss");
@@ -495,6 +561,8 @@ int main(void)
 	tcase_add_test(tc, random_kills_lose_nothing_unsaid);
 	tc = pt_tcase_fixture(s, "seccomp", pt_children_setup, pt_kill_children);
 	tcase_add_test(tc, seccomp_denying_sendto_loses_nothing_unsaid);
+	tc = pt_tcase_fixture(s, "address_space", pt_children_setup, pt_kill_children);
+	tcase_add_test(tc, joiner_under_rlimit_as_counts_what_did_not_fit);
 	tc = pt_tcase_fixture(s, "descriptors", pt_children_setup, pt_kill_children);
 	tcase_add_test(tc, program_named_without_a_descriptor);
 	return pt_run(s);
