@@ -13,7 +13,7 @@
  *    not fit there (it maps what fits);
  *  - a process that has used up its descriptors still names its program
  *    among the images a stream records (no descriptor needed).
- * PT_LOSS_ROUNDS sets the rounds of the first (default 4; the soak runs
+ * PT_LOSS_ROUNDS sets the rounds of the first (default 10; the soak runs
  * 100) and PT_LOSS_SEED its random seed (default: time and pid, printed).
  */
 #include "harness.h"
@@ -343,7 +343,7 @@ static unsigned loss_env(const char *name, unsigned fallback)
 START_TEST(random_kills_lose_nothing_unsaid)
 {
 	pt_subreaper_setup();
-	unsigned rounds = loss_env("PT_LOSS_ROUNDS", 4);
+	unsigned rounds = loss_env("PT_LOSS_ROUNDS", 10);
 	unsigned seed = loss_env("PT_LOSS_SEED", (unsigned)time(NULL) ^ (unsigned)getpid() << 16);
 	printf("random_kills_lose_nothing_unsaid: seed %u, %u rounds\n", seed, rounds);
 	trace_event_id_t id = pt_event_id("loss.event");
@@ -662,7 +662,7 @@ int main(void)
 {
 	Suite *s = suite_create("loss");
 	TCase *tc = pt_tcase(s, "keeper_killed");
-	tcase_set_timeout(tc, 20 + 8 * loss_env("PT_LOSS_ROUNDS", 4));
+	tcase_set_timeout(tc, 20 + 8 * loss_env("PT_LOSS_ROUNDS", 10));
 	tcase_add_test(tc, random_kills_lose_nothing_unsaid);
 	tc = pt_tcase(s, "keeper_held");
 	tcase_add_test(tc, keeper_killed_holding_blocks_counts_them);

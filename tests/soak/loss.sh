@@ -3,7 +3,7 @@
 # Soak: t_loss's random kills (writers, controller and keeper SIGKILLed at
 # random, 4 processes x 4 threads) for ROUNDS rounds in one run; every
 # event posted must be in the log or in its lost count unless the log is
-# cut short.  `make check` runs 4 rounds.
+# cut short.  `make check` runs 10 rounds.
 # Usage: sh tests/soak/loss.sh [BUILD_DIR [ROUNDS]]   (defaults: build, 100)
 BUILD=${1:-build}
 ROUNDS=${2:-100}
