@@ -478,14 +478,16 @@ END_TEST
 #define SECCOMP_EVENTS 25000u
 #define SECCOMP_TAG 0x5ecu
 
-/* A seccomp filter that makes sendto fail with EPERM, and nothing else. */
-static int deny_sendto(void)
+/* A seccomp filter that makes sendto (and sendmsg too, with `both`) fail
+ * with EPERM, and nothing else. */
+static int deny_sending(int both)
 {
 	struct sock_filter f[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, 1),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 2, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, both ? __NR_sendmsg : __NR_sendto, 1, 0),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 	};
 	struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -494,8 +496,9 @@ static int deny_sendto(void)
 }
 
 /* A program that is its own controller under a seccomp filter denying
- * sendto: its 25,000 events are in the log or in its lost count, and its
- * shutdown finishes the log. */
+ * sendto (send's system call; with _i 1, sendmsg too): its 25,000 events
+ * are in the log or in its lost count, and its shutdown finishes the log
+ * (its keeper, which it cannot send to, is told the end by end of file). */
 START_TEST(seccomp_denying_sendto_loses_nothing_unsaid)
 {
 	int fd = lt_new_log_file();
@@ -503,7 +506,7 @@ START_TEST(seccomp_denying_sendto_loses_nothing_unsaid)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		if (deny_sendto() != 0)
+		if (deny_sending(_i) != 0)
 			_exit(100);
 		trace_id_t trid;
 		if (lt_create_log(fd, 0, 0, 0, 0, &trid) || posix_trace_start(trid))
@@ -523,7 +526,8 @@ START_TEST(seccomp_denying_sendto_loses_nothing_unsaid)
 	uint64_t lost;
 	int closed;
 	uint64_t logged = loss_tagged(fd, SECCOMP_TAG, &lost, &closed);
-	printf("seccomp: shutdown %d (%s), logged %llu, lost %llu, %s\n", WEXITSTATUS(status),
+	printf("seccomp (sendto%s denied): shutdown %d (%s), logged %llu, lost %llu, %s\n",
+	       _i ? " and sendmsg" : "", WEXITSTATUS(status),
 	       strerror(WEXITSTATUS(status)), (unsigned long long)logged, (unsigned long long)lost,
 	       closed ? "closed" : "cut short");
 	ck_assert_uint_eq(logged + lost, SECCOMP_EVENTS);
@@ -668,7 +672,7 @@ int main(void)
 	tc = pt_tcase_fixture(s, "keeper_held", pt_children_setup, pt_kill_children);
 	tcase_add_test(tc, keeper_killed_holding_blocks_counts_them);
 	tc = pt_tcase_fixture(s, "seccomp", pt_children_setup, pt_kill_children);
-	tcase_add_test(tc, seccomp_denying_sendto_loses_nothing_unsaid);
+	tcase_add_loop_test(tc, seccomp_denying_sendto_loses_nothing_unsaid, 0, 2);
 	tc = pt_tcase_fixture(s, "address_space", pt_children_setup, pt_kill_children);
 	tcase_add_test(tc, joiner_under_rlimit_as_counts_what_did_not_fit);
 	tc = pt_tcase_fixture(s, "descriptors", pt_children_setup, pt_kill_children);
