@@ -14,7 +14,8 @@
  *  - a process that has used up its descriptors still names its program
  *    among the images a stream records (no descriptor needed).
  * PT_LOSS_ROUNDS sets the rounds of the first (default 10; the soak runs
- * 100) and PT_LOSS_SEED its random seed (default: time and pid, printed).
+ * 100), PT_LOSS_SEED its random seed (default: time and pid, printed) and
+ * PT_LOSS_DEBUG=1 prints the missing events of each thread, as ranges.
  */
 #include "harness.h"
 #include "logtest.h"
