@@ -272,6 +272,7 @@ tests: $(BUILD)/tests/t_streamimg
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
 	@sh tests/soak/toolbounds.sh $(BUILD)
+	@sh tests/soak/loss.sh $(BUILD)
 
 # The walkthrough shows symbols (libdw) and reads CTF back (babeltrace2):
 # the dependency step first, then a build that sees what it installed.

@@ -104,7 +104,12 @@ struct posixtrace_rendezvous_info {
 	 * stream's memory belongs to (a tree traced by root where programs
 	 * run as other users: their events are not in the stream). */
 	uint64_t posixtrace_other_users;
-	uint64_t posixtrace_reserved[3];
+	/* Processes recording into the stream (joined by any way) that could
+	 * map only part of its memory (ENOMEM: an address-space limit); their
+	 * events that found no room in that part are counted lost.  Since
+	 * 0.3. */
+	uint64_t posixtrace_short_maps;
+	uint64_t posixtrace_reserved[2];
 };
 
 /* EINVAL: trid is not an active trace stream identifier (or info is NULL);

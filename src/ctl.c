@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "process.h"
+#include "stream.h"
 
 struct pt_ctl *pt_ctl_create(int loop)
 {
@@ -132,4 +133,26 @@ void pt_ctl_discard_all(struct pt_ctl *c)
 	 * with the acquire load of tail in put_locked. */
 	atomic_store_explicit(&c->tail, atomic_load_explicit(&c->head, memory_order_acquire),
 	                      memory_order_release);
+}
+
+uint64_t pt_claims_settle(struct pt_ctl *c, const struct pt_map *m, uint64_t logged)
+{
+	struct pt_claims *cl = &c->claims;
+	uint64_t taken = atomic_load_explicit(&cl->taken, memory_order_relaxed);
+	uint64_t pending = atomic_load_explicit(&cl->events, memory_order_relaxed);
+	uint32_t lane = atomic_load_explicit(&cl->lane, memory_order_relaxed);
+	/* A claim begun and not counted: made if the lane's head moved from
+	 * where it was (a LOOP writer taking the chunk meanwhile also moves
+	 * it: then its events may be counted twice, never not at all). */
+	if (pending && taken == atomic_load_explicit(&cl->base, memory_order_relaxed) &&
+	    lane < m->max_lanes && pt_stream_backed(m, m->lanes_off + (uint64_t)lane * 64, 64) &&
+	    atomic_load_explicit(&pt_lane_at(m, lane)->head, memory_order_relaxed) !=
+	        atomic_load_explicit(&cl->head, memory_order_relaxed))
+		taken += pending;
+	uint64_t lost = taken > logged ? taken - logged : 0;
+	if (lost)
+		atomic_fetch_add_explicit(&c->lost, lost, memory_order_relaxed);
+	atomic_store_explicit(&cl->events, 0, memory_order_relaxed);
+	atomic_store_explicit(&cl->taken, logged, memory_order_relaxed);
+	return lost;
 }

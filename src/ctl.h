@@ -35,6 +35,47 @@ struct pt_caller {
 	uint64_t pc;
 };
 
+/* Events the keepers took out of the stream's lanes for the log (the
+ * reader's stage claims, reader.c), and the claim under way.  A keeper
+ * killed between a claim and the write of its blocks loses what it took:
+ * the next keeper counts it lost (pt_claims_settle), from this count and
+ * the log's (struct pt_logw_progress, stage_events). */
+struct pt_claims {
+	_Atomic uint64_t taken;     /* events claimed so far */
+	/* The claim under way: its events (0: none), lane and the lane's head
+	 * before it, and `taken` when it began (a claim counted already has
+	 * moved taken on). */
+	_Atomic uint64_t events;
+	_Atomic uint64_t head;
+	_Atomic uint64_t base;
+	_Atomic uint32_t lane;
+	uint32_t reserved;
+};
+
+/* A claim of `events` events of lane `lane`, whose head is `head`, is
+ * about to be made; pt_claim_end says whether it was (claimed). */
+static inline void pt_claim_begin(struct pt_claims *c, uint32_t lane, uint64_t head,
+                                  uint64_t events)
+{
+	/* Only the keeper writes these, and only a later keeper reads them,
+	 * after this one is dead: the order matters for a death between two
+	 * stores, not for another thread.  Relaxed stores, events last. */
+	atomic_store_explicit(&c->lane, lane, memory_order_relaxed);
+	atomic_store_explicit(&c->head, head, memory_order_relaxed);
+	atomic_store_explicit(&c->base, atomic_load_explicit(&c->taken, memory_order_relaxed),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&c->events, events, memory_order_relaxed);
+}
+
+static inline void pt_claim_end(struct pt_claims *c, int claimed)
+{
+	if (claimed)
+		atomic_fetch_add_explicit(&c->taken,
+		                          atomic_load_explicit(&c->events, memory_order_relaxed),
+		                          memory_order_relaxed);
+	atomic_store_explicit(&c->events, 0, memory_order_relaxed);
+}
+
 struct pt_ctl {
 	pthread_mutex_t lock;            /* robust, process-shared: writers of q */
 	int loop;                        /* POSIX_TRACE_LOOP: full drops the oldest */
@@ -66,6 +107,7 @@ struct pt_ctl {
 	_Atomic uint64_t trigger[PT_NEVENT_IDS / 64];
 	_Atomic uint64_t trigger_snapshots;
 	struct pt_logw_state logw;       /* the log as written so far */
+	struct pt_claims claims;         /* what keepers took for the log */
 	struct pt_rdv_counts rdv;        /* the rendezvous, as the keeper served it */
 };
 
@@ -79,6 +121,19 @@ int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos);
 /* Takes the event peeked at pos: 0 when a writer dropped it meanwhile. */
 int pt_ctl_consume(struct pt_ctl *c, uint32_t pos);
 void pt_ctl_discard_all(struct pt_ctl *c);
+/* A new keeper, or one that cleared its log: events claimed and not in the
+ * log (`logged`: the log's stage_events, as published) are counted lost
+ * (in `lost`, posixtrace_lost_events), and the count starts again from
+ * the log's.  The events counted lost. */
+struct pt_map;
+uint64_t pt_claims_settle(struct pt_ctl *c, const struct pt_map *m, uint64_t logged);
+
+/* posix_trace_clear discarded what was claimed and not written: the count
+ * starts again from the log's, nothing counted lost. */
+static inline void pt_claims_forget(struct pt_ctl *c, uint64_t logged)
+{
+	atomic_store_explicit(&c->claims.taken, logged, memory_order_relaxed);
+}
 /* This thread of this process, calling from pc. */
 struct pt_caller pt_caller_here(uintptr_t pc);
 

@@ -65,6 +65,9 @@ int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_inf
 		info->posixtrace_refused = atomic_load_explicit(&h->src.ctl->rdv.refused, memory_order_relaxed);
 		info->posixtrace_other_users =
 		    atomic_load_explicit(&h->src.ctl->rdv.other_users, memory_order_relaxed);
+		/* Written by traced processes: a count to report, nothing more. */
+		info->posixtrace_short_maps =
+		    atomic_load_explicit(&pt_hdr(&h->src.map)->short_maps, memory_order_relaxed);
 	}
 	pt_handle_put(h);
 	return err;

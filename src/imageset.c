@@ -15,6 +15,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include "imageset.h"
 #include "records.h"
@@ -121,16 +122,34 @@ static int mapped_path(uintptr_t addr, char *out, size_t size)
 	return found;
 }
 
+/* The file the kernel ran, when info is the program it loaded (its
+ * program headers are the auxiliary vector's): /proc/self/exe names it
+ * without a descriptor, so a process that has used up its descriptors
+ * (RLIMIT_NOFILE) still names its program.  0 otherwise. */
+static int program_path(const struct dl_phdr_info *info, char *out, size_t size)
+{
+	unsigned long phdr = getauxval(AT_PHDR);
+	if (phdr == 0 || (uintptr_t)info->dlpi_phdr != phdr)
+		return 0;
+	ssize_t n = readlink("/proc/self/exe", out, size);
+	if (n <= 0 || (size_t)n >= size || out[0] != '/')
+		return 0;
+	out[n] = '\0';
+	return 1;
+}
+
 /* The file of an object: the name it was loaded by when that is a path
  * from the root; else (the program, an object loaded by a relative path)
- * the one the kernel gives its first mapping; none for an object without
- * a file (the vDSO). */
+ * the program's link or the file the kernel gives its first mapping; none
+ * for an object without a file (the vDSO). */
 static const char *path_of(const struct dl_phdr_info *info, uintptr_t start, char *buf,
                            size_t size)
 {
 	const char *name = info->dlpi_name;
 	if (name && name[0] == '/')
 		return name;
+	if (program_path(info, buf, size))
+		return buf;
 	return mapped_path(start, buf, size) ? buf : NULL;
 }
 

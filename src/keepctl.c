@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "clock.h"
@@ -183,9 +184,19 @@ static int replace_keeper(struct pt_handle *h)
 	return EIO;
 }
 
+/* One message, by sendmsg rather than send: a program whose seccomp
+ * filter denies sendto (send's system call) still commands its keeper. */
+static ssize_t send_packet(int sock, const void *msg, size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)msg, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	return sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* Sends one command; *number is 0 for a FLUSH that joined the flushes
  * already waiting.  EIO: no keeper, or it died; ETIMEDOUT: the socket
- * stayed full (a keeper alive but stuck) until the deadline. */
+ * stayed full (a keeper alive but stuck) until the deadline; EPERM: the
+ * keeper lives but this process may not send (a seccomp filter). */
 static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *number,
                    uint64_t *deadline)
 {
@@ -193,10 +204,11 @@ static int put_cmd(struct pt_handle *h, const struct pt_cmd_msg *msg, uint32_t *
 	for (;;) {
 		if (h->keeper_sock < 0)
 			return EIO;
-		if (send(h->keeper_sock, msg, sizeof *msg, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof *msg)
+		if (send_packet(h->keeper_sock, msg, sizeof *msg) == sizeof *msg)
 			break;
+		int refused = errno == EPERM || errno == EACCES || errno == ENOSYS;
 		if ((errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || !keeper_alive(h))
-			return EIO;
+			return refused && keeper_alive(h) ? EPERM : EIO;
 		/* A full socket holds FLUSH commands not taken yet (CLEAR and FINISH
 		 * are waited for): the keeper takes them after this request was
 		 * counted in flush_req, so one of them carries it out. */
@@ -262,6 +274,13 @@ int pt_keeper_command(struct pt_handle *h, uint32_t cmd, const struct pt_caller 
 		int sent = send_cmd(h, cmd, who, &number, &deadline);
 		if (sent == 0 && cmd == PT_CMD_FLUSH)
 			return err; /* posix_trace_flush only starts the flush */
+		if (sent == EPERM) {
+			/* Not the keeper's fault: it lives on, flushes by itself and
+			 * is told the end without a message (pt_keeper_finish). */
+			if (cmd == PT_CMD_FLUSH)
+				atomic_fetch_sub_explicit(&h->src.ctl->flush_req, 1, memory_order_acq_rel);
+			return EIO;
+		}
 		int done = sent ? sent : wait_ack(h, number, &deadline);
 		if (done == 0)
 			return err;
@@ -321,6 +340,13 @@ int pt_keeper_finish(struct pt_handle *h, const struct pt_caller *who)
 		if (sent == ETIMEDOUT) {
 			reap(h);
 			return ETIMEDOUT;
+		}
+		if (sent == EPERM) {
+			/* No message may be sent: end of file says the same (the
+			 * keeper ends the stream and finishes the log, as when this
+			 * process exits). */
+			shutdown(h->keeper_sock, SHUT_WR);
+			sent = 0;
 		}
 		if (sent != 0) {
 			err = replace_keeper(h);

@@ -653,8 +653,10 @@ static void command(struct keeper *k, const struct pt_cmd_msg *msg)
 	struct pt_caller who = msg->who;
 	if (msg->cmd == PT_CMD_CLEAR) {
 		pt_discard_all(&k->h->src);
-		if (k->fd >= 0)
+		if (k->fd >= 0) {
 			keep_error(k, pt_logw_clear(&k->w));
+			pt_claims_forget(k->ctl, k->w.done.stage_events);
+		}
 		/* posix_trace_clear: the log is no longer full. */
 		atomic_store_explicit(&k->ctl->log_full, 0, memory_order_relaxed);
 		atomic_store_explicit(&k->ctl->log_overrun, 0, memory_order_relaxed);
@@ -850,6 +852,8 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 		struct pt_logw_progress p;
 		pt_logw_read_progress(&k->ctl->logw, &p);
 		k->names_in_log = p.nnames;
+		/* What a killed keeper took and did not write is lost: counted. */
+		pt_claims_settle(k->ctl, &k->h->src.map, p.stage_events);
 	}
 	/* Only now that the log's writer is resumed: a controller that ended
 	 * within microseconds of its posix_trace_create still gets the

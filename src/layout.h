@@ -268,6 +268,9 @@ struct pt_stream_hdr {
 	_Atomic int32_t full_pid;                 /* ... and who found it full */
 	_Atomic uint32_t ended_full;              /* shut down while full */
 	_Atomic uint64_t full_pc;
+	/* Processes that could map only part of the stream (RLIMIT_AS): the
+	 * chunks past their mapping are full for them (pt_stream_map_fd). */
+	_Atomic uint64_t short_maps;
 
 	/* A pending POSIX_TRACE_OVERFLOW: count and first lost time (raw).
 	 * The reader looks at it for every event, so it is away from the

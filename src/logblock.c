@@ -85,6 +85,7 @@ void pt_logb_open(struct pt_logw *w, uint32_t type, uint64_t ts)
 	if (w->blk_end < w->pos)
 		w->blk_end = w->pos;
 	w->blk_records = 0;
+	w->blk_stage_events = 0;
 	w->blk_ts = type == PT_LOG_STAGES ? 0 : ts;
 	w->last_ts = ts;
 	w->last_pc = 0;
@@ -154,6 +155,8 @@ void pt_logb_seal(struct pt_logw *w, uint32_t type)
 	}
 	w->prog.seq++;
 	w->prog.blocks_written = w->prog.seq;
+	w->prog.stage_events += w->blk_stage_events;
+	w->blk_stage_events = 0;
 	w->out_blocks++;
 	pt_logb_none(w);
 	if (w->out_len + w->block_size > w->out_cap)
@@ -423,6 +426,7 @@ static void section_append(struct pt_logw *w, const struct pt_logw_stage *s, int
 	h.len += (uint32_t)(w->pos - start);
 	memcpy(w->sec, &h, sizeof h);
 	w->blk_records += s->events;
+	w->blk_stage_events += s->events;
 }
 
 static void section_open(struct pt_logw *w, const struct pt_logw_stage *s)
@@ -495,8 +499,10 @@ static int place_stage(struct pt_logw *w, const struct pt_logw_stage *s, uint64_
 				return EINVAL; /* larger than a block: not a stage */
 			}
 		}
-		if (cut)
+		if (cut) {
+			w->prog.stage_events += s->events;
 			return log_full(w, &s->start.ctx, s->first_ns, 0, s->events);
+		}
 	}
 	if (s->last_ns > w->max_kept_ns)
 		w->max_kept_ns = s->last_ns;
@@ -510,8 +516,10 @@ int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
 		return EINVAL;
 	if (!s->len)
 		return 0;
-	if (w->prog.log_full)
+	if (w->prog.log_full) {
+		w->prog.stage_events += s->events;
 		return dropped_after_full(w, s->events);
+	}
 	if (w->ev_left >= UINT64_MAX >> 2)
 		return place_stage(w, s, 0);
 	/* An UNTIL_FULL log: the events that fit in log-max-size are kept,
@@ -527,6 +535,7 @@ int pt_logw_stage(struct pt_logw *w, const struct pt_logw_stage *s)
 		if (r != 0)
 			return r;
 	}
+	w->prog.stage_events += s->events - part.events;
 	return log_full(w, &s->start.ctx, part.len ? s->last_ns : s->first_ns, 0,
 	                s->events - part.events);
 }

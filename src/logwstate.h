@@ -33,6 +33,10 @@ struct pt_logw_progress {
 	uint64_t event_bytes;    /* UNTIL_FULL: the events' bytes (pt_log_event_bytes) */
 	uint64_t blocks_written; /* blocks in the log (= seq) */
 	uint64_t drain;          /* number of the last drain begun */
+	/* Events of stages in sealed blocks, or dropped and counted in
+	 * log_dropped (a full UNTIL_FULL log): what a new keeper compares with
+	 * the events keepers claimed (struct pt_claims, ctl.h). */
+	uint64_t stage_events;
 	uint32_t flags;          /* header flags (PT_LOG_CLOSED once finished) */
 	int32_t error;           /* first write error */
 	int32_t log_full;        /* UNTIL_FULL: stopped, drops everything */
@@ -110,6 +114,7 @@ struct pt_logw {
 	unsigned char *pos;      /* where the next record goes */
 	unsigned char *blk_end;  /* out + out_len + block_size */
 	uint32_t blk_records;
+	uint64_t blk_stage_events; /* events of the stages in the block */
 	uint64_t blk_ts;         /* the block's ts_base */
 	uint64_t last_ts;        /* time of the block's previous record */
 	uint64_t last_pc;        /* address of the block's previous event record; 0: none */

@@ -417,10 +417,19 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	if (!cut)
 		return EINVAL; /* checked again by the caller against a moved head */
 	uint64_t repl = pt_head_pack(cur->chunk, cur->off + cut, pt_head_tag(hd));
+	/* A stage's events are counted as claimed (for the log: a keeper
+	 * killed before writing them has them counted lost by the next). */
+	struct pt_claims *claims = how & LOOK_STAGE ? rd->claims : NULL;
+	if (claims)
+		pt_claim_begin(claims, i, hd, cur->scan.events);
 	/* Release: the copy above comes first; pairs with the head CAS in
 	 * pt_steal_oldest (lanes.c), after which the thief writes. */
-	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
-	                                             memory_order_acquire))
+	int claimed = atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl,
+	                                                      memory_order_acq_rel,
+	                                                      memory_order_acquire);
+	if (claims)
+		pt_claim_end(claims, claimed);
+	if (!claimed)
 		return EAGAIN;
 	cur->head = repl;
 	cur->off += cut;
@@ -1073,6 +1082,7 @@ int pt_read_stage(struct pt_source *h, uint32_t i, struct pt_stage *st)
 	if (i >= rd->ncur)
 		return 0;
 	struct pt_cursor *cur = &rd->cur[i];
+	rd->claims = h->ctl ? &h->ctl->claims : NULL;
 	if (cur->state == CUR_READY)
 		return 0; /* an event a reader of events has: not taken here */
 	int look = cur->state == CUR_BROKEN ? lane_retry(rd, m, i, LOOK_RELOAD | LOOK_STAGE)

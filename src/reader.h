@@ -52,6 +52,9 @@ struct pt_synth {            /* an event the reader reports itself */
 
 struct pt_reader {
 	struct pt_clockconv conv;
+	/* Where stage claims are counted (the keeper's, a stream with a
+	 * control block); NULL: nowhere. */
+	struct pt_claims *claims;
 	uint64_t last_raw, last_mono; /* the latest conversion, kept monotonic */
 	struct pt_cursor *cur;
 	uint32_t ncur;

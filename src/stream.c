@@ -254,6 +254,23 @@ static int header_ok(const struct pt_stream_hdr *h, size_t size)
 	return 1;
 }
 
+/* The stream's whole memfd (*len bytes), or, when the address space does
+ * not have room for it (RLIMIT_AS), the longest prefix found by halving
+ * that does: *len says how long.  NULL when not even a page fits. */
+static void *map_what_fits(int fd, size_t *len)
+{
+	for (size_t want = *len; want >= PAGE; want = want / 2 / PAGE * PAGE) {
+		void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p != MAP_FAILED) {
+			*len = want;
+			return p;
+		}
+		if (errno != ENOMEM)
+			return NULL;
+	}
+	return NULL;
+}
+
 int pt_stream_map_fd(int fd, struct pt_map *out)
 {
 	struct stat st;
@@ -263,21 +280,35 @@ int pt_stream_map_fd(int fd, struct pt_map *out)
 	    st.st_size < (off_t)sizeof(struct pt_stream_hdr) ||
 	    (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 4)
 		return EINVAL;
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
+	size_t len = (size_t)st.st_size;
+	void *p = map_what_fits(fd, &len);
+	if (!p)
 		return ENOMEM;
 	/* One copy of the header, so that a writer racing with us cannot
 	 * change it between the check and its use. */
 	struct pt_stream_hdr h;
 	memcpy(&h, p, sizeof h);
 	if (!header_ok(&h, (size_t)st.st_size) || !pt_stream_backed(&(struct pt_map){.fd = fd}, 0, PAGE)) {
-		munmap(p, (size_t)st.st_size);
+		munmap(p, len);
 		return EINVAL;
 	}
+	if (len < h.chunks_off) {
+		munmap(p, len);
+		return ENOMEM; /* not even the lanes fit */
+	}
 	out->base = p;
-	out->size = (size_t)st.st_size;
+	out->size = len;
 	out->fd = fd;
 	fill_map(out, &h);
+	if (len < (size_t)st.st_size) {
+		/* The chunks past the mapping are full for this process: the
+		 * pool's and the lanes' checks against max_chunks keep it off
+		 * them, and its events that find no chunk are counted lost. */
+		uint64_t fit = (len - h.chunks_off) / h.chunk_size;
+		if (fit < out->max_chunks)
+			out->max_chunks = (uint32_t)fit;
+		atomic_fetch_add_explicit(&pt_hdr(out)->short_maps, 1, memory_order_relaxed);
+	}
 	return 0;
 }
 

@@ -47,7 +47,11 @@ static inline char *pt_name_at(const struct pt_map *m, uint32_t user_index)
  * may use (checked before anything is committed), EAGAIN out of fds. */
 int pt_stream_create(const struct pt_attr *attr, struct pt_map *out);
 /* Maps a stream received or inherited from another process: the memfd
- * must be sealed against resizing and hold a valid stream. */
+ * must be sealed against resizing and hold a valid stream.  When the
+ * whole of it does not fit in the address space (RLIMIT_AS), what fits
+ * of it is mapped, header, names and lanes at least (ENOMEM otherwise):
+ * max_chunks counts the chunks mapped, and the header's short_maps this
+ * process. */
 int pt_stream_map_fd(int fd, struct pt_map *out);
 void pt_stream_unmap(struct pt_map *m);
 /* Whether the bytes [off, off + len) of the stream are committed memory: a

@@ -551,6 +551,11 @@ static void report_rendezvous(trace_id_t trid)
 		         "were not traced: a stream's memory is shared by one user only "
 		         "(posixtrace(1), SECURITY)",
 		         (unsigned long long)rdv.posixtrace_other_users);
+	if (rdv.posixtrace_short_maps)
+		note_msg("%llu processes of the command could map only part of the trace stream "
+		         "(ENOMEM: their address-space limit, RLIMIT_AS, is smaller than its "
+		         "reserve); their events that did not fit are counted as lost",
+		         (unsigned long long)rdv.posixtrace_short_maps);
 }
 
 /* The command could not be run: nothing to keep. */
@@ -572,7 +577,10 @@ static void report_recording(const struct record_options *o, int fd, const char 
 	if (!count_log(fd, path, getpid(), &counts))
 		return;
 	print_summary(fd, path, &counts, seconds);
-	if (counts.from_traced == 0)
+	if (counts.from_traced == 0 && counts.lost)
+		note_msg("no events from %s reached the log: %llu events were lost (see the notes "
+		         "above)", o->command[0], (unsigned long long)counts.lost);
+	else if (counts.from_traced == 0)
 		note_msg("no events from %s: it may not be linked with libposixtrace or "
 		         "posted no event, or the programs it started lost both their "
 		         "descriptors and the environment (%s), which nothing can reach",
