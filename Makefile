@@ -212,6 +212,13 @@ $(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/
   $(BUILD)/tests/helpers/sym_nopie | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
 	  $(CHECK_LIBS) $(LIBDW_LIBS)
+# t_symengine: the symbolizer on files the test crafts (ELF and DWARF
+# written byte by byte, a zlib-compressed section: -lz).
+$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h tests/symbolize/image.h \
+  tests/symbolize/craft.h tools/symbolize.c tools/symbolize.h include/posixtrace.h \
+  $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS) $(LIBDW_LIBS) -lz
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
   include/posixtrace.h | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@
