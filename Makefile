@@ -272,7 +272,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
-# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in four parts.
+# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in five parts.
 # Over trace logs: fuzz_log (the whole library built in, through
 # posix_trace_open and the calls on a pre-recorded stream) and fuzz_logread
 # (the log reader, src/logread.c, alone) mutate bytes, with CRCs not checked
@@ -283,19 +283,22 @@ uninstall:
 # that make_seeds writes with the library (every log-full-policy, a log
 # written to a pipe, names, damaged and cut copies).  Over stream memory
 # images: fuzz_stream (the reader's drain and live calls, a LOOP writer's
-# steal).  Each target keeps what it finds in a corpus of its own, and
+# steal).  Over ELF images: fuzz_symbolize (the symbolizer's parsing,
+# tools/symbolize.c with libdw, in process, with its budgets), from seeds
+# sym_seeds crafts.  Each target keeps what it finds in a corpus of its own, and
 # crashes in $(FUZZ_DIR)/crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
 FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 4 > 0 ? $(FUZZ_SECONDS) / 4 : 1)) \
+FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 5 > 0 ? $(FUZZ_SECONDS) / 5 : 1)) \
   -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
-	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream
+	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream $(FUZZ_DIR)/corpus-symbolize \
+	  $(FUZZ_DIR)/seeds-symbolize
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
@@ -306,6 +309,17 @@ fuzz:
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
 	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
+	$(MAKE) --no-print-directory fuzz-symbolize
+
+# The symbolizer's part alone (needs libdw).
+.PHONY: fuzz-symbolize
+fuzz-symbolize:
+	@mkdir -p $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
+	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) tests/fuzz/fuzz_symbolize.c tools/symbolize.c \
+	  -o $(FUZZ_DIR)/fuzz_symbolize $(LIBDW_LIBS)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/sym_seeds.c -o $(FUZZ_DIR)/sym_seeds
+	$(FUZZ_DIR)/sym_seeds $(FUZZ_DIR)/seeds-symbolize
+	$(FUZZ_DIR)/fuzz_symbolize $(FUZZ_RUN) $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
 
 clean:
 	rm -rf build build-*

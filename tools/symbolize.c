@@ -418,7 +418,8 @@ static bool file_build_id(Elf *elf, struct build_id *id, bool *more)
 	ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
 	*more = n > POSIXTRACE_BUILD_ID_MAX;
 	id->size = n <= 0 ? 0 : *more ? POSIXTRACE_BUILD_ID_MAX : (uint32_t)n;
-	memcpy(id->bits, bits, id->size);
+	if (id->size)
+		memcpy(id->bits, bits, id->size);
 	return n >= 0;
 }
 
@@ -1067,7 +1068,8 @@ static int span_order(const void *a, const void *b)
 
 static bool spans_sort(struct spans *t)
 {
-	qsort(t->v, t->n, sizeof *t->v, span_order);
+	if (t->n)
+		qsort(t->v, t->n, sizeof *t->v, span_order);
 	free(t->reach);
 	if (!(t->reach = malloc((t->n ? t->n : 1) * sizeof *t->reach)))
 		return false;
