@@ -242,9 +242,17 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
-# Long runs of the workload tests, for people, not CI.
-soak: all tests
+# Long runs of the workload tests, and the symbolizer against the attacks
+# at full size (tests/soak/symbols.sh), for people, not CI.
+soak: all tests $(BUILD)/tests/soak/symsoak
 	@sh tests/soak/workload.sh $(BUILD)
+	@sh tests/soak/symbols.sh $(BUILD)
+
+$(BUILD)/tests/soak:
+	mkdir -p $@
+$(BUILD)/tests/soak/symsoak: tests/soak/symsoak.c tests/symbolize/craft.h tests/symbolize/image.h \
+  tools/symbolize.c tools/symbolize.h include/posixtrace.h | $(BUILD)/tests/soak
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $< tools/symbolize.c -o $@ $(LIBDW_LIBS) -lz
 
 demo: all
 	@sh examples/demo.sh $(BUILD)
