@@ -140,17 +140,17 @@ static void ranges_list(struct bytes *r, size_t n, uint64_t at)
  * name and ranges. */
 static void abbrevs(struct bytes *a)
 {
-	put_uleb(a, 1), put_uleb(a, DW_TAG_compile_unit), put_u8(a, DW_CHILDREN_no);
-	put_uleb(a, DW_AT_low_pc), put_uleb(a, DW_FORM_addr);
-	put_uleb(a, DW_AT_ranges), put_uleb(a, DW_FORM_sec_offset);
+	put_uleb(a, 1), put_uleb(a, CRAFT_TAG_compile_unit), put_u8(a, CRAFT_CHILDREN_no);
+	put_uleb(a, CRAFT_AT_low_pc), put_uleb(a, CRAFT_FORM_addr);
+	put_uleb(a, CRAFT_AT_ranges), put_uleb(a, CRAFT_FORM_sec_offset);
 	put_u8(a, 0), put_u8(a, 0);
-	put_uleb(a, 2), put_uleb(a, DW_TAG_compile_unit), put_u8(a, DW_CHILDREN_yes);
-	put_uleb(a, DW_AT_low_pc), put_uleb(a, DW_FORM_addr);
-	put_uleb(a, DW_AT_high_pc), put_uleb(a, DW_FORM_data8);
+	put_uleb(a, 2), put_uleb(a, CRAFT_TAG_compile_unit), put_u8(a, CRAFT_CHILDREN_yes);
+	put_uleb(a, CRAFT_AT_low_pc), put_uleb(a, CRAFT_FORM_addr);
+	put_uleb(a, CRAFT_AT_high_pc), put_uleb(a, CRAFT_FORM_data8);
 	put_u8(a, 0), put_u8(a, 0);
-	put_uleb(a, 3), put_uleb(a, DW_TAG_subprogram), put_u8(a, DW_CHILDREN_no);
-	put_uleb(a, DW_AT_name), put_uleb(a, DW_FORM_string);
-	put_uleb(a, DW_AT_ranges), put_uleb(a, DW_FORM_sec_offset);
+	put_uleb(a, 3), put_uleb(a, CRAFT_TAG_subprogram), put_u8(a, CRAFT_CHILDREN_no);
+	put_uleb(a, CRAFT_AT_name), put_uleb(a, CRAFT_FORM_string);
+	put_uleb(a, CRAFT_AT_ranges), put_uleb(a, CRAFT_FORM_sec_offset);
 	put_u8(a, 0), put_u8(a, 0);
 	put_u8(a, 0);
 }

@@ -10,16 +10,6 @@
 
 #include "../symbolize/craft.h"
 
-#define DW_TAG_compile_unit 0x11
-#define DW_TAG_subprogram 0x2e
-#define DW_AT_name 0x03
-#define DW_AT_low_pc 0x11
-#define DW_AT_high_pc 0x12
-#define DW_AT_ranges 0x55
-#define DW_FORM_addr 0x01
-#define DW_FORM_data8 0x07
-#define DW_FORM_string 0x08
-#define DW_FORM_sec_offset 0x17
 
 static const unsigned char id[20] = { 0xf0, 0x0d };
 
@@ -44,15 +34,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct bytes a = { 0 }, info = { 0 }, r = { 0 }, funcs = { 0 };
-	put_uleb(&a, 1), put_uleb(&a, DW_TAG_compile_unit), put_u8(&a, 0);
-	put_uleb(&a, DW_AT_low_pc), put_uleb(&a, DW_FORM_addr);
-	put_uleb(&a, DW_AT_ranges), put_uleb(&a, DW_FORM_sec_offset), put_u8(&a, 0), put_u8(&a, 0);
-	put_uleb(&a, 2), put_uleb(&a, DW_TAG_compile_unit), put_u8(&a, 1);
-	put_uleb(&a, DW_AT_low_pc), put_uleb(&a, DW_FORM_addr);
-	put_uleb(&a, DW_AT_high_pc), put_uleb(&a, DW_FORM_data8), put_u8(&a, 0), put_u8(&a, 0);
-	put_uleb(&a, 3), put_uleb(&a, DW_TAG_subprogram), put_u8(&a, 0);
-	put_uleb(&a, DW_AT_name), put_uleb(&a, DW_FORM_string);
-	put_uleb(&a, DW_AT_ranges), put_uleb(&a, DW_FORM_sec_offset), put_u8(&a, 0), put_u8(&a, 0);
+	put_uleb(&a, 1), put_uleb(&a, CRAFT_TAG_compile_unit), put_u8(&a, 0);
+	put_uleb(&a, CRAFT_AT_low_pc), put_uleb(&a, CRAFT_FORM_addr);
+	put_uleb(&a, CRAFT_AT_ranges), put_uleb(&a, CRAFT_FORM_sec_offset), put_u8(&a, 0), put_u8(&a, 0);
+	put_uleb(&a, 2), put_uleb(&a, CRAFT_TAG_compile_unit), put_u8(&a, 1);
+	put_uleb(&a, CRAFT_AT_low_pc), put_uleb(&a, CRAFT_FORM_addr);
+	put_uleb(&a, CRAFT_AT_high_pc), put_uleb(&a, CRAFT_FORM_data8), put_u8(&a, 0), put_u8(&a, 0);
+	put_uleb(&a, 3), put_uleb(&a, CRAFT_TAG_subprogram), put_u8(&a, 0);
+	put_uleb(&a, CRAFT_AT_name), put_uleb(&a, CRAFT_FORM_string);
+	put_uleb(&a, CRAFT_AT_ranges), put_uleb(&a, CRAFT_FORM_sec_offset), put_u8(&a, 0), put_u8(&a, 0);
 	put_u8(&a, 0);
 	for (int i = 0; i < 4; i++)
 		put_u64(&r, 0x1000 + 0x100 * (uint64_t)i), put_u64(&r, 0x1080 + 0x100 * (uint64_t)i);

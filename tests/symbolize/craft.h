@@ -13,6 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The DWARF numbers the crafted files use (<dwarf.h> is libdw's). */
+#define CRAFT_TAG_compile_unit 0x11
+#define CRAFT_TAG_subprogram 0x2e
+#define CRAFT_CHILDREN_no 0
+#define CRAFT_CHILDREN_yes 1
+#define CRAFT_AT_name 0x03
+#define CRAFT_AT_low_pc 0x11
+#define CRAFT_AT_high_pc 0x12
+#define CRAFT_AT_ranges 0x55
+#define CRAFT_FORM_addr 0x01
+#define CRAFT_FORM_data8 0x07
+#define CRAFT_FORM_string 0x08
+#define CRAFT_FORM_sec_offset 0x17
+
 #define CRAFT_TEXT 0x1000u
 #define CRAFT_SECTIONS_MAX 16
 
