@@ -281,6 +281,39 @@ START_TEST(functions_share_one_range_list)
 }
 END_TEST
 
+/* 100,000 function symbols: each name found by a search in an index
+ * read once (libdwfl's own lookup reads every symbol for each address),
+ * the work the same after one site and after a thousand. */
+START_TEST(many_symbols_one_index)
+{
+	NEED_LIBDW();
+	enum { FUNCS = 100000, LOOKUPS = 1000 };
+	unsigned char *elf;
+	size_t size = craft_elf_n(crafted_id, TEXT_END, FUNCS, NULL, 0, &elf);
+	write_file(in_dir("syms"), elf, size, 0644);
+	free(elf);
+	struct posixtrace_image img = crafted_image(in_dir("syms"));
+	uint64_t each = (TEXT_END - CRAFT_TEXT) / FUNCS, first = 0;
+	struct symbolizer *s = symbolizer_new(NULL);
+	int wrong = 0;
+	for (int i = 0; i < LOOKUPS; i++) {
+		unsigned k = 1 + (unsigned)i * 97 % (FUNCS - 1);
+		char want[32];
+		snprintf(want, sizeof want, "f%u", k);
+		struct sym_site out;
+		uint64_t at = LOAD_BIAS + CRAFT_TEXT + k * each + 3;
+		wrong += symbolize(s, &img, at, &out) != 0 || !out.function ||
+		         strcmp(out.function, want) != 0 || out.offset != 3;
+		if (i == 0)
+			first = work_of(s);
+	}
+	ck_assert_int_eq(wrong, 0);
+	ck_assert_uint_ge(first, FUNCS);
+	ck_assert_uint_eq(work_of(s), first);
+	symbolizer_free(s);
+}
+END_TEST
+
 /* ---- 2. memory ---------------------------------------------------------- */
 
 /* A .debug_str marked compressed whose zlib stream inflates to claim
@@ -676,6 +709,7 @@ int main(void)
 	tcase_add_test(tc, units_share_one_range_list);
 	tcase_add_test(tc, units_over_the_work_budget);
 	tcase_add_test(tc, functions_share_one_range_list);
+	tcase_add_test(tc, many_symbols_one_index);
 	tcase_add_test(tc, compressed_section_over_the_cap);
 	tcase_add_test(tc, spellings_share_one_module);
 	tcase_add_test(tc, many_sites_bounded);

@@ -195,6 +195,13 @@ struct module {
 	struct unit *units;
 	size_t nunits, units_cap;
 	struct spans unit_spans;
+	/* the symbol table's index: sized symbols as spans (who: an index
+	 * in names), those without a size by address */
+	bool symbols_read;
+	struct spans sized;
+	struct span *sizeless;
+	size_t nsizeless;
+	const char **names;
 	uint64_t work;
 	struct sites sites;
 };
@@ -907,6 +914,10 @@ static void free_module(struct module *m)
 	free(m->units);
 	free(m->unit_spans.v);
 	free(m->unit_spans.reach);
+	free(m->sized.v);
+	free(m->sized.reach);
+	free(m->sizeless);
+	free(m->names);
 	free(m->sites.slot);
 	free(m->alt.name);
 	free(m->problem);
@@ -1356,15 +1367,102 @@ static void line_at(struct module *m, struct unit *u, Dwarf_Addr pc, struct site
 		r->line = line > 0 ? line : 0;
 }
 
+/* How libdwfl ranks symbols at one address: global, weak, local. */
+static uint64_t binding_rank(const GElf_Sym *sym)
+{
+	int b = GELF_ST_BIND(sym->st_info);
+	return b == STB_GLOBAL ? 3 : b == STB_WEAK ? 2 : b == STB_LOCAL ? 1 : 0;
+}
+
+/* The symbol table (the debug file's when it has one, which libdwfl
+ * finds) read once into two sorted arrays, each symbol counted.
+ * libdwfl's own lookup reads every symbol for each address. */
+static bool read_symbols(struct module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	m->symbols_read = true;
+	if (n <= 0)
+		return true;
+	if (!charge(m, (uint64_t)n) || !(m->names = calloc((size_t)n, sizeof *m->names)) ||
+	    !(m->sizeless = calloc((size_t)n, sizeof *m->sizeless)))
+		return false;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !name[0] || shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		/* who: the rank, then the lower index, so that of symbols at
+		 * one address the one libdwfl takes sorts last, where
+		 * spans_find looks first */
+		uint64_t who = binding_rank(&sym) << 32 | (uint32_t)(INT32_MAX - i);
+		m->names[i] = name;
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf && shndx != SHN_ABS ? elf_getscn(elf, shndx) : NULL;
+		if (sym.st_size == 0 && scn && gelf_getshdr(scn, &sh) && addr >= sh.sh_addr &&
+		    addr - sh.sh_addr < sh.sh_size) /* within its section, as libdwfl takes it */
+			m->sizeless[m->nsizeless++] = (struct span){ addr, sh.sh_addr + sh.sh_size, who };
+		else if (sym.st_size != 0 && !spans_add(&m->sized, addr, addr + sym.st_size, who))
+			return false;
+	}
+	if (m->nsizeless)
+		qsort(m->sizeless, m->nsizeless, sizeof *m->sizeless, span_order);
+	return spans_sort(&m->sized);
+}
+
+/* The symbol holding pc (as libdwfl chooses: a sized one holding it,
+ * the latest to start, the best bound; else the last one without a size
+ * at or before pc, if no sized one ends between) and *off, pc's offset
+ * in it; NULL: none. */
+static const char *symbol_at(struct module *m, uint64_t pc, uint64_t *off)
+{
+	if (!m->symbols_read && !read_symbols(m)) {
+		if (!m->err)
+			m->err = ENOMEM;
+		return NULL;
+	}
+	const struct span *sp = spans_find(&m->sized, pc);
+	if (sp) {
+		*off = pc - sp->lo;
+		return m->names[INT32_MAX - (uint32_t)sp->who];
+	}
+	size_t lo = 0, hi = m->nsizeless;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->sizeless[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct span *z = &m->sizeless[lo - 1];
+	/* a sized symbol between it and pc: pc is past that one's end */
+	size_t a = 0, b = m->sized.n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (m->sized.v[mid].lo <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if ((a && m->sized.v[a - 1].lo >= z->lo) || pc > z->hi)
+		return NULL;
+	*off = pc - z->lo;
+	return m->names[INT32_MAX - (uint32_t)z->who];
+}
+
 /* at - 1: at is a return address, the call before it (symbolize.h).
  * false: the module's budget ran out (its names are dropped). */
 static bool look_up(struct module *m, uint64_t at, struct site *r)
 {
-	uint64_t call = at - 1;
-	GElf_Off off = 0;
-	GElf_Sym sym;
+	uint64_t call = at - 1, off = 0;
 	*r = (struct site){ .at = at };
-	r->function = dwfl_module_addrinfo(m->mod, call, &off, &sym, NULL, NULL, NULL);
+	r->function = symbol_at(m, call, &off);
 	r->offset = r->function ? off + (at - call) : at;
 	struct unit *u = unit_at(m, call - m->dw_bias);
 	if (u) {

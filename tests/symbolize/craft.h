@@ -10,6 +10,7 @@
 
 #include <elf.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,9 +84,11 @@ struct craft_section {
 	size_t size;
 };
 
-/* The file's bytes in *out (malloc'd), its build id (20 bytes) id. */
-static inline size_t craft_elf(const unsigned char id[20], uint64_t text_end,
-                               const struct craft_section *extra, int nextra, unsigned char **out)
+/* The file's bytes in *out (malloc'd), its build id (20 bytes) id, its
+ * text cut in nfuncs functions of equal size: crafted_fn, then f1, f2... */
+static inline size_t craft_elf_n(const unsigned char id[20], uint64_t text_end, size_t nfuncs,
+                                 const struct craft_section *extra, int nextra,
+                                 unsigned char **out)
 {
 	struct bytes f = { 0 }, shstr = { 0 }, strtab = { 0 }, symtab = { 0 }, note = { 0 };
 	Elf64_Shdr sh[CRAFT_SECTIONS_MAX + 6];
@@ -118,10 +121,20 @@ static inline size_t craft_elf(const unsigned char id[20], uint64_t text_end,
 	int text = n;
 	CRAFT_ADD(".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, CRAFT_TEXT, NULL,
 	          text_end - CRAFT_TEXT, 0, 0, 16, 0);
-	Elf64_Sym none = { 0 }, fn = { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		                       .st_shndx = (uint16_t)text, .st_value = CRAFT_TEXT,
-		                       .st_size = text_end - CRAFT_TEXT };
-	put(&symtab, &none, sizeof none), put(&symtab, &fn, sizeof fn);
+	Elf64_Sym none = { 0 };
+	put(&symtab, &none, sizeof none);
+	uint64_t each = (text_end - CRAFT_TEXT) / (nfuncs ? nfuncs : 1);
+	for (size_t i = 0; i < nfuncs; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "f%zu", i);
+		Elf64_Sym fn = { .st_name = i ? (uint32_t)strtab.n : 1,
+			         .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			         .st_shndx = (uint16_t)text, .st_value = CRAFT_TEXT + i * each,
+			         .st_size = each };
+		if (i)
+			put_str(&strtab, name);
+		put(&symtab, &fn, sizeof fn);
+	}
 	CRAFT_ADD(".symtab", SHT_SYMTAB, 0, 0, symtab.p, symtab.n, (uint32_t)n + 1, 1, 8,
 	          sizeof(Elf64_Sym));
 	CRAFT_ADD(".strtab", SHT_STRTAB, 0, 0, strtab.p, strtab.n, 0, 0, 1, 0);
@@ -158,6 +171,12 @@ static inline size_t craft_elf(const unsigned char id[20], uint64_t text_end,
 	free(shstr.p), free(strtab.p), free(symtab.p), free(note.p);
 	*out = f.p;
 	return f.n;
+}
+
+static inline size_t craft_elf(const unsigned char id[20], uint64_t text_end,
+                               const struct craft_section *extra, int nextra, unsigned char **out)
+{
+	return craft_elf_n(id, text_end, 1, extra, nextra, out);
 }
 
 #endif
