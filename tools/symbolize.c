@@ -330,6 +330,21 @@ static bool charge(struct module *m, uint64_t units)
 	return false;
 }
 
+/* Counts n bytes of m's indexes against loaded_max; false (and m
+ * unusable) past it. */
+static bool take_index_bytes(struct module *m, uint64_t n)
+{
+	if (take_bytes(m->s, n))
+		return true;
+	if (!m->err) {
+		m->err = ENOENT;
+		note(&m->problem, m->file, "its address index needs more memory than what is left "
+		     "of the budget (%llu bytes in all): no names",
+		     (unsigned long long)m->s->opt.loaded_max);
+	}
+	return false;
+}
+
 /* ---- opening a file ---------------------------------------------------- */
 
 static bool usable_stat(const struct symbolizer *s, const struct stat *st)
@@ -1056,12 +1071,15 @@ static void free_entry(struct entry *e)
 
 /* ---- spans ------------------------------------------------------------- */
 
-static bool spans_add(struct spans *t, uint64_t lo, uint64_t hi, uint64_t who)
+/* Adds a span to t, its memory (and its reach's) counted for m. */
+static bool spans_add(struct module *m, struct spans *t, uint64_t lo, uint64_t hi, uint64_t who)
 {
 	if (lo >= hi)
 		return true;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 16;
+		if (!take_index_bytes(m, (cap - t->cap) * (sizeof *t->v + sizeof *t->reach)))
+			return false;
 		struct span *v = realloc(t->v, cap * sizeof *v);
 		if (!v)
 			return false;
@@ -1117,7 +1135,7 @@ static bool read_ranges(struct module *m, Dwarf_Die *die, struct spans *t, uint6
 	Dwarf_Addr base, start, end;
 	ptrdiff_t off = 0;
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-		if (!charge(m, 1) || !spans_add(t, start, end, who))
+		if (!charge(m, 1) || !spans_add(m, t, start, end, who))
 			return false;
 	return true;
 }
@@ -1201,6 +1219,8 @@ static bool add_unit(struct module *m, Dwarf_Die *die)
 {
 	if (m->nunits == m->units_cap) {
 		size_t cap = m->units_cap ? 2 * m->units_cap : 64;
+		if (!take_index_bytes(m, (cap - m->units_cap) * sizeof *m->units))
+			return false;
 		struct unit *u = realloc(m->units, cap * sizeof *u);
 		if (!u)
 			return false;
@@ -1383,7 +1403,9 @@ static bool read_symbols(struct module *m)
 	m->symbols_read = true;
 	if (n <= 0)
 		return true;
-	if (!charge(m, (uint64_t)n) || !(m->names = calloc((size_t)n, sizeof *m->names)) ||
+	if (!charge(m, (uint64_t)n) ||
+	    !take_index_bytes(m, (uint64_t)n * (sizeof *m->names + sizeof *m->sizeless)) ||
+	    !(m->names = calloc((size_t)n, sizeof *m->names)) ||
 	    !(m->sizeless = calloc((size_t)n, sizeof *m->sizeless)))
 		return false;
 	for (int i = 1; i < n; i++) {
@@ -1406,7 +1428,7 @@ static bool read_symbols(struct module *m)
 		if (sym.st_size == 0 && scn && gelf_getshdr(scn, &sh) && addr >= sh.sh_addr &&
 		    addr - sh.sh_addr < sh.sh_size) /* within its section, as libdwfl takes it */
 			m->sizeless[m->nsizeless++] = (struct span){ addr, sh.sh_addr + sh.sh_size, who };
-		else if (sym.st_size != 0 && !spans_add(&m->sized, addr, addr + sym.st_size, who))
+		else if (sym.st_size != 0 && !spans_add(m, &m->sized, addr, addr + sym.st_size, who))
 			return false;
 	}
 	if (m->nsizeless)

@@ -52,14 +52,15 @@ struct sym_options {
 	int check_owner;
 	uid_t owner;
 	/* Budgets; 0: the default above.  file_max: a larger file is
-	 * refused.  loaded_max: bytes read from files plus the sizes their
-	 * compressed sections claim once decompressed, over the symbolizer's
-	 * life; section_max: what one compressed section may claim.  A unit
-	 * of work is a compile unit, a DIE, a range list entry, a symbol or a
-	 * line table row read, or 16 bytes of DWARF skipped: image_work_max per image
-	 * (its address index, built once, and its lookups), run_work_max in
-	 * all.  image_sites_max, sites_max: addresses whose answer is kept
-	 * (beyond, an address is looked up again each time). */
+	 * refused.  loaded_max: bytes read from files, plus the sizes their
+	 * compressed sections claim once decompressed, plus the address
+	 * indexes, over the symbolizer's life; section_max: what one
+	 * compressed section may claim.  A unit of work is a compile unit, a
+	 * DIE, a range list entry, a symbol or a line table row read, or 16
+	 * bytes of DWARF skipped: image_work_max per image (its address
+	 * index, built once, and its lookups), run_work_max in all.
+	 * image_sites_max, sites_max: addresses whose answer is kept (beyond,
+	 * an address is looked up again each time). */
 	off_t file_max;
 	uint64_t loaded_max, section_max;
 	uint64_t image_work_max, run_work_max;
