@@ -198,6 +198,8 @@ struct module {
 	/* the symbol table's index: sized symbols as spans (who: an index
 	 * in names), those without a size by address */
 	bool symbols_read;
+	Elf_Data *line_data; /* .debug_line, once looked for */
+	bool line_looked;
 	struct spans sized;
 	struct span *sizeless;
 	size_t nsizeless;
@@ -1368,8 +1370,48 @@ static const char *inlined_at(struct module *m, struct unit *u, Dwarf_Addr pc)
 	return inlined_under(m, &fn, pc, 0);
 }
 
-/* The line of pc by the unit's line table, whose rows are counted the
- * first time. */
+/* The size the line program of unit claims (its unit_length), which
+ * libdw parses whole: programs of several units may overlap, so each is
+ * counted.  0: none, or not readable. */
+static uint64_t line_program_size(struct module *m, Dwarf_Die *unit)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	if (!dwarf_attr(unit, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) != 0)
+		return 0;
+	Elf *elf = dwarf_getelf(m->dw);
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	if (!m->line_looked && elf && elf_getshdrstrndx(elf, &shstrndx) == 0 &&
+	    gelf_getehdr(elf, &eh) && /* the lengths below are read in this machine's order */
+	    eh.e_ident[EI_DATA] == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
+	                                                                   : ELFDATA2MSB)) {
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			    strcmp(name, ".debug_line") == 0) {
+				m->line_data = elf_getdata(scn, NULL);
+				break;
+			}
+		}
+	}
+	m->line_looked = true;
+	Elf_Data *d = m->line_data;
+	uint32_t len32;
+	uint64_t len64;
+	if (!d || !d->d_buf || off > d->d_size || d->d_size - off < 4)
+		return 0;
+	memcpy(&len32, (const char *)d->d_buf + off, 4);
+	len64 = len32;
+	if (len32 == 0xffffffffu && d->d_size - off >= 12)
+		memcpy(&len64, (const char *)d->d_buf + off + 4, 8);
+	return len64 < d->d_size - off ? len64 : d->d_size - off; /* libdw reads no further */
+}
+
+/* The line of pc by the unit's line table, whose program's bytes and
+ * rows are counted the first time. */
 static void line_at(struct module *m, struct unit *u, Dwarf_Addr pc, struct site *r)
 {
 	Dwarf_Lines *lines;
@@ -1377,6 +1419,8 @@ static void line_at(struct module *m, struct unit *u, Dwarf_Addr pc, struct site
 	int line;
 	if (!u->lines_read) {
 		u->lines_read = true;
+		if (!charge(m, line_program_size(m, &u->die) / SKIPPED_PER_UNIT))
+			return;
 		if (dwarf_getsrclines(&u->die, &lines, &n) != 0)
 			n = 0;
 		if (!charge(m, 1 + n))

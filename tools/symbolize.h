@@ -57,7 +57,7 @@ struct sym_options {
 	 * indexes, over the symbolizer's life; section_max: what one
 	 * compressed section may claim.  A unit of work is a compile unit, a
 	 * DIE, a range list entry, a symbol or a line table row read, or 16
-	 * bytes of DWARF skipped: image_work_max per image (its address
+	 * bytes of DWARF skipped or of a line program parsed: image_work_max per image (its address
 	 * index, built once, and its lookups), run_work_max in all.
 	 * image_sites_max, sites_max: addresses whose answer is kept (beyond,
 	 * an address is looked up again each time). */
