@@ -19,7 +19,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/symsoak.XXXXXX") || exit 2
 trap 'rm -rf "$dir"' EXIT INT TERM
 failed=0
 for mode in compressed sites units functions spellings hole; do
-	# a file of at most 1 GiB is all a mode writes
+	# a mode writes files of at most 513 MiB: a cap of 2^21 blocks (1 or 2 GiB)
 	( ulimit -f $((1 << 21)); exec timeout -s KILL "$LIMIT" "$prog" "$mode" "$dir" "$SITES" )
 	rc=$?
 	[ $rc -eq 0 ] || { echo "$mode: exit $rc"; failed=$((failed + 1)); }
