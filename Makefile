@@ -244,6 +244,13 @@ $(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h tests/logtest.h test
   $(BUILD)/tests/helpers/symproc_app $(SYM_DIR)/sym_plugin.so $(SYM_DIR)/libsymlib.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tools/symproc.c \
 	  tools/symbolize.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
+# t_symengine: the symbolizer on files the test crafts (ELF and DWARF
+# written byte by byte, a zlib-compressed section: -lz).
+$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h tests/symbolize/image.h \
+  tests/symbolize/craft.h tools/symbolize.c tools/symbolize.h include/posixtrace.h \
+  $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS) $(LIBDW_LIBS) -lz
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
   include/posixtrace.h | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@
@@ -267,12 +274,21 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
-# Long runs of the workload tests, and the command's stats and convert on
-# logs of the sizes that once cost them most, for people, not CI.
-soak: all tests
+# Long runs of the workload tests, the command's stats and convert on logs
+# of the sizes that once cost them most, the keepers under random kills,
+# and the symbolizer against the attacks at full size
+# (tests/soak/symbols.sh), for people, not CI.
+soak: all tests $(BUILD)/tests/soak/symsoak
 	@sh tests/soak/workload.sh $(BUILD)
 	@sh tests/soak/toolbounds.sh $(BUILD)
 	@sh tests/soak/loss.sh $(BUILD)
+	@sh tests/soak/symbols.sh $(BUILD)
+
+$(BUILD)/tests/soak:
+	mkdir -p $@
+$(BUILD)/tests/soak/symsoak: tests/soak/symsoak.c tests/symbolize/craft.h tests/symbolize/image.h \
+  tools/symbolize.c tools/symbolize.h include/posixtrace.h | $(BUILD)/tests/soak
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $< tools/symbolize.c -o $@ $(LIBDW_LIBS) -lz
 
 # The walkthrough shows symbols (libdw) and reads CTF back (babeltrace2):
 # the dependency step first, then a build that sees what it installed.
@@ -304,7 +320,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libposixtrace.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/posixtrace.pc
 
-# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in four parts.
+# libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in five parts.
 # Over trace logs: fuzz_log (the whole library built in, through
 # posix_trace_open and the calls on a pre-recorded stream) and fuzz_logread
 # (the log reader, src/logread.c, alone) mutate bytes, with CRCs not checked
@@ -315,19 +331,22 @@ uninstall:
 # that make_seeds writes with the library (every log-full-policy, a log
 # written to a pipe, names, damaged and cut copies).  Over stream memory
 # images: fuzz_stream (the reader's drain and live calls, a LOOP writer's
-# steal).  Each target keeps what it finds in a corpus of its own, and
+# steal).  Over ELF images: fuzz_symbolize (the symbolizer's parsing,
+# tools/symbolize.c with libdw, in process, with its budgets), from seeds
+# sym_seeds crafts.  Each target keeps what it finds in a corpus of its own, and
 # crashes in $(FUZZ_DIR)/crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
 FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 4 > 0 ? $(FUZZ_SECONDS) / 4 : 1)) \
+FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 5 > 0 ? $(FUZZ_SECONDS) / 5 : 1)) \
   -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
-	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream
+	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream $(FUZZ_DIR)/corpus-symbolize \
+	  $(FUZZ_DIR)/seeds-symbolize
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
@@ -338,6 +357,17 @@ fuzz:
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
 	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
+	$(MAKE) --no-print-directory fuzz-symbolize
+
+# The symbolizer's part alone (needs libdw).
+.PHONY: fuzz-symbolize
+fuzz-symbolize:
+	@mkdir -p $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
+	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) tests/fuzz/fuzz_symbolize.c tools/symbolize.c \
+	  -o $(FUZZ_DIR)/fuzz_symbolize $(LIBDW_LIBS)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/sym_seeds.c -o $(FUZZ_DIR)/sym_seeds
+	$(FUZZ_DIR)/sym_seeds $(FUZZ_DIR)/seeds-symbolize
+	$(FUZZ_DIR)/fuzz_symbolize $(FUZZ_RUN) $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
 
 clean:
 	rm -rf build build-*
