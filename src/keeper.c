@@ -114,7 +114,7 @@ static void keep_error(struct keeper *k, int err)
 	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_ERROR))
-		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+		pt_ctl_post(k->ctl, &k->h->src.map, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 }
 
 /* ---- the log --------------------------------------------------------- */

@@ -180,11 +180,16 @@ static void stream_full(struct pt_stream_hdr *h, uint64_t ts, uintptr_t pc)
 		atomic_store_explicit(&h->full_pid, pt_proc.pid, memory_order_relaxed);
 		atomic_store_explicit(&h->full_pc, pc, memory_order_relaxed);
 	}
-	if (atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
-	                                            memory_order_acq_rel, memory_order_relaxed))
+	int filled = atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
+	                                                     memory_order_acq_rel,
+	                                                     memory_order_relaxed);
+	if (filled)
 		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
 	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->lost_total, 1, memory_order_relaxed);
+	/* The reader reports the overflow and the automatic stop. */
+	if (filled)
+		pt_wake_waiting_readers(h);
 }
 
 /* The writer starts chunk c for its lane: its header, then the link that
