@@ -510,7 +510,10 @@ static int flush_hinted(const struct keeper *k)
 static int flush_asked_by(struct keeper *k, pid_t pid, uint64_t pc)
 {
 	struct pt_caller who = {pid > 0 ? pid : k->controller, 0, 0, pc};
-	if (!pt_read_pending(&k->h->src))
+	/* A full stream is flushed even with nothing to drain: the flush is
+	 * what restarts it (at_end, reader.c). */
+	if (!pt_read_pending(&k->h->src) &&
+	    atomic_load_explicit(&k->shdr->state, memory_order_relaxed) != PT_ST_FULL)
 		return 0;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */
