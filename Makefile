@@ -142,6 +142,19 @@ $(BUILD)/tests/cli:
 	mkdir -p $@
 $(BUILD)/tests/cli/%: tests/cli/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/cli
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
+# ptemit linked -static with the static library (tests/cli/static.sh): no
+# libposixtrace in its mappings.  The sanitizers' runtimes cannot be linked
+# statically, so a sanitized build links it with the library's sources
+# compiled without them (the command attaching to it is what is tested).
+CLI_STATIC := $(BUILD)/tests/cli/ptemit-static
+tests: $(CLI_STATIC)
+ifdef SAN
+$(CLI_STATIC): tests/cli/ptemit.c $(LIB_SRCS) $(wildcard src/*.h) include/trace.h | $(BUILD)/tests/cli
+	$(CC) $(CPPFLAGS) $(WARN) $(OPT) -static $< $(LIB_SRCS) -o $@ $(LDLIBS)
+else
+$(CLI_STATIC): tests/cli/ptemit.c $(STLIB) | $(BUILD)/tests/cli
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -static $< $(STLIB) -o $@ $(LDLIBS)
+endif
 
 # The symbols checks' programs (tests/cli/symbols.sh): a -g PIE, the shared
 # library it links, a plug-in it dlopens; the program built again with

@@ -35,6 +35,11 @@
 
 #define MAX_INHERITED 256
 
+/* At load: whether the registry in use came down the tree, and how many
+ * streams traced with inheritance this process joined (decide_registry). */
+static int registry_inherited;
+static int inherited_joins;
+
 struct inherited {
 	int fd;
 	char kind; /* enum pt_memfd_kind, 0 once taken */
@@ -264,7 +269,8 @@ static void join_inherited(int fd)
 	 * in remote.c); the value only: relaxed would do. */
 	uint32_t gen = atomic_fetch_add_explicit(&pt_proc.pcb->slots[slot].gen, 1,
 	                                         memory_order_acq_rel) + 1;
-	pt_join_fd_locked(fd, slot, gen, PT_JOIN_INHERITED, PT_SLOT_FREE);
+	if (pt_join_fd_locked(fd, slot, gen, PT_JOIN_INHERITED, PT_SLOT_FREE) == 0)
+		inherited_joins++;
 }
 
 /* The registry of the ancestor whose streams this process joins, so that
@@ -278,6 +284,27 @@ static void use_inherited_registry(int fd)
 	}
 	pt_proc.reg = r;
 	pt_proc.reg_fd = fd;
+	registry_inherited = 1;
+}
+
+/* The registry an ancestor passed down is the name space of the tree its
+ * streams traced with inheritance record: it is taken tentatively (the
+ * joins seed those streams from it), and kept only if this process joined
+ * one of them.  Else this program's names are its own (ids are per process,
+ * posix_trace_eventid_open), in a registry of its own: a program started by
+ * a process that traces nothing with inheritance does not use up its
+ * parent's names, nor the parent its.  pt_proc.lock held. */
+static void decide_registry(void)
+{
+	if (!registry_inherited || inherited_joins)
+		return;
+	munmap(pt_proc.reg, sizeof *pt_proc.reg);
+	close(pt_proc.reg_fd);
+	pt_proc.reg = &pt_proc.reg_fallback;
+	pt_proc.reg_fd = -1;
+	registry_inherited = 0;
+	pt_registry_create();
+	pt_pcb_init_own(pt_proc.pcb);
 }
 
 static void drop_all(struct inherited *fds, int n)
@@ -337,6 +364,7 @@ void pt_adopt_at_load(void)
 		else if (fds[i].kind == PT_MEMFD_STREAM)
 			join_inherited(fds[i].fd);
 	}
+	decide_registry();
 	if (pt_proc.chan_rx >= 0)
 		pt_drain_channel_locked();
 	/* Descriptors closed before this program loaded the library (Python's

@@ -146,12 +146,13 @@ static void filter_store(struct pt_handle *h, unsigned i, uint64_t w)
 }
 
 /* A system event caused by the caller's call (XSH 2.11.1, posix_trace_event_info Structure: it carries the
- * process and the address of that call), unless the filter excludes it. */
+ * process and the address of that call), unless the filter excludes it; a
+ * reader asleep in another thread is woken for it. */
 static void record(struct pt_handle *h, trace_event_id_t id, const void *data, uint32_t len,
                    const struct pt_caller *who)
 {
 	if (!pt_handle_filtered(h, id))
-		pt_ctl_put(h->src.ctl, h->src.map.clock, id, data, len, who);
+		pt_ctl_post(h->src.ctl, &h->src.map, id, data, len, who);
 }
 
 static void target_arm(struct pt_handle *h, int on)

@@ -96,6 +96,16 @@ void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const voi
 	pthread_mutex_unlock(&c->lock);
 }
 
+void pt_ctl_post(struct pt_ctl *c, const struct pt_map *m, trace_event_id_t id, const void *data,
+                 uint32_t len, const struct pt_caller *who)
+{
+	pt_ctl_put(c, m->clock, id, data, len, who);
+	/* Unconditionally: these events are few, and a reader that has just
+	 * announced its sleep must not miss one (no pairing with waiters to
+	 * get right); its acquire of futex_seq sees the entry's head. */
+	pt_wake_readers(pt_hdr(m));
+}
+
 #if defined(__SANITIZE_THREAD__)
 __attribute__((no_sanitize("thread")))
 #endif

@@ -116,6 +116,11 @@ void pt_ctl_destroy(struct pt_ctl *c);
 /* Records an event; the caller's identity (pid 0 for none). */
 void pt_ctl_put(struct pt_ctl *c, uint32_t clock, trace_event_id_t id, const void *data,
                 uint32_t len, const struct pt_caller *who);
+struct pt_map;
+/* Records an event as pt_ctl_put does, in the clock of the stream m, and
+ * wakes m's sleeping readers: it is ready to be retrieved from now on. */
+void pt_ctl_post(struct pt_ctl *c, const struct pt_map *m, trace_event_id_t id, const void *data,
+                 uint32_t len, const struct pt_caller *who);
 /* The oldest unread event, copied: 1, or 0 when there is none. */
 int pt_ctl_peek(struct pt_ctl *c, struct pt_ctl_event *e, uint32_t *pos);
 /* Takes the event peeked at pos: 0 when a writer dropped it meanwhile. */

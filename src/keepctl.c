@@ -175,7 +175,7 @@ static int replace_keeper(struct pt_handle *h)
 	                                                                 memory_order_acquire),
 	                      memory_order_release);
 	if (!pt_handle_filtered(h, POSIX_TRACE_ERROR))
-		pt_ctl_put(h->src.ctl, h->src.map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+		pt_ctl_post(h->src.ctl, &h->src.map, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 	uint32_t zero = 0;
 	atomic_compare_exchange_strong_explicit(&h->src.ctl->flush_error, &zero, EIO, memory_order_relaxed,
 	                                        memory_order_relaxed);

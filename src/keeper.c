@@ -120,7 +120,7 @@ static void keep_error(struct keeper *k, int err)
 	atomic_compare_exchange_strong_explicit(&k->ctl->flush_error, &zero, (uint32_t)err,
 	                                        memory_order_relaxed, memory_order_relaxed);
 	if (!pt_handle_filtered(k->h, POSIX_TRACE_ERROR))
-		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
+		pt_ctl_post(k->ctl, &k->h->src.map, POSIX_TRACE_ERROR, &err, sizeof err, NULL);
 }
 
 /* ---- the log --------------------------------------------------------- */
@@ -542,7 +542,10 @@ static int flush_hinted(const struct keeper *k)
 static int flush_asked_by(struct keeper *k, pid_t pid, uint64_t pc)
 {
 	struct pt_caller who = {pid > 0 ? pid : k->controller, 0, 0, pc};
-	if (!pt_read_pending(&k->h->src))
+	/* A full stream is flushed even with nothing to drain: the flush is
+	 * what restarts it (at_end, reader.c). */
+	if (!pt_read_pending(&k->h->src) &&
+	    atomic_load_explicit(&k->shdr->state, memory_order_relaxed) != PT_ST_FULL)
 		return 0;
 	/* A request number only (active_status compares it with flush_done):
 	 * relaxed would do. */

@@ -225,6 +225,7 @@ void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n)
 	atomic_fetch_add_explicit(&h->ovf_count, n, memory_order_release);
 	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->lost_total, n, memory_order_relaxed);
+	pt_wake_waiting_readers(h);
 }
 
 /* The sealed chunk with the oldest events, taken from the head of its lane

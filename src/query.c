@@ -40,7 +40,11 @@ static void active_status(struct pt_handle *h, struct posix_trace_status_info *s
 	 * store in flush (keeper.c): the flush error and log status are as new. */
 	uint32_t req = atomic_load_explicit(&c->flush_req, memory_order_acquire);
 	uint32_t done = atomic_load_explicit(&c->flush_done, memory_order_acquire);
-	st->posix_stream_flush_status = req != done ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
+	/* A full FLUSH stream has asked its keeper for the flush that restarts
+	 * it (writer.c, next_chunk): flushing from then on. */
+	int asked = h->src.map.policy == POSIX_TRACE_FLUSH && state == PT_ST_FULL;
+	st->posix_stream_flush_status =
+	    req != done || asked ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
 	st->posix_stream_flush_error = (int)atomic_exchange_explicit(&c->flush_error, 0,
 	                                                             memory_order_relaxed);
 	st->posix_log_overrun_status = atomic_exchange_explicit(&c->log_overrun, 0, memory_order_relaxed)

@@ -404,6 +404,15 @@ void pt_wake_readers(struct pt_stream_hdr *h)
 	syscall(SYS_futex, &h->futex_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+void pt_wake_waiting_readers(struct pt_stream_hdr *h)
+{
+	/* The change, then a look at waiters: pairs with the reader's store of
+	 * waiters, fence, second look (wait_for_event in getnext.c). */
+	pt_full_fence();
+	if (atomic_load_explicit(&h->waiters, memory_order_relaxed))
+		pt_wake_readers(h);
+}
+
 void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name)
 {
 	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)

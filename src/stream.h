@@ -67,6 +67,10 @@ int pt_stream_grow(const struct pt_map *m);
 int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane);
 
 void pt_wake_readers(struct pt_stream_hdr *h);
+/* For a change a writer made that a reader reports without a record of its
+ * own (an overflow, the stream full): a reader that announced its sleep is
+ * woken, as by an event (append_record, writer.c). */
+void pt_wake_waiting_readers(struct pt_stream_hdr *h);
 uint64_t pt_stream_lost(const struct pt_map *m);
 void pt_stream_end(struct pt_stream_hdr *h);
 void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name);

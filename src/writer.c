@@ -165,7 +165,7 @@ static void trigger_fire(struct pt_stream_hdr *h, uintptr_t pc)
 	wake_keeper(h);
 }
 
-/* UNTIL_FULL: the stream stops itself; the event that did not fit is lost
+/* UNTIL_FULL and FLUSH: the stream stops itself; the event that did not fit is lost
  * (posix_trace_attr_getstreamfullpolicy, POSIX_TRACE_UNTIL_FULL).  Its time and the writer that found
  * it full are what the automatic POSIX_TRACE_STOP reports. */
 static void stream_full(struct pt_stream_hdr *h, uint64_t ts, uintptr_t pc)
@@ -180,11 +180,16 @@ static void stream_full(struct pt_stream_hdr *h, uint64_t ts, uintptr_t pc)
 		atomic_store_explicit(&h->full_pid, pt_proc.pid, memory_order_relaxed);
 		atomic_store_explicit(&h->full_pc, pc, memory_order_relaxed);
 	}
-	if (atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
-	                                            memory_order_acq_rel, memory_order_relaxed))
+	int filled = atomic_compare_exchange_strong_explicit(&h->state, &running, PT_ST_FULL,
+	                                                     memory_order_acq_rel,
+	                                                     memory_order_relaxed);
+	if (filled)
 		atomic_store_explicit(&h->full, 1, memory_order_relaxed);
 	atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->lost_total, 1, memory_order_relaxed);
+	/* The reader reports the overflow and the automatic stop. */
+	if (filled)
+		pt_wake_waiting_readers(h);
 }
 
 /* The writer starts chunk c for its lane: its header, then the link that
@@ -276,7 +281,10 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
 	if (c == PT_NONE && m->policy == POSIX_TRACE_LOOP)
 		c = pt_steal_oldest(m);
 	if (c == PT_NONE) {
-		if (m->policy == POSIX_TRACE_UNTIL_FULL)
+		/* FLUSH is UNTIL_FULL with regular flushes
+		 * (posix_trace_attr_setstreamfullpolicy): it stops too, and its
+		 * keeper restarts it once the flush asked for below emptied it. */
+		if (m->policy == POSIX_TRACE_UNTIL_FULL || m->policy == POSIX_TRACE_FLUSH)
 			stream_full(h, now, pc);
 		else
 			note_loss(w, m, now);

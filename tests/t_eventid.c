@@ -12,6 +12,7 @@
  * Check forks every test, so each one starts with an empty per-process registry.
  */
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -266,6 +267,102 @@ START_TEST(test_name_past_limit_is_not_registered)
 	trace_id_t trid = pt_create_default();
 	assert_name(trid, POSIX_TRACE_UNNAMED_USEREVENT, "posix_trace_unnamed_userevent");
 	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
+/* ---- a program started by exec ------------------------------------------------------------ */
+
+/*
+ * Ids are given "for any given process" (posix_trace_eventid_open); only
+ * processes traced into one stream with inheritance share a name space
+ * (CONFORMANCE.md, "Event type identifiers").  A program started by
+ * posix_spawn inherits its parent's registry descriptor: it must use it only
+ * when it joined such a stream.  names_filler registers 991 names and says
+ * which ids they got.
+ */
+struct filler_report {
+	unsigned first, last;
+	long unnamed;
+};
+
+static struct filler_report run_filler(int empty_environment)
+{
+	char *path = pt_helper_path("names_filler");
+	char *argv[] = {path, "-N", "991", "-p", "filler", NULL};
+	char *no_environment[] = {NULL};
+	int out[2];
+	ck_assert_int_eq(pipe(out), 0);
+	posix_spawn_file_actions_t fa;
+	ck_assert_ok(posix_spawn_file_actions_init(&fa));
+	ck_assert_ok(posix_spawn_file_actions_adddup2(&fa, out[1], 1));
+	ck_assert_ok(posix_spawn_file_actions_addclose(&fa, out[0]));
+	pid_t pid;
+	ck_assert_ok(posix_spawn(&pid, path, &fa, NULL, argv,
+	                         empty_environment ? no_environment : environ));
+	pt_track(pid);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	char line[128];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof line - 1 && (n = read(out[0], line + got, sizeof line - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+	line[got] = '\0';
+	close(out[0]);
+	int status = pt_wait_exit(pid, 15000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "names_filler failed: %#x",
+	              status);
+	struct filler_report r;
+	ck_assert_msg(sscanf(line, "first %u last %u unnamed %ld", &r.first, &r.last, &r.unnamed) == 3,
+	              "names_filler said: %s", line);
+	return r;
+}
+
+/* No stream anywhere: the spawned program's 991 names are its own (ids 33 to
+ * 1023), and the parent's next new name still gets an id of its own (34);
+ * with the parent's environment (even) and with none (odd). */
+START_TEST(test_spawned_program_without_stream_keeps_its_names_apart)
+{
+	pt_children_setup();
+	ck_assert_uint_eq(pt_event_id("parent.before"), FIRST_USER_ID);
+	struct filler_report r = run_filler(_i % 2);
+	trace_event_id_t after = pt_event_id("parent.after");
+	ck_assert_msg(after == FIRST_USER_ID + 1 && r.first == FIRST_USER_ID &&
+	              r.last == LAST_USER_ID && r.unnamed == 0,
+	              "the parent's next name got %u; the spawned program's names: first %u last "
+	              "%u, %ld unnamed", after, r.first, r.last, r.unnamed);
+	pt_kill_children();
+}
+END_TEST
+
+/* A stream traced with inheritance: the spawned program joins it and
+ * shares its parent's names (one id per name in the traced tree): 990 ids
+ * were left, the last of its names is unnamed, and so is the parent's
+ * next one; the stream names the child's first name. */
+START_TEST(test_spawned_program_in_inherited_stream_shares_names)
+{
+	pt_children_setup();
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	ck_assert_ok(posix_trace_create(0, &attr, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_uint_eq(pt_event_id("parent.before"), FIRST_USER_ID);
+	struct filler_report r = run_filler(_i % 2);
+	ck_assert_msg(r.first == FIRST_USER_ID + 1 && r.last == POSIX_TRACE_UNNAMED_USEREVENT &&
+	              r.unnamed == 1,
+	              "the traced child's names: first %u last %u, %ld unnamed", r.first, r.last,
+	              r.unnamed);
+	ck_assert_uint_eq(pt_event_id("parent.after"), POSIX_TRACE_UNNAMED_USEREVENT);
+	assert_name(trid, FIRST_USER_ID + 1, "filler.0");
+	ck_assert_ok(posix_trace_shutdown(trid));
+	pt_kill_children();
 }
 END_TEST
 
@@ -756,6 +853,10 @@ int main(void)
 	tcase_add_test(tc, test_names_registered_after_stream_creation_are_known_to_it);
 	tcase_add_test(tc, test_name_of_63_chars_round_trips_through_get_name);
 	tcase_add_test(tc, test_name_past_limit_is_not_registered);
+
+	tc = pt_tcase(s, "spawned_program");
+	tcase_add_loop_test(tc, test_spawned_program_without_stream_keeps_its_names_apart, 0, 2);
+	tcase_add_loop_test(tc, test_spawned_program_in_inherited_stream_shares_names, 0, 2);
 
 	tc = pt_tcase(s, "trid_eventid_open");
 	tcase_add_test(tc, test_trid_eventid_open_first_user_id_is_33);

@@ -1443,6 +1443,128 @@ START_TEST(flush_policy_losses_are_counted_when_writer_outruns)
 }
 END_TEST
 
+/*
+ * POSIX_TRACE_FLUSH is UNTIL_FULL plus regular flushes
+ * (posix_trace_attr_setstreamfullpolicy): a 4 KiB stream whose keeper is
+ * held fills up and says so, SUSPENDED, FULL and FLUSHING (the flush it asked
+ * for), with every later event lost and counted; once the keeper runs, the
+ * flush empties it and it restarts.  The log shows the automatic STOP (data
+ * 1) after the last event recorded and a START before the next one.
+ * Before: the status read RUNNING, NOT_FULL, NOT_FLUSHING throughout and the
+ * log had no stop around the gap.
+ */
+/* A keeper held with SIGSTOP must not outlive a test that fails or times
+ * out while holding it (it left its controller's process group: it would
+ * stay stopped and hold the run's output open): a guard process kills it
+ * once the test's process is gone.  The test kills the guard when it is
+ * done. */
+static pid_t guard_held_keeper(pid_t keeper)
+{
+	pid_t test = getpid(), guard = fork();
+	ck_assert_int_ge(guard, 0);
+	if (guard == 0) {
+		setsid(); /* out of the test's process group, which Check kills */
+		while (getppid() == test)
+			pt_sleep_ms(20);
+		kill(keeper, SIGKILL);
+		_exit(0);
+	}
+	return guard;
+}
+
+static void end_guard(pid_t guard)
+{
+	kill(guard, SIGKILL);
+	while (waitpid(guard, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+START_TEST(flush_policy_full_stream_stops_until_flushed)
+{
+	const uint32_t limit = 20000, after_full = 100, after_restart = 50;
+	int fd = lt_new_log_file();
+	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 4096);
+	trace_event_id_t id = user_id("flush_full");
+	ck_assert_ok(posix_trace_start(trid));
+	pid_t keeper = find_keeper(), guard = guard_held_keeper(keeper);
+	ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
+	for (int i = 0; i < 5000 && proc_state(keeper) != 'T'; i++)
+		pt_sleep_ms(1);
+	ck_assert_int_eq(proc_state(keeper), 'T');
+	uint32_t seq = 0;
+	struct posix_trace_status_info st = {0};
+	for (;;) {
+		ck_assert_msg(seq < limit, "%u events into a 4 KiB stream and it never said full: "
+		              "status %d, full %d, flush %d", seq, st.posix_stream_status,
+		              st.posix_stream_full_status, st.posix_stream_flush_status);
+		record_tagged(id, 0, seq++, 16);
+		st = pt_status(trid);
+		if (st.posix_stream_full_status == POSIX_TRACE_FULL)
+			break;
+		ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
+	}
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	ck_assert_int_eq(st.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);
+	for (uint32_t i = 0; i < after_full; i++) {
+		record_tagged(id, 0, seq++, 16);
+		st = pt_status(trid);
+		ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+		ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_FULL);
+		ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+	}
+	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
+	end_guard(guard);
+	ck_assert_int_eq(wait_flushed(trid), 0);
+	st = pt_status(trid);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+	uint32_t first_after = seq;
+	for (uint32_t i = 0; i < after_restart; i++)
+		record_tagged(id, 0, seq++, 16);
+	ck_assert_ok(posix_trace_shutdown(trid));
+
+	trace_id_t log = open_log(fd);
+	struct lt_evlist l = read_all(log);
+	struct posix_trace_status_info ls = pt_status(log);
+	size_t last_before = SIZE_MAX, stop = SIZE_MAX, start = SIZE_MAX, first_restarted = SIZE_MAX;
+	uint32_t recorded = 0, recorded_after = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct lt_rec *e = &l.ev[i];
+		if (lt_is_tagged(e)) {
+			uint32_t sq = lt_tag_of(e).seq;
+			recorded++;
+			recorded_after += sq >= first_after;
+			if (sq < first_after)
+				last_before = i;
+			else if (first_restarted == SIZE_MAX)
+				first_restarted = i;
+		} else if (e->info.posix_event_id == POSIX_TRACE_STOP && stop == SIZE_MAX &&
+		           last_before != SIZE_MAX) {
+			int reason;
+			ck_assert_uint_eq(e->len, sizeof reason);
+			memcpy(&reason, e->data, sizeof reason);
+			ck_assert_msg(reason != 0, "the STOP after the last event says %d", reason);
+			stop = i;
+		} else if (e->info.posix_event_id == POSIX_TRACE_START && stop != SIZE_MAX &&
+		           start == SIZE_MAX) {
+			start = i;
+		}
+	}
+	ck_assert_msg(last_before != SIZE_MAX && stop != SIZE_MAX && stop > last_before,
+	              "no automatic STOP after the last event recorded before the gap");
+	ck_assert_msg(start != SIZE_MAX && first_restarted != SIZE_MAX && stop < start &&
+	                  start < first_restarted,
+	              "no START between the STOP and the first event after the flush");
+	/* Every event is in the log or in its lost count; the ones after the
+	 * restart are all there. */
+	ck_assert_uint_eq(recorded + ls.posixtrace_lost_events, seq);
+	ck_assert_uint_ge(ls.posixtrace_lost_events, after_full);
+	ck_assert_uint_eq(recorded_after, after_restart);
+	assert_closed_intact(log);
+}
+END_TEST
+
 /* ---- logs through pipes ------------------------------------------------------ */
 
 START_TEST(log_written_to_pipe_reads_back_from_copy)
@@ -1939,6 +2061,7 @@ int main(void)
 	tc = pt_tcase(s, "flush_policy");
 	tcase_add_test(tc, flush_policy_small_stream_loses_nothing_at_moderate_rate);
 	tcase_add_test(tc, flush_policy_losses_are_counted_when_writer_outruns);
+	tcase_add_test(tc, flush_policy_full_stream_stops_until_flushed);
 
 	tc = pt_tcase(s, "pipe");
 	tcase_add_test(tc, log_written_to_pipe_reads_back_from_copy);

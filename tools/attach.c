@@ -124,25 +124,26 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 	return -1;
 }
 
-/* Explains why a pid cannot be traced, or NULL if it looks traceable.
- * "Not instrumented": libposixtrace does not appear in its mappings. */
+static int stop_at_first_type(trace_event_id_t id, const char *name, void *arg)
+{
+	(void)id, (void)name, (void)arg;
+	return 1;
+}
+
+/* Explains why a pid cannot be traced, or NULL if it looks traceable.  The
+ * library finds the process as `list` does (its control block), so a
+ * program linked statically with libposixtrace.a, which no look at its
+ * mappings would show, is found too. */
 const char *why_not_traceable(pid_t pid)
 {
-	char path[64], line[512];
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return "no such process";
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *maps = fopen(path, "r");
-	if (!maps)
-		return errno == ENOENT ? "no such process" : "not permitted (cannot read its memory map)";
-	bool instrumented = false;
-	while (!instrumented && fgets(line, sizeof line, maps))
-		instrumented = strstr(line, "libposixtrace") != NULL;
-	bool empty = ftell(maps) == 0;
-	fclose(maps);
-	if (empty)
-		return "not permitted (cannot read its memory map)";
-	return instrumented ? NULL : "not instrumented (libposixtrace is not loaded in it)";
+	int err = posixtrace_process_eventtypes(pid, stop_at_first_type, NULL);
+	switch (err) {
+	case 0: return NULL;
+	case ESRCH: return "no such process";
+	case EPERM: return "not permitted";
+	case ENOENT: return "not instrumented (libposixtrace is not loaded in it)";
+	default: return strerror(err);
+	}
 }
 
 static const char *create_error(int err)
