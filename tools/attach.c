@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,6 +135,22 @@ static int stop_at_first_type(trace_event_id_t id, const char *name, void *arg)
  * library finds the process as `list` does (its control block), so a
  * program linked statically with libposixtrace.a, which no look at its
  * mappings would show, is found too. */
+/* Whether the shared library is mapped in pid: a program that has loaded
+ * it and not yet run its constructor has no control block yet, and is
+ * reached by the stream when it has (the keeper's late reach). */
+static bool maps_the_library(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *maps = fopen(path, "r");
+	bool mapped = false;
+	while (maps && !mapped && fgets(line, sizeof line, maps))
+		mapped = strstr(line, "/libposixtrace.so") != NULL;
+	if (maps)
+		fclose(maps);
+	return mapped;
+}
+
 const char *why_not_traceable(pid_t pid)
 {
 	int err = posixtrace_process_eventtypes(pid, stop_at_first_type, NULL);
@@ -141,7 +158,9 @@ const char *why_not_traceable(pid_t pid)
 	case 0: return NULL;
 	case ESRCH: return "no such process";
 	case EPERM: return "not permitted";
-	case ENOENT: return "not instrumented (libposixtrace is not loaded in it)";
+	case ENOENT:
+		return maps_the_library(pid) ? NULL
+		                              : "not instrumented (libposixtrace is not loaded in it)";
 	default: return strerror(err);
 	}
 }

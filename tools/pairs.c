@@ -62,7 +62,7 @@ struct pair_kind {
 struct pairer {
 	const struct pair_rules *rules;
 	struct id_role ids[MAX_EVENT_IDS];
-	struct pair_kind *kinds;
+	struct pair_kind **kinds; /* each allocated once: a match's slice points into it */
 	size_t nkinds;
 	struct pair_thread *threads;
 	size_t nthreads, threads_cap;
@@ -125,11 +125,13 @@ void pair_rules_free(struct pair_rules *r)
 static uint32_t kind_of(struct pairer *p, const char *key, const char *slice)
 {
 	for (size_t i = 0; i < p->nkinds; i++)
-		if (!strcmp(p->kinds[i].key, key))
+		if (!strcmp(p->kinds[i]->key, key))
 			return (uint32_t)i;
 	p->kinds = xrealloc(p->kinds, (p->nkinds + 1) * sizeof *p->kinds);
-	snprintf(p->kinds[p->nkinds].key, sizeof p->kinds[0].key, "%s", key);
-	snprintf(p->kinds[p->nkinds].slice, sizeof p->kinds[0].slice, "%s", slice);
+	struct pair_kind *k = xmalloc(sizeof *k);
+	snprintf(k->key, sizeof k->key, "%s", key);
+	snprintf(k->slice, sizeof k->slice, "%s", slice);
+	p->kinds[p->nkinds] = k;
 	return (uint32_t)p->nkinds++;
 }
 
@@ -342,7 +344,7 @@ static bool close_pair(struct pairer *p, struct pair_thread *t, uint32_t kind,
 		m->begin_index = b->index;
 		m->begin_ns = b->ns;
 		m->kind = kind;
-		m->slice = p->kinds[kind].slice;
+		m->slice = p->kinds[kind]->slice;
 		p->open -= t->top - (i - 1);
 		t->top = i - 1;
 		if (t->top == t->bottom)
@@ -407,6 +409,8 @@ void pairer_free(struct pairer *p)
 	if (!p)
 		return;
 	free_threads(p);
+	for (size_t i = 0; i < p->nkinds; i++)
+		free(p->kinds[i]);
 	free(p->kinds);
 	free(p);
 }
