@@ -74,7 +74,13 @@ struct posixtrace_log_info {
 	/* Images of traced processes the log holds (posixtrace_set_images;
 	 * since 0.3, 0 before): 0 means no event has a known image. */
 	uint64_t posixtrace_images;
-	uint64_t posixtrace_reserved[3];
+	/* Events of a trigger type that took no snapshot, held off by the
+	 * keeper's minimum interval between two snapshots of one type or past
+	 * its budget of snapshots (posixtrace_set_trigger; since 0.3, 0
+	 * before), as the log's status says: its end, or its header's last
+	 * update for a log that stops short. */
+	uint64_t posixtrace_triggers_suppressed;
+	uint64_t posixtrace_reserved[2];
 };
 
 /* EINVAL: trid is not a pre-recorded trace stream identifier. */
@@ -100,7 +106,12 @@ struct posixtrace_rendezvous_info {
 	 * stream's memory belongs to (a tree traced by root where programs
 	 * run as other users: their events are not in the stream). */
 	uint64_t posixtrace_other_users;
-	uint64_t posixtrace_reserved[3];
+	/* Connections to the rendezvous' others socket that the keeper's
+	 * budget of /proc reads (docs/SECURITY.md) did not let it check, so
+	 * that it could not say whether they descend from the target (since
+	 * 0.3; a crowd there costs this count, never a join). */
+	uint64_t posixtrace_others_unchecked;
+	uint64_t posixtrace_reserved[2];
 };
 
 /* EINVAL: trid is not an active trace stream identifier (or info is NULL);

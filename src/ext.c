@@ -65,6 +65,8 @@ int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_inf
 		info->posixtrace_refused = atomic_load_explicit(&h->src.ctl->rdv.refused, memory_order_relaxed);
 		info->posixtrace_other_users =
 		    atomic_load_explicit(&h->src.ctl->rdv.other_users, memory_order_relaxed);
+		info->posixtrace_others_unchecked =
+		    atomic_load_explicit(&h->src.ctl->rdv.others_unchecked, memory_order_relaxed);
 	}
 	pt_handle_put(h);
 	return err;
