@@ -19,8 +19,8 @@
 struct pt_logw_status {
 	int32_t stream_status, stream_full, stream_overrun;
 	int32_t flush_status, flush_error;
-	uint32_t triggers_suppressed;
 	uint64_t lost_events;
+	uint32_t triggers_suppressed;
 };
 
 /* What the log looks like after the last bytes written. */
