@@ -235,6 +235,14 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
+# The reader's translation of ids of other pid namespaces
+# (tests/unit/t_pidmap.c): linked with the static library, opendir and
+# readdir wrapped so that the test counts every look through /proc.
+$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
+	  -o $@ $(CHECK_LIBS) $(LDLIBS)
+tests: $(BUILD)/tests/t_pidmap
+
 # Long runs of the workload tests, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)

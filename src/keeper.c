@@ -752,6 +752,7 @@ static void tick(struct keeper *k, uint64_t now)
 	pt_conv_sample(&k->h->src.rd.conv);
 	if (k->fd >= 0)
 		pt_read_learn_writers(&k->h->src);
+	pt_pidmap_step(&k->h->src.rd.ids);
 	if (k->rdv.listen_fd >= 0)
 		pt_rdv_serve_others(&k->rdv);
 }
