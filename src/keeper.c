@@ -864,6 +864,8 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	k->data = malloc(k->h->src.map.max_data + PT_CTL_DATA_MAX);
 	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
+	if (k->fd >= 0)
+		(void)pt_logio_share_budget(&k->w, pt_keeper_queue_budget());
 	if (k->fd >= 0) {
 		struct pt_logw_progress p;
 		pt_logw_read_progress(&k->ctl->logw, &p);
