@@ -246,6 +246,7 @@ tests: $(BUILD)/tests/t_pidmap
 # Long runs of the workload tests, for people, not CI.
 soak: all tests
 	@sh tests/soak/workload.sh $(BUILD)
+	@sh tests/soak/keeper.sh $(BUILD)
 
 demo: all
 	@sh examples/demo.sh $(BUILD)
