@@ -74,7 +74,7 @@ void pt_pidmap_free(struct pt_pidmap *m); /* the scan under way closed too */
 int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
                         struct pt_idpair *pair);
 #define PT_PIDMAP_RESCAN_MS 50
-#define PT_PIDMAP_SCAN_MS 1000
+#define PT_PIDMAP_SCAN_MS 250
 #define PT_PIDMAP_STEP_MS 50
 #define PT_PIDMAP_STEP_ENTRIES 512
 

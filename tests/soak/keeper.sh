@@ -10,13 +10,15 @@
 #  2. triggers: a writer posts its trigger every 256 events for a second
 #     (t_trigger trigger_flood_is_held_off: snapshots, suppressed);
 #  3. pid namespaces: a traced process in its own pid namespace starts a
-#     traced process every millisecond (as fast as the shell can) for
+#     traced process (that lives 300 ms) every millisecond (as fast as the
+#     shell can) for
 #     SECONDS while 2,000 sleep; the keeper's CPU over that time, read from
 #     /proc/PID/stat; and t_pidmap's count of /proc scans with 2,000 sleepers;
 #  4. the output queue: four streams over pipes nobody reads
 #     (t_keeper output_queues_share_a_budget: the keepers' memory).
 # Needs root (users, pid namespaces) and the tests built.  `make check` does
 # not run this.  Usage: sh tests/soak/keeper.sh [BUILD_DIR [SECONDS]]
+# PT_SOAK_PARTS (default "rendezvous triggers pidns queue") picks parts.
 BUILD=${1:-build}
 SECONDS_NS=${2:-10}
 case $SECONDS_NS in *[!0-9]*|'') echo "usage: $0 [BUILD_DIR [SECONDS]]" >&2; exit 2;; esac
@@ -26,6 +28,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "keeper soak: skipped (not root)"; exit 0; }
 export PT_TEST_HELPERS="$BUILD/tests/helpers"
 failed=0
+PARTS=${PT_SOAK_PARTS:-rendezvous triggers pidns queue}
+part() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
 
 run() { # NAME PROGRAM CASE: a case of a test program, its lines prefixed
 	out=$(CK_RUN_CASE=$3 "$2" 2>&1); rc=$?
@@ -37,18 +41,19 @@ run() { # NAME PROGRAM CASE: a case of a test program, its lines prefixed
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}'; }
 
 # 1. The chain is built one process after another: minutes under load.
-CK_TIMEOUT_MULTIPLIER=20 PT_SOAK_RDV_CHAIN=1000 PT_SOAK_RDV_CHILDREN=200 \
+part rendezvous && CK_TIMEOUT_MULTIPLIER=20 PT_SOAK_RDV_CHAIN=1000 PT_SOAK_RDV_CHILDREN=200 \
 	run rendezvous "$BUILD/tests/t_isolation" others_flood
 # 2.
-run triggers "$BUILD/tests/t_trigger" trigger
+part triggers && run triggers "$BUILD/tests/t_trigger" trigger
 # 3. The keeper of `posixtrace record` over a tree in its own pid namespace
 #    (the shell is its pid 1: when it exits, the kernel ends the sleepers).
+pidns() {
 tmp=$(mktemp -d /tmp/pt-soak-keeper.XXXXXX) || exit 1
 emit=$(cd "$BUILD/tests/cli" && pwd)/ptemit
 "$BUILD/posixtrace" record --no-images -o "$tmp/ns.log" -- unshare --pid --fork sh -c '
 	i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); sleep 600 & done
 	touch "$0/ready"; end=$(($(date +%s) + $2 + 1))
-	while [ "$(date +%s)" -lt $end ]; do "$1" ns.tick & sleep 0.001; done
+	while [ "$(date +%s)" -lt $end ]; do "$1" "ns.tick sleep=300 ns.tick" & sleep 0.001; done
 	exit 0' \
 	"$tmp" "$emit" "$SECONDS_NS" > "$tmp/record.out" 2>&1 &
 record=$!
@@ -68,7 +73,9 @@ else
 fi
 PT_SOAK_PIDMAP_SLEEPERS=2000 run pidmap "$BUILD/tests/t_pidmap" pidmap
 rm -rf "$tmp"
+}
+part pidns && pidns
 # 4.
-run queue "$BUILD/tests/t_keeper" queue
+part queue && run queue "$BUILD/tests/t_keeper" queue
 echo "keeper soak: $failed failed"
 [ $failed -eq 0 ]

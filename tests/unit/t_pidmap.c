@@ -11,8 +11,8 @@
  * A namespace holds PT_SOAK_PIDMAP_SLEEPERS (600) sleeping processes; for
  * a second the test asks every millisecond for an id nobody has, then for
  * one of the sleepers until it is translated.  Checked: at most one scan
- * of /proc begins per PT_PIDMAP_SCAN_MS, no call reads more than a step's
- * bound of entries, and a sleeper's ids are translated once the scan
+ * of /proc begins per PT_PIDMAP_SCAN_MS (250 ms), no call reads more than
+ * a step's bound of entries, and a sleeper's ids are translated once the scan
  * reaches them (and are its ids: its NSpid names them).
  */
 #include "../harness.h"
