@@ -891,17 +891,18 @@ END_TEST
 #define QUEUE_BUDGET_MIB 256
 #define KEEPER_OVERHEAD_MIB 16
 /* Under a sanitizer RssAnon holds the sanitizer's shadow of the buffers
- * too (ThreadSanitizer: about half as much again); the queues without
- * the budget would still pass twice the bound (4 x 128 MiB). */
+ * too, which grows as they are reused (ThreadSanitizer: 674 to 979 MiB
+ * for the 256 MiB): there the run checks the budget's code for races and
+ * the keepers' ends, not the memory. */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SHADOW_FACTOR 2
+#define MEMORY_CHECKED 0
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SHADOW_FACTOR 2
+#define MEMORY_CHECKED 0
 #endif
 #endif
-#ifndef SHADOW_FACTOR
-#define SHADOW_FACTOR 1
+#ifndef MEMORY_CHECKED
+#define MEMORY_CHECKED 1
 #endif
 
 struct queue_writer {
@@ -974,9 +975,8 @@ START_TEST(output_queues_share_a_budget)
 		w[i] = (struct queue_writer){trid[i], id, &stop};
 		ck_assert_int_eq(pthread_create(&th[i], NULL, queue_writer_main, &w[i]), 0);
 	}
-	long most = 0,
-	     bound = SHADOW_FACTOR * (QUEUE_BUDGET_MIB + QUEUE_STREAMS * KEEPER_OVERHEAD_MIB) * 1024L;
-	for (int t = 0; t < 60 && most <= bound; t++) {
+	long most = 0, bound = (QUEUE_BUDGET_MIB + QUEUE_STREAMS * KEEPER_OVERHEAD_MIB) * 1024L;
+	for (int t = 0; t < 60 && (most <= bound || !MEMORY_CHECKED); t++) {
 		long now = keepers_anon_kib();
 		if (now > most)
 			most = now;
@@ -988,11 +988,16 @@ START_TEST(output_queues_share_a_budget)
 	/* Nobody will read: the keepers' writes fail (EPIPE) and they end. */
 	for (int i = 0; i < QUEUE_STREAMS; i++)
 		close(pipes[i][0]);
-	for (int i = 0; i < QUEUE_STREAMS; i++)
-		posix_trace_shutdown(trid[i]);
-	fprintf(stderr, "output_queues_share_a_budget: %d keepers held at most %ld MiB (bound %ld)\n",
-	        QUEUE_STREAMS, most / 1024, bound / 1024);
-	ck_assert_msg(most <= bound, "%d keepers of one controller held %ld MiB (at most %ld wanted)",
+	for (int i = 0; i < QUEUE_STREAMS; i++) {
+		int err = posix_trace_shutdown(trid[i]);
+		/* The pipe's reader is gone: the log's error, or none. */
+		ck_assert_msg(err == 0 || err == EPIPE, "shutdown: %s", strerror(err));
+	}
+	fprintf(stderr, "output_queues_share_a_budget: %d keepers held at most %ld MiB (bound %ld%s)\n",
+	        QUEUE_STREAMS, most / 1024, bound / 1024,
+	        MEMORY_CHECKED ? "" : ", not checked under a sanitizer: RssAnon holds its shadow");
+	ck_assert_msg(most <= bound || !MEMORY_CHECKED,
+	              "%d keepers of one controller held %ld MiB (at most %ld wanted)",
 	              QUEUE_STREAMS, most / 1024, bound / 1024);
 }
 END_TEST
