@@ -2,9 +2,9 @@
 /*
  * The rendezvous, served (rendezvous.h).  pt_rdv_open and pt_rdv_close run
  * in the controller; pt_rdv_serve_start and everything under it run in the
- * keeper process, in its main loop: a connection wakes it at once (a
- * signal moves the word it sleeps on), so that a joiner, which waits at
- * most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
+ * keeper process, in its main loop: a connection to the join socket wakes
+ * it at once (a signal moves the word it sleeps on), so that a joiner,
+ * which waits at most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
  *
  * Whom the keeper serves: the process at the other end of a connection, as
  * the kernel names it (SO_PEERCRED), if the keeper may trace it (the
@@ -19,7 +19,9 @@
  * user it is for.  A process of another user goes to the others socket
  * instead, which takes a connection and waits for nothing; it is counted
  * when it descends from the target, so that the controller can say which
- * part of its tree it did not trace.
+ * part of its tree it did not trace.  That socket is anybody's: the keeper
+ * looks at it once a tick, after the joins and its drains, and pays for
+ * it from a budget of connections and /proc reads (pt_rdv_serve_others).
  */
 #include <errno.h>
 #include <fcntl.h>
