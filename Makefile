@@ -287,8 +287,17 @@ $(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/strea
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
+# The reader's translation of ids of other pid namespaces
+# (tests/unit/t_pidmap.c): linked with the static library, opendir and
+# readdir wrapped so that the test counts every look through /proc.
+$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
+	  -o $@ $(CHECK_LIBS) $(LDLIBS)
+tests: $(BUILD)/tests/t_pidmap
+
 # Long runs of the workload tests, the command's stats and convert on logs
-# of the sizes that once cost them most, the keepers under random kills,
+# of the sizes that once cost them most, the keepers under random kills
+# and under other users' floods,
 # and the symbolizer against the attacks at full size
 # (tests/soak/symbols.sh), for people, not CI.
 soak: all tests $(BUILD)/tests/soak/symsoak
@@ -296,6 +305,7 @@ soak: all tests $(BUILD)/tests/soak/symsoak
 	@sh tests/soak/toolbounds.sh $(BUILD)
 	@sh tests/soak/loss.sh $(BUILD)
 	@sh tests/soak/symbols.sh $(BUILD)
+	@sh tests/soak/keeper.sh $(BUILD)
 
 $(BUILD)/tests/soak:
 	mkdir -p $@

@@ -78,7 +78,13 @@ struct posixtrace_log_info {
 	 * bound of the process that described them, or of the whole table
 	 * (SECURITY.md, "Logs are bounded input").  Since 0.3. */
 	uint64_t posixtrace_images_dropped;
-	uint64_t posixtrace_reserved[2];
+	/* Events of a trigger type that took no snapshot, held off by the
+	 * keeper's minimum interval between two snapshots of one type or past
+	 * its budget of snapshots (posixtrace_set_trigger; since 0.3, 0
+	 * before), as the log's status says: its end, or its header's last
+	 * update for a log that stops short. */
+	uint64_t posixtrace_triggers_suppressed;
+	uint64_t posixtrace_reserved[1];
 };
 
 /* EINVAL: trid is not a pre-recorded trace stream identifier. */
@@ -109,7 +115,12 @@ struct posixtrace_rendezvous_info {
 	 * events that found no room in that part are counted lost.  Since
 	 * 0.3. */
 	uint64_t posixtrace_short_maps;
-	uint64_t posixtrace_reserved[2];
+	/* Connections to the rendezvous' others socket that the keeper's
+	 * budget of /proc reads (docs/SECURITY.md) did not let it check, so
+	 * that it could not say whether they descend from the target (since
+	 * 0.3; a crowd there costs this count, never a join). */
+	uint64_t posixtrace_others_unchecked;
+	uint64_t posixtrace_reserved[1];
 };
 
 /* EINVAL: trid is not an active trace stream identifier (or info is NULL);

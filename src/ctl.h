@@ -106,6 +106,9 @@ struct pt_ctl {
 	 * and the snapshots the keeper took for triggers. */
 	_Atomic uint64_t trigger[PT_NEVENT_IDS / 64];
 	_Atomic uint64_t trigger_snapshots;
+	/* Events of a trigger's type that took no snapshot: within the hold-off
+	 * of their type, or past the stream's budget (keeper.c). */
+	_Atomic uint64_t trigger_suppressed;
 	struct pt_logw_state logw;       /* the log as written so far */
 	struct pt_claims claims;         /* what keepers took for the log */
 	struct pt_rdv_counts rdv;        /* the rendezvous, as the keeper served it */

@@ -68,6 +68,8 @@ int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_inf
 		/* Written by traced processes: a count to report, nothing more. */
 		info->posixtrace_short_maps =
 		    atomic_load_explicit(&pt_hdr(&h->src.map)->short_maps, memory_order_relaxed);
+		info->posixtrace_others_unchecked =
+		    atomic_load_explicit(&h->src.ctl->rdv.others_unchecked, memory_order_relaxed);
 	}
 	pt_handle_put(h);
 	return err;

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -28,6 +29,8 @@
 #include "logwrite.h"
 #include "stream.h"
 
+_Static_assert(TRACE_SYS_MAX <= PT_QUEUE_KEEPERS, "a budget slot per keeper of a controller");
+
 
 static int pidfd_gone(int pidfd, int timeout_ms)
 {
@@ -38,6 +41,37 @@ static int pidfd_gone(int pidfd, int timeout_ms)
 	return r != 0;
 }
 
+/* The output-queue budget this process's keepers share (logio.h): mapped
+ * shared and anonymous, so that only this process and the keepers it
+ * forks see it; a fork child that starts keepers of its own maps its own
+ * (the pid says whose it is).  NULL when it could not be mapped: each
+ * queue then keeps its own bound only. */
+static _Atomic(struct pt_queue_budget *) queue_budget;
+static _Atomic pid_t queue_budget_pid;
+
+static struct pt_queue_budget *budget_of_this_process(void)
+{
+	struct pt_queue_budget *b = atomic_load(&queue_budget);
+	if (b && atomic_load(&queue_budget_pid) == getpid())
+		return b;
+	void *m = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* A parent's, inherited by fork, stays mapped: its keepers may still
+	 * use it, and a page is all it costs. */
+	if (!atomic_compare_exchange_strong(&queue_budget, &b, (struct pt_queue_budget *)m)) {
+		munmap(m, sizeof *b);
+		return atomic_load(&queue_budget_pid) == getpid() ? b : NULL;
+	}
+	atomic_store(&queue_budget_pid, getpid());
+	return m;
+}
+
+struct pt_queue_budget *pt_keeper_queue_budget(void)
+{
+	return atomic_load(&queue_budget);
+}
+
 /* Forks a keeper for the handle's stream.  ENOSYS without pidfd_open
  * (Linux before 5.3, or a seccomp filter): a keeper whose death cannot be
  * seen could not be waited for with a bound. */
@@ -46,6 +80,7 @@ static int spawn(struct pt_handle *h)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return EAGAIN;
+	(void)budget_of_this_process();
 	pt_forking_keeper = 1;
 	pid_t pid = fork();
 	pt_forking_keeper = 0;
@@ -157,6 +192,7 @@ static void reap(struct pt_handle *h)
 		close(h->keeper_sock);
 	if (h->keeper_pidfd >= 0)
 		close(h->keeper_pidfd);
+	pt_queue_budget_release(pt_keeper_queue_budget(), h->keeper);
 	h->keeper = 0;
 	h->keeper_sock = h->keeper_pidfd = -1;
 }
@@ -321,9 +357,11 @@ static int keeper_result(struct pt_handle *h, uint64_t *deadline)
 		 * is final. */
 		if (!atomic_load_explicit(&h->src.ctl->keeper_finished, memory_order_acquire))
 			return -1;
+		pt_queue_budget_release(pt_keeper_queue_budget(), h->keeper);
 		h->keeper = 0;
 		return atomic_load_explicit(&h->src.ctl->keeper_error, memory_order_relaxed);
 	}
+	pt_queue_budget_release(pt_keeper_queue_budget(), h->keeper);
 	h->keeper = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -79,6 +79,10 @@ struct keeper {
 	uint64_t next_tick;
 	uint64_t moved;          /* events moved to the log: progress (ctl.h) */
 	uint32_t trigger_seen;   /* trigger_hits when the last snapshot began */
+	/* Snapshots triggers took, and when each type last took one
+	 * (monotonic ns, 0: never; by the type the writer last named). */
+	uint64_t trigger_taken;
+	uint64_t trigger_last_ns[PT_NEVENT_IDS];
 	struct pt_rdv_server rdv; /* its listen_fd -1: no rendezvous */
 	/* The calibration of the current drain's STAGES blocks: the keeper's
 	 * own points (clock.c), never anything the target wrote. */
@@ -139,6 +143,9 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 	st->stream_overrun = st->lost_events ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
 	st->flush_status = POSIX_TRACE_NOT_FLUSHING;
 	st->flush_error = atomic_load_explicit(&k->ctl->keeper_error, memory_order_relaxed);
+	/* A count only: relaxed. */
+	uint64_t suppressed = atomic_load_explicit(&k->ctl->trigger_suppressed, memory_order_relaxed);
+	st->triggers_suppressed = suppressed > UINT32_MAX ? UINT32_MAX : (uint32_t)suppressed;
 }
 
 /* The log's own state, where the controller's get_status finds it. */
@@ -592,25 +599,61 @@ static void credit_update(struct keeper *k, uint64_t now)
 		k->credit = CREDIT_MAX;
 }
 
+/* The keeper's budget for triggers (docs/SECURITY.md): at most one
+ * snapshot per type every TRIGGER_HOLDOFF_NS, at most TRIGGER_SNAPSHOTS_MAX
+ * for the whole stream; events of a trigger's type beyond that are
+ * counted, in the log's status (LOG-FORMAT.md) and posixtrace_log_info. */
+#define TRIGGER_HOLDOFF_NS 1000000000ull
+#define TRIGGER_SNAPSHOTS_MAX 64u
+
+static void trigger_suppress(struct keeper *k, uint32_t events)
+{
+	/* A count only: relaxed. */
+	atomic_fetch_add_explicit(&k->ctl->trigger_suppressed, events, memory_order_relaxed);
+}
+
+/* Whether a snapshot for an event of type id may be taken now: its type's
+ * hold-off is over and the stream's budget is not spent.  The type is the
+ * writer's hint: a made-up one only moves its events to another type's
+ * hold-off, and the budget bounds every type together. */
+static int trigger_allowed(const struct keeper *k, uint32_t id, uint64_t now)
+{
+	uint64_t last = k->trigger_last_ns[id < PT_NEVENT_IDS ? id : 0];
+	return k->trigger_taken < TRIGGER_SNAPSHOTS_MAX && (!last || now - last >= TRIGGER_HOLDOFF_NS);
+}
+
 /* Events of a trigger's type were recorded since the last snapshot
  * (posixtrace_set_trigger): everything the stream holds goes to the log,
  * as posix_trace_flush would write it, marked by FLUSH_START and
- * FLUSH_STOP naming the writer.  The count is a hint the target could
- * scribble: it costs a look, paid from the credit as any look, and writes
- * only events the stream holds, which the target could have posted with
- * the trigger's type itself. */
+ * FLUSH_STOP naming the writer, unless the hold-off of its type or the
+ * stream's budget says no (then the events are counted as suppressed).
+ * The count is a hint the target could scribble: it costs a look, paid
+ * from the credit as any look, and writes only events the stream holds,
+ * which the target could have posted with the trigger's type itself. */
 static int trigger_snapshot(struct keeper *k)
 {
 	/* Pairs with the release fetch-add in trigger_fire (writer.c). */
 	uint32_t hits = atomic_load_explicit(&k->shdr->trigger_hits, memory_order_acquire);
 	if (k->fd < 0 || hits == k->trigger_seen)
 		return 0;
+	uint32_t events = hits - k->trigger_seen;
 	k->trigger_seen = hits;
+	/* Hints only: relaxed. */
+	uint32_t id = atomic_load_explicit(&k->shdr->trigger_id, memory_order_relaxed);
+	uint64_t now = pt_mono_ns();
+	if (!trigger_allowed(k, id, now)) {
+		trigger_suppress(k, events);
+		return 0;
+	}
 	k->credit -= TICK_NS;
-	/* A count only: relaxed. */
 	if (flush_asked_by(k, atomic_load_explicit(&k->shdr->trigger_pid, memory_order_relaxed),
-	                   atomic_load_explicit(&k->shdr->trigger_pc, memory_order_relaxed)))
+	                   atomic_load_explicit(&k->shdr->trigger_pc, memory_order_relaxed))) {
 		atomic_fetch_add_explicit(&k->ctl->trigger_snapshots, 1, memory_order_relaxed);
+		k->trigger_taken++;
+		k->trigger_last_ns[id < PT_NEVENT_IDS ? id : 0] = now;
+		/* Events of the same look beyond the first took no snapshot of
+		 * their own, as before the hold-off: not counted. */
+	}
 	return 1;
 }
 
@@ -733,8 +776,10 @@ static void serve(struct keeper *k, int timeout_ms)
 		controller_gone(k);
 }
 
-/* Once per tick: a target not reached yet, the clock's calibration, and
- * the writers of other pid namespaces while they live. */
+/* Once per tick: a target not reached yet, the clock's calibration, the
+ * writers of other pid namespaces while they live, and last, after the
+ * joins and the drains, the others socket of the rendezvous (its own
+ * budget: a crowd of another user there delays nothing else). */
 static void tick(struct keeper *k, uint64_t now)
 {
 	if (now < k->next_tick)
@@ -744,6 +789,9 @@ static void tick(struct keeper *k, uint64_t now)
 	pt_conv_sample(&k->h->src.rd.conv);
 	if (k->fd >= 0)
 		pt_read_learn_writers(&k->h->src);
+	pt_pidmap_step(&k->h->src.rd.ids);
+	if (k->rdv.listen_fd >= 0)
+		pt_rdv_serve_others(&k->rdv);
 }
 
 /* The keeper sleeps on keeper_wake (a writer's kick, a command) with a
@@ -851,6 +899,8 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	k->data = malloc(k->h->src.map.max_data + PT_CTL_DATA_MAX);
 	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
+	if (k->fd >= 0)
+		(void)pt_logio_share_budget(&k->w, pt_keeper_queue_budget());
 	if (k->fd >= 0) {
 		struct pt_logw_progress p;
 		pt_logw_read_progress(&k->ctl->logw, &p);

@@ -26,4 +26,9 @@ struct pt_cmd_msg {
  * with its end of the command socket.  Never returns. */
 __attribute__((noreturn)) void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller);
 
+/* The output-queue budget of the controller's keepers (logio.h; kept
+ * by keepctl.c), as a keeper finds it after the fork; NULL when there is
+ * none. */
+struct pt_queue_budget *pt_keeper_queue_budget(void);
+
 #endif

@@ -291,6 +291,10 @@ struct pt_stream_hdr {
 	/* Nonzero: writers describe their processes' images at chunk starts
 	 * (posixtrace_set_images). */
 	_Atomic uint32_t images;
+	/* The type of the last event of a trigger's type: a hint, for the
+	 * keeper's hold-off per type (a stream made before it was added
+	 * leaves it 0: one hold-off for every type). */
+	_Atomic uint32_t trigger_id;
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };

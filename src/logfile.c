@@ -147,6 +147,9 @@ void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
 	             &info->posixtrace_damaged_blocks);
 	info->posixtrace_images = pt_logr_images(reader(h));
 	info->posixtrace_images_dropped = pt_logr_images_dropped(reader(h));
+	struct pt_log_status st;
+	pt_logr_status(reader(h), &st);
+	info->posixtrace_triggers_suppressed = st.triggers_suppressed;
 }
 
 int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,

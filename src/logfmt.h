@@ -62,7 +62,9 @@ struct pt_log_status {
 	int32_t flush_error;    /* first error of the log, or 0 */
 	int32_t log_overrun;    /* events were lost for the log */
 	int32_t log_full;
-	int32_t reserved;
+	/* Events of a trigger's type that took no snapshot (the keeper's
+	 * hold-off and budget, posixtrace_set_trigger), saturating. */
+	uint32_t triggers_suppressed;
 	uint64_t lost_events;   /* events lost in the stream */
 	uint64_t log_dropped;   /* events dropped because an UNTIL_FULL log was full */
 };

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -314,19 +315,73 @@ static void queue_job(struct pt_logw *w, unsigned char *release, int header)
 	pthread_mutex_unlock(&w->io_lock);
 }
 
-/* A buffer to fill: from the pool, a new one while the bound and the
- * memory allow, else the next one the thread is done with. */
+/* Whether one more buffer fits the budget shared with the other keepers
+ * of the controller (a queue without a slot keeps to its first two). */
+static int budget_allows(const struct pt_logw *w)
+{
+	if (!w->budget)
+		return 1;
+	if (w->budget_slot < 0)
+		return 0;
+	uint64_t sum = 0;
+	/* Counts only, each keeper's own: relaxed (two keepers that grow at
+	 * once may pass the budget by a buffer each). */
+	for (int i = 0; i < PT_QUEUE_KEEPERS; i++)
+		sum += atomic_load_explicit(&w->budget->held[i], memory_order_relaxed);
+	return sum + w->out_cap <= PT_QUEUE_BUDGET;
+}
+
+static void budget_note(const struct pt_logw *w)
+{
+	if (w->budget && w->budget_slot >= 0)
+		atomic_store_explicit(&w->budget->held[w->budget_slot], (uint64_t)w->nbufs * w->out_cap,
+		                      memory_order_relaxed);
+}
+
+int pt_logio_share_budget(struct pt_logw *w, struct pt_queue_budget *b)
+{
+	w->budget = b;
+	w->budget_slot = -1;
+	int32_t self = (int32_t)getpid();
+	for (int i = 0; b && i < PT_QUEUE_KEEPERS; i++) {
+		int32_t none = 0;
+		if (atomic_compare_exchange_strong_explicit(&b->owner[i], &none, self,
+		                                            memory_order_relaxed, memory_order_relaxed)) {
+			/* nbufs changes in this thread only (take_buffer). */
+			w->budget_slot = i;
+			budget_note(w);
+			return 0;
+		}
+	}
+	return b ? EAGAIN : 0;
+}
+
+void pt_queue_budget_release(struct pt_queue_budget *b, pid_t keeper)
+{
+	for (int i = 0; b && keeper > 0 && i < PT_QUEUE_KEEPERS; i++) {
+		if (atomic_load_explicit(&b->owner[i], memory_order_relaxed) != (int32_t)keeper)
+			continue;
+		atomic_store_explicit(&b->held[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&b->owner[i], 0, memory_order_relaxed);
+	}
+}
+
+/* A buffer to fill: from the pool, a new one while the bounds (its own,
+ * the budget shared with the controller's other keepers) and the memory
+ * allow, else the next one the thread is done with. */
 static unsigned char *take_buffer(struct pt_logw *w)
 {
 	unsigned char *b = NULL;
 	pthread_mutex_lock(&w->io_lock);
-	if (!w->npool && w->nbufs < w->max_bufs &&
+	if (!w->npool && w->nbufs < w->max_bufs && budget_allows(w) &&
 	    pt_mem_headroom(w->out_cap, w->out_cap) == 0) {
 		pthread_mutex_unlock(&w->io_lock);
 		b = malloc(w->out_cap);
 		pthread_mutex_lock(&w->io_lock);
-		if (b)
+		if (b) {
 			w->nbufs++;
+			budget_note(w);
+		}
 	}
 	while (!b && !w->npool)
 		pthread_cond_wait(&w->io_cond, &w->io_lock);
@@ -404,6 +459,12 @@ void pt_logio_stop(struct pt_logw *w)
 	}
 	for (uint32_t i = 0; w->pool && i < w->npool; i++)
 		free(w->pool[i]);
+	if (w->budget && w->budget_slot >= 0) {
+		atomic_store_explicit(&w->budget->held[w->budget_slot], 0, memory_order_relaxed);
+		atomic_store_explicit(&w->budget->owner[w->budget_slot], 0, memory_order_relaxed);
+	}
+	w->budget = NULL;
+	w->budget_slot = -1;
 	free(w->pool);
 	free(w->jobs);
 	w->pool = NULL;

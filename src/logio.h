@@ -8,6 +8,8 @@
 #ifndef PT_LOGIO_H
 #define PT_LOGIO_H
 
+#include <stdatomic.h>
+#include <sys/types.h>
 #include "logwstate.h"
 
 /* Writes all of buf at off (seekable) or in order; 0 or an errno. */
@@ -46,6 +48,26 @@ PT_LOG_HIDDEN void pt_logio_wait(struct pt_logw *w);
 PT_LOG_HIDDEN void pt_logio_start(struct pt_logw *w);
 /* After everything given is written; frees the queue's buffers. */
 PT_LOG_HIDDEN void pt_logio_stop(struct pt_logw *w);
+
+/* The output queues of one controller's keepers together hold at most
+ * PT_QUEUE_BUDGET bytes of buffers (docs/SECURITY.md), each at least its
+ * first two whatever the others hold.  The count lives in memory that
+ * the controller maps shared and anonymous before it forks its keepers
+ * (keepctl.c): no name, no descriptor, nothing another process can open;
+ * each keeper writes only its own slot, and the controller frees the slot
+ * of a keeper it reaped, whatever killed it. */
+#define PT_QUEUE_BUDGET (256ull << 20)
+#define PT_QUEUE_KEEPERS 64
+struct pt_queue_budget {
+	_Atomic int32_t owner[PT_QUEUE_KEEPERS]; /* a keeper's pid; 0: free */
+	_Atomic uint64_t held[PT_QUEUE_KEEPERS]; /* the bytes of its buffers */
+};
+/* In the keeper: its queue counts against b from now on (NULL: no
+ * budget but its own bound).  0, or EAGAIN when every slot is taken (then
+ * the queue keeps to its first two buffers). */
+PT_LOG_HIDDEN int pt_logio_share_budget(struct pt_logw *w, struct pt_queue_budget *b);
+/* In the controller: the slot of a keeper that ended is free again. */
+PT_LOG_HIDDEN void pt_queue_budget_release(struct pt_queue_budget *b, pid_t keeper);
 
 /* A consistent copy of the current progress while a writer may be running
  * in another process (the controller asking for log_full or the first

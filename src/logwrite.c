@@ -516,6 +516,7 @@ static void take_status(struct pt_logw *w, const struct pt_logw_status *s, int b
 		d[i]->flush_status = s->flush_status;
 		d[i]->flush_error = s->flush_error ? s->flush_error : error;
 		d[i]->lost_events = s->lost_events;
+		d[i]->triggers_suppressed = s->triggers_suppressed;
 	}
 }
 

@@ -23,6 +23,7 @@ struct pt_logw_status {
 	int32_t stream_status, stream_full, stream_overrun;
 	int32_t flush_status, flush_error;
 	uint64_t lost_events;
+	uint32_t triggers_suppressed;
 };
 
 /* What the log looks like after the last bytes written. */
@@ -101,6 +102,10 @@ struct pt_logw {
 	size_t out_handed;
 	unsigned char **pool;
 	uint32_t npool, nbufs, max_bufs;
+	/* The budget this queue shares with the other keepers of its
+	 * controller (logio.h), and its slot there; NULL, -1: none. */
+	struct pt_queue_budget *budget;
+	int budget_slot;
 	struct pt_logw_job *jobs;
 	uint32_t job_first, njobs;
 	int io_running, io_busy, io_stop;

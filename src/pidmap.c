@@ -53,6 +53,8 @@ void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns, int proc_is_ours)
 
 void pt_pidmap_free(struct pt_pidmap *m)
 {
+	if (m->scan)
+		closedir(m->scan);
 	free(m->slot);
 	pt_pidmap_init(m, m->own_ns, m->proc_is_ours);
 }
@@ -137,49 +139,43 @@ static int is_number(const char *s)
 	return 1;
 }
 
-/* Every thread of process pid (local pid lpid of namespace ns). */
+/* Threads of process pid (local pid lpid of namespace ns), at most
+ * PT_PIDMAP_STEP_ENTRIES of them. */
 static void learn_threads(struct pt_pidmap *m, uint64_t ns, pid_t pid, int32_t lpid)
 {
 	char dir[320], path[640];
 	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(dir);
-	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+	uint32_t read = 0;
+	for (struct dirent *e; d && read < PT_PIDMAP_STEP_ENTRIES && (e = readdir(d)) != NULL;) {
 		if (!is_number(e->d_name))
 			continue;
+		read++;
 		snprintf(path, sizeof path, "%s/%s/status", dir, e->d_name);
 		pid_t tid = (pid_t)atol(e->d_name), ltid = pt_nspid_last(path, 0);
 		struct pt_idpair t = {ns, lpid, ltid, pid, tid, 0, 0};
 		if (ltid > 0)
 			put(m, &t);
 	}
+	m->entries_read += read;
 	if (d)
 		closedir(d);
 }
 
-/* Every process of another namespace than the reader's, each with its
- * main thread; the threads of the one that is (want_ns, want_pid). */
-static void learn_processes(struct pt_pidmap *m, uint64_t want_ns, int32_t want_pid)
+/* One entry of /proc: a process of another namespace than the reader's,
+ * with its main thread, learnt. */
+static void learn_process(struct pt_pidmap *m, const char *name)
 {
 	char dir[320], path[640];
-	DIR *d = opendir("/proc");
-	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		if (!is_number(e->d_name))
-			continue;
-		snprintf(dir, sizeof dir, "/proc/%s", e->d_name);
-		uint64_t ns = ns_of(dir);
-		if (!ns || ns == m->own_ns)
-			continue;
-		snprintf(path, sizeof path, "%s/status", dir);
-		pid_t pid = (pid_t)atol(e->d_name), lpid = pt_nspid_last(path, 0);
-		struct pt_idpair p = {ns, lpid, lpid, pid, pid, 0, 0};
-		if (lpid <= 0)
-			continue;
+	snprintf(dir, sizeof dir, "/proc/%s", name);
+	uint64_t ns = ns_of(dir);
+	if (!ns || ns == m->own_ns)
+		return;
+	snprintf(path, sizeof path, "%s/status", dir);
+	pid_t pid = (pid_t)atol(name), lpid = pt_nspid_last(path, 0);
+	struct pt_idpair p = {ns, lpid, lpid, pid, pid, 0, 0};
+	if (lpid > 0)
 		put(m, &p);
-		if (ns == want_ns && lpid == want_pid)
-			learn_threads(m, ns, pid, lpid);
-	}
-	if (d)
-		closedir(d);
 }
 
 static uint64_t mono_ms(void)
@@ -189,9 +185,51 @@ static uint64_t mono_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-/* A look in /proc may be taken: a token of a bucket that gains one every
- * PT_PIDMAP_RESCAN_MS, up to PIDMAP_BURST, so that ids a writer forges
- * cost a bounded number of looks. */
+/* A scan begins when a miss waits for one and none began in the last
+ * PT_PIDMAP_SCAN_MS. */
+static int scan_begin(struct pt_pidmap *m, uint64_t now)
+{
+	if (!m->rescan || (m->scan_began_ms && now - m->scan_began_ms < PT_PIDMAP_SCAN_MS))
+		return 0;
+	m->scan = opendir("/proc");
+	if (!m->scan)
+		return 0;
+	m->rescan = 0;
+	m->scan_began_ms = now;
+	m->scans_begun++;
+	return 1;
+}
+
+void pt_pidmap_step(struct pt_pidmap *m)
+{
+	if (!m->proc_is_ours)
+		return;
+	uint64_t now = mono_ms();
+	if (!m->scan) {
+		if (!scan_begin(m, now))
+			return;
+	} else if (now - m->step_ms < PT_PIDMAP_STEP_MS) {
+		return;
+	}
+	m->step_ms = now;
+	struct dirent *e = NULL;
+	for (uint32_t read = 0; read < PT_PIDMAP_STEP_ENTRIES && (e = readdir(m->scan)) != NULL;) {
+		if (!is_number(e->d_name))
+			continue;
+		read++;
+		m->entries_read++;
+		learn_process(m, e->d_name);
+	}
+	if (e)
+		return;
+	closedir(m->scan);
+	m->scan = NULL;
+	m->scans_done = m->scans_begun;
+}
+
+/* A look at a known process's threads may be taken: a token of a bucket
+ * that gains one every PT_PIDMAP_RESCAN_MS, up to PIDMAP_BURST, so that
+ * ids a writer forges cost a bounded number of looks. */
 static int may_look(struct pt_pidmap *m)
 {
 	if (!m->proc_is_ours)
@@ -209,22 +247,64 @@ static int may_look(struct pt_pidmap *m)
 	return 1;
 }
 
-/* A look in /proc for (ns, lpid, ltid): the threads of a process already
- * known, else every process of other namespaces.  A writer not found then
- * is remembered as gone, so that it costs no more looks. */
+/* A thread (ns, lpid, ltid) of a known process not known: a look at that
+ * process's threads when a token allows, else it waits for one. */
+static void look_at_threads(struct pt_pidmap *m, const struct pt_idpair *proc, int32_t ltid)
+{
+	struct pt_idpair *p = find(m, proc->ns, proc->local_pid, ltid);
+	if (p && p->pid)
+		return;
+	if (!may_look(m)) {
+		struct pt_idpair wait = {proc->ns, proc->local_pid, ltid, 0, 0, 0,
+		                         (int32_t)(m->scans_begun + 1)};
+		if (!p)
+			put(m, &wait);
+		return;
+	}
+	learn_threads(m, proc->ns, proc->pid, proc->local_pid);
+	p = find(m, proc->ns, proc->local_pid, ltid);
+	struct pt_idpair none = {proc->ns, proc->local_pid, ltid, 0, 0, 0, 0};
+	if (!p)
+		put(m, &none);
+	else if (!p->pid)
+		*p = none;
+}
+
+/* (ns, lpid, ltid) not known: its process waits for the scan (an entry
+ * without ids that names the scan: its `reserved`), which takes a step if
+ * one is due; then, its process known, its thread is looked for.  Once a
+ * scan that began after the miss is done, a writer still not found is
+ * gone: it costs no more looks. */
 static void look_up(struct pt_pidmap *m, uint64_t ns, int32_t lpid, int32_t ltid)
 {
-	if (!may_look(m))
-		return;
 	struct pt_idpair *proc = find(m, ns, lpid, lpid);
-	if (proc && proc->pid)
-		learn_threads(m, ns, proc->pid, lpid);
-	else
-		learn_processes(m, ns, lpid);
-	if (!find(m, ns, lpid, ltid)) {
-		struct pt_idpair none = {ns, lpid, ltid, 0, 0, 0, 0};
-		put(m, &none);
+	if (!proc || !proc->pid) {
+		if (!proc) {
+			struct pt_idpair wait = {ns, lpid, lpid, 0, 0, 0, (int32_t)(m->scans_begun + 1)};
+			put(m, &wait);
+			m->rescan = 1;
+		} else if ((uint32_t)proc->reserved > m->scans_done) {
+			m->rescan = 1;
+		}
+		pt_pidmap_step(m);
+		proc = find(m, ns, lpid, lpid);
 	}
+	if (proc && proc->pid && ltid != lpid)
+		look_at_threads(m, proc, ltid);
+}
+
+/* Whether an entry without ids still waits for a look: for a scan not
+ * done yet, or for its process's threads, now that the process is known. */
+static int waiting(const struct pt_pidmap *m, const struct pt_idpair *p)
+{
+	if (p->pid || !p->reserved)
+		return 0;
+	if (p->local_tid == p->local_pid)
+		return (uint32_t)p->reserved > m->scans_done;
+	const struct pt_idpair *proc = find(m, p->ns, p->local_pid, p->local_pid);
+	if (!proc || proc->pid)
+		return 1;
+	return proc->reserved && (uint32_t)proc->reserved > m->scans_done;
 }
 
 int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
@@ -234,7 +314,7 @@ int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
 		return 0;
 	int32_t ltid = who->tid > 0 ? who->tid : who->pid;
 	struct pt_idpair *p = find(m, ns, who->pid, ltid);
-	if (!p) {
+	if (!p || waiting(m, p)) {
 		look_up(m, ns, who->pid, ltid);
 		p = find(m, ns, who->pid, ltid);
 	}

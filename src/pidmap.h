@@ -34,7 +34,17 @@ struct pt_pidmap {
 	struct pt_idpair *slot;   /* open addressing by (ns, local_pid, local_tid) */
 	uint32_t nslots, used;
 	uint64_t refilled_ms;     /* CLOCK_MONOTONIC ms of the last refill (0: none yet) */
-	uint32_t tokens;          /* looks in /proc that may be taken now */
+	uint32_t tokens;          /* looks at a known process's threads that may be taken now */
+	/* The scan of /proc for processes not known yet: one at a time, begun
+	 * at most every PT_PIDMAP_SCAN_MS when a miss waits for it, read
+	 * PT_PIDMAP_STEP_ENTRIES entries a step, a step at most every
+	 * PT_PIDMAP_STEP_MS. */
+	void *scan;               /* the DIR of the scan under way, or NULL */
+	uint64_t scan_began_ms;   /* CLOCK_MONOTONIC ms (0: never) */
+	uint64_t step_ms;         /* of the last step */
+	uint32_t scans_begun, scans_done;
+	int rescan;               /* a miss waits for a scan not begun yet */
+	uint64_t entries_read;    /* /proc entries and task entries looked at */
 };
 
 /* The last field of NSpid in a /proc status file: the id in the
@@ -45,18 +55,31 @@ pid_t pt_nspid_last(const char *status_path, pid_t fallback);
  * namespace (else /proc is never looked through: its numbers would be
  * another namespace's). */
 void pt_pidmap_init(struct pt_pidmap *m, uint64_t own_ns, int proc_is_ours);
-void pt_pidmap_free(struct pt_pidmap *m);
+void pt_pidmap_free(struct pt_pidmap *m); /* the scan under way closed too */
 
 /* The ids of `who`, a writer of namespace ns, in the reader's namespace,
  * written over who->pid and who->tid; *pair (when not NULL) gets the
  * translation.  0 when the namespace is the reader's own or unknown (who
  * unchanged), 1 when translated (2 the first time this translation is
- * used), -1 when the writer was not found (who unchanged).  Bounded: ids
- * not seen before cost a look through /proc, at most one every
- * PT_PIDMAP_RESCAN_MS on average (a few at once). */
+ * used), -1 when the writer was not found, or not yet: who unchanged.
+ * Bounded (docs/SECURITY.md): a process not seen before waits for the next
+ * scan of /proc, which answers every miss at once; a scan begins at most
+ * every PT_PIDMAP_SCAN_MS and reads at most PT_PIDMAP_STEP_ENTRIES entries
+ * per step, a step at most every PT_PIDMAP_STEP_MS (one is taken here
+ * when due, the rest by pt_pidmap_step); a thread not seen before, of a
+ * known process, costs a look at that process's threads (at most
+ * PT_PIDMAP_STEP_ENTRIES of them), one every PT_PIDMAP_RESCAN_MS on
+ * average (a few at once).  A process the first scan after its miss did
+ * not find is remembered as gone. */
 int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
                         struct pt_idpair *pair);
 #define PT_PIDMAP_RESCAN_MS 50
+#define PT_PIDMAP_SCAN_MS 250
+#define PT_PIDMAP_STEP_MS 50
+#define PT_PIDMAP_STEP_ENTRIES 512
+
+/* The scan's next step, if one is due (the keeper's tick). */
+void pt_pidmap_step(struct pt_pidmap *m);
 
 /* The OWNER records of buf[0, len) (whole records of stream memory,
  * checked, in private memory) rewritten with the ids of the reader's

@@ -2,9 +2,9 @@
 /*
  * The rendezvous, served (rendezvous.h).  pt_rdv_open and pt_rdv_close run
  * in the controller; pt_rdv_serve_start and everything under it run in the
- * keeper process, in its main loop: a connection wakes it at once (a
- * signal moves the word it sleeps on), so that a joiner, which waits at
- * most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
+ * keeper process, in its main loop: a connection to the join socket wakes
+ * it at once (a signal moves the word it sleeps on), so that a joiner,
+ * which waits at most PT_RDV_WAIT_MS, does not wait for the keeper's tick.
  *
  * Whom the keeper serves: the process at the other end of a connection, as
  * the kernel names it (SO_PEERCRED), if the keeper may trace it (the
@@ -19,7 +19,9 @@
  * user it is for.  A process of another user goes to the others socket
  * instead, which takes a connection and waits for nothing; it is counted
  * when it descends from the target, so that the controller can say which
- * part of its tree it did not trace.
+ * part of its tree it did not trace.  That socket is anybody's: the keeper
+ * looks at it once a tick, after the joins and its drains, and pays for
+ * it from a budget of connections and /proc reads (pt_rdv_serve_others).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +45,9 @@
 /* Parents looked at before a process counts as not descending: deeper
  * than any real tree, and a bound on the work one connection costs. */
 #define RDV_MAX_DEPTH 4096
+
+/* Whether a connection's process descends from the target. */
+enum descent { NOT_DESCENDANT, DESCENDANT, UNCHECKED };
 
 void pt_rdv_init(struct pt_rdv *r)
 {
@@ -156,24 +161,46 @@ void pt_rdv_close(struct pt_rdv *r, int remove)
 
 /* ---- the keeper's side ------------------------------------------------ */
 
+/* A /proc read paid from *budget (NULL: unbounded); 0 when none is left. */
+static uint64_t paid_stat(pid_t pid, pid_t *parent, uint32_t *budget, int *out_of_budget)
+{
+	if (budget && !*budget) {
+		*out_of_budget = 1;
+		return 0;
+	}
+	if (budget)
+		--*budget;
+	return pt_proc_stat(pid, parent);
+}
+
 /* Whether pid, started at start, descends from the target (or is it):
  * each parent named by the pid /proc gives and checked by its start time,
- * which a parent's start never follows. */
-static int descends(const struct pt_rdv_server *s, pid_t pid, uint64_t start)
+ * which a parent's start never follows.  The walk stops at the first
+ * process started before the target, which cannot descend from it, so a
+ * long chain of processes older than the stream costs nothing; every
+ * /proc read is paid from *budget (NULL: unbounded), and a walk the
+ * budget cannot finish is UNCHECKED. */
+static enum descent descends(const struct pt_rdv_server *s, pid_t pid, uint64_t start,
+                             uint32_t *budget)
 {
+	int out = 0;
 	for (int depth = 0; depth < RDV_MAX_DEPTH && pid > 0; depth++) {
 		if (pid == s->target)
-			return start == s->target_start;
+			return start == s->target_start ? DESCENDANT : NOT_DESCENDANT;
+		if (start < s->target_start)
+			return NOT_DESCENDANT;
 		pid_t parent = 0;
-		uint64_t got = pt_proc_stat(pid, &parent);
+		uint64_t got = paid_stat(pid, &parent, budget, &out);
 		if (!got || got != start)
-			return 0; /* gone, or its pid taken by another process */
+			return out ? UNCHECKED : NOT_DESCENDANT; /* gone, or its pid reused */
 		pid = parent;
-		start = parent > 0 ? pt_proc_stat(parent, NULL) : 0;
+		start = parent > 0 ? paid_stat(parent, NULL, budget, &out) : 0;
+		if (out)
+			return UNCHECKED;
 		if (start > got)
-			return 0; /* a parent younger than its child: pid reuse */
+			return NOT_DESCENDANT; /* a parent younger than its child: pid reuse */
 	}
-	return 0;
+	return NOT_DESCENDANT;
 }
 
 static int send_registry(const struct pt_remote *r, int registry_fd)
@@ -205,9 +232,10 @@ static int hand_stream(const struct pt_rdv_server *s, int conn, struct pt_remote
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0)
 		return EPERM;
 	if (!memory_is_theirs(s, &cred))
-		return descends(s, cred.pid, pt_proc_stat(cred.pid, NULL)) ? EACCES : EPERM;
+		return descends(s, cred.pid, pt_proc_stat(cred.pid, NULL), NULL) == DESCENDANT ? EACCES
+		                                                                         : EPERM;
 	int err = pt_remote_open(cred.pid, r);
-	if (!err && !descends(s, cred.pid, r->start))
+	if (!err && descends(s, cred.pid, r->start, NULL) != DESCENDANT)
 		err = EPERM;
 	if (!err)
 		err = pt_remote_reach(r);
@@ -257,14 +285,22 @@ static void answer(const struct pt_rdv_server *s, int conn)
 
 /* A process at the others socket: counted when it runs as another user
  * than the stream's memory belongs to and descends from the target (it
- * may be gone already: then it is not). */
-static void note_other(const struct pt_rdv_server *s, int conn)
+ * may be gone already: then it is not); counted as unchecked when the
+ * tick's budget of /proc reads cannot pay for its walk. */
+static void note_other(const struct pt_rdv_server *s, int conn, uint32_t *budget)
 {
 	struct ucred cred;
 	socklen_t len = sizeof cred;
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0 &&
-	    !memory_is_theirs(s, &cred) && descends(s, cred.pid, pt_proc_stat(cred.pid, NULL)))
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0 ||
+	    memory_is_theirs(s, &cred))
+		return;
+	int out = 0;
+	uint64_t start = paid_stat(cred.pid, NULL, budget, &out);
+	enum descent d = out ? UNCHECKED : descends(s, cred.pid, start, budget);
+	if (d == DESCENDANT)
 		count_other_user(s);
+	else if (d == UNCHECKED)
+		atomic_fetch_add_explicit(&s->counts->others_unchecked, 1, memory_order_relaxed);
 }
 
 /* The keeper sleeps on keeper_wake (keeper_loop); a connection raises
@@ -306,19 +342,22 @@ int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake)
 	wake_word = wake;
 	if (sigaction(SIGURG, &sa, NULL) != 0)
 		return errno;
-	int err = signal_connections(s->listen_fd);
-	return err ? err : signal_connections(s->others_fd);
+	/* The others socket raises nothing: it is looked at once a tick
+	 * (pt_rdv_serve_others), so a crowd there cannot wake the keeper. */
+	int fl = fcntl(s->others_fd, F_GETFL);
+	if (fl < 0 || fcntl(s->others_fd, F_SETFL, fl | O_NONBLOCK) != 0)
+		return errno;
+	return signal_connections(s->listen_fd);
 }
 
-/* Up to RDV_PER_LOOK connections of one socket: 1 when more may wait. */
-static int serve_some(const struct pt_rdv_server *s, int fd,
-                      void (*serve)(const struct pt_rdv_server *, int))
+/* Up to RDV_PER_LOOK joiners: 1 when more may wait. */
+static int serve_joiners(const struct pt_rdv_server *s)
 {
 	for (int served = 0; served < RDV_PER_LOOK; served++) {
-		int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0)
 			return errno == EINTR || errno == ECONNABORTED;
-		serve(s, conn);
+		answer(s, conn);
 		close(conn);
 	}
 	return 1;
@@ -328,11 +367,20 @@ int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway)
 {
 	if (!atomic_exchange_explicit(&connection_seen, 0, memory_order_relaxed) && !look_anyway)
 		return 0;
-	/* Both, each bounded: a crowd at the others socket delays no joiner
-	 * by more than one look's worth of it. */
-	int more = serve_some(s, s->listen_fd, answer);
-	more |= serve_some(s, s->others_fd, note_other);
+	int more = serve_joiners(s);
 	if (more) /* the next pass looks again */
 		atomic_store_explicit(&connection_seen, 1, memory_order_relaxed);
 	return more;
+}
+
+void pt_rdv_serve_others(const struct pt_rdv_server *s)
+{
+	uint32_t budget = PT_RDV_OTHERS_PROC_READS;
+	for (int served = 0; served < PT_RDV_OTHERS_PER_TICK; served++) {
+		int conn = accept4(s->others_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			return;
+		note_other(s, conn, &budget);
+		close(conn);
+	}
 }

@@ -45,7 +45,7 @@ struct pt_rdv_server {
 	uint64_t target_start;
 	struct pt_rdv_counts *counts;
 };
-/* In the keeper: from now on a connection moves *wake (the word the keeper
+/* In the keeper: from now on a connection to the join socket moves *wake (the word the keeper
  * sleeps on), so that its loop comes to pt_rdv_serve_pending at once.  0,
  * or an error number (then joiners are answered at the keeper's tick, or
  * wait in vain up to PT_RDV_WAIT_MS and start untraced). */
@@ -55,5 +55,13 @@ int pt_rdv_serve_start(const struct pt_rdv_server *s, _Atomic uint32_t *wake);
  * case a signal went astray): 1 when more may be waiting (call again
  * before sleeping). */
 int pt_rdv_serve_pending(const struct pt_rdv_server *s, int look_anyway);
+/* In the keeper, once a tick after its drains: the others socket, at most
+ * PT_RDV_OTHERS_PER_TICK connections and PT_RDV_OTHERS_PROC_READS /proc
+ * files read for them (docs/SECURITY.md); a connection whose walk the
+ * budget cannot pay is counted unchecked.  The rest wait in the socket's
+ * backlog (128), where a crowd's connect() waits too. */
+#define PT_RDV_OTHERS_PER_TICK 64
+#define PT_RDV_OTHERS_PROC_READS 256
+void pt_rdv_serve_others(const struct pt_rdv_server *s);
 
 #endif

@@ -47,6 +47,9 @@ struct pt_rdv_counts {
 	/* Descendants refused because they run as another user than the
 	 * stream's memory belongs to (counted here, not in refused). */
 	_Atomic uint64_t other_users;
+	/* Connections to the others socket whose ancestry the keeper's
+	 * budget of /proc reads could not pay for (rdv_serve.c). */
+	_Atomic uint64_t others_unchecked;
 };
 
 /* The message that hands a joiner the tree's registry on its channel,

@@ -153,12 +153,13 @@ void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 
 /* An event of a trigger's type was recorded: the keeper is asked for a
  * snapshot (posixtrace_set_trigger), as a writer asks a FLUSH stream's
- * keeper for a flush.  The count and the writer are hints (keeper.c,
- * trigger_snapshot). */
-static void trigger_fire(struct pt_stream_hdr *h, uintptr_t pc)
+ * keeper for a flush.  The count, the writer and the type are hints
+ * (keeper.c, trigger_snapshot). */
+static void trigger_fire(struct pt_stream_hdr *h, trace_event_id_t id, uintptr_t pc)
 {
 	atomic_store_explicit(&h->trigger_pid, pt_proc.pid, memory_order_relaxed);
 	atomic_store_explicit(&h->trigger_pc, pc, memory_order_relaxed);
+	atomic_store_explicit(&h->trigger_id, (uint32_t)id, memory_order_relaxed);
 	/* Pairs with the acquire load of trigger_hits in trigger_snapshot
 	 * (keeper.c): the writer's pid and pc are seen with the count. */
 	atomic_fetch_add_explicit(&h->trigger_hits, 1, memory_order_release);
@@ -627,7 +628,7 @@ static void record_slots(struct pt_thread *t, struct pt_wlane *lanes, trace_even
 		now = append_record(&lanes[slot], a, m, id, data, len, pc, now, fenced);
 		now_clock = m->clock;
 		if (PT_UNLIKELY(pt_watched(h, id) && pt_triggers(h, id)))
-			trigger_fire(pt_hdr(m), pc);
+			trigger_fire(pt_hdr(m), id, pc);
 	}
 	(void)t;
 }
@@ -795,7 +796,7 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
 	if (!pt_filtered(h, id)) {
 		append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
 		if (pt_triggers(h, id))
-			trigger_fire(h, pc);
+			trigger_fire(h, id, pc);
 	}
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }

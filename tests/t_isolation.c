@@ -1844,6 +1844,255 @@ START_TEST(rendezvous_join_socket_is_the_streams_users)
 }
 END_TEST
 
+/* ---- a crowd at the others socket costs no join ---------------------------
+ * (security, fourth round, item 6: user B builds a chain of processes and
+ * its deepest one connects to the world-writable others socket as fast as
+ * it can; each connection made root's keeper walk the connector's
+ * ancestry through /proc, 32 of them per pass before the joins and the
+ * drains, so that children of the traced tree that could join only
+ * through the rendezvous gave up, untraced, and root's keeper used most of
+ * a CPU.  The others socket is served now once a tick, after the joins and
+ * the drains, from a budget of /proc reads.)  Sizes: PT_SOAK_RDV_CHAIN
+ * (chain length, 500) and PT_SOAK_RDV_CHILDREN (children, 40); the soak
+ * (tests/soak/keeper.sh) runs the issue's 1,000 and 200.  A chain is built
+ * one process after another: under load, 500 take tens of seconds. */
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static long env_size(const char *name, long def)
+{
+	const char *v = getenv(name);
+	long n = v ? strtol(v, NULL, 10) : 0;
+	return n > 0 ? n : def;
+}
+
+/* CPU time (utime + stime, clock ticks) of process pid; -1 when gone. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	unsigned long utime = 0, stime = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+	                 &stime) != 2)
+		return -1;
+	return (long)(utime + stime);
+}
+
+/* The keeper of this process's stream: its child named posixtrace-keep
+ * (it calls setsid, it stays this process's child); 0 when none. */
+static pid_t find_own_keeper(void)
+{
+	DIR *d = opendir("/proc");
+	pid_t found = 0;
+	for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) {
+		char path[300], buf[512];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		const char *p = strrchr(buf, ')');
+		int ppid = 0;
+		if (strstr(buf, "(posixtrace-keep)") && p && sscanf(p + 2, "%*c %d", &ppid) == 1 &&
+		    ppid == (int)getpid())
+			found = (pid_t)atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The same, waiting up to a second for the keeper to take its name. */
+static pid_t own_keeper(void)
+{
+	pid_t found = 0;
+	for (int tries = 0; !found && tries < 100; tries++)
+		if (!(found = find_own_keeper()))
+			usleep(10000);
+	return found;
+}
+
+/* The chain itself, in a process of its own that exec'd this program
+ * (t_isolation --flood-others DIR DEPTH REPORT_FD RELEASE_FD), made by
+ * the clone system call: the library's fork handlers, which a thousand
+ * nested forks would run a thousand times, do not run.  Each member dies
+ * with its parent.  The deepest says so on
+ * REPORT_FD, then connects to DIR/others and hangs up, over and over,
+ * until RELEASE_FD has something or hangs up, or the socket is gone. */
+static int flood_chain_main(char **argv)
+{
+	const char *dir = argv[2];
+	long depth = strtol(argv[3], NULL, 10);
+	int report = atoi(argv[4]), release = atoi(argv[5]);
+	for (long level = 1; level < depth; level++) {
+		pid_t below = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+		if (below < 0)
+			return 4;
+		if (below > 0) {
+			int status;
+			waitpid(below, &status, 0);
+			return 0;
+		}
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	}
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(dir) + sizeof "/others" > sizeof a.sun_path)
+		return 6;
+	memcpy(a.sun_path, dir, strlen(dir));
+	memcpy(a.sun_path + strlen(dir), "/others", sizeof "/others");
+	char c = 'r';
+	if (write(report, &c, 1) != 1)
+		return 5;
+	close(report);
+	struct pollfd p = {.fd = release, .events = POLLIN};
+	while (poll(&p, 1, 0) == 0) {
+		int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) != 0 && errno == ENOENT)
+			p.revents = POLLHUP; /* the stream ended */
+		if (s >= 0)
+			close(s);
+		if (p.revents)
+			break;
+	}
+	return 0;
+}
+
+/* User B's chain of `depth` processes (flood_chain_main), built now;
+ * returns once it stands, its first process in *top, the end that
+ * releases it in *release_end. */
+static void flood_others(const char *dir, long depth, pid_t *top, int *release_end)
+{
+	int rep[2], release[2];
+	pipe_cloexec(rep);
+	pipe_cloexec(release);
+	pid_t pid = fork_child();
+	if (pid == 0) {
+		char depth_s[32], rep_s[16], release_s[16];
+		snprintf(depth_s, sizeof depth_s, "%ld", depth);
+		snprintf(rep_s, sizeof rep_s, "%d", rep[1]);
+		snprintf(release_s, sizeof release_s, "%d", release[0]);
+		close(rep[0]);
+		close(release[1]);
+		if (become(&user_b) != 0 || fcntl(rep[1], F_SETFD, 0) != 0 ||
+		    fcntl(release[0], F_SETFD, 0) != 0)
+			_exit(3);
+		execl("/proc/self/exe", "t_isolation", "--flood-others", dir, depth_s, rep_s,
+		      release_s, (char *)NULL);
+		_exit(127);
+	}
+	close(rep[1]);
+	close(release[0]);
+	char c;
+	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	close(rep[0]);
+	*top = pid;
+	*release_end = release[1];
+}
+
+START_TEST(rendezvous_others_flood_costs_no_join)
+{
+	begin("rendezvous_others_flood_costs_no_join");
+	const char *why = need_users();
+	if (why)
+		SKIP("%s", why);
+	long depth = env_size("PT_SOAK_RDV_CHAIN", 500), children = env_size("PT_SOAK_RDV_CHILDREN", 40);
+	stage();
+	char sc[64], loop[PATH_MAX * 2 + 320], line[512];
+	make_secret(sc, sizeof sc, "rdv-flood-child");
+	const char *dirfile = in_dir(staging, "rdv.dir");
+	/* A's program starts a child every 50 ms; each closed what it
+	 * inherited, so it can only join through the rendezvous. */
+	snprintf(loop, sizeof loop,
+	         "i=0; while [ $i -lt %ld ]; do i=$((i + 1)); (exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- "
+	         "9>&-; POSIXTRACE_RENDEZVOUS=$(cat %s) exec %s -s %s -c 5) & sleep 0.05; done; wait",
+	         children, dirfile, in_dir(staging, "iso_victim"), sc);
+	char *argv[] = {(char *)in_dir(staging, "iso_victim"), "-c", "0", "-w", "0", "-x", loop,
+	                "-a", "600", NULL};
+	struct proc a = start_proc(&user_a, argv, 0);
+	if (!expect_line(a.out, "iso start", line, sizeof line, 10000))
+		problem("A's program did not start (%s)", a.out->seen);
+	trace_attr_t attr;
+	trace_id_t trid;
+	struct posixtrace_rendezvous_info info;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED), 0);
+	ck_assert_int_eq(posix_trace_attr_setstreamsize(&attr, 16u << 20), 0);
+	ck_assert_int_eq(posix_trace_create(a.c.pid, &attr, &trid), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	FILE *f = fopen(dirfile, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", info.posixtrace_dir);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(dirfile, 0644), 0);
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+
+	/* Built after the target started: the start-time bound of the walk
+	 * does not cut it short, the budget must. */
+	pid_t flood, keeper = own_keeper();
+	int release;
+	uint64_t built = mono_now_ns();
+	flood_others(info.posixtrace_dir, depth, &flood, &release);
+	fprintf(stderr, "rendezvous_others_flood_costs_no_join: chain built in %.1f s\n",
+	        (double)(mono_now_ns() - built) / 1e9);
+	long cpu_before = keeper ? cpu_ticks(keeper) : -1;
+	uint64_t t0 = mono_now_ns();
+	say(a.in, "g");
+	if (!expect_line(a.out, "iso system=0", line, sizeof line, 60000 + (int)children * 500))
+		problem("A's program did not run its children (%s)", a.out->seen);
+	uint64_t t1 = mono_now_ns();
+	long cpu_after = keeper ? cpu_ticks(keeper) : -1;
+	expect_exit0(a.c.pid, 10000, "A's program");
+	end_proc(&a);
+	close(release);
+	expect_exit0(flood, 10000, "B's chain");
+	const char *const secrets[] = {sc};
+	long counts[1] = {0};
+	count_secrets(trid, secrets, counts, 1);
+	struct posix_trace_status_info st;
+	ck_assert_int_eq(posix_trace_get_status(trid, &st), 0);
+	ck_assert_int_eq(posixtrace_rendezvous_info(trid, &info), 0);
+	double secs = (double)(t1 - t0) / 1e9;
+	fprintf(stderr,
+	        "rendezvous_others_flood_costs_no_join: chain %ld, %ld children: %llu joined, "
+	        "%ld of %ld events, %s, %llu others unchecked; keeper %d CPU %.1f %% over %.1f s\n",
+	        depth, children, (unsigned long long)info.posixtrace_joined, counts[0], children * 5,
+	        st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN ? "events lost" : "none lost",
+	        (unsigned long long)info.posixtrace_others_unchecked, (int)keeper,
+	        cpu_before >= 0 && cpu_after >= 0 && secs > 0
+	            ? 100.0 * (double)(cpu_after - cpu_before) / (double)sysconf(_SC_CLK_TCK) / secs
+	            : -1.0,
+	        secs);
+	if (info.posixtrace_joined != (uint64_t)children || counts[0] != children * 5 ||
+	    st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN)
+		problem("with B's chain of %ld flooding the others socket, %llu of %ld children joined "
+		        "and root's stream holds %ld of their %ld events (%s)",
+		        depth, (unsigned long long)info.posixtrace_joined, children, counts[0],
+		        children * 5,
+		        st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN ? "events lost" : "none lost");
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	assert_no_problems();
+}
+END_TEST
+
 /* ---- a worker that dropped privileges without exec ----------------------
  * (a daemon's worker: the library made its block while the process was
  * root, then it became user A.  It opens what it is offered with its own
@@ -2811,8 +3060,10 @@ static TCase *tcase(Suite *s, const char *name, double timeout)
 	return tc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 6 && strcmp(argv[1], "--flood-others") == 0)
+		return flood_chain_main(argv);
 	Suite *s = suite_create("isolation");
 	TCase *tc = tcase(s, "planted", 40);
 	tcase_add_test(tc, item1_planted_inherited_stream_ignored);
@@ -2832,6 +3083,9 @@ int main(void)
 	tcase_add_test(tc, root_traces_worker_that_dropped_privileges);
 	tcase_add_test(tc, rendezvous_join_socket_is_the_streams_users);
 	tcase_add_test(tc, root_traced_users_children_follow);
+	/* Its own case: the soak runs it alone at full size. */
+	tc = tcase(s, "others_flood", 150);
+	tcase_add_test(tc, rendezvous_others_flood_costs_no_join);
 	tc = tcase(s, "resize", 40);
 	tcase_add_test(tc, item7_target_cannot_resize_library_controller);
 	tcase_add_test(tc, item7_target_cannot_resize_attach_command);

@@ -161,11 +161,20 @@ static bool report_from_log(const struct flight *f, const char *end, int logfd, 
 		}
 		trigger[0] = '\0';
 	}
+	struct posixtrace_log_info info;
+	uint64_t suppressed = posixtrace_log_info(log->trid, &info) == 0
+	                          ? info.posixtrace_triggers_suppressed
+	                          : 0;
 	trace_log_close(log);
 	fclose(lines);
 	if (listed)
 		fprintf(stderr, "%s: flight recorder: %llu snapshots\n%s", PROG, (unsigned long long)n,
 		        text);
+	if (listed && suppressed)
+		fprintf(stderr,
+		        "  %llu trigger events took no snapshot (at most one per type a second, "
+		        "64 in all)\n",
+		        (unsigned long long)suppressed);
 	free(text);
 	return listed;
 }

@@ -270,6 +270,16 @@ static void print_losses(const struct stats *s, uint64_t lost)
 		       (unsigned long long)s->gaps_past, LOSS_GAPS_MAX);
 }
 
+/* Events of a trigger type the keeper's hold-off or budget let take no
+ * snapshot (posixtrace_set_trigger), when there were any. */
+static void print_suppressed_triggers(struct trace_log *log)
+{
+	struct posixtrace_log_info info;
+	if (posixtrace_log_info(log->trid, &info) == 0 && info.posixtrace_triggers_suppressed)
+		printf("triggers suppressed: %llu (no snapshot: held off or past the budget)\n",
+		       (unsigned long long)info.posixtrace_triggers_suppressed);
+}
+
 static void print_status(struct trace_log *log, const struct stats *s)
 {
 	struct posix_trace_status_info st;
@@ -295,6 +305,7 @@ static void print_status(struct trace_log *log, const struct stats *s)
 	default:
 		printf("log integrity: complete\n");
 	}
+	print_suppressed_triggers(log);
 }
 
 /* In ns; a log's header may claim any resolution up to 2^64 - 1 ns, which

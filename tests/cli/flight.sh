@@ -8,7 +8,8 @@
 # takes a snapshot and recording goes on (a SIGUSR1 that reaches the keeper,
 # as pkill -f would send it, ends nothing); dump --snapshot N shows one;
 # --trigger NAME takes one when the program posts an event NAME, with the
-# same counts; attach --flight-recorder does the same for a running process.
+# same counts, at most one a second (the rest counted as suppressed);
+# attach --flight-recorder does the same for a running process.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
 size_of() { wc -c <"$1" | tr -d ' '; }
@@ -121,6 +122,15 @@ else
 		fail "flight: the events after the trigger are in the snapshot at the end" "$("$PT" dump --snapshot 2 ftrig.ptlog | tail -n 3)"
 	refused "flight: --trigger needs --flight-recorder" 2 "takes snapshots of --flight-recorder" \
 		"$PT" record --trigger fl.boom -- true
+
+	# a trigger posted again and again: one snapshot a second at most, the
+	# rest counted as suppressed, in the summary and in stats
+	"$PT" record --flight-recorder=64K --trigger fl.boom -o fheld.ptlog -- "$EMIT" \
+		"fl.boom sleep=20 fl.boom sleep=20 fl.boom sleep=20 fl.boom sleep=20 fl.boom" \
+		>fheld.out 2>&1
+	has "flight: triggers held off are counted in the summary" "trigger events took no snapshot" fheld.out
+	"$PT" stats fheld.ptlog >fheld.stats 2>&1
+	has "flight: and by stats" "triggers suppressed: " fheld.stats
 
 	refused "flight: dump of a snapshot the log does not hold" 1 "no snapshot 4: the log holds 3" \
 		"$PT" dump --snapshot 4 fsnap.ptlog

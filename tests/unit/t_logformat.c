@@ -245,7 +245,7 @@ static struct pt_logw_params params(int log_policy, uint64_t log_size, uint64_t 
 }
 
 static const struct pt_logw_status status_x = {
-    POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN, POSIX_TRACE_NOT_FLUSHING, 0, 77};
+    POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN, POSIX_TRACE_NOT_FLUSHING, 0, 77, 0};
 
 static const char names6[6][PT_LOG_NAME_SIZE] = {
     "alpha", "beta", "gamma:a-name-of-63-bytes......................................x",
