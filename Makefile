@@ -364,7 +364,7 @@ FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 5 > 0 ? $(FUZZ_SECONDS) / 5 : 1)) \
-  -max_len=262144 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  -max_len=524288 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
 fuzz:
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \

@@ -4,14 +4,17 @@
  * the directory given as argument: real trace logs, format version 3
  * (STAGES and KEEPER blocks, a drain per flush), written by the library
  * through the public API - one per log-full-policy (APPEND linear, LOOP
- * ring that wrapped, UNTIL_FULL that filled), one written to a pipe (no
+ * ring, UNTIL_FULL that filled), one written to a pipe (no
  * name table, names in NAMES blocks), several event names (some
  * registered while tracing), data truncated at max-data-size, blocks
  * sealed by flushes - and damaged copies: cut inside a block, a payload
  * byte flipped, a block's sequence number changed, a record of a STAGES
  * and of a KEEPER block with an invalid id, a block's drain number
  * changed, a run of zeros over several blocks.  Every seed stays
- * below the fuzzers' -max_len (256 KiB).  Block boundaries come from the
+ * below the fuzzers' -max_len (512 KiB: a ring log holds at least 17
+ * spare slots of 64 KiB, and one that holds anything writes four blocks;
+ * a ring that wrapped, over a megabyte, is left to fuzz_logcraft, which
+ * crafts rings of 2 to 9 slots).  Block boundaries come from the
  * format definitions (src/logfmt.h, docs/LOG-FORMAT.md).
  */
 #include <fcntl.h>
@@ -27,7 +30,7 @@
 
 #include "../../src/logfmt.h"
 
-#define MAX_SEED (256u << 10)
+#define MAX_SEED (512u << 10)
 
 static const char *dir;
 static int failures;
@@ -303,7 +306,7 @@ int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : ".";
 	write_log("append.ptlog", POSIX_TRACE_APPEND, 1 << 20, 300, 40);
-	write_log("loop.ptlog", POSIX_TRACE_LOOP, 128 << 10, 6000, 0);
+	write_log("loop.ptlog", POSIX_TRACE_LOOP, 4096, 1500, 0);
 	write_log("untilfull.ptlog", POSIX_TRACE_UNTIL_FULL, 100 << 10, 5000, 0);
 	write_log("small.ptlog", POSIX_TRACE_APPEND, 1 << 20, 3, 0);
 	write_pipe_log("pipe.ptlog", 300);
