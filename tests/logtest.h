@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 #include <posixtrace.h>
 

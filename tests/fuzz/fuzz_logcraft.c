@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/logread.h"
+#include "../../src/log/logread.h"
 #include "fuzz_common.h"
 #include "fuzz_logr.h"
 

@@ -8,7 +8,7 @@
 #define PT_FUZZ_LOGR_H
 
 #include <stdlib.h>
-#include "../../src/logread.h"
+#include "../../src/log/logread.h"
 #include "fuzz_common.h"
 
 /* Reads to the end: what was read. */

@@ -19,7 +19,7 @@
 
 /* The reader itself, so that the fuzzer checks its name count without a
  * function in the library that only tests call. */
-#include "../../src/logread.c"
+#include "../../src/log/logread.c"
 #include "fuzz_common.h"
 #include "fuzz_logr.h"
 

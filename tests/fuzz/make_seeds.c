@@ -25,7 +25,7 @@
 #include <posixtrace.h>
 #include <trace.h>
 
-#include "../../src/logfmt.h"
+#include "../../src/log/logfmt.h"
 
 #define MAX_SEED (256u << 10)
 

@@ -20,15 +20,15 @@ sed -n '/^<!-- layers -->$/,/^<!-- \/layers -->$/p' "$HERE/docs/DESIGN.md" |
 [ -s "$T/levels" ] || { echo "FAIL no layer list in docs/DESIGN.md"; echo "0 passed, 1 failed"; exit 1; }
 
 # every module of src/ is in a layer, once
-for f in "$HERE"/src/*.c "$HERE"/src/*.h; do basename "$f" | sed 's/\.[ch]$//'; done | sort -u > "$T/modules"
+for f in "$HERE"/src/*.[ch] "$HERE"/src/log/*.[ch]; do basename "$f" | sed 's/\.[ch]$//'; done | sort -u > "$T/modules"
 cut -d' ' -f1 "$T/levels" > "$T/listed"
 if cmp -s "$T/modules" "$T/listed"; then check "every file of src/ is in one layer" ok
 else check "every file of src/ is in one layer" no "$(diff "$T/modules" "$T/listed")"; fi
 
 # "from to" for each #include "x.h" of src/ between two modules
-for f in "$HERE"/src/*.c "$HERE"/src/*.h; do
+for f in "$HERE"/src/*.[ch] "$HERE"/src/log/*.[ch]; do
 	from=$(basename "$f" | sed 's/\.[ch]$//')
-	sed -n 's/^#include "\([a-z0-9_]*\)\.h".*/\1/p' "$f" | while read -r to; do
+	sed -n 's/^#include "\(\.\.\/\|log\/\)\{0,1\}\([a-z0-9_]*\)\.h".*/\2/p' "$f" | while read -r to; do
 		[ "$to" != "$from" ] && echo "$from $to"
 	done
 done | sort -u > "$T/edges"
@@ -40,12 +40,12 @@ if tsort "$T/edges" > /dev/null 2> "$T/loop"; then check "the includes make no c
 else check "the includes make no circle" no "$(cat "$T/loop")"; fi
 
 # objects: "module symbol" defined, and used
-if ls "$BUILD"/obj/*.o > /dev/null 2>&1; then
-	for o in "$BUILD"/obj/*.o; do
+if ls "$BUILD"/obj/*.o "$BUILD"/obj/log/*.o > /dev/null 2>&1; then
+	for o in "$BUILD"/obj/*.o "$BUILD"/obj/log/*.o; do
 		m=$(basename "$o" .o)
 		nm --defined-only "$o" | awk -v m="$m" '$2 ~ /^[TDBRV]$/ {print $3, m}'
 	done | sort > "$T/defs"
-	for o in "$BUILD"/obj/*.o; do
+	for o in "$BUILD"/obj/*.o "$BUILD"/obj/log/*.o; do
 		m=$(basename "$o" .o)
 		nm -u "$o" | awk -v m="$m" '{print $2, m}'
 	done | sort > "$T/uses"

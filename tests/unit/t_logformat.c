@@ -31,10 +31,10 @@
 
 /* The reader itself, so that the tests see what it read (its header and
  * names) without functions in the library that only tests call. */
-#include "../../src/logread.c"
-#include "../../src/logblock.h"
-#include "../../src/logio.h"
-#include "../../src/logwrite.h"
+#include "../../src/log/logread.c"
+#include "../../src/log/logblock.h"
+#include "../../src/log/logio.h"
+#include "../../src/log/logwrite.h"
 
 static uint32_t logr_nnames(const struct pt_logr *r) { return r->nnames; }
 static const struct pt_log_header *logr_header(const struct pt_logr *r) { return &r->hdr; }
