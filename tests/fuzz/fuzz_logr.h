@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by the libFuzzer targets over the log reader alone (fuzz_logread,
- * fuzz_logcraft): every event of a log read through src/logread.c, checked
+ * fuzz_logcraft): every event of a log read through src/log/logread.c, checked
  * and digested.
  */
 #ifndef PT_FUZZ_LOGR_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target over the trace log reader (src/logread.c) alone:
+ * libFuzzer target over the trace log reader (src/log/logread.c) alone:
  * arbitrary bytes as a log, from a memory file (the pread path) and, for
  * short inputs, from a pipe (the read-whole path).  pt_logr_open must refuse
  * them (EINVAL) or open them; then reading every event, rewinding, reading

@@ -12,7 +12,7 @@
  * and of a KEEPER block with an invalid id, a block's drain number
  * changed, a run of zeros over several blocks.  Every seed stays
  * below the fuzzers' -max_len (256 KiB).  Block boundaries come from the
- * format definitions (src/logfmt.h, docs/LOG-FORMAT.md).
+ * format definitions (src/log/logfmt.h, docs/LOG-FORMAT.md).
  */
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_logformat: unit tests of the trace log module, format version 3
- * (src/logwrite.c, src/logread.c; docs/LOG-FORMAT.md), built standalone with
+ * (src/log/logwrite.c, src/log/logread.c; docs/LOG-FORMAT.md), built standalone with
  * tests/unit/build.sh.
  *
  * Round trips of every field of an event (contexts, TIME records for large
