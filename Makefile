@@ -41,7 +41,11 @@ LIB_CFLAGS = $(WARN) $(OPT) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 APP_CFLAGS = $(WARN) $(OPT) $(SANFLAGS) $(CFLAGS)
 LDLIBS    += -lpthread
 
-LIB_SRCS  := $(wildcard src/*.c)
+# The log component (src/log/): one list, used by the library, the log's
+# unit tests, the fuzzers and tests/unit/build.sh (make print-LOG_SRCS).
+LOG_SRCS  := $(wildcard src/log/*.c)
+LIB_SRCS  := $(wildcard src/*.c) $(LOG_SRCS)
+LIB_HDRS  := $(wildcard src/*.h src/log/*.h)
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SHLIB     := $(BUILD)/libposixtrace.so.$(VERSION)
 STLIB     := $(BUILD)/libposixtrace.a
@@ -80,7 +84,7 @@ lib: $(SHLIB) $(STLIB) $(BUILD)/libposixtrace.so
 # Each object depends on the headers it includes, as the compiler found them
 # (-MMD -MP: BUILD/obj/NAME.d); a header changed rebuilds only its includers.
 # An object without its .d (a tree built before) is built again.
-$(BUILD)/obj/%.o: src/%.c $(BUILD)/obj/%.d | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/obj/%.d | $(BUILD)/obj $(BUILD)/obj/log
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 $(LIB_OBJS:.o=.d):
 -include $(LIB_OBJS:.o=.d)
@@ -96,7 +100,7 @@ $(BUILD)/libposixtrace.so: $(SHLIB)
 $(STLIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
-$(BUILD)/obj $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/examples $(BUILD)/bench:
+$(BUILD)/obj $(BUILD)/obj/log $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@
 
 # Programs link the shared library (the way users do) with an rpath to it.
@@ -149,7 +153,7 @@ $(BUILD)/tests/cli/%: tests/cli/%.c $(BUILD)/libposixtrace.so | $(BUILD)/tests/c
 CLI_STATIC := $(BUILD)/tests/cli/ptemit-static
 tests: $(CLI_STATIC)
 ifdef SAN
-$(CLI_STATIC): tests/cli/ptemit.c $(LIB_SRCS) $(wildcard src/*.h) include/trace.h | $(BUILD)/tests/cli
+$(CLI_STATIC): tests/cli/ptemit.c $(LIB_SRCS) $(LIB_HDRS) include/trace.h | $(BUILD)/tests/cli
 	$(CC) $(CPPFLAGS) $(WARN) $(OPT) -static $< $(LIB_SRCS) -o $@ $(LDLIBS)
 else
 $(CLI_STATIC): tests/cli/ptemit.c $(STLIB) | $(BUILD)/tests/cli
@@ -272,11 +276,12 @@ $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.
 # module's own sources, without the rest of the library (the reader's
 # included by the test, which looks inside it), and run by tests/run.sh
 # with the other test programs.
-LOGFMT_SRCS := src/logwrite.c src/logblock.c src/logio.c src/logread.c src/logimages.c src/crc32c.c src/memcheck.c
-$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOGFMT_SRCS) \
-  $(wildcard src/*.h) include/trace.h | $(BUILD)/tests
+# What the log needs below it: src/memcheck.c.
+LOG_BELOW_SRCS := src/memcheck.c
+$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOG_SRCS) $(LOG_BELOW_SRCS) \
+  $(LIB_HDRS) include/trace.h | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) tests/unit/t_logformat.c \
-	  $(filter-out src/logread.c,$(LOGFMT_SRCS)) -o $@ $(CHECK_LIBS) $(LDLIBS)
+	  $(filter-out src/log/logread.c,$(LOG_SRCS)) $(LOG_BELOW_SRCS) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_logformat
 
 # The consumers of stream memory on images a test writes
@@ -346,7 +351,7 @@ uninstall:
 # libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS in all, in five parts.
 # Over trace logs: fuzz_log (the whole library built in, through
 # posix_trace_open and the calls on a pre-recorded stream) and fuzz_logread
-# (the log reader, src/logread.c, alone) mutate bytes, with CRCs not checked
+# (the log reader, src/log/logread.c, with the rest of the log) mutate bytes, with CRCs not checked
 # (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION); fuzz_logcraft is structure
 # aware: its input is a program that writes a log with every CRC right
 # (records, sequence numbers, holes, forged headers), read with the checks
@@ -372,8 +377,10 @@ fuzz:
 	  $(FUZZ_DIR)/seeds-symbolize
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logread
-	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c src/logread.c src/logimages.c src/crc32c.c -o $(FUZZ_DIR)/fuzz_logcraft
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c $(filter-out src/log/logread.c,$(LOG_SRCS)) \
+	  $(LOG_BELOW_SRCS) -o $(FUZZ_DIR)/fuzz_logread -lpthread
+	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c $(LOG_SRCS) $(LOG_BELOW_SRCS) \
+	  -o $(FUZZ_DIR)/fuzz_logcraft -lpthread
 	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
@@ -450,3 +457,8 @@ uninstall-man:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
 	      $(DESTDIR)$(MANDIR)/man7/posixtrace.7
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# A variable's value, for scripts that share the Makefile's lists
+# (tests/unit/build.sh: make print-LOG_SRCS).
+print-%:
+	@echo $($*)

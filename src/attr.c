@@ -5,7 +5,7 @@
 #include <errno.h>
 #include "attr.h"
 #include "layout.h"
-#include "logfmt.h"
+#include "log/log.h"
 
 static struct pt_attr *attr_rw(trace_attr_t *attr)
 {

@@ -11,7 +11,7 @@
 #define PT_CTL_H
 
 #include "internal.h"
-#include "logwstate.h"
+#include "log/log.h"
 #include "rendezvous.h"
 
 #define PT_CTLQ_LEN 256u

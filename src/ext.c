@@ -14,7 +14,7 @@
 #include "handle.h"
 #include "lifecycle.h"
 #include "logfile.h"
-#include "logread.h"
+#include "log/log.h"
 #include "procfd.h"
 #include "registry.h"
 #include "remote.h"

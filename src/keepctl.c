@@ -25,8 +25,7 @@
 #include "handle.h"
 #include "keepctl.h"
 #include "keeper.h"
-#include "logio.h"
-#include "logwrite.h"
+#include "log/log.h"
 #include "stream.h"
 
 _Static_assert(TRACE_SYS_MAX <= PT_QUEUE_KEEPERS, "a budget slot per keeper of a controller");

@@ -10,7 +10,7 @@
 #include "handle.h"
 #include "lifecycle.h"
 #include "logfile.h"
-#include "logread.h"
+#include "log/log.h"
 #include "registry.h"
 #include "sysnames.h"
 

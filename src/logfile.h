@@ -8,7 +8,7 @@
 #define PT_LOGFILE_H
 
 #include "handle.h"
-#include "logread.h"
+#include "log/log.h"
 
 struct pt_logfile {
 	struct pt_logr *r;

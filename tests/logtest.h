@@ -4,7 +4,7 @@
  * harness.h): log files, the tagged events the tests record, a
  * pre-recorded stream read back into memory, the keeper process that
  * writes a log, the tests' own CRC-32C and a thread that copies a pipe.
- * Log format constants come from src/logfmt.h (docs/LOG-FORMAT.md); the
+ * Log format constants come from src/log/logfmt.h (docs/LOG-FORMAT.md); the
  * crafted logs below are of version 2 (EVENTS blocks), those of version 3
  * are tests/logv3.h's; everything else goes through the public API.
  */
@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 #include <posixtrace.h>
 

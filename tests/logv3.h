@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by the tests of version 3 logs (t_logv3): an encoder that writes
- * them from the format's definitions (src/logfmt.h, docs/LOG-FORMAT.md),
+ * them from the format's definitions (src/log/logfmt.h, docs/LOG-FORMAT.md),
  * with every CRC right (the tests' own CRC-32C, logtest.h): a header,
  * STAGES blocks (calibration, sections, OWNER, TIME and event records),
  * KEEPER blocks (CONTEXT, SWITCH, TIME, RESUME and system events), blocks

@@ -16,7 +16,7 @@
  * log file's times (XSH 2.11), with the project's promises for the Trace Log
  * option: what posixtrace_log_info and posixtrace_event_ext say of a log, and
  * which file types take which log policy.  Log format constants (version 2)
- * come from src/logfmt.h (docs/LOG-FORMAT.md); everything else goes through
+ * come from src/log/logfmt.h (docs/LOG-FORMAT.md); everything else goes through
  * the public API.
  */
 #include "logtest.h"

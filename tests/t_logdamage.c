@@ -35,7 +35,7 @@
  *     log of a controller that exits, execs or is killed: every event, and
  *     the log is closed.
  *
- * The tests decode the blocks of the logs they damage (src/logfmt.h,
+ * The tests decode the blocks of the logs they damage (src/log/logfmt.h,
  * docs/LOG-FORMAT.md): a STAGES block's events are those of its sections,
  * each user event carrying its sequence number (lt_record_tagged), a
  * KEEPER block's are its system event records, known by id and time;

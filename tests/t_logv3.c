@@ -19,7 +19,7 @@
  */
 #include "logv3.h"
 
-#include "../src/logread.h"
+#include "../src/log/logread.h"
 
 #define T0 1700000000000000000ull
 

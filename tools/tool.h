@@ -56,18 +56,7 @@ char *put_escaped(char *p, const char *s); /* escape_text() at p; returns the en
 
 /* util.c: text built in memory.  Each put_* writes at p, which has room
  * enough, and returns the end of what it wrote. */
-char *put_u64_long(char *p, uint64_t v);
-/* Up to 20 bytes.  Ids, lengths and flags are mostly one digit or two:
- * those are put inline. */
-static inline char *put_u64(char *p, uint64_t v)
-{
-	if (v >= 100)
-		return put_u64_long(p, v);
-	if (v >= 10)
-		*p++ = (char)('0' + v / 10);
-	*p++ = (char)('0' + v % 10);
-	return p;
-}
+char *put_u64(char *p, uint64_t v);                   /* up to 20 */
 char *put_int(char *p, int v);                        /* up to 11 */
 char *put_time(char *p, uint64_t ns);                 /* "S.NNNNNNNNN", up to 30 */
 struct time_cache {

@@ -253,7 +253,7 @@ static void put_four_digits(char *p, uint32_t v)
 
 /* Written from its end straight into place (a memcpy of a variable length
  * was a library call per number), four digits per long division. */
-char *put_u64_long(char *p, uint64_t v)
+static char *put_u64_long(char *p, uint64_t v)
 {
 	char *end = p + decimal_digits(v), *d = end;
 	for (; v >= 10000; v /= 10000) {
@@ -270,6 +270,19 @@ char *put_u64_long(char *p, uint64_t v)
 	else
 		d[-1] = (char)('0' + v);
 	return end;
+}
+
+/* Ids, lengths and flags are mostly one digit or two: those take no
+ * division loop.  A function of util.c, not an inline of tool.h, which
+ * util.c includes: the command's files make no circle. */
+char *put_u64(char *p, uint64_t v)
+{
+	if (v >= 100)
+		return put_u64_long(p, v);
+	if (v >= 10)
+		*p++ = (char)('0' + v / 10);
+	*p++ = (char)('0' + v % 10);
+	return p;
 }
 
 char *put_int(char *p, int v)

@@ -48,9 +48,9 @@ fi
 
 # A header changed rebuilds the objects that include it (as the compiler
 # found them, directly or not) and no others: make -W pretends it is new.
-for h in src/tagstack.h src/crc32c.h; do
-	want=$(grep -l "$h" "$B"/obj/*.d 2>/dev/null | sed 's|.*/||; s|\.d$||' | sort | tr '\n' ' ')
-	got=$(mk -n -W "$h" lib 2>/dev/null | sed -n 's|.* -c src/\([a-z0-9_]*\)\.c .*|\1|p' | sort | tr '\n' ' ')
+for h in src/tagstack.h src/log/crc32c.h; do
+	want=$(grep -l "$h" "$B"/obj/*.d "$B"/obj/*/*.d 2>/dev/null | sed "s|^$B/obj/||; s|\.d\$||" | sort | tr '\n' ' ')
+	got=$(mk -n -W "$h" lib 2>/dev/null | sed -n 's|.* -c src/\([a-z0-9_/]*\)\.c .*|\1|p' | sort | tr '\n' ' ')
 	if [ -n "$want" ] && [ "$want" = "$got" ]; then check "$h changed rebuilds its includers only ($got)" ok
 	else check "$h changed rebuilds its includers only" no "includers: $want
 rebuilt: $got"; fi

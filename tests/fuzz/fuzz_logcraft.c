@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Structure-aware libFuzzer target over the log reader (src/logread.c): the
+ * Structure-aware libFuzzer target over the log reader (src/log/logread.c): the
  * input is not a log but a program that writes one, so every block it
  * makes has right CRCs and the mutations reach the records, the sequence
  * numbers, the layout and the holes of a file that passes every checksum.
@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/logread.h"
+#include "../../src/log/logread.h"
 #include "fuzz_common.h"
 #include "fuzz_logr.h"
 

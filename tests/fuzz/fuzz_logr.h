@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by the libFuzzer targets over the log reader alone (fuzz_logread,
- * fuzz_logcraft): every event of a log read through src/logread.c, checked
+ * fuzz_logcraft): every event of a log read through src/log/logread.c, checked
  * and digested.
  */
 #ifndef PT_FUZZ_LOGR_H
 #define PT_FUZZ_LOGR_H
 
 #include <stdlib.h>
-#include "../../src/logread.h"
+#include "../../src/log/logread.h"
 #include "fuzz_common.h"
 
 /* Reads to the end: what was read. */

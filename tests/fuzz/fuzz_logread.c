@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target over the trace log reader (src/logread.c) alone:
+ * libFuzzer target over the trace log reader (src/log/logread.c) alone:
  * arbitrary bytes as a log, from a memory file (the pread path) and, for
  * short inputs, from a pipe (the read-whole path).  pt_logr_open must refuse
  * them (EINVAL) or open them; then reading every event, rewinding, reading
@@ -19,7 +19,7 @@
 
 /* The reader itself, so that the fuzzer checks its name count without a
  * function in the library that only tests call. */
-#include "../../src/logread.c"
+#include "../../src/log/logread.c"
 #include "fuzz_common.h"
 #include "fuzz_logr.h"
 

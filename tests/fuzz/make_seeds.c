@@ -15,7 +15,7 @@
  * spare slots of 64 KiB, and one that holds anything writes four blocks;
  * a ring that wrapped, over a megabyte, is left to fuzz_logcraft, which
  * crafts rings of 2 to 9 slots).  Block boundaries come from the
- * format definitions (src/logfmt.h, docs/LOG-FORMAT.md).
+ * format definitions (src/log/logfmt.h, docs/LOG-FORMAT.md).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,7 +28,7 @@
 #include <posixtrace.h>
 #include <trace.h>
 
-#include "../../src/logfmt.h"
+#include "../../src/log/logfmt.h"
 
 #define MAX_SEED (512u << 10)
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Builds and runs the unit tests of the trace log module (src/logwrite.c, logblock.c, logio.c,
-# src/logread.c, src/crc32c.c) on their own, without the rest of the library.
+# Builds and runs the unit tests of the trace log component (src/log/) on their own, without
+# the rest of the library: from the Makefile's list of the log's files (LOG_SRCS) and of what
+# the log needs below it (LOG_BELOW_SRCS).
 #
 #   sh tests/unit/build.sh              gcc and clang builds (-Werror), each
 #                                       run; then a run under ASan + UBSan
@@ -14,8 +15,12 @@ set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-unit}
 mkdir -p "$BUILD"
+make_list() { make --no-print-directory -s BUILD="$BUILD" "print-$1"; }
+LOG_SRCS=$(make_list LOG_SRCS)
+BELOW_SRCS=$(make_list LOG_BELOW_SRCS)
+[ -n "$LOG_SRCS" ] && [ -n "$BELOW_SRCS" ] || { echo "build.sh: no file list from the Makefile" >&2; exit 2; }
 # the reader is included by the test itself
-SRCS="src/logwrite.c src/logblock.c src/logio.c src/crc32c.c src/memcheck.c"
+SRCS=$(for f in $LOG_SRCS $BELOW_SRCS; do [ "$f" = src/log/logread.c ] || echo "$f"; done | tr '\n' ' ')
 FLAGS="-std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude"
 CHECK=$(pkg-config --cflags --libs check)
 
@@ -60,7 +65,7 @@ fuzz)
 	# shellcheck disable=SC2086
 	clang $FLAGS -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-		tests/fuzz/fuzz_logread.c src/crc32c.c -o "$BUILD/fuzz_logread" -lpthread
+		tests/fuzz/fuzz_logread.c $SRCS -o "$BUILD/fuzz_logread" -lpthread
 	"$BUILD/fuzz_logread" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 \
 		-timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/" "$BUILD/fuzz-corpus"
 	;;

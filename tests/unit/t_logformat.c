@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_logformat: unit tests of the trace log module, format version 3
- * (src/logwrite.c, src/logread.c; docs/LOG-FORMAT.md), built standalone with
+ * (src/log/logwrite.c, src/log/logread.c; docs/LOG-FORMAT.md), built standalone with
  * tests/unit/build.sh.
  *
  * Round trips of every field of an event (contexts, TIME records for large
@@ -31,10 +31,10 @@
 
 /* The reader itself, so that the tests see what it read (its header and
  * names) without functions in the library that only tests call. */
-#include "../../src/logread.c"
-#include "../../src/logblock.h"
-#include "../../src/logio.h"
-#include "../../src/logwrite.h"
+#include "../../src/log/logread.c"
+#include "../../src/log/logblock.h"
+#include "../../src/log/logio.h"
+#include "../../src/log/logwrite.h"
 
 static uint32_t logr_nnames(const struct pt_logr *r) { return r->nnames; }
 static const struct pt_log_header *logr_header(const struct pt_logr *r) { return &r->hdr; }

@@ -46,7 +46,7 @@
 #include "logfmt.h"
 #include "logimages.h"
 #include "logread.h"
-#include "recword.h"
+#include "../recword.h"
 
 #define WINDOW (1u << 20)
 #define OPEN_WINDOW 4096u   /* the open walk reads headers, not payloads */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include "crc32c.h"
 #include "logio.h"
-#include "memcheck.h"
+#include "../memcheck.h"
 
 /* A call that may block on the log's destination (a slow disk, a full
  * pipe): the controller does not count that time against the keeper

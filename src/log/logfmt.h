@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "crc32c.h"
-#include "recword.h"
+#include "../recword.h"
 
 #define PT_LOG_MAGIC "PTRACLOG"
 #define PT_LOG_VERSION 3u
