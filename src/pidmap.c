@@ -185,11 +185,28 @@ static uint64_t mono_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-/* A scan begins when a miss waits for one and none began in the last
- * PT_PIDMAP_SCAN_MS. */
+/* A scan token: a bucket of PT_PIDMAP_SCAN_BURST that gains one every
+ * PT_PIDMAP_SCAN_MS, so that a few processes appearing together are each
+ * found at once and misses a writer forges cost a bounded number of scans. */
+static int scan_token(struct pt_pidmap *m, uint64_t now)
+{
+	uint64_t gained = (now - m->scan_refilled_ms) / PT_PIDMAP_SCAN_MS;
+	if (!m->scan_refilled_ms || gained >= PT_PIDMAP_SCAN_BURST - m->scan_tokens)
+		m->scan_tokens = PT_PIDMAP_SCAN_BURST;
+	else
+		m->scan_tokens += (uint32_t)gained;
+	if (gained || !m->scan_refilled_ms)
+		m->scan_refilled_ms = now;
+	if (!m->scan_tokens)
+		return 0;
+	m->scan_tokens--;
+	return 1;
+}
+
+/* A scan begins when a miss waits for one and a token allows. */
 static int scan_begin(struct pt_pidmap *m, uint64_t now)
 {
-	if (!m->rescan || (m->scan_began_ms && now - m->scan_began_ms < PT_PIDMAP_SCAN_MS))
+	if (!m->rescan || !scan_token(m, now))
 		return 0;
 	m->scan = opendir("/proc");
 	if (!m->scan)
@@ -198,6 +215,24 @@ static int scan_begin(struct pt_pidmap *m, uint64_t now)
 	m->scan_began_ms = now;
 	m->scans_begun++;
 	return 1;
+}
+
+/* Reads up to max entries of the scan under way; closes it at its end. */
+static void scan_read(struct pt_pidmap *m, uint32_t max)
+{
+	struct dirent *e = NULL;
+	for (uint32_t read = 0; read < max && (e = readdir(m->scan)) != NULL;) {
+		if (!is_number(e->d_name))
+			continue;
+		read++;
+		m->entries_read++;
+		learn_process(m, e->d_name);
+	}
+	if (e)
+		return;
+	closedir(m->scan);
+	m->scan = NULL;
+	m->scans_done = m->scans_begun;
 }
 
 void pt_pidmap_step(struct pt_pidmap *m)
@@ -212,19 +247,25 @@ void pt_pidmap_step(struct pt_pidmap *m)
 		return;
 	}
 	m->step_ms = now;
-	struct dirent *e = NULL;
-	for (uint32_t read = 0; read < PT_PIDMAP_STEP_ENTRIES && (e = readdir(m->scan)) != NULL;) {
-		if (!is_number(e->d_name))
-			continue;
-		read++;
-		m->entries_read++;
-		learn_process(m, e->d_name);
-	}
-	if (e)
+	scan_read(m, PT_PIDMAP_STEP_ENTRIES);
+}
+
+/* A miss: a scan it may begin is read at once, up to PT_PIDMAP_MISS_ENTRIES
+ * (the writer it waits for is then known before its events are written);
+ * a scan under way takes its next step when one is due. */
+static void scan_for_miss(struct pt_pidmap *m)
+{
+	if (!m->proc_is_ours)
 		return;
-	closedir(m->scan);
-	m->scan = NULL;
-	m->scans_done = m->scans_begun;
+	if (m->scan) {
+		pt_pidmap_step(m);
+		return;
+	}
+	uint64_t now = mono_ms();
+	if (!scan_begin(m, now))
+		return;
+	m->step_ms = now;
+	scan_read(m, PT_PIDMAP_MISS_ENTRIES);
 }
 
 /* A look at a known process's threads may be taken: a token of a bucket
@@ -286,7 +327,7 @@ static void look_up(struct pt_pidmap *m, uint64_t ns, int32_t lpid, int32_t ltid
 		} else if ((uint32_t)proc->reserved > m->scans_done) {
 			m->rescan = 1;
 		}
-		pt_pidmap_step(m);
+		scan_for_miss(m);
 		proc = find(m, ns, lpid, lpid);
 	}
 	if (proc && proc->pid && ltid != lpid)

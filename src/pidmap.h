@@ -36,11 +36,15 @@ struct pt_pidmap {
 	uint64_t refilled_ms;     /* CLOCK_MONOTONIC ms of the last refill (0: none yet) */
 	uint32_t tokens;          /* looks at a known process's threads that may be taken now */
 	/* The scan of /proc for processes not known yet: one at a time, begun
-	 * at most every PT_PIDMAP_SCAN_MS when a miss waits for it, read
+	 * when a miss waits for it and a scan token allows (PT_PIDMAP_SCAN_BURST,
+	 * one more every PT_PIDMAP_SCAN_MS); the miss that begins it reads up
+	 * to PT_PIDMAP_MISS_ENTRIES entries at once, the rest is read
 	 * PT_PIDMAP_STEP_ENTRIES entries a step, a step at most every
 	 * PT_PIDMAP_STEP_MS. */
 	void *scan;               /* the DIR of the scan under way, or NULL */
 	uint64_t scan_began_ms;   /* CLOCK_MONOTONIC ms (0: never) */
+	uint64_t scan_refilled_ms; /* of the last scan token gained (0: none yet) */
+	uint32_t scan_tokens;     /* scans that may begin now */
 	uint64_t step_ms;         /* of the last step */
 	uint32_t scans_begun, scans_done;
 	int rescan;               /* a miss waits for a scan not begun yet */
@@ -63,10 +67,13 @@ void pt_pidmap_free(struct pt_pidmap *m); /* the scan under way closed too */
  * unchanged), 1 when translated (2 the first time this translation is
  * used), -1 when the writer was not found, or not yet: who unchanged.
  * Bounded (docs/SECURITY.md): a process not seen before waits for the next
- * scan of /proc, which answers every miss at once; a scan begins at most
- * every PT_PIDMAP_SCAN_MS and reads at most PT_PIDMAP_STEP_ENTRIES entries
- * per step, a step at most every PT_PIDMAP_STEP_MS (one is taken here
- * when due, the rest by pt_pidmap_step); a thread not seen before, of a
+ * scan of /proc, which answers every miss at once; a scan begins when a
+ * token allows (a burst of PT_PIDMAP_SCAN_BURST, then one every
+ * PT_PIDMAP_SCAN_MS), the miss that begins it reads up to
+ * PT_PIDMAP_MISS_ENTRIES entries at once (so that the writer that just
+ * appeared is found before its events are written), and the rest of a
+ * larger /proc at most PT_PIDMAP_STEP_ENTRIES entries per step, a step at
+ * most every PT_PIDMAP_STEP_MS (by pt_pidmap_step); a thread not seen before, of a
  * known process, costs a look at that process's threads (at most
  * PT_PIDMAP_STEP_ENTRIES of them), one every PT_PIDMAP_RESCAN_MS on
  * average (a few at once).  A process the first scan after its miss did
@@ -77,6 +84,8 @@ int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
 #define PT_PIDMAP_SCAN_MS 250
 #define PT_PIDMAP_STEP_MS 50
 #define PT_PIDMAP_STEP_ENTRIES 512
+#define PT_PIDMAP_SCAN_BURST 4
+#define PT_PIDMAP_MISS_ENTRIES 4096
 
 /* The scan's next step, if one is due (the keeper's tick). */
 void pt_pidmap_step(struct pt_pidmap *m);
