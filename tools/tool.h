@@ -48,8 +48,15 @@ void format_signed_time(int64_t ns, char *buf, size_t size);
 bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
 bool is_printable_text(const unsigned char *data, size_t len);
 size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
-/* s with every byte that is not printable ASCII as \xHH (and \ as \\):
- * for any name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
+/* util.c, UTF-8: the length (2 to 4) of the valid sequence at s, len
+ * bytes left, and its code point; 0: s[0] starts none (ASCII included). */
+size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *code);
+/* C1 controls, bidirectional formatting characters, line and paragraph
+ * separators: kept escaped in text and JSON. */
+bool utf8_shown_escaped(uint32_t code);
+/* s with printable ASCII and valid UTF-8 as they are (but the characters
+ * utf8_shown_escaped names), \ as \\ and every other byte as \xHH: for any
+ * name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
 #define ESCAPED_SIZE(n) (4 * (n) + 1)
 const char *escape_text(const char *s, char *buf, size_t size);
 char *put_escaped(char *p, const char *s); /* escape_text() at p; returns the end */
