@@ -31,6 +31,10 @@
  * claimed image (whose file need not exist) costs dump and stats little
  * memory (under 128 MiB of peak RSS more than with --no-symbols; about
  * 5.9 KB a site, 1.2 GB, before sites were kept by their size).
+ * And the demangler the child runs on names of the files: C++ names
+ * demangled, anything else (not mangled, not valid, longer than
+ * DEMANGLE_INPUT_MAX, a result longer than the room) as it is, and hostile
+ * names of at most DEMANGLE_INPUT_MAX bytes (deep nesting) end.
  */
 #include "harness.h"
 
@@ -40,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "../tools/demangle.h"
 #include "../tools/symproc.h"
 #include "logv3.h"
 
@@ -726,12 +731,76 @@ START_TEST(many_sites_bounded_memory)
 }
 END_TEST
 
+#ifdef PT_HAVE_DEMANGLE
+/* A mangled name of n bytes: f taking n - 4 ints. */
+static char *many_ints(size_t n)
+{
+	char *s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, "_Z1f", 4);
+	memset(s + 4, 'i', n - 4);
+	s[n] = '\0';
+	return s;
+}
+
+/* A mangled name of about n bytes nesting as deep as it can: pointers to
+ * functions returning pointers to functions... */
+static char *nested(size_t n)
+{
+	char *s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	size_t depth = (n - 5) / 3, k = 0;
+	k += (size_t)sprintf(s, "_Z1f");
+	for (size_t i = 0; i < depth; i++)
+		k += (size_t)sprintf(s + k, "PFv");
+	s[k++] = 'i';
+	for (size_t i = 0; i < depth && k < n; i++)
+		s[k++] = 'E';
+	s[k] = '\0';
+	return s;
+}
+#endif
+
+START_TEST(demangled_within_bounds)
+{
+#ifdef PT_HAVE_DEMANGLE
+	static char buf[64 << 10];
+	ck_assert_str_eq(demangle("_ZN3app6WorkerIiE3runERKi", buf, sizeof buf),
+	                 "app::Worker<int>::run(int const&)");
+	const char *plain = "main", *bad = "_Zxyz(";
+	ck_assert_ptr_eq(demangle(plain, buf, sizeof buf), plain);
+	ck_assert_ptr_eq(demangle(bad, buf, sizeof buf), bad);
+	ck_assert_ptr_null(demangle(NULL, buf, sizeof buf));
+	/* no room for the demangled form: the name as it is */
+	const char *mangled = "_ZN3app6WorkerIiE3runERKi";
+	ck_assert_ptr_eq(demangle(mangled, buf, 8), mangled);
+	char *at_cap = many_ints(DEMANGLE_INPUT_MAX), *over = many_ints(DEMANGLE_INPUT_MAX + 1);
+	ck_assert_ptr_eq(demangle(at_cap, buf, sizeof buf), buf);
+	ck_assert(!strncmp(buf, "f(int, int", 10));
+	ck_assert_ptr_eq(demangle(over, buf, sizeof buf), over);
+	/* the deepest nesting that fits the cap: it ends, whatever it gives */
+	char *deep = nested(DEMANGLE_INPUT_MAX);
+	ck_assert_uint_le(strlen(deep), DEMANGLE_INPUT_MAX);
+	const char *got = demangle(deep, buf, sizeof buf);
+	ck_assert(got == deep || got == buf);
+	free(at_cap);
+	free(over);
+	free(deep);
+#else
+	char buf[64];
+	const char *mangled = "_ZN3app6WorkerIiE3runERKi";
+	ck_assert_ptr_eq(demangle(mangled, buf, sizeof buf), mangled);
+#endif
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("symproc");
 	TCase *tc = pt_tcase(s, "protocol");
 	tcase_add_test(tc, whose_claims);
 	tcase_add_test(tc, replies_checked);
+	tcase_add_test(tc, demangled_within_bounds);
 	tc = pt_tcase_fixture(s, "confined", setup, teardown);
 	tcase_add_test(tc, user_log_names_root_only_file);
 	tcase_add_test(tc, root_log_reads_roots_images_a_pipe_as_nobody);

@@ -1339,7 +1339,11 @@ static const char *inlined_under(struct module *m, Dwarf_Die *die, Dwarf_Addr pc
 		if (in) {
 			const char *inner = inlined_under(m, &child, pc, depth + 1);
 			Dwarf_Attribute a;
-			if (!inner && !m->err && tag == DW_TAG_inlined_subroutine)
+			/* a C++ function's linkage name says its class and
+			 * arguments (demangled by the caller) */
+			if (!inner && !m->err && tag == DW_TAG_inlined_subroutine &&
+			    !(inner = dwarf_formstring(
+			              dwarf_attr_integrate(&child, DW_AT_linkage_name, &a))))
 				inner = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
 			return inner;
 		}

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "symbolize.h"
 #include "symproc.h"
 
@@ -71,7 +72,7 @@ struct file {
 };
 
 struct symproc {
-	bool root, available;
+	bool root, available, demangle;
 	uid_t claimant, nobody;
 	gid_t nobody_gid;
 	char *symfs;
@@ -249,7 +250,17 @@ static size_t make_reply(unsigned char *out, uint32_t seq, int err, const struct
 	return (size_t)(notes.p - out);
 }
 
-static _Noreturn void serve(const char *symfs)
+/* C++ names demangled here, in the confined child: a name is bytes of a
+ * file the log names, and the demangler's recursion on a hostile one is
+ * contained by the child's limits (and DEMANGLE_INPUT_MAX). */
+static void demangle_site(struct sym_site *site)
+{
+	static char function[SYMPROC_NAME_MAX], inlined[SYMPROC_NAME_MAX];
+	site->function = demangle(site->function, function, sizeof function);
+	site->inlined = demangle(site->inlined, inlined, sizeof inlined);
+}
+
+static _Noreturn void serve(const char *symfs, bool demangle_names)
 {
 	static struct request rq;
 	static unsigned char out[REPLY_MAX];
@@ -263,6 +274,8 @@ static _Noreturn void serve(const char *symfs)
 			_exit(n == 0 ? 0 : 1);
 		struct sym_site site = {.function = NULL};
 		int err = sym ? symbolize(sym, &rq.img, rq.address, &site) : ENOMEM;
+		if (err == 0 && demangle_names)
+			demangle_site(&site);
 		size_t len = make_reply(out, rq.seq, err, &site, sym);
 		if (send(SOCKET_FD, out, len, MSG_NOSIGNAL) != (ssize_t)len)
 			_exit(1);
@@ -363,7 +376,7 @@ static bool start_child(struct symproc *p, struct child *c, uid_t uid)
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		if (confine(sv[1], &p->reader, parent))
-			serve(p->symfs);
+			serve(p->symfs, p->demangle);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -669,6 +682,7 @@ struct symproc *symproc_new(const struct symproc_options *o)
 		p->child[i].fd = -1;
 	p->available = symbolizer_available();
 	p->root = geteuid() == 0;
+	p->demangle = !(o && o->no_demangle);
 	struct passwd *pw = getpwnam("nobody");
 	p->nobody = pw ? pw->pw_uid : NOBODY_FALLBACK;
 	p->nobody_gid = pw ? pw->pw_gid : NOBODY_FALLBACK;

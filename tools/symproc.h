@@ -54,9 +54,11 @@ struct symproc_options {
 	const char *symfs;   /* --symfs DIR, or NULL */
 	int log_fd;          /* the log's descriptor: its owner and mode say whose claims it holds */
 	unsigned timeout_ms; /* 0: SYMPROC_TIMEOUT_MS_DEFAULT */
+	bool no_demangle;    /* --no-demangle: C++ names as the files give them */
 };
 
-/* Where an address is (struct sym_site, symbolize.h); the strings are
+/* Where an address is (struct sym_site, symbolize.h), C++ names
+ * demangled by the child (demangle.h) unless no_demangle; the strings are
  * bytes of the files, NUL-free, valid until the next call. */
 struct symproc_site {
 	const char *function; /* NULL: no symbol covers it */

@@ -278,6 +278,7 @@ struct site_options {
 	const char *symfs;   /* --symfs DIR */
 	bool off;            /* --no-symbols */
 	unsigned timeout_ms; /* --symbol-timeout; 0: the default */
+	bool no_demangle;    /* --no-demangle */
 };
 /* The longest of each string of a site, its NUL included: a longer name
  * is cut. */
@@ -341,18 +342,21 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 /* Why symbols are missing, on standard error, once. */
 void sites_notes(struct site_table *t, const char *cmd);
 void sites_free(struct site_table *t);
-/* --symfs, --no-symbols and --symbol-timeout: true when opt is one of
+/* --symfs, --no-symbols, --symbol-timeout and --no-demangle: true when opt is one of
  * them (getopt codes SITE_OPT_*) and was taken; false too, after a
  * message, when its argument is not valid (*bad set). */
 #define SITE_OPT_SYMFS 1000
 #define SITE_OPT_NO_SYMBOLS 1001
 #define SITE_OPT_TIMEOUT 1002
+#define SITE_OPT_NO_DEMANGLE 1003
 #define SITE_LONGOPTS {"symfs", required_argument, 0, SITE_OPT_SYMFS}, \
 	{"no-symbols", no_argument, 0, SITE_OPT_NO_SYMBOLS}, \
-	{"symbol-timeout", required_argument, 0, SITE_OPT_TIMEOUT}
+	{"symbol-timeout", required_argument, 0, SITE_OPT_TIMEOUT}, \
+	{"no-demangle", no_argument, 0, SITE_OPT_NO_DEMANGLE}
 #define SITE_HELP "  --symfs DIR          look for the traced programs' files under DIR first\n" \
 	"                       (DIR/PATH, DIR/.build-id/xx/yyy[.debug])\n" \
 	"  --no-symbols         print addresses without turning them into names\n" \
+	"  --no-demangle        C++ function names as the files give them (_ZN...)\n" \
 	"  --symbol-timeout SEC the longest wait for one answer of the symbolizer\n" \
 	"                       (default 10; an image's answers get 6 times that)\n"
 bool site_option(int opt, const char *arg, struct site_options *o);

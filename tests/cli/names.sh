@@ -60,3 +60,35 @@ print([e["name"] for e in evs if e.get("ph") == "i" or e.get("ph") == "B" or e.g
 		skip "names: CTF round trip" "no babeltrace2"
 	fi
 fi
+
+# C++ call sites demangled (libstdc++'s demangler, in the confined
+# symbolizer): a template method and a template function inlined into it
+# (tests/cli/sym/worker.cc, built with g++), as perf and gdb name them;
+# --no-demangle keeps the symbols (before, the mangled names were shown).
+WORKER=$BUILD/tests/cli/sym/sym_worker
+wline() { grep -n "SITE:$1" "$ROOT/tests/cli/sym/worker.cc" | cut -d: -f1; }
+if [ ! -x "$WORKER" ]; then
+	skip "names: demangled C++ call sites" "no sym_worker (no C++ compiler)"
+elif ! "$PT" dump --help | grep -q -- --no-demangle; then
+	fail "names: dump takes --no-demangle"
+else
+	"$PT" record -o cxx.ptlog -- "$WORKER" >/dev/null 2>&1
+	"$PT" dump cxx.ptlog >cxx.txt 2>&1
+	grep -q " cxx\.run .* at app::Worker<int>::run(int const&)+0x[0-9a-f]* worker\.cc:$(wline run)\$" cxx.txt &&
+		pass "names: a template method's call site demangled" ||
+		fail "names: a template method's call site demangled" "$(grep cxx cxx.txt)"
+	grep -q " cxx\.note .* at app::Worker<int>::run(int const&)+0x[0-9a-f]* worker\.cc:$(wline note), inlined void app::note<int>(unsigned int, int const&)\$" cxx.txt &&
+		pass "names: an inlined template function demangled" ||
+		fail "names: an inlined template function demangled" "$(grep cxx cxx.txt)"
+	"$PT" dump cxx.ptlog --no-demangle >cxxraw.txt 2>&1
+	grep -q " cxx\.run .* at _ZN3app6WorkerIiE3runERKi+0x[0-9a-f]* worker\.cc:" cxxraw.txt &&
+		grep -q " cxx\.note .*, inlined _ZN3app4noteIiEEvjRKT_\$" cxxraw.txt &&
+		pass "names: --no-demangle shows the symbols" ||
+		fail "names: --no-demangle shows the symbols" "$(grep cxx cxxraw.txt)"
+	"$PT" dump cxx.ptlog --format json >cxx.jsonl 2>&1
+	has "names: JSON site demangled" '"site":"app::Worker<int>::run(int const&)+0x' cxx.jsonl
+	"$PT" convert cxx.ptlog --to chrome cxx.json 2>/dev/null
+	has "names: Chrome site demangled" '"site":"app::Worker<int>::run(int const&)+0x' cxx.json
+	"$PT" stats cxx.ptlog >cxxstats.txt 2>&1
+	has "names: stats' hottest sites demangled" "app::Worker<int>::run(int const&)+0x" cxxstats.txt
+fi
