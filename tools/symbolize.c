@@ -164,6 +164,8 @@ struct aux_file {
 	ino_t ino;
 	struct build_id id;
 	int memfd;
+	bool has_crc; /* found by a .gnu_debuglink: crc is the file's CRC-32 */
+	uint32_t crc;
 	struct altlink alt; /* what the file's own .gnu_debugaltlink says */
 };
 
@@ -658,6 +660,59 @@ static void debug_places(const struct symbolizer *s, const struct build_id *id, 
 	}
 }
 
+/* A .gnu_debuglink name where gdb looks for it: beside the file, in .debug/
+ * beside it, and under the global debug directory (DEBUG_ROOT, and
+ * DIR/DEBUG_ROOT with --symfs) at the file's directory.  name is a file
+ * name alone (debuglink_name_ok). */
+static void debuglink_places(const struct symbolizer *s, const char *file, const char *name,
+                             struct places *p)
+{
+	const char *slash = strrchr(file, '/');
+	char dir[PATH_MAX], sub[NAME_MAX + 2], root[PATH_MAX];
+	p->n = 0;
+	if (snprintf(dir, sizeof dir, "%.*s", slash ? (slash == file ? 1 : (int)(slash - file)) : 1,
+	             slash ? file : ".") >= (int)sizeof dir)
+		return;
+	snprintf(sub, sizeof sub, "/%s", name);
+	place(p, dir, name, "");
+	place(p, dir, ".debug", sub);
+	if (slash && file[0] == '/') {
+		place(p, DEBUG_ROOT, dir, sub);
+		if (s->symfs && snprintf(root, sizeof root, "%s%s", s->symfs, DEBUG_ROOT) <
+		                    (int)sizeof root)
+			place(p, root, dir, sub);
+	}
+}
+
+/* A debuglink names a file, never a path: no slash, not . or .. */
+static bool debuglink_name_ok(const char *name)
+{
+	size_t n = strnlen(name, NAME_MAX + 1);
+	return n > 0 && n <= NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+/* The CRC-32 (IEEE 802.3, as zlib's crc32) that .gnu_debuglink records of
+ * the debug file's bytes. */
+static uint32_t debuglink_crc(const unsigned char *p, size_t n)
+{
+	static uint32_t table[256];
+	static bool made;
+	if (!made) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+		made = true;
+	}
+	uint32_t crc = 0xffffffffu;
+	for (size_t i = 0; i < n; i++)
+		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
 /* ---- modules ----------------------------------------------------------- */
 
 static struct module *module_by_inode(const struct symbolizer *s, dev_t dev, ino_t ino)
@@ -726,9 +781,12 @@ static int to_memfd(struct loaded *f)
 }
 
 /* The debug (or dwz) file with build id want at one of places, read and
- * kept as a memfd: a duplicate of its descriptor, or -1. */
+ * kept as a memfd: a duplicate of its descriptor, or -1.  With crc (a
+ * .gnu_debuglink's), the file's bytes must have that CRC-32 too, and
+ * want is checked only if it is a build id (a file without one is
+ * verified by its CRC alone); *crc_bad: a file was refused for its CRC. */
 static int aux_open(struct symbolizer *s, const struct places *p, const struct build_id *want,
-                    const struct altlink **alt)
+                    const uint32_t *crc, bool *crc_bad, const struct altlink **alt)
 {
 	for (int i = 0; i < p->n; i++) {
 		struct stat st;
@@ -742,23 +800,31 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 				break;
 		if (a) {
 			close(fd);
-			if (!same_id(&a->id, want))
+			if (!same_id(&a->id, want) || (crc && !(a->has_crc && a->crc == *crc)))
 				continue;
 			*alt = &a->alt;
 			return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 		}
 		struct loaded f;
 		char *why = NULL;
-		int rc = load_fd(s, fd, &st, false, want, p->path[i], &f, &why);
+		int rc = load_fd(s, fd, &st, false, crc && !want->size ? NULL : want, p->path[i], &f,
+		                 &why);
 		close(fd);
 		free(why); /* the image is usable without: nothing to say */
 		if (rc != 0)
 			continue;
+		uint32_t its_crc = crc ? debuglink_crc(f.bytes, f.size) : 0;
+		if (crc && its_crc != *crc) {
+			*crc_bad = true;
+			drop_loaded(&f);
+			continue;
+		}
 		if (!(a = calloc(1, sizeof *a))) {
 			drop_loaded(&f);
 			return -1;
 		}
 		a->dev = st.st_dev, a->ino = st.st_ino, a->id = *want;
+		a->has_crc = crc != NULL, a->crc = its_crc;
 		read_altlink(f.elf, &a->alt);
 		if ((a->memfd = to_memfd(&f)) < 0) {
 			free(a->alt.name);
@@ -771,6 +837,29 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 		return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 	}
 	return -1;
+}
+
+/* The debug file a .gnu_debuglink names (by file name alone, with its
+ * CRC-32), where gdb looks for it, read with the same checks as any debug
+ * file: a duplicate of its memfd, or -1 (a note when a file was refused
+ * for its CRC). */
+static int debuglink_open(struct module *m, const char *name, GElf_Word crc,
+                          const struct altlink **alt)
+{
+	struct places p;
+	uint32_t want_crc = crc;
+	bool crc_bad = false;
+	if (!debuglink_name_ok(name))
+		return -1;
+	debuglink_places(m->s, m->file, name, &p);
+	int fd = aux_open(m->s, &p, &m->id, &want_crc, &crc_bad, alt);
+	if (fd < 0 && crc_bad && !m->problem) {
+		char *esc = escape_path(name);
+		note(&m->problem, m->file, "debug file %s not used: its CRC is not the one the "
+		     ".gnu_debuglink gives (another build?)", esc ? esc : "");
+		free(esc);
+	}
+	return fd;
 }
 
 /* libdwfl's find_debuginfo: the image's debug file, or (asked with the
@@ -790,7 +879,9 @@ static int find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 		return -1;
 	}
 	debug_places(m->s, alt ? &m->alt.id : &m->id, alt ? m->alt.name : NULL, &p);
-	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, &its_alt);
+	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, NULL, NULL, &its_alt);
+	if (fd < 0 && !alt && debuglink)
+		fd = debuglink_open(m, debuglink, crc, &its_alt);
 	char *name = fd >= 0 ? strdup("posixtrace-debug") : NULL;
 	if (fd >= 0 && !name) {
 		close(fd);

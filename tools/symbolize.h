@@ -45,7 +45,10 @@ struct sym_options {
 	/* --symfs DIR: files are looked for under DIR first: DIR/<path>,
 	 * DIR/.build-id/xx/rest, and debug information in
 	 * DIR/.build-id/xx/rest.debug and DIR/usr/lib/debug/.build-id/xx/rest.debug
-	 * before /usr/lib/debug/.build-id/xx/rest.debug.  NULL: none. */
+	 * before /usr/lib/debug/.build-id/xx/rest.debug; a .gnu_debuglink
+	 * file (checked by its CRC) beside the image's file, in .debug/ beside
+	 * it, under /usr/lib/debug and DIR/usr/lib/debug at its directory.
+	 * NULL: none. */
 	const char *symfs;
 	/* Nonzero (running as root): only files owned by root or by owner
 	 * (the log's owner) are opened. */

@@ -92,3 +92,59 @@ else
 	"$PT" stats cxx.ptlog >cxxstats.txt 2>&1
 	has "names: stats' hottest sites demangled" "app::Worker<int>::run(int const&)+0x" cxxstats.txt
 fi
+
+# .gnu_debuglink, where gdb looks: a stripped program whose debug file is
+# beside it, in .debug/ beside it, or under DIR/usr/lib/debug/<its
+# directory> with --symfs DIR gets its names; a debug file whose CRC is not
+# the one the link gives (one byte appended: same build id) is refused
+# with a note; a symbolic link, a FIFO, a file over the 512 MiB cap are
+# refused as every file a log names is (before: no debuglink was read).
+SYMS=$BUILD/tests/cli/sym
+if [ ! -x "$SYMS/sym_app" ] || ! command -v objcopy >/dev/null 2>&1; then
+	skip "names: .gnu_debuglink" "no sym_app or no objcopy"
+else
+	chmod 755 "$T"
+	mkdir -p dlink && chmod 755 dlink
+	cp "$SYMS/sym_app" dlink/symapp
+	(cd dlink && objcopy --only-keep-debug symapp symapp.debug &&
+		objcopy --strip-all --add-gnu-debuglink=symapp.debug symapp) 2>/dev/null
+	mv dlink/symapp.debug dlink.debug
+	chmod 644 dlink.debug
+	"$PT" record -o dlink.ptlog -- dlink/symapp "$SYMS/sym_plugin.so" >/dev/null 2>&1
+	# dlnamed NAME: the program's events named (app_work and its line)
+	dlnamed() {
+		"$PT" dump dlink.ptlog ${2:+--symfs "$2"} >dl.txt 2>dlerr.txt
+		line=$(grep -n "SITE:app_work" "$ROOT/tests/cli/sym/app.c" | cut -d: -f1)
+		n=$(grep -c " sym.app " dl.txt)
+		good=$(grep " sym.app " dl.txt | grep -c " at app_work+0x[0-9a-f]* app.c:$line\$")
+		[ "$n" -gt 0 ] && [ "$good" -eq "$n" ] && pass "$1 ($n events)" ||
+			fail "$1" "$(grep ' sym.app ' dl.txt | head -n 2) $(cat dlerr.txt)"
+	}
+	# dlrefused NAME: none named, the dump ended
+	dlrefused() {
+		timeout 60 "$PT" dump dlink.ptlog >dl.txt 2>dlerr.txt; rc=$?
+		[ $rc -eq 0 ] && grep -q " sym.app .* at symapp+0x[0-9a-f]*\$" dl.txt &&
+			! grep -q " sym.app .* at app_work" dl.txt && pass "$1" ||
+			fail "$1" "exit $rc: $(grep ' sym.app ' dl.txt | head -n 2) $(cat dlerr.txt)"
+	}
+	dlrefused "names: a stripped program without its debug file has no names"
+	cp dlink.debug dlink/symapp.debug
+	dlnamed "names: debuglink beside the program"
+	mkdir -p dlink/.debug && mv dlink/symapp.debug dlink/.debug/ && chmod 755 dlink/.debug
+	dlnamed "names: debuglink in .debug/ beside the program"
+	rm -rf dlink/.debug
+	mkdir -p "dlroot/usr/lib/debug$T/dlink" && chmod -R 755 dlroot
+	cp dlink.debug "dlroot/usr/lib/debug$T/dlink/symapp.debug"
+	dlnamed "names: debuglink under the global debug directory (--symfs DIR/usr/lib/debug)" "$T/dlroot"
+	rm -rf dlroot
+	cp dlink.debug dlink/symapp.debug && printf x >>dlink/symapp.debug
+	dlrefused "names: a debug file with another CRC is refused"
+	has "names: its note says why" "symapp.debug not used: its CRC is not the one" dlerr.txt
+	rm -f dlink/symapp.debug && ln -s "$T/dlink.debug" dlink/symapp.debug
+	dlrefused "names: a debuglink that is a symbolic link is refused"
+	rm -f dlink/symapp.debug && mkfifo dlink/symapp.debug
+	dlrefused "names: a debuglink that is a FIFO is refused (not opened)"
+	rm -f dlink/symapp.debug && truncate -s 600M dlink/symapp.debug
+	dlrefused "names: a debuglink over the file cap is refused"
+	rm -f dlink/symapp.debug
+fi
