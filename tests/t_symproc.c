@@ -34,7 +34,9 @@
  * And the demangler the child runs on names of the files: C++ names
  * demangled, anything else (not mangled, not valid, longer than
  * DEMANGLE_INPUT_MAX, a result longer than the room) as it is, and hostile
- * names of at most DEMANGLE_INPUT_MAX bytes (deep nesting) end.
+ * names of at most DEMANGLE_INPUT_MAX bytes (deep nesting) end.  And
+ * who has rights over other users (root, but not root of a user namespace
+ * that maps one uid alone).
  */
 #include "harness.h"
 
@@ -761,6 +763,24 @@ static char *nested(size_t n)
 }
 #endif
 
+/* Who has rights over other users' files (and so must give its children
+ * the rights of the user they read for): root of the initial user
+ * namespace or of one mapping several uids; not a user, nor root of a
+ * namespace that maps one uid alone (unshare --user --map-root-user),
+ * whose children can take no other rights and need none. */
+START_TEST(root_over_others_by_namespace)
+{
+	ck_assert(symproc_root_over_others(0, "         0          0 4294967295\n"));
+	ck_assert(symproc_root_over_others(0, "         0     100000      65536\n"));
+	ck_assert(symproc_root_over_others(0, "0 1000 1\n1 100000 65536\n"));
+	ck_assert(symproc_root_over_others(0, NULL));
+	ck_assert(symproc_root_over_others(0, "garbage"));
+	ck_assert(!symproc_root_over_others(0, "         0       1000          1\n"));
+	ck_assert(!symproc_root_over_others(1000, "         0          0 4294967295\n"));
+	ck_assert(!symproc_root_over_others(1000, NULL));
+}
+END_TEST
+
 START_TEST(demangled_within_bounds)
 {
 #ifdef PT_HAVE_DEMANGLE
@@ -801,6 +821,7 @@ int main(void)
 	tcase_add_test(tc, whose_claims);
 	tcase_add_test(tc, replies_checked);
 	tcase_add_test(tc, demangled_within_bounds);
+	tcase_add_test(tc, root_over_others_by_namespace);
 	tc = pt_tcase_fixture(s, "confined", setup, teardown);
 	tcase_add_test(tc, user_log_names_root_only_file);
 	tcase_add_test(tc, root_log_reads_roots_images_a_pipe_as_nobody);

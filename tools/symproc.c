@@ -115,6 +115,40 @@ uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t n
 	return claimant == 0 ? nobody : claimant;
 }
 
+bool symproc_root_over_others(uid_t euid, const char *uid_map)
+{
+	uint64_t ids = 0;
+	unsigned long inside, outside, count;
+	int used;
+	if (euid != 0)
+		return false;
+	if (!uid_map)
+		return true; /* unknown: other users' rights are assumed */
+	for (const char *line = uid_map; *line;) {
+		if (sscanf(line, " %lu %lu %lu%n", &inside, &outside, &count, &used) != 3)
+			return true;
+		ids += count;
+		line += used;
+		while (*line == '\n' || *line == ' ')
+			line++;
+	}
+	return ids != 1;
+}
+
+/* /proc/self/uid_map's text, or NULL. */
+static char *own_uid_map(void)
+{
+	static char text[4096];
+	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return NULL;
+	text[n] = '\0';
+	return text;
+}
+
 /* The groups of uid's account (none for a uid without one: its own gid
  * is then nobody's group). */
 static void reader_of(struct symproc *p, uid_t uid, struct reader *r)
@@ -681,7 +715,7 @@ struct symproc *symproc_new(const struct symproc_options *o)
 	for (int i = 0; i < SYMPROC_CHILDREN_MAX; i++)
 		p->child[i].fd = -1;
 	p->available = symbolizer_available();
-	p->root = geteuid() == 0;
+	p->root = symproc_root_over_others(geteuid(), own_uid_map());
 	p->demangle = !(o && o->no_demangle);
 	struct passwd *pw = getpwnam("nobody");
 	p->nobody = pw ? pw->pw_uid : NOBODY_FALLBACK;

@@ -102,6 +102,18 @@ uid_t symproc_log_claimant(const struct stat *log, uid_t nobody);
  * unknown uid or a claimant that is root. */
 uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t nobody);
 
+/* Whether a command of effective uid euid, whose /proc/self/uid_map says
+ * uid_map (NULL: unknown), has rights over other users' files, so that its
+ * children must take the rights of the user they read for: root of the
+ * initial user namespace, or of one that maps more than one uid.  Root of
+ * a user namespace that maps one uid alone (unshare --user
+ * --map-root-user) has the rights of that one user outside: there is no
+ * other user to read as (no other uid is mapped, setgroups is denied), so
+ * its children keep its rights, as those of any user's command do, and a
+ * file of real root, which it sees as the overflow uid, is read with the
+ * same rights as outside the namespace. */
+bool symproc_root_over_others(uid_t euid, const char *uid_map);
+
 /* A reply, checked.  The layout (both ends are this program): */
 struct symproc_reply_head {
 	uint32_t seq;         /* the request's */

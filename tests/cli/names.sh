@@ -148,3 +148,34 @@ else
 	dlrefused "names: a debuglink over the file cap is refused"
 	rm -f dlink/symapp.debug
 fi
+
+# Names in a user namespace as outside it: a program installed by real
+# root (seen inside as the overflow uid), recorded and dumped by an
+# unprivileged user inside `unshare --user --map-root-user`, gets the same
+# names as outside (before: every image "symbols given up (the symbolizer
+# failed)": the command, root there, had its child take other rights,
+# which such a namespace cannot give).  Needs root (to be the other user),
+# setpriv and unshare, and user namespaces for unprivileged users.
+if [ "$(id -u)" != 0 ] || [ ! -x "$SYMS/sym_app" ] || ! command -v setpriv >/dev/null 2>&1 ||
+	! command -v unshare >/dev/null 2>&1 ||
+	! setpriv --reuid=65534 --regid=65534 --clear-groups unshare --user --map-root-user true 2>/dev/null; then
+	skip "names: a user namespace's names" "needs root, setpriv, and unshare --user for unprivileged users"
+else
+	chmod 755 "$T"
+	mkdir -p nsprog nsuser && chmod 755 nsprog && chown 65534:65534 nsuser
+	cp "$SYMS/sym_app" "$SYMS/sym_plugin.so" nsprog/ && chmod 755 nsprog/*
+	(cd nsuser && setpriv --reuid=65534 --regid=65534 --clear-groups unshare --user --map-root-user sh -c \
+		"'$PT' record -o ns.ptlog -- '$T/nsprog/sym_app' '$T/nsprog/sym_plugin.so' >/dev/null 2>&1
+		 stat -c %u '$T/nsprog/sym_app' >owner.txt
+		 '$PT' dump ns.ptlog >inside.txt 2>inside.err") 
+	(cd nsuser && setpriv --reuid=65534 --regid=65534 --clear-groups "$PT" dump ns.ptlog >outside.txt 2>outside.err)
+	line=$(grep -n "SITE:app_work" "$ROOT/tests/cli/sym/app.c" | cut -d: -f1)
+	n=$(grep -c " sym.app .* at app_work+0x[0-9a-f]* app.c:$line\$" nsuser/outside.txt)
+	[ "$n" -eq 4 ] && pass "names: the same user outside the namespace gets the names" ||
+		fail "names: the same user outside the namespace gets the names" "$(cat nsuser/outside.txt nsuser/outside.err | head)"
+	[ "$(cat nsuser/owner.txt)" != 0 ] && [ "$(grep ' sym\.' nsuser/inside.txt)" = "$(grep ' sym\.' nsuser/outside.txt)" ] &&
+		[ ! -s nsuser/inside.err ] &&
+		pass "names: inside the namespace, real root's program (uid $(cat nsuser/owner.txt) there) gets the same names" ||
+		fail "names: inside the namespace, real root's program gets the same names" \
+			"owner $(cat nsuser/owner.txt); $(grep ' sym.app ' nsuser/inside.txt | head -n 2) $(cat nsuser/inside.err)"
+fi
