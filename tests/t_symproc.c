@@ -36,7 +36,8 @@
  * DEMANGLE_INPUT_MAX, a result longer than the room) as it is, and hostile
  * names of at most DEMANGLE_INPUT_MAX bytes (deep nesting) end.  And
  * who has rights over other users (root, but not root of a user namespace
- * that maps one uid alone).
+ * that maps one uid alone).  And posixtrace archive copies only what the
+ * log's claimant may read (a root-only program, /etc/shadow: not copied).
  */
 #include "harness.h"
 
@@ -659,14 +660,15 @@ END_TEST
 
 /* A log of one process whose events each come from another address of
  * one image, /nonexistent/victim (a claim: the file need not exist). */
-static void many_sites_log(const char *path, uint32_t sites)
+/* A log whose process claims image (its path) with a build id of 20
+ * bytes 0xab, and posts from sites distinct addresses in it. */
+static void image_log(const char *path, const char *image, uint32_t sites)
 {
 	static const struct pt_log_ctx ctx = {100, 101, 0x1111, "victim"};
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ck_assert_int_ge(fd, 0);
 	struct v3 g;
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
-	const char *image = "/nonexistent/victim";
 	struct pt_log_image e = {.pid = ctx.pid, .time_ns = T0, .set = 1, .start = SITES_BASE,
 	                         .end = SITES_BASE + 16ull * sites + 16, .bias = SITES_BASE - 0x1000,
 	                         .count = 1, .path_len = (uint16_t)strlen(image),
@@ -688,6 +690,11 @@ static void many_sites_log(const char *path, uint32_t sites)
 	}
 	v3_end(&g);
 	close(fd);
+}
+
+static void many_sites_log(const char *path, uint32_t sites)
+{
+	image_log(path, "/nonexistent/victim", sites);
 }
 
 /* The peak RSS (KiB) of `posixtrace CMD [OPTION] log`, which must succeed. */
@@ -730,6 +737,127 @@ START_TEST(many_sites_bounded_memory)
 		              "200,000 sites: %s %ld KiB, %ld KiB with --no-symbols", cmd[i], with,
 		              without);
 	}
+}
+END_TEST
+
+/* A files reply as the child makes it (symproc_files_head, notes). */
+static size_t files_reply(unsigned char *buf, uint32_t seq, int err, uint32_t kinds,
+                          uint32_t alt_size, const char *note)
+{
+	struct symproc_files_head h = {.seq = seq, .err = err, .kinds = kinds,
+	                               .alt_id_size = alt_size, .notes = note ? 1 : 0};
+	memset(h.alt_id, 0xcd, alt_size);
+	memcpy(buf, &h, sizeof h);
+	size_t at = sizeof h;
+	if (note) {
+		uint16_t n = (uint16_t)strlen(note);
+		memcpy(buf + at, &n, sizeof n);
+		memcpy(buf + at + 2, note, n + 1u);
+		at += 2 + n + 1u;
+	}
+	return at;
+}
+
+/* The reply to a files request (posixtrace archive) is checked as a
+ * lookup's: its sequence number, an error the engine gives and nothing
+ * beside it, as many descriptors as the kinds it names (the image always),
+ * a dwz file's build id only with a dwz file, printable notes, nothing
+ * left over. */
+START_TEST(files_replies_checked)
+{
+	unsigned char buf[1024];
+	struct symproc_files_reply r;
+	size_t n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT, 20, "x: a note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 2, &r), 0);
+	ck_assert_uint_eq(r.kinds, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT);
+	ck_assert_uint_eq(r.alt_id_size, 20);
+	ck_assert_str_eq(r.note[0], "x: a note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 8, 2, &r), EPROTO);     /* seq */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);     /* fds */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 3, &r), EPROTO);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n + 1, 7, 2, &r), EPROTO); /* left over */
+	n = files_reply(buf, 7, ENOENT, 0, 0, NULL);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 0, &r), 0);
+	ck_assert_int_eq(r.err, ENOENT);
+	n = files_reply(buf, 7, ENOENT, SYMPROC_FILE_IMAGE, 0, NULL); /* a file beside an error */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, EPERM, 0, 0, NULL); /* not an error the engine gives */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 0, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_DEBUG, 0, NULL); /* no image */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | 8, 0, NULL); /* an unknown kind */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE, 20, NULL); /* an id, no dwz file */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT, 33, NULL);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 2, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE, 0, "bad \033 note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+}
+END_TEST
+
+/* Whether a regular file under dir has the bytes of file; *files: how many regular files there are. */
+static bool holds_copy_of(const char *dir_path, const char *file, int *files)
+{
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "find '%s' -type f", dir_path);
+	FILE *list = popen(cmd, "r");
+	ck_assert_ptr_nonnull(list);
+	char line[PATH_MAX];
+	bool found = false;
+	*files = 0;
+	while (fgets(line, sizeof line, list)) {
+		line[strcspn(line, "\n")] = '\0';
+		(*files)++;
+		snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", line, file);
+		found |= system(cmd) == 0;
+	}
+	pclose(list);
+	return found;
+}
+
+/* posixtrace archive, as root, on logs of user A: a recorded log naming a
+ * root-only program (0700 in a 0700 root directory) with its right build
+ * id: the program is not copied (A may not read it), the plug-in A may read
+ * is; a crafted log naming /etc/shadow as an image: nothing copied.  The
+ * files are opened by the child with A's rights, as dump opens them. */
+START_TEST(archive_copies_what_the_claimant_may_read)
+{
+	NEED_USERS("archive_copies_what_the_claimant_may_read");
+	const char *tool = pt_tool_path("archive_copies_what_the_claimant_may_read");
+	if (!tool)
+		return;
+	char secret[PATH_MAX], app[PATH_MAX], log[PATH_MAX], out[PATH_MAX], plugin[PATH_MAX];
+	snprintf(secret, sizeof secret, "%s", in_dir("secret"));
+	snprintf(app, sizeof app, "%s", in_dir("secret/symproc_app"));
+	snprintf(log, sizeof log, "%s", in_dir("a.ptlog"));
+	snprintf(out, sizeof out, "%s", in_dir("a.symfs"));
+	ck_assert_int_eq(mkdir(secret, 0700), 0);
+	copy_file(pt_helper_path("symproc_app"), app, 0700);
+	record(tool, app, log, 3);
+	snprintf(plugin, sizeof plugin, "%s", in_dir("sym_plugin.so"));
+	ck_assert_int_eq(chown(log, user_a.uid, user_a.gid), 0);
+	char *argv[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv, 60000), 0);
+	int files;
+	ck_assert_msg(!holds_copy_of(out, app, &files), "root's program copied for A's log");
+	ck_assert_msg(holds_copy_of(out, plugin, &files), "the plug-in A may read is not copied");
+
+	snprintf(log, sizeof log, "%s", in_dir("shadow.ptlog"));
+	snprintf(out, sizeof out, "%s", in_dir("shadow.symfs"));
+	image_log(log, "/etc/shadow", 4);
+	ck_assert_int_eq(chown(log, user_a.uid, user_a.gid), 0);
+	char *argv2[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv2, 60000), 0);
+	holds_copy_of(out, "/etc/shadow", &files);
+	ck_assert_int_eq(files, 0);
+	/* root's own log of unknown users reads it as nobody: nothing either */
+	ck_assert_int_eq(chown(log, 0, 0), 0);
+	snprintf(out, sizeof out, "%s", in_dir("shadow-root.symfs"));
+	char *argv3[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv3, 60000), 0);
+	holds_copy_of(out, "/etc/shadow", &files);
+	ck_assert_int_eq(files, 0);
 }
 END_TEST
 
@@ -820,12 +948,14 @@ int main(void)
 	TCase *tc = pt_tcase(s, "protocol");
 	tcase_add_test(tc, whose_claims);
 	tcase_add_test(tc, replies_checked);
+	tcase_add_test(tc, files_replies_checked);
 	tcase_add_test(tc, demangled_within_bounds);
 	tcase_add_test(tc, root_over_others_by_namespace);
 	tc = pt_tcase_fixture(s, "confined", setup, teardown);
 	tcase_add_test(tc, user_log_names_root_only_file);
 	tcase_add_test(tc, root_log_reads_roots_images_a_pipe_as_nobody);
 	tcase_add_test(tc, stopped_child_costs_its_image);
+	tcase_add_test(tc, archive_copies_what_the_claimant_may_read);
 	tcase_add_test(tc, killed_child_costs_its_image);
 	tc = pt_tcase_fixture(s, "memory", setup, teardown);
 	tcase_add_test(tc, many_sites_bounded_memory);

@@ -75,6 +75,13 @@ void symbolizer_stats(const struct symbolizer *s, struct sym_stats *out)
 	*out = (struct sym_stats){ 0 };
 }
 
+int symbolize_files(struct symbolizer *s, const struct posixtrace_image *img,
+                    struct sym_files *out)
+{
+	(void)s, (void)img, (void)out;
+	return ENOTSUP;
+}
+
 int symbolize_elf_memory(struct symbolizer *s, const void *bytes, size_t size, const uint64_t *at,
                          size_t n, struct sym_site *out)
 {
@@ -185,6 +192,8 @@ struct module {
 	Elf *main_elf;      /* until libdwfl takes it (give_main) */
 	struct altlink alt; /* of the DWARF libdwfl reads (the debug file's, else the file's) */
 	bool alt_given, alt_refused;
+	size_t size;                           /* of bytes */
+	struct aux_file *debug_aux, *alt_aux; /* the files find_debug gave */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;       /* 0: usable; else what each lookup returns */
@@ -786,7 +795,7 @@ static int to_memfd(struct loaded *f)
  * want is checked only if it is a build id (a file without one is
  * verified by its CRC alone); *crc_bad: a file was refused for its CRC. */
 static int aux_open(struct symbolizer *s, const struct places *p, const struct build_id *want,
-                    const uint32_t *crc, bool *crc_bad, const struct altlink **alt)
+                    const uint32_t *crc, bool *crc_bad, struct aux_file **found)
 {
 	for (int i = 0; i < p->n; i++) {
 		struct stat st;
@@ -802,7 +811,7 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 			close(fd);
 			if (!same_id(&a->id, want) || (crc && !(a->has_crc && a->crc == *crc)))
 				continue;
-			*alt = &a->alt;
+			*found = a;
 			return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 		}
 		struct loaded f;
@@ -833,7 +842,7 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 		}
 		a->next = s->aux;
 		s->aux = a;
-		*alt = &a->alt;
+		*found = a;
 		return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 	}
 	return -1;
@@ -844,7 +853,7 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
  * file: a duplicate of its memfd, or -1 (a note when a file was refused
  * for its CRC). */
 static int debuglink_open(struct module *m, const char *name, GElf_Word crc,
-                          const struct altlink **alt)
+                          struct aux_file **found)
 {
 	struct places p;
 	uint32_t want_crc = crc;
@@ -852,7 +861,7 @@ static int debuglink_open(struct module *m, const char *name, GElf_Word crc,
 	if (!debuglink_name_ok(name))
 		return -1;
 	debuglink_places(m->s, m->file, name, &p);
-	int fd = aux_open(m->s, &p, &m->id, &want_crc, &crc_bad, alt);
+	int fd = aux_open(m->s, &p, &m->id, &want_crc, &crc_bad, found);
 	if (fd < 0 && crc_bad && !m->problem) {
 		char *esc = escape_path(name);
 		note(&m->problem, m->file, "debug file %s not used: its CRC is not the one the "
@@ -872,16 +881,16 @@ static int find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 	(void)mod, (void)modname, (void)base, (void)file_name;
 	struct module *m = *userdata;
 	bool alt = m->alt.name && debuglink && crc == 0 && strcmp(debuglink, m->alt.name) == 0;
-	const struct altlink *its_alt = NULL;
+	struct aux_file *found = NULL;
 	struct places p;
 	if (!m->search_debug) {
 		m->alt_refused |= alt;
 		return -1;
 	}
 	debug_places(m->s, alt ? &m->alt.id : &m->id, alt ? m->alt.name : NULL, &p);
-	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, NULL, NULL, &its_alt);
+	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, NULL, NULL, &found);
 	if (fd < 0 && !alt && debuglink)
-		fd = debuglink_open(m, debuglink, crc, &its_alt);
+		fd = debuglink_open(m, debuglink, crc, &found);
 	char *name = fd >= 0 ? strdup("posixtrace-debug") : NULL;
 	if (fd >= 0 && !name) {
 		close(fd);
@@ -893,11 +902,13 @@ static int find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 	}
 	if (alt) {
 		m->alt_given = true;
+		m->alt_aux = found;
 	} else {
 		free(m->alt.name);
-		m->alt = (struct altlink){ .name = its_alt->name ? strdup(its_alt->name) : NULL,
-		                           .id = its_alt->id };
+		m->alt = (struct altlink){ .name = found->alt.name ? strdup(found->alt.name) : NULL,
+		                           .id = found->alt.id };
 		m->alt_given = m->alt_refused = false;
+		m->debug_aux = found;
 	}
 	free(*debug_name);
 	*debug_name = name;
@@ -997,6 +1008,7 @@ static struct module *new_module(struct symbolizer *s, struct loaded *f, bool ha
 	file_build_id(f->elf, &m->id, &more);
 	m->file = f->path;
 	m->bytes = f->bytes;
+	m->size = f->size;
 	m->main_elf = f->elf;
 	*f = (struct loaded){ .elf = NULL };
 	read_altlink(m->main_elf, &m->alt);
@@ -1773,6 +1785,36 @@ int symbolize(struct symbolizer *s, const struct posixtrace_image *img, uint64_t
 	*out = (struct sym_site){ .function = r->function, .inlined = r->inlined,
 	                          .offset = r->offset, .file = r->file,
 	                          .line = r->line, .image = e->base };
+	return 0;
+}
+
+int symbolize_files(struct symbolizer *s, const struct posixtrace_image *img,
+                    struct sym_files *out)
+{
+	if (!s || !img || !out || img->posixtrace_build_id_size > POSIXTRACE_BUILD_ID_MAX)
+		return EINVAL;
+	struct entry *e = entry_for(s, img);
+	if (!e)
+		return ENOMEM;
+	if (e->err)
+		return e->err;
+	struct module *m = e->module;
+	Dwarf_Addr bias;
+	if (!m->err && !m->dw && m->index_state == 0)
+		dwfl_module_getdwarf(m->mod, &bias); /* looks for the debug and dwz files */
+	*out = (struct sym_files){ .image = m->bytes, .image_size = m->size, .debug_fd = -1,
+	                           .alt_fd = -1 };
+	if (m->debug_aux && (out->debug_fd = fcntl(m->debug_aux->memfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return ENOMEM;
+	if (m->alt_aux && (out->alt_fd = fcntl(m->alt_aux->memfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		close(out->debug_fd);
+		out->debug_fd = -1;
+		return ENOMEM;
+	}
+	if (m->alt_aux) {
+		out->alt_id_size = m->alt_aux->id.size;
+		memcpy(out->alt_id, m->alt_aux->id.bits, m->alt_aux->id.size);
+	}
 	return 0;
 }
 

@@ -84,6 +84,24 @@ int symproc_file(struct symproc *p, const struct posixtrace_image *img, uint32_t
 int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_image *img,
                    uint64_t address, struct symproc_site *out);
 
+/* The files the child reads for img's addresses (its file, as read and
+ * checked; the debug and dwz files it found), for posixtrace archive:
+ * fd[SYMPROC_IMAGE_FD], fd[SYMPROC_DEBUG_FD], fd[SYMPROC_ALT_FD], sealed
+ * memfds of size[] bytes each (at most SYM_FILE_MAX) for the caller to
+ * read and close, -1: none; alt_id the dwz file's build id.  Opened by the
+ * child with the reader's rights, as a lookup's files are, within the same
+ * deadline and budget.  0; ENOENT (no usable file, or the child given up:
+ * a note says why); ENOTSUP; EINVAL; ENOMEM. */
+enum { SYMPROC_IMAGE_FD, SYMPROC_DEBUG_FD, SYMPROC_ALT_FD };
+struct symproc_files {
+	int fd[3];
+	uint64_t size[3];
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+};
+int symproc_files(struct symproc *p, uint32_t file, const struct posixtrace_image *img,
+                  struct symproc_files *out);
+
 /* Calls fn once per note not given yet: the children's (symbolizer_problems)
  * and the command's own ("PATH: symbols given up (time budget)"). */
 void symproc_notes(struct symproc *p, void (*fn)(const char *msg, void *arg), void *arg);
@@ -136,5 +154,33 @@ struct symproc_reply {
  * well-formed reply to request seq, else EPROTO. */
 int symproc_parse_reply(const unsigned char *msg, size_t len, uint32_t seq,
                         struct symproc_reply *out);
+
+/* The reply to a files request: its head, then notes as a reply's, and
+ * beside it one descriptor per kind given, in the order of the bits. */
+#define SYMPROC_FILE_IMAGE 1u
+#define SYMPROC_FILE_DEBUG 2u
+#define SYMPROC_FILE_ALT 4u
+#define SYMPROC_FILE_ALL 7u
+struct symproc_files_head {
+	uint32_t seq;
+	int32_t err;
+	uint32_t kinds; /* SYMPROC_FILE_*: the image always, unless err */
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+	uint16_t notes;
+	uint16_t unused;
+};
+struct symproc_files_reply {
+	int err;
+	uint32_t kinds;
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+	unsigned notes;
+	const char *note[SYMPROC_REPLY_NOTES_MAX];
+};
+/* msg, len bytes with nfds descriptors beside: 0 and *out when it is a
+ * well-formed reply to files request seq, else EPROTO. */
+int symproc_parse_files_reply(const unsigned char *msg, size_t len, uint32_t seq, unsigned nfds,
+                              struct symproc_files_reply *out);
 
 #endif

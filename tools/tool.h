@@ -33,6 +33,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 /* util.c */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
