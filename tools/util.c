@@ -432,6 +432,29 @@ static char *put_byte_escape(char *p, unsigned char c)
 	return p + 4;
 }
 
+/* put_json_chars past ASCII (out of line: it keeps that loop short): the
+ * UTF-8 character at s (len bytes left) as it is (or \uXXXX), *used its
+ * bytes; a byte that starts none as the text \xHH. */
+static __attribute__((noinline)) char *put_json_utf8(char *p, const unsigned char *s, size_t len,
+                                                     size_t *used)
+{
+	uint32_t code;
+	size_t n = utf8_sequence(s, len, &code);
+	*used = n ? n : 1;
+	if (n == 0) {
+		*p++ = '\\';
+		return put_byte_escape(p, s[0]);
+	}
+	if (utf8_shown_escaped(code)) {
+		p = put_str(p, "\\u");
+		for (int shift = 12; shift >= 0; shift -= 4)
+			*p++ = hex_digits[code >> shift & 15];
+		return p;
+	}
+	memcpy(p, s, n);
+	return p + n;
+}
+
 /* The inside of a JSON string (room: JSON_CHARS_SIZE(len)): printable
  * ASCII and valid UTF-8 as they are (the characters utf8_shown_escaped
  * names as \uXXXX), '"' and '\\' and control characters with JSON's
@@ -441,8 +464,6 @@ char *put_json_chars(char *p, const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = s[i];
-		uint32_t code;
-		size_t n;
 		if (printable(c) && c != '"' && c != '\\') {
 			*p++ = (char)c;
 		} else if (c == '"' || c == '\\') {
@@ -456,18 +477,10 @@ char *put_json_chars(char *p, const unsigned char *s, size_t len)
 			p[4] = hex_digits[c >> 4];
 			p[5] = hex_digits[c & 15];
 			p += 6;
-		} else if ((n = utf8_sequence(s + i, len - i, &code)) == 0) {
-			*p++ = '\\';
-			p = put_byte_escape(p, c);
-		} else if (utf8_shown_escaped(code)) {
-			p = put_str(p, "\\u");
-			for (int shift = 12; shift >= 0; shift -= 4)
-				*p++ = hex_digits[code >> shift & 15];
-			i += n - 1;
 		} else {
-			memcpy(p, s + i, n);
-			p += n;
-			i += n - 1;
+			size_t used;
+			p = put_json_utf8(p, s + i, len - i, &used);
+			i += used - 1;
 		}
 	}
 	return p;
@@ -478,25 +491,36 @@ char *put_json_chars(char *p, const unsigned char *s, size_t len)
  * names), a backslash doubled, any other byte as \xHH, so that no name can
  * move the cursor, retitle the terminal or start a line of its own, and
  * names that differ are shown differently. */
+/* Past put_escaped's common case (out of line: it keeps that loop short):
+ * the UTF-8 character at *u as it is, or its first byte as \xHH. */
+static __attribute__((noinline)) char *put_other_char(char *p, const unsigned char **u)
+{
+	size_t n = shown_as_is(*u, 4); /* a NUL ends a sequence: 4 is safe */
+	if (!n) {
+		p = put_byte_escape(p, **u);
+		n = 1;
+	} else {
+		memcpy(p, *u, n);
+		p += n;
+	}
+	*u += n;
+	return p;
+}
+
 char *put_escaped(char *p, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t left = strlen(s);
-	while (left) {
-		size_t n = *u == '\\' ? 0 : shown_as_is(u, left);
-		if (*u == '\\') {
+	for (unsigned char c; (c = *u) != '\0';) {
+		if (printable(c) && c != '\\') { /* most names are all this */
+			*p++ = (char)c;
+			u++;
+		} else if (c == '\\') {
 			*p++ = '\\';
 			*p++ = '\\';
-			n = 1;
-		} else if (n) {
-			memcpy(p, u, n);
-			p += n;
+			u++;
 		} else {
-			p = put_byte_escape(p, *u);
-			n = 1;
+			p = put_other_char(p, &u);
 		}
-		u += n;
-		left -= n;
 	}
 	return p;
 }
