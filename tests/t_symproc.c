@@ -44,6 +44,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -796,6 +797,38 @@ START_TEST(files_replies_checked)
 }
 END_TEST
 
+/* The descriptors a child hands back for an archive are taken only when
+ * they are sealed memfds: a pipe (whose read blocks), a regular file (one
+ * of a FUSE file system could block, any could change under the copy), a
+ * memfd not sealed against writes, growth and shrinking are refused. */
+START_TEST(files_only_sealed_memfds)
+{
+	uint64_t size = 0;
+	int pipe_fds[2];
+	ck_assert_int_eq(pipe(pipe_fds), 0);
+	ck_assert(!symproc_sealed_memfd(pipe_fds[0], &size));
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+	char path[] = "/tmp/t_symproc.XXXXXX";
+	int file = mkstemp(path);
+	ck_assert_int_ge(file, 0);
+	unlink(path);
+	ck_assert_int_eq(write(file, "x", 1), 1);
+	ck_assert(!symproc_sealed_memfd(file, &size));
+	close(file);
+	int m = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(m, 0);
+	ck_assert_int_eq(write(m, "abc", 3), 3);
+	ck_assert(!symproc_sealed_memfd(m, &size));
+	ck_assert_int_eq(fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	ck_assert(!symproc_sealed_memfd(m, &size)); /* still writable */
+	ck_assert_int_eq(fcntl(m, F_ADD_SEALS, F_SEAL_WRITE), 0);
+	ck_assert(symproc_sealed_memfd(m, &size));
+	ck_assert_uint_eq(size, 3);
+	close(m);
+}
+END_TEST
+
 /* Whether a regular file under dir has the bytes of file; *files: how many regular files there are. */
 static bool holds_copy_of(const char *dir_path, const char *file, int *files)
 {
@@ -949,6 +982,7 @@ int main(void)
 	tcase_add_test(tc, whose_claims);
 	tcase_add_test(tc, replies_checked);
 	tcase_add_test(tc, files_replies_checked);
+	tcase_add_test(tc, files_only_sealed_memfds);
 	tcase_add_test(tc, demangled_within_bounds);
 	tcase_add_test(tc, root_over_others_by_namespace);
 	tc = pt_tcase_fixture(s, "confined", setup, teardown);

@@ -869,10 +869,7 @@ static enum wait_result wait_files_reply(struct symproc *p, struct child *c, uin
 	}
 }
 
-/* A descriptor a child gave: only a sealed memfd (a regular file no one
- * can grow, shrink nor write, on no file system that could block a read)
- * of at most SYM_FILE_MAX bytes is taken. */
-static bool sealed_memfd(int fd, uint64_t *size)
+bool symproc_sealed_memfd(int fd, uint64_t *size)
 {
 	struct stat st;
 	int seals = fcntl(fd, F_GET_SEALS);
@@ -929,7 +926,7 @@ int symproc_files(struct symproc *p, uint32_t file, const struct posixtrace_imag
 		w = FAILED;
 	uint64_t size[3] = {0, 0, 0};
 	for (unsigned i = 0; w == ANSWERED && i < nfds; i++)
-		if (!sealed_memfd(fds[i], &size[i]))
+		if (!symproc_sealed_memfd(fds[i], &size[i]))
 			w = FAILED;
 	if (w != ANSWERED) {
 		for (unsigned i = 0; i < nfds; i++)

@@ -155,6 +155,11 @@ struct symproc_reply {
 int symproc_parse_reply(const unsigned char *msg, size_t len, uint32_t seq,
                         struct symproc_reply *out);
 
+/* Whether fd, a descriptor a child gave, may be read: only a sealed memfd
+ * (a regular file no one can grow, shrink nor write, on no file system
+ * whose read could block) of at most SYM_FILE_MAX bytes (*size). */
+bool symproc_sealed_memfd(int fd, uint64_t *size);
+
 /* The reply to a files request: its head, then notes as a reply's, and
  * beside it one descriptor per kind given, in the order of the bits. */
 #define SYMPROC_FILE_IMAGE 1u
