@@ -66,11 +66,19 @@ LIBDW        ?= $(shell pkg-config --exists libdw 2>/dev/null && echo yes)
 LIBDW_CFLAGS := $(if $(LIBDW),$(shell pkg-config --cflags libdw 2>/dev/null) -DPT_HAVE_LIBDW)
 LIBDW_LIBS   := $(if $(LIBDW),$(shell pkg-config --libs libdw 2>/dev/null))
 
+# C++ names demangled by the command (tools/demangle.c) with libstdc++'s
+# __cxa_demangle, when it links (DEMANGLE= builds without).
+ifeq ($(origin DEMANGLE),undefined)
+DEMANGLE     := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -o /dev/null -lstdc++ 2>/dev/null && echo yes)
+endif
+LIBDW_CFLAGS += $(if $(DEMANGLE),-DPT_HAVE_DEMANGLE)
+LIBDW_LIBS   += $(if $(DEMANGLE),-lstdc++)
+
 # What the command is built with, in a file rewritten only when it changes
 # (libdw installed since the last build, or LIBDW= given): what depends on
 # the detection is rebuilt then, and only then.
 TOOL_CONFIG  := $(BUILD)/tool-config
-TOOL_CONFIG_TEXT := libdw=$(LIBDW) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
+TOOL_CONFIG_TEXT := libdw=$(LIBDW) demangle=$(DEMANGLE) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(TOOL_CONFIG) 2>/dev/null)" = '$(TOOL_CONFIG_TEXT)' ] || \
   echo '$(TOOL_CONFIG_TEXT)' > $(TOOL_CONFIG); })
@@ -179,6 +187,15 @@ $(SYM_DIR)/sym_app_rebuilt: tests/cli/sym/app.c $(SYM_DIR)/libsymlib.so | $(SYM_
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) -DREBUILT -g -fPIE -pie $< -o $@ -L$(SYM_DIR) \
 	  -Wl,-rpath,$(abspath $(SYM_DIR)) -lsymlib $(APP_LINK) -ldl
 
+# A C++ template method's call sites, demangled (tests/cli/names.sh), when
+# a C++ compiler is there.
+ifneq ($(shell command -v $(CXX) 2>/dev/null),)
+tests: $(SYM_DIR)/sym_worker
+$(SYM_DIR)/sym_worker: tests/cli/sym/worker.cc $(BUILD)/libposixtrace.so | $(SYM_DIR)
+	$(CXX) $(CPPFLAGS) -std=c++11 -O2 -Wall -Wextra -Werror -g $(SANFLAGS) $(CFLAGS) $< -o $@ \
+	  $(APP_LINK)
+endif
+
 # posix_prog_address at call sites (t_callsite): tests/callsite/site.c built as C
 # and as C++ at -O0, -O1 and -O2 by gcc and by clang when present, as programs
 # with plain flags are.  Sanitized builds use $(CC) and $(CXX) only (one
@@ -256,11 +273,11 @@ $(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/
 # compiled into its test, which also runs the command on logs of
 # symproc_app with the symbols checks' plug-in and library.
 $(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h tests/logtest.h tests/logv3.h \
-  tools/symproc.c tools/symproc.h \
+  tools/symproc.c tools/symproc.h tools/demangle.c tools/demangle.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
   $(BUILD)/tests/helpers/symproc_app $(SYM_DIR)/sym_plugin.so $(SYM_DIR)/libsymlib.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tools/symproc.c \
-	  tools/symbolize.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
+	  tools/symbolize.c tools/demangle.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
 # t_symengine: the symbolizer on files the test crafts (ELF and DWARF
 # written byte by byte, a zlib-compressed section: -lz).
 $(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h tests/symbolize/image.h \

@@ -6,7 +6,8 @@
 # pages' check), setcap from libcap2-bin (the isolation test's
 # file-capability program), make (the workload test's build), libdw-dev
 # (the command's symbols for addresses, tools/symbolize.c; without it the
-# command is built without them); the checks that need them say SKIP
+# command is built without them), g++ (libstdc++'s demangler for the
+# command, and the C++ program of the demangling checks); the checks that need them say SKIP
 # without them.  apt-get is used when the caller is root;
 # otherwise the script says what to install, and fails only for what is
 # required.
@@ -20,6 +21,7 @@ command -v groff >/dev/null 2>&1 || want="$want groff-base"
 command -v setcap >/dev/null 2>&1 || [ -x /sbin/setcap ] || want="$want libcap2-bin"
 command -v make >/dev/null 2>&1 || want="$want make"
 pkg-config --exists libdw 2>/dev/null || want="$want libdw-dev"
+command -v g++ >/dev/null 2>&1 || want="$want g++"
 [ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: installing$need$want" >&2

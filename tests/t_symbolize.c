@@ -38,6 +38,7 @@
 #define symbolizer_available nolibdw_symbolizer_available
 #define symbolizer_stats nolibdw_symbolizer_stats
 #define symbolize_elf_memory nolibdw_symbolize_elf_memory
+#define symbolize_files nolibdw_symbolize_files
 #include "../tools/symbolize.c"
 #undef symbolizer
 #undef symbolizer_new
@@ -47,6 +48,7 @@
 #undef symbolizer_available
 #undef symbolizer_stats
 #undef symbolize_elf_memory
+#undef symbolize_files
 
 #include "symbolize/image.h"
 
@@ -596,6 +598,8 @@ START_TEST(without_libdw_enotsup)
 	struct sym_site site;
 	ck_assert_int_eq(nolibdw_symbolizer_available(), 0);
 	ck_assert_err(nolibdw_symbolize(s, &img, inside, &site), ENOTSUP);
+	struct sym_files files;
+	ck_assert_err(nolibdw_symbolize_files(s, &img, &files), ENOTSUP);
 	struct notes n = { 0 };
 	nolibdw_symbolizer_problems(s, collect, &n);
 	ck_assert_int_eq(n.n, 0);

@@ -31,15 +31,24 @@
  * claimed image (whose file need not exist) costs dump and stats little
  * memory (under 128 MiB of peak RSS more than with --no-symbols; about
  * 5.9 KB a site, 1.2 GB, before sites were kept by their size).
+ * And the demangler the child runs on names of the files: C++ names
+ * demangled, anything else (not mangled, not valid, longer than
+ * DEMANGLE_INPUT_MAX, a result longer than the room) as it is, and hostile
+ * names of at most DEMANGLE_INPUT_MAX bytes (deep nesting) end.  And
+ * who has rights over other users (root, but not root of a user namespace
+ * that maps one uid alone).  And posixtrace archive copies only what the
+ * log's claimant may read (a root-only program, /etc/shadow: not copied).
  */
 #include "harness.h"
 
 #include <grp.h>
 #include <pwd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "../tools/demangle.h"
 #include "../tools/symproc.h"
 #include "logv3.h"
 
@@ -652,14 +661,15 @@ END_TEST
 
 /* A log of one process whose events each come from another address of
  * one image, /nonexistent/victim (a claim: the file need not exist). */
-static void many_sites_log(const char *path, uint32_t sites)
+/* A log whose process claims image (its path) with a build id of 20
+ * bytes 0xab, and posts from sites distinct addresses in it. */
+static void image_log(const char *path, const char *image, uint32_t sites)
 {
 	static const struct pt_log_ctx ctx = {100, 101, 0x1111, "victim"};
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ck_assert_int_ge(fd, 0);
 	struct v3 g;
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
-	const char *image = "/nonexistent/victim";
 	struct pt_log_image e = {.pid = ctx.pid, .time_ns = T0, .set = 1, .start = SITES_BASE,
 	                         .end = SITES_BASE + 16ull * sites + 16, .bias = SITES_BASE - 0x1000,
 	                         .count = 1, .path_len = (uint16_t)strlen(image),
@@ -681,6 +691,11 @@ static void many_sites_log(const char *path, uint32_t sites)
 	}
 	v3_end(&g);
 	close(fd);
+}
+
+static void many_sites_log(const char *path, uint32_t sites)
+{
+	image_log(path, "/nonexistent/victim", sites);
 }
 
 /* The peak RSS (KiB) of `posixtrace CMD [OPTION] log`, which must succeed. */
@@ -726,16 +741,255 @@ START_TEST(many_sites_bounded_memory)
 }
 END_TEST
 
+/* A files reply as the child makes it (symproc_files_head, notes). */
+static size_t files_reply(unsigned char *buf, uint32_t seq, int err, uint32_t kinds,
+                          uint32_t alt_size, const char *note)
+{
+	struct symproc_files_head h = {.seq = seq, .err = err, .kinds = kinds,
+	                               .alt_id_size = alt_size, .notes = note ? 1 : 0};
+	memset(h.alt_id, 0xcd, alt_size);
+	memcpy(buf, &h, sizeof h);
+	size_t at = sizeof h;
+	if (note) {
+		uint16_t n = (uint16_t)strlen(note);
+		memcpy(buf + at, &n, sizeof n);
+		memcpy(buf + at + 2, note, n + 1u);
+		at += 2 + n + 1u;
+	}
+	return at;
+}
+
+/* The reply to a files request (posixtrace archive) is checked as a
+ * lookup's: its sequence number, an error the engine gives and nothing
+ * beside it, as many descriptors as the kinds it names (the image always),
+ * a dwz file's build id only with a dwz file, printable notes, nothing
+ * left over. */
+START_TEST(files_replies_checked)
+{
+	unsigned char buf[1024];
+	struct symproc_files_reply r;
+	size_t n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT, 20, "x: a note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 2, &r), 0);
+	ck_assert_uint_eq(r.kinds, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT);
+	ck_assert_uint_eq(r.alt_id_size, 20);
+	ck_assert_str_eq(r.note[0], "x: a note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 8, 2, &r), EPROTO);     /* seq */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);     /* fds */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 3, &r), EPROTO);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n + 1, 7, 2, &r), EPROTO); /* left over */
+	n = files_reply(buf, 7, ENOENT, 0, 0, NULL);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 0, &r), 0);
+	ck_assert_int_eq(r.err, ENOENT);
+	n = files_reply(buf, 7, ENOENT, SYMPROC_FILE_IMAGE, 0, NULL); /* a file beside an error */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, EPERM, 0, 0, NULL); /* not an error the engine gives */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 0, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_DEBUG, 0, NULL); /* no image */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | 8, 0, NULL); /* an unknown kind */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE, 20, NULL); /* an id, no dwz file */
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE | SYMPROC_FILE_ALT, 33, NULL);
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 2, &r), EPROTO);
+	n = files_reply(buf, 7, 0, SYMPROC_FILE_IMAGE, 0, "bad \033 note");
+	ck_assert_int_eq(symproc_parse_files_reply(buf, n, 7, 1, &r), EPROTO);
+}
+END_TEST
+
+/* The descriptors a child hands back for an archive are taken only when
+ * they are sealed memfds: a pipe (whose read blocks), a regular file (one
+ * of a FUSE file system could block, any could change under the copy), a
+ * memfd not sealed against writes, growth and shrinking are refused. */
+START_TEST(files_only_sealed_memfds)
+{
+	uint64_t size = 0;
+	int pipe_fds[2];
+	ck_assert_int_eq(pipe(pipe_fds), 0);
+	ck_assert(!symproc_sealed_memfd(pipe_fds[0], &size));
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+	char path[] = "/tmp/t_symproc.XXXXXX";
+	int file = mkstemp(path);
+	ck_assert_int_ge(file, 0);
+	unlink(path);
+	ck_assert_int_eq(write(file, "x", 1), 1);
+	ck_assert(!symproc_sealed_memfd(file, &size));
+	close(file);
+	int m = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(m, 0);
+	ck_assert_int_eq(write(m, "abc", 3), 3);
+	ck_assert(!symproc_sealed_memfd(m, &size));
+	ck_assert_int_eq(fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	ck_assert(!symproc_sealed_memfd(m, &size)); /* still writable */
+	ck_assert_int_eq(fcntl(m, F_ADD_SEALS, F_SEAL_WRITE), 0);
+	ck_assert(symproc_sealed_memfd(m, &size));
+	ck_assert_uint_eq(size, 3);
+	close(m);
+}
+END_TEST
+
+/* Whether a regular file under dir has the bytes of file; *files: how many regular files there are. */
+static bool holds_copy_of(const char *dir_path, const char *file, int *files)
+{
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "find '%s' -type f", dir_path);
+	FILE *list = popen(cmd, "r");
+	ck_assert_ptr_nonnull(list);
+	char line[PATH_MAX];
+	bool found = false;
+	*files = 0;
+	while (fgets(line, sizeof line, list)) {
+		line[strcspn(line, "\n")] = '\0';
+		(*files)++;
+		snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", line, file);
+		found |= system(cmd) == 0;
+	}
+	pclose(list);
+	return found;
+}
+
+/* posixtrace archive, as root, on logs of user A: a recorded log naming a
+ * root-only program (0700 in a 0700 root directory) with its right build
+ * id: the program is not copied (A may not read it), the plug-in A may read
+ * is; a crafted log naming /etc/shadow as an image: nothing copied.  The
+ * files are opened by the child with A's rights, as dump opens them. */
+START_TEST(archive_copies_what_the_claimant_may_read)
+{
+	NEED_USERS("archive_copies_what_the_claimant_may_read");
+	const char *tool = pt_tool_path("archive_copies_what_the_claimant_may_read");
+	if (!tool)
+		return;
+	char secret[PATH_MAX], app[PATH_MAX], log[PATH_MAX], out[PATH_MAX], plugin[PATH_MAX];
+	snprintf(secret, sizeof secret, "%s", in_dir("secret"));
+	snprintf(app, sizeof app, "%s", in_dir("secret/symproc_app"));
+	snprintf(log, sizeof log, "%s", in_dir("a.ptlog"));
+	snprintf(out, sizeof out, "%s", in_dir("a.symfs"));
+	ck_assert_int_eq(mkdir(secret, 0700), 0);
+	copy_file(pt_helper_path("symproc_app"), app, 0700);
+	record(tool, app, log, 3);
+	snprintf(plugin, sizeof plugin, "%s", in_dir("sym_plugin.so"));
+	ck_assert_int_eq(chown(log, user_a.uid, user_a.gid), 0);
+	char *argv[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv, 60000), 0);
+	int files;
+	ck_assert_msg(!holds_copy_of(out, app, &files), "root's program copied for A's log");
+	ck_assert_msg(holds_copy_of(out, plugin, &files), "the plug-in A may read is not copied");
+
+	snprintf(log, sizeof log, "%s", in_dir("shadow.ptlog"));
+	snprintf(out, sizeof out, "%s", in_dir("shadow.symfs"));
+	image_log(log, "/etc/shadow", 4);
+	ck_assert_int_eq(chown(log, user_a.uid, user_a.gid), 0);
+	char *argv2[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv2, 60000), 0);
+	holds_copy_of(out, "/etc/shadow", &files);
+	ck_assert_int_eq(files, 0);
+	/* root's own log of unknown users reads it as nobody: nothing either */
+	ck_assert_int_eq(chown(log, 0, 0), 0);
+	snprintf(out, sizeof out, "%s", in_dir("shadow-root.symfs"));
+	char *argv3[] = {(char *)tool, "archive", log, out, NULL};
+	ck_assert_int_eq(run_wait(argv3, 60000), 0);
+	holds_copy_of(out, "/etc/shadow", &files);
+	ck_assert_int_eq(files, 0);
+}
+END_TEST
+
+#ifdef PT_HAVE_DEMANGLE
+/* A mangled name of n bytes: f taking n - 4 ints. */
+static char *many_ints(size_t n)
+{
+	char *s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, "_Z1f", 4);
+	memset(s + 4, 'i', n - 4);
+	s[n] = '\0';
+	return s;
+}
+
+/* A mangled name of about n bytes nesting as deep as it can: pointers to
+ * functions returning pointers to functions... */
+static char *nested(size_t n)
+{
+	char *s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	size_t depth = (n - 5) / 3, k = 0;
+	k += (size_t)sprintf(s, "_Z1f");
+	for (size_t i = 0; i < depth; i++)
+		k += (size_t)sprintf(s + k, "PFv");
+	s[k++] = 'i';
+	for (size_t i = 0; i < depth && k < n; i++)
+		s[k++] = 'E';
+	s[k] = '\0';
+	return s;
+}
+#endif
+
+/* Who has rights over other users' files (and so must give its children
+ * the rights of the user they read for): root of the initial user
+ * namespace or of one mapping several uids; not a user, nor root of a
+ * namespace that maps one uid alone (unshare --user --map-root-user),
+ * whose children can take no other rights and need none. */
+START_TEST(root_over_others_by_namespace)
+{
+	ck_assert(symproc_root_over_others(0, "         0          0 4294967295\n"));
+	ck_assert(symproc_root_over_others(0, "         0     100000      65536\n"));
+	ck_assert(symproc_root_over_others(0, "0 1000 1\n1 100000 65536\n"));
+	ck_assert(symproc_root_over_others(0, NULL));
+	ck_assert(symproc_root_over_others(0, "garbage"));
+	ck_assert(!symproc_root_over_others(0, "         0       1000          1\n"));
+	ck_assert(!symproc_root_over_others(1000, "         0          0 4294967295\n"));
+	ck_assert(!symproc_root_over_others(1000, NULL));
+}
+END_TEST
+
+START_TEST(demangled_within_bounds)
+{
+#ifdef PT_HAVE_DEMANGLE
+	static char buf[64 << 10];
+	ck_assert_str_eq(demangle("_ZN3app6WorkerIiE3runERKi", buf, sizeof buf),
+	                 "app::Worker<int>::run(int const&)");
+	const char *plain = "main", *bad = "_Zxyz(";
+	ck_assert_ptr_eq(demangle(plain, buf, sizeof buf), plain);
+	ck_assert_ptr_eq(demangle(bad, buf, sizeof buf), bad);
+	ck_assert_ptr_null(demangle(NULL, buf, sizeof buf));
+	/* no room for the demangled form: the name as it is */
+	const char *mangled = "_ZN3app6WorkerIiE3runERKi";
+	ck_assert_ptr_eq(demangle(mangled, buf, 8), mangled);
+	char *at_cap = many_ints(DEMANGLE_INPUT_MAX), *over = many_ints(DEMANGLE_INPUT_MAX + 1);
+	ck_assert_ptr_eq(demangle(at_cap, buf, sizeof buf), buf);
+	ck_assert(!strncmp(buf, "f(int, int", 10));
+	ck_assert_ptr_eq(demangle(over, buf, sizeof buf), over);
+	/* the deepest nesting that fits the cap: it ends, whatever it gives */
+	char *deep = nested(DEMANGLE_INPUT_MAX);
+	ck_assert_uint_le(strlen(deep), DEMANGLE_INPUT_MAX);
+	const char *got = demangle(deep, buf, sizeof buf);
+	ck_assert(got == deep || got == buf);
+	free(at_cap);
+	free(over);
+	free(deep);
+#else
+	char buf[64];
+	const char *mangled = "_ZN3app6WorkerIiE3runERKi";
+	ck_assert_ptr_eq(demangle(mangled, buf, sizeof buf), mangled);
+#endif
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("symproc");
 	TCase *tc = pt_tcase(s, "protocol");
 	tcase_add_test(tc, whose_claims);
 	tcase_add_test(tc, replies_checked);
+	tcase_add_test(tc, files_replies_checked);
+	tcase_add_test(tc, files_only_sealed_memfds);
+	tcase_add_test(tc, demangled_within_bounds);
+	tcase_add_test(tc, root_over_others_by_namespace);
 	tc = pt_tcase_fixture(s, "confined", setup, teardown);
 	tcase_add_test(tc, user_log_names_root_only_file);
 	tcase_add_test(tc, root_log_reads_roots_images_a_pipe_as_nobody);
 	tcase_add_test(tc, stopped_child_costs_its_image);
+	tcase_add_test(tc, archive_copies_what_the_claimant_may_read);
 	tcase_add_test(tc, killed_child_costs_its_image);
 	tc = pt_tcase_fixture(s, "memory", setup, teardown);
 	tcase_add_test(tc, many_sites_bounded_memory);

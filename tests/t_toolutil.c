@@ -284,9 +284,14 @@ static bool reference_is_text(const unsigned char *d, size_t len)
 		len--;
 	if (len == 0)
 		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((d[i] >= 0x20 && d[i] < 0x7f) || d[i] == '\t' || d[i] == '\n'))
+	for (size_t i = 0; i < len; i++) {
+		uint32_t code;
+		size_t n = utf8_sequence(d + i, len - i, &code);
+		if (n && !utf8_shown_escaped(code))
+			i += n - 1;
+		else if (!((d[i] >= 0x20 && d[i] < 0x7f) || d[i] == '\t' || d[i] == '\n'))
 			return false;
+	}
 	return true;
 }
 
@@ -304,6 +309,17 @@ START_TEST(printable_text_as_defined_at_every_position)
 				ck_assert_int_eq(is_printable_text(d, len), reference_is_text(d, len));
 				if (len)
 					d[len - 1] = '\0';
+				ck_assert_int_eq(is_printable_text(d, len), reference_is_text(d, len));
+			}
+	/* a character of 2, 3 or 4 bytes (valid, or cut by the end) anywhere,
+	 * across the 8-byte words */
+	static const char *chars[] = {"\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xc2\x9b"};
+	for (size_t len = 1; len <= 33; len++)
+		for (size_t at = 0; at < len; at++)
+			for (size_t k = 0; k < sizeof chars / sizeof chars[0]; k++) {
+				memset(d, 'x', sizeof d);
+				size_t n = strlen(chars[k]);
+				memcpy(d + at, chars[k], at + n <= len ? n : len - at);
 				ck_assert_int_eq(is_printable_text(d, len), reference_is_text(d, len));
 			}
 }
@@ -325,12 +341,80 @@ START_TEST(escapes_of_every_byte)
 			snprintf(want, sizeof want, "\\%c", c);
 		else if (c == '\n' || c == '\t')
 			snprintf(want, sizeof want, "\\%c", c == '\n' ? 'n' : 't');
-		else if (c < 0x20 || c >= 0x7f)
+		else if (c < 0x20 || c == 0x7f)
 			snprintf(want, sizeof want, "\\u%04x", c);
+		else if (c > 0x7f) /* alone, no byte above 0x7f is UTF-8 */
+			snprintf(want, sizeof want, "\\\\x%02x", c);
 		else
 			snprintf(want, sizeof want, "%c", c);
 		ck_assert_str_eq(got, want);
 	}
+}
+END_TEST
+
+/* Names as users read them: valid UTF-8 (two, three and four bytes) is
+ * kept as it is in text and JSON; invalid bytes (a lone continuation
+ * byte, an overlong form, a surrogate, past U+10FFFF, a sequence cut
+ * short) are escaped one by one, so names that differ are shown
+ * differently; C1 controls and bidirectional overrides stay escaped. */
+START_TEST(utf8_kept_invalid_bytes_escaped)
+{
+	static const struct {
+		const char *in, *text, *json;
+	} cases[] = {
+		{"caf\xc3\xa9:cr\xc3\xa8me", "caf\xc3\xa9:cr\xc3\xa8me", "caf\xc3\xa9:cr\xc3\xa8me"},
+		{"\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac"},
+		{"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"},
+		{"a\x80" "b", "a\\x80b", "a\\\\x80b"},
+		{"\xc0\xaf", "\\xc0\\xaf", "\\\\xc0\\\\xaf"},             /* overlong '/' */
+		{"\xed\xa0\x80", "\\xed\\xa0\\x80", "\\\\xed\\\\xa0\\\\x80"}, /* U+D800 */
+		{"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80",
+		 "\\\\xf4\\\\x90\\\\x80\\\\x80"},                        /* U+110000 */
+		{"\xe6\x97", "\\xe6\\x97", "\\\\xe6\\\\x97"},               /* cut short */
+		{"\xc2\x9b" "2J", "\\xc2\\x9b2J", "\\u009b2J"},                   /* C1 CSI */
+		{"x\xe2\x80\xaey", "x\\xe2\\x80\\xaey", "x\\u202ey"},          /* RLO */
+		{"a\\b", "a\\\\b", "a\\\\b"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[64], put[64], json[64];
+		escape_text(cases[i].in, text, sizeof text);
+		ck_assert_str_eq(text, cases[i].text);
+		*put_escaped(put, cases[i].in) = '\0';
+		ck_assert_str_eq(put, cases[i].text);
+		*put_json_chars(json, (const unsigned char *)cases[i].in, strlen(cases[i].in)) = '\0';
+		ck_assert_str_eq(json, cases[i].json);
+	}
+	/* cut at a whole character, never inside one */
+	char small[5];
+	ck_assert_str_eq(escape_text("ab\xe6\x97\xa5", small, sizeof small), "ab");
+	ck_assert_str_eq(escape_text("\xe6\x97\xa5x", small, sizeof small), "\xe6\x97\xa5x");
+	/* UTF-8 payloads are text; invalid or C1 ones are not */
+	ck_assert(is_printable_text((const unsigned char *)"\xd0\xb7\xd0\xb0\xd0\xbf\xd1\x80\xd0\xbe\xd1\x81", 12));
+	ck_assert(is_printable_text((const unsigned char *)"1234567\xe6\x97\xa5", 10));
+	ck_assert(!is_printable_text((const unsigned char *)"1234567\xe6\x97", 9));
+	ck_assert(!is_printable_text((const unsigned char *)"abcdefg\xc2\x9b", 9));
+}
+END_TEST
+
+/* A JSON string written in chunks never cuts a character in two. */
+START_TEST(json_string_chunks_keep_characters)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	ck_assert_ptr_nonnull(f);
+	struct outbuf o;
+	outbuf_init(&o, f);
+	unsigned char data[3 * 5000];
+	for (size_t i = 0; i < sizeof data; i += 3)
+		memcpy(data + i, "\xe6\x97\xa5", 3);
+	outbuf_json_string(&o, data, sizeof data);
+	ck_assert(outbuf_flush(&o));
+	outbuf_free(&o);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_ptr_null(memchr(text, '\\', size)); /* nothing escaped */
+	ck_assert_uint_eq(size, sizeof data + 2);
+	free(text);
 }
 END_TEST
 
@@ -505,6 +589,8 @@ int main(void)
 	tcase_add_test(tc, times_match_format_time);
 	tcase_add_test(tc, printable_text_as_defined_at_every_position);
 	tcase_add_test(tc, escapes_of_every_byte);
+	tcase_add_test(tc, utf8_kept_invalid_bytes_escaped);
+	tcase_add_test(tc, json_string_chunks_keep_characters);
 	tcase_add_test(tc, outbuf_writes_everything_in_order);
 	tc = pt_tcase(s, "sketch");
 	tcase_add_test(tc, sketch_buckets_tile_every_value);

@@ -327,15 +327,19 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
 }
 
+/* A TSDL string literal of a name as dump prints it (escape_text: valid
+ * UTF-8 as it is, which babeltrace2 reads back; a backslash doubled and
+ * any other byte as \xHH), so that names that differ stay distinct;
+ * TSDL's own escapes for '"' and '\\'. */
 static void write_tsdl_string(FILE *out, const char *s)
 {
+	char text[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX > TRACE_NAME_MAX ? TRACE_EVENT_NAME_MAX
+	                                                             : TRACE_NAME_MAX)];
 	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else
-			fputc(c < 0x20 || c >= 0x7f ? '?' : c, out);
+	for (const char *c = escape_text(s, text, sizeof text); *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fputc('\\', out);
+		fputc(*c, out);
 	}
 	fputc('"', out);
 }

@@ -37,7 +37,8 @@ bool sites_init(struct site_table *t, struct trace_log *log, const struct site_o
 	t->recent = xmalloc(RECENT_SLOTS * sizeof *t->recent);
 	memset(t->recent, 0, RECENT_SLOTS * sizeof *t->recent);
 	/* The log's owner and mode say whose claims its images are. */
-	struct symproc_options so = {.symfs = o->symfs, .log_fd = log->fd, .timeout_ms = o->timeout_ms};
+	struct symproc_options so = {.symfs = o->symfs, .log_fd = log->fd, .timeout_ms = o->timeout_ms,
+	                             .no_demangle = o->no_demangle};
 	t->sym = symproc_new(&so);
 	if (!t->sym) {
 		error_msg("no memory for symbols");
@@ -366,6 +367,8 @@ bool site_option(int opt, const char *arg, struct site_options *o)
 		o->symfs = arg;
 	} else if (opt == SITE_OPT_NO_SYMBOLS) {
 		o->off = true;
+	} else if (opt == SITE_OPT_NO_DEMANGLE) {
+		o->no_demangle = true;
 	} else if (opt == SITE_OPT_TIMEOUT) {
 		/* a bad value ends the command as any usage error does */
 		if (!parse_seconds(arg, &seconds) || !(seconds >= 0.001 && seconds <= 86400)) {

@@ -75,6 +75,13 @@ void symbolizer_stats(const struct symbolizer *s, struct sym_stats *out)
 	*out = (struct sym_stats){ 0 };
 }
 
+int symbolize_files(struct symbolizer *s, const struct posixtrace_image *img,
+                    struct sym_files *out)
+{
+	(void)s, (void)img, (void)out;
+	return ENOTSUP;
+}
+
 int symbolize_elf_memory(struct symbolizer *s, const void *bytes, size_t size, const uint64_t *at,
                          size_t n, struct sym_site *out)
 {
@@ -164,6 +171,8 @@ struct aux_file {
 	ino_t ino;
 	struct build_id id;
 	int memfd;
+	bool has_crc; /* found by a .gnu_debuglink: crc is the file's CRC-32 */
+	uint32_t crc;
 	struct altlink alt; /* what the file's own .gnu_debugaltlink says */
 };
 
@@ -183,6 +192,8 @@ struct module {
 	Elf *main_elf;      /* until libdwfl takes it (give_main) */
 	struct altlink alt; /* of the DWARF libdwfl reads (the debug file's, else the file's) */
 	bool alt_given, alt_refused;
+	size_t size;                           /* of bytes */
+	struct aux_file *debug_aux, *alt_aux; /* the files find_debug gave */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;       /* 0: usable; else what each lookup returns */
@@ -658,6 +669,59 @@ static void debug_places(const struct symbolizer *s, const struct build_id *id, 
 	}
 }
 
+/* A .gnu_debuglink name where gdb looks for it: beside the file, in .debug/
+ * beside it, and under the global debug directory (DEBUG_ROOT, and
+ * DIR/DEBUG_ROOT with --symfs) at the file's directory.  name is a file
+ * name alone (debuglink_name_ok). */
+static void debuglink_places(const struct symbolizer *s, const char *file, const char *name,
+                             struct places *p)
+{
+	const char *slash = strrchr(file, '/');
+	char dir[PATH_MAX], sub[NAME_MAX + 2], root[PATH_MAX];
+	p->n = 0;
+	if (snprintf(dir, sizeof dir, "%.*s", slash ? (slash == file ? 1 : (int)(slash - file)) : 1,
+	             slash ? file : ".") >= (int)sizeof dir)
+		return;
+	snprintf(sub, sizeof sub, "/%s", name);
+	place(p, dir, name, "");
+	place(p, dir, ".debug", sub);
+	if (slash && file[0] == '/') {
+		place(p, DEBUG_ROOT, dir, sub);
+		if (s->symfs && snprintf(root, sizeof root, "%s%s", s->symfs, DEBUG_ROOT) <
+		                    (int)sizeof root)
+			place(p, root, dir, sub);
+	}
+}
+
+/* A debuglink names a file, never a path: no slash, not . or .. */
+static bool debuglink_name_ok(const char *name)
+{
+	size_t n = strnlen(name, NAME_MAX + 1);
+	return n > 0 && n <= NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+/* The CRC-32 (IEEE 802.3, as zlib's crc32) that .gnu_debuglink records of
+ * the debug file's bytes. */
+static uint32_t debuglink_crc(const unsigned char *p, size_t n)
+{
+	static uint32_t table[256];
+	static bool made;
+	if (!made) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+		made = true;
+	}
+	uint32_t crc = 0xffffffffu;
+	for (size_t i = 0; i < n; i++)
+		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
 /* ---- modules ----------------------------------------------------------- */
 
 static struct module *module_by_inode(const struct symbolizer *s, dev_t dev, ino_t ino)
@@ -726,9 +790,12 @@ static int to_memfd(struct loaded *f)
 }
 
 /* The debug (or dwz) file with build id want at one of places, read and
- * kept as a memfd: a duplicate of its descriptor, or -1. */
+ * kept as a memfd: a duplicate of its descriptor, or -1.  With crc (a
+ * .gnu_debuglink's), the file's bytes must have that CRC-32 too, and
+ * want is checked only if it is a build id (a file without one is
+ * verified by its CRC alone); *crc_bad: a file was refused for its CRC. */
 static int aux_open(struct symbolizer *s, const struct places *p, const struct build_id *want,
-                    const struct altlink **alt)
+                    const uint32_t *crc, bool *crc_bad, struct aux_file **found)
 {
 	for (int i = 0; i < p->n; i++) {
 		struct stat st;
@@ -742,23 +809,31 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 				break;
 		if (a) {
 			close(fd);
-			if (!same_id(&a->id, want))
+			if (!same_id(&a->id, want) || (crc && !(a->has_crc && a->crc == *crc)))
 				continue;
-			*alt = &a->alt;
+			*found = a;
 			return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 		}
 		struct loaded f;
 		char *why = NULL;
-		int rc = load_fd(s, fd, &st, false, want, p->path[i], &f, &why);
+		int rc = load_fd(s, fd, &st, false, crc && !want->size ? NULL : want, p->path[i], &f,
+		                 &why);
 		close(fd);
 		free(why); /* the image is usable without: nothing to say */
 		if (rc != 0)
 			continue;
+		uint32_t its_crc = crc ? debuglink_crc(f.bytes, f.size) : 0;
+		if (crc && its_crc != *crc) {
+			*crc_bad = true;
+			drop_loaded(&f);
+			continue;
+		}
 		if (!(a = calloc(1, sizeof *a))) {
 			drop_loaded(&f);
 			return -1;
 		}
 		a->dev = st.st_dev, a->ino = st.st_ino, a->id = *want;
+		a->has_crc = crc != NULL, a->crc = its_crc;
 		read_altlink(f.elf, &a->alt);
 		if ((a->memfd = to_memfd(&f)) < 0) {
 			free(a->alt.name);
@@ -767,10 +842,33 @@ static int aux_open(struct symbolizer *s, const struct places *p, const struct b
 		}
 		a->next = s->aux;
 		s->aux = a;
-		*alt = &a->alt;
+		*found = a;
 		return fcntl(a->memfd, F_DUPFD_CLOEXEC, 0);
 	}
 	return -1;
+}
+
+/* The debug file a .gnu_debuglink names (by file name alone, with its
+ * CRC-32), where gdb looks for it, read with the same checks as any debug
+ * file: a duplicate of its memfd, or -1 (a note when a file was refused
+ * for its CRC). */
+static int debuglink_open(struct module *m, const char *name, GElf_Word crc,
+                          struct aux_file **found)
+{
+	struct places p;
+	uint32_t want_crc = crc;
+	bool crc_bad = false;
+	if (!debuglink_name_ok(name))
+		return -1;
+	debuglink_places(m->s, m->file, name, &p);
+	int fd = aux_open(m->s, &p, &m->id, &want_crc, &crc_bad, found);
+	if (fd < 0 && crc_bad && !m->problem) {
+		char *esc = escape_path(name);
+		note(&m->problem, m->file, "debug file %s not used: its CRC is not the one the "
+		     ".gnu_debuglink gives (another build?)", esc ? esc : "");
+		free(esc);
+	}
+	return fd;
 }
 
 /* libdwfl's find_debuginfo: the image's debug file, or (asked with the
@@ -783,14 +881,16 @@ static int find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 	(void)mod, (void)modname, (void)base, (void)file_name;
 	struct module *m = *userdata;
 	bool alt = m->alt.name && debuglink && crc == 0 && strcmp(debuglink, m->alt.name) == 0;
-	const struct altlink *its_alt = NULL;
+	struct aux_file *found = NULL;
 	struct places p;
 	if (!m->search_debug) {
 		m->alt_refused |= alt;
 		return -1;
 	}
 	debug_places(m->s, alt ? &m->alt.id : &m->id, alt ? m->alt.name : NULL, &p);
-	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, &its_alt);
+	int fd = aux_open(m->s, &p, alt ? &m->alt.id : &m->id, NULL, NULL, &found);
+	if (fd < 0 && !alt && debuglink)
+		fd = debuglink_open(m, debuglink, crc, &found);
 	char *name = fd >= 0 ? strdup("posixtrace-debug") : NULL;
 	if (fd >= 0 && !name) {
 		close(fd);
@@ -802,11 +902,13 @@ static int find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 	}
 	if (alt) {
 		m->alt_given = true;
+		m->alt_aux = found;
 	} else {
 		free(m->alt.name);
-		m->alt = (struct altlink){ .name = its_alt->name ? strdup(its_alt->name) : NULL,
-		                           .id = its_alt->id };
+		m->alt = (struct altlink){ .name = found->alt.name ? strdup(found->alt.name) : NULL,
+		                           .id = found->alt.id };
 		m->alt_given = m->alt_refused = false;
+		m->debug_aux = found;
 	}
 	free(*debug_name);
 	*debug_name = name;
@@ -906,6 +1008,7 @@ static struct module *new_module(struct symbolizer *s, struct loaded *f, bool ha
 	file_build_id(f->elf, &m->id, &more);
 	m->file = f->path;
 	m->bytes = f->bytes;
+	m->size = f->size;
 	m->main_elf = f->elf;
 	*f = (struct loaded){ .elf = NULL };
 	read_altlink(m->main_elf, &m->alt);
@@ -1339,7 +1442,11 @@ static const char *inlined_under(struct module *m, Dwarf_Die *die, Dwarf_Addr pc
 		if (in) {
 			const char *inner = inlined_under(m, &child, pc, depth + 1);
 			Dwarf_Attribute a;
-			if (!inner && !m->err && tag == DW_TAG_inlined_subroutine)
+			/* a C++ function's linkage name says its class and
+			 * arguments (demangled by the caller) */
+			if (!inner && !m->err && tag == DW_TAG_inlined_subroutine &&
+			    !(inner = dwarf_formstring(
+			              dwarf_attr_integrate(&child, DW_AT_linkage_name, &a))))
 				inner = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
 			return inner;
 		}
@@ -1678,6 +1785,36 @@ int symbolize(struct symbolizer *s, const struct posixtrace_image *img, uint64_t
 	*out = (struct sym_site){ .function = r->function, .inlined = r->inlined,
 	                          .offset = r->offset, .file = r->file,
 	                          .line = r->line, .image = e->base };
+	return 0;
+}
+
+int symbolize_files(struct symbolizer *s, const struct posixtrace_image *img,
+                    struct sym_files *out)
+{
+	if (!s || !img || !out || img->posixtrace_build_id_size > POSIXTRACE_BUILD_ID_MAX)
+		return EINVAL;
+	struct entry *e = entry_for(s, img);
+	if (!e)
+		return ENOMEM;
+	if (e->err)
+		return e->err;
+	struct module *m = e->module;
+	Dwarf_Addr bias;
+	if (!m->err && !m->dw && m->index_state == 0)
+		dwfl_module_getdwarf(m->mod, &bias); /* looks for the debug and dwz files */
+	*out = (struct sym_files){ .image = m->bytes, .image_size = m->size, .debug_fd = -1,
+	                           .alt_fd = -1 };
+	if (m->debug_aux && (out->debug_fd = fcntl(m->debug_aux->memfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return ENOMEM;
+	if (m->alt_aux && (out->alt_fd = fcntl(m->alt_aux->memfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		close(out->debug_fd);
+		out->debug_fd = -1;
+		return ENOMEM;
+	}
+	if (m->alt_aux) {
+		out->alt_id_size = m->alt_aux->id.size;
+		memcpy(out->alt_id, m->alt_aux->id.bits, m->alt_aux->id.size);
+	}
 	return 0;
 }
 

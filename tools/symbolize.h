@@ -45,7 +45,10 @@ struct sym_options {
 	/* --symfs DIR: files are looked for under DIR first: DIR/<path>,
 	 * DIR/.build-id/xx/rest, and debug information in
 	 * DIR/.build-id/xx/rest.debug and DIR/usr/lib/debug/.build-id/xx/rest.debug
-	 * before /usr/lib/debug/.build-id/xx/rest.debug.  NULL: none. */
+	 * before /usr/lib/debug/.build-id/xx/rest.debug; a .gnu_debuglink
+	 * file (checked by its CRC) beside the image's file, in .debug/ beside
+	 * it, under /usr/lib/debug and DIR/usr/lib/debug at its directory.
+	 * NULL: none. */
 	const char *symfs;
 	/* Nonzero (running as root): only files owned by root or by owner
 	 * (the log's owner) are opened. */
@@ -129,6 +132,24 @@ void symbolizer_problems(struct symbolizer *s, void (*fn)(const char *msg, void 
 int symbolizer_available(void);
 
 void symbolizer_stats(const struct symbolizer *s, struct sym_stats *out);
+
+/* The files symbolize() reads for img's addresses, for an archive
+ * (posixtrace archive): the image's file as read and checked (image,
+ * image_size: the symbolizer's copy, valid until symbolizer_free; a
+ * .gnu_debugdata section in it is hidden, as symbolize() hides it), and
+ * the debug and dwz files found for it (sealed memfds holding their
+ * checked copies, duplicated for the caller to close; -1: none), alt_id
+ * the dwz file's build id.  0; ENOENT: no file usable (symbolizer_problems
+ * says why); EINVAL; ENOMEM; ENOTSUP without libdw. */
+struct sym_files {
+	const void *image;
+	size_t image_size;
+	int debug_fd, alt_fd;
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+};
+int symbolize_files(struct symbolizer *s, const struct posixtrace_image *img,
+                    struct sym_files *out);
 
 /* The engine's parsing on an image given as bytes (a copy is made),
  * with the symbolizer's budgets, checks and lookups as for a file but

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "symbolize.h"
 #include "symproc.h"
 
@@ -36,8 +38,11 @@
                    SYMPROC_REPLY_NOTES_MAX * (2 + SYMPROC_NOTE_MAX + 1))
 #define SOCKET_FD 3 /* the child's socket; every other descriptor but 0-2 is closed */
 
+/* What a request asks: the site of an address, or the files of an image. */
+enum { REQUEST_SITE, REQUEST_FILES };
+
 struct request {
-	uint32_t seq, unused;
+	uint32_t seq, kind;
 	uint64_t address;
 	struct posixtrace_image img;
 };
@@ -71,7 +76,7 @@ struct file {
 };
 
 struct symproc {
-	bool root, available;
+	bool root, available, demangle;
 	uid_t claimant, nobody;
 	gid_t nobody_gid;
 	char *symfs;
@@ -112,6 +117,40 @@ uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t n
 		           ? nobody
 		           : (uid_t)img->posixtrace_uid;
 	return claimant == 0 ? nobody : claimant;
+}
+
+bool symproc_root_over_others(uid_t euid, const char *uid_map)
+{
+	uint64_t ids = 0;
+	unsigned long inside, outside, count;
+	int used;
+	if (euid != 0)
+		return false;
+	if (!uid_map)
+		return true; /* unknown: other users' rights are assumed */
+	for (const char *line = uid_map; *line;) {
+		if (sscanf(line, " %lu %lu %lu%n", &inside, &outside, &count, &used) != 3)
+			return true;
+		ids += count;
+		line += used;
+		while (*line == '\n' || *line == ' ')
+			line++;
+	}
+	return ids != 1;
+}
+
+/* /proc/self/uid_map's text, or NULL. */
+static char *own_uid_map(void)
+{
+	static char text[4096];
+	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return NULL;
+	text[n] = '\0';
+	return text;
 }
 
 /* The groups of uid's account (none for a uid without one: its own gid
@@ -193,6 +232,41 @@ int symproc_parse_reply(const unsigned char *msg, size_t len, uint32_t seq,
 	return 0;
 }
 
+int symproc_parse_files_reply(const unsigned char *msg, size_t len, uint32_t seq, unsigned nfds,
+                              struct symproc_files_reply *out)
+{
+	struct symproc_files_head h;
+	if (len < sizeof h || len > REPLY_MAX)
+		return EPROTO;
+	memcpy(&h, msg, sizeof h);
+	size_t at = sizeof h;
+	unsigned given = !!(h.kinds & SYMPROC_FILE_IMAGE) + !!(h.kinds & SYMPROC_FILE_DEBUG) +
+	                 !!(h.kinds & SYMPROC_FILE_ALT);
+	if (h.seq != seq || h.notes > SYMPROC_REPLY_NOTES_MAX ||
+	    (h.err != 0 && h.err != ENOENT && h.err != EINVAL && h.err != ENOMEM &&
+	     h.err != ENOTSUP) || (h.kinds & ~(uint32_t)SYMPROC_FILE_ALL) || given != nfds ||
+	    (h.err ? h.kinds != 0 : !(h.kinds & SYMPROC_FILE_IMAGE)) ||
+	    h.alt_id_size > POSIXTRACE_BUILD_ID_MAX ||
+	    (h.kinds & SYMPROC_FILE_ALT ? h.alt_id_size == 0 : h.alt_id_size != 0))
+		return EPROTO;
+	out->err = h.err;
+	out->kinds = h.kinds;
+	out->alt_id_size = h.alt_id_size;
+	memcpy(out->alt_id, h.alt_id, sizeof out->alt_id);
+	out->notes = h.notes;
+	for (unsigned i = 0; i < h.notes; i++) {
+		uint16_t n;
+		if (len - at < sizeof n)
+			return EPROTO;
+		memcpy(&n, msg + at, sizeof n);
+		at += sizeof n;
+		if (n == STRING_NULL || !take_string(msg, len, &at, n, SYMPROC_NOTE_MAX, &out->note[i]) ||
+		    !printable_ascii(out->note[i]))
+			return EPROTO;
+	}
+	return at == len ? 0 : EPROTO;
+}
+
 /* ---- the child --------------------------------------------------------- */
 
 static size_t put_string(unsigned char *p, const char *s, size_t max, uint16_t *len)
@@ -249,7 +323,88 @@ static size_t make_reply(unsigned char *out, uint32_t seq, int err, const struct
 	return (size_t)(notes.p - out);
 }
 
-static _Noreturn void serve(const char *symfs)
+/* C++ names demangled here, in the confined child: a name is bytes of a
+ * file the log names, and the demangler's recursion on a hostile one is
+ * contained by the child's limits (and DEMANGLE_INPUT_MAX). */
+static void demangle_site(struct sym_site *site)
+{
+	static char function[SYMPROC_NAME_MAX], inlined[SYMPROC_NAME_MAX];
+	site->function = demangle(site->function, function, sizeof function);
+	site->inlined = demangle(site->inlined, inlined, sizeof inlined);
+}
+
+/* size bytes in a new sealed memfd (nobody can change or cut it short),
+ * or -1. */
+static int sealed_copy(const void *bytes, size_t size)
+{
+	int fd = memfd_create("posixtrace-archive", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	bool ok = fd >= 0;
+	for (size_t done = 0; ok && done < size;) {
+		ssize_t n = write(fd, (const char *)bytes + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		ok = n > 0;
+		done += ok ? (size_t)n : 0;
+	}
+	if (ok)
+		ok = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+	if (!ok && fd >= 0)
+		close(fd);
+	return ok ? fd : -1;
+}
+
+/* The files of rq's image (symbolize_files), their descriptors beside the
+ * reply; false: the reply could not be sent. */
+static bool serve_files(struct symbolizer *sym, const struct request *rq, unsigned char *out)
+{
+	struct symproc_files_head h = {.seq = rq->seq};
+	struct sym_files f = {.debug_fd = -1, .alt_fd = -1};
+	int fds[3], n = 0;
+	h.err = sym ? symbolize_files(sym, &rq->img, &f) : ENOMEM;
+	if (h.err == 0 && (fds[n] = sealed_copy(f.image, f.image_size)) < 0)
+		h.err = ENOMEM;
+	if (h.err == 0) {
+		h.kinds = SYMPROC_FILE_IMAGE, n++;
+		if (f.debug_fd >= 0)
+			h.kinds |= SYMPROC_FILE_DEBUG, fds[n++] = f.debug_fd;
+		if (f.alt_fd >= 0) {
+			h.kinds |= SYMPROC_FILE_ALT, fds[n++] = f.alt_fd;
+			h.alt_id_size = f.alt_id_size;
+			memcpy(h.alt_id, f.alt_id, f.alt_id_size);
+		}
+	} else {
+		if (f.debug_fd >= 0)
+			close(f.debug_fd);
+		if (f.alt_fd >= 0)
+			close(f.alt_fd);
+	}
+	struct reply_notes notes = {out + sizeof h, out + REPLY_MAX, 0};
+	if (sym)
+		symbolizer_problems(sym, put_note, &notes);
+	h.notes = notes.n;
+	memcpy(out, &h, sizeof h);
+	struct iovec iov = {out, (size_t)(notes.p - out)};
+	union {
+		char buf[CMSG_SPACE(sizeof fds)];
+		struct cmsghdr align;
+	} control;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (n) {
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	}
+	bool sent = sendmsg(SOCKET_FD, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len;
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return sent;
+}
+
+static _Noreturn void serve(const char *symfs, bool demangle_names)
 {
 	static struct request rq;
 	static unsigned char out[REPLY_MAX];
@@ -261,8 +416,15 @@ static _Noreturn void serve(const char *symfs)
 			continue;
 		if (n != (ssize_t)sizeof rq)
 			_exit(n == 0 ? 0 : 1);
+		if (rq.kind == REQUEST_FILES) {
+			if (!serve_files(sym, &rq, out))
+				_exit(1);
+			continue;
+		}
 		struct sym_site site = {.function = NULL};
 		int err = sym ? symbolize(sym, &rq.img, rq.address, &site) : ENOMEM;
+		if (err == 0 && demangle_names)
+			demangle_site(&site);
 		size_t len = make_reply(out, rq.seq, err, &site, sym);
 		if (send(SOCKET_FD, out, len, MSG_NOSIGNAL) != (ssize_t)len)
 			_exit(1);
@@ -363,7 +525,7 @@ static bool start_child(struct symproc *p, struct child *c, uid_t uid)
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		if (confine(sv[1], &p->reader, parent))
-			serve(p->symfs);
+			serve(p->symfs, p->demangle);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -658,6 +820,137 @@ int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_ima
 	return 0;
 }
 
+/* ---- the files of an image (posixtrace archive) ------------------------ */
+
+/* The reply to a files request and the descriptors beside it, waiting
+ * until deadline at most; fds[] are ours to close (*nfds of them). */
+static enum wait_result wait_files_reply(struct symproc *p, struct child *c, uint64_t deadline,
+                                         size_t *len, int *fds, unsigned *nfds)
+{
+	*nfds = 0;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			return TIMED_OUT;
+		uint64_t left_ms = (deadline - now + 999999) / 1000000;
+		struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+		int n = poll(&pf, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+		if (n < 0 && errno != EINTR)
+			return FAILED;
+		if (n <= 0)
+			continue;
+		union {
+			char buf[CMSG_SPACE(3 * sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov = {p->reply, sizeof p->reply};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+		                    .msg_controllen = sizeof control.buf};
+		ssize_t got = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); got > 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+				continue;
+			unsigned k = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			for (unsigned i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+				if (*nfds < 3)
+					fds[(*nfds)++] = fd;
+				else
+					close(fd);
+			}
+		}
+		if (got <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+			return FAILED;
+		*len = (size_t)got;
+		return ANSWERED;
+	}
+}
+
+bool symproc_sealed_memfd(int fd, uint64_t *size)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	int need = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+	if (seals < 0 || (seals & need) != need || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < 0 || st.st_size > SYM_FILE_MAX)
+		return false;
+	*size = (uint64_t)st.st_size;
+	return true;
+}
+
+int symproc_files(struct symproc *p, uint32_t file, const struct posixtrace_image *img,
+                  struct symproc_files *out)
+{
+	if (!p || file >= p->nfiles || !img || !out)
+		return EINVAL;
+	*out = (struct symproc_files){.fd = {-1, -1, -1}};
+	struct file *f = p->file[file];
+	if (!p->available)
+		return ENOTSUP;
+	if (f->given_up)
+		return ENOENT;
+	static struct request rq;
+	struct child *c = NULL;
+	bool sent = false;
+	for (int attempt = 0; attempt < 2 && !sent; attempt++) {
+		c = child_for(p, p->root ? f->uid : geteuid());
+		if (!c)
+			break;
+		memset(&rq, 0, sizeof rq);
+		rq.seq = ++c->seq;
+		rq.kind = REQUEST_FILES;
+		rq.img = *img;
+		if (idle_and_alive(c) && send(c->fd, &rq, sizeof rq, MSG_NOSIGNAL) == (ssize_t)sizeof rq)
+			sent = true;
+		else
+			end_child(c);
+	}
+	if (!sent) {
+		give_up(p, f, "no symbolizer process");
+		return ENOENT;
+	}
+	c->used = ++p->lookups;
+	uint64_t start = now_ns(), budget = p->timeout_ns * SYMPROC_FILE_BUDGET;
+	uint64_t left = budget > f->spent_ns ? budget - f->spent_ns : 0;
+	size_t len = 0;
+	int fds[3];
+	unsigned nfds = 0;
+	enum wait_result w = wait_files_reply(
+	    p, c, start + (left < p->timeout_ns ? left : p->timeout_ns), &len, fds, &nfds);
+	f->spent_ns += now_ns() - start;
+	struct symproc_files_reply r;
+	if (w == ANSWERED && symproc_parse_files_reply(p->reply, len, c->seq, nfds, &r) != 0)
+		w = FAILED;
+	uint64_t size[3] = {0, 0, 0};
+	for (unsigned i = 0; w == ANSWERED && i < nfds; i++)
+		if (!symproc_sealed_memfd(fds[i], &size[i]))
+			w = FAILED;
+	if (w != ANSWERED) {
+		for (unsigned i = 0; i < nfds; i++)
+			close(fds[i]);
+		end_child(c);
+		give_up(p, f, w == TIMED_OUT ? "time budget" : "the symbolizer failed");
+		return ENOENT;
+	}
+	for (unsigned i = 0; i < r.notes; i++)
+		keep_note(p, r.note[i]);
+	f->given_up |= r.err == ENOENT;
+	if (r.err)
+		return r.err;
+	unsigned next = 0;
+	for (int k = 0; k < 3; k++)
+		if (r.kinds & (1u << k)) {
+			out->fd[k] = fds[next];
+			out->size[k] = size[next++];
+		}
+	out->alt_id_size = r.alt_id_size;
+	memcpy(out->alt_id, r.alt_id, sizeof out->alt_id);
+	return 0;
+}
+
 /* ---- the table --------------------------------------------------------- */
 
 struct symproc *symproc_new(const struct symproc_options *o)
@@ -668,7 +961,8 @@ struct symproc *symproc_new(const struct symproc_options *o)
 	for (int i = 0; i < SYMPROC_CHILDREN_MAX; i++)
 		p->child[i].fd = -1;
 	p->available = symbolizer_available();
-	p->root = geteuid() == 0;
+	p->root = symproc_root_over_others(geteuid(), own_uid_map());
+	p->demangle = !(o && o->no_demangle);
 	struct passwd *pw = getpwnam("nobody");
 	p->nobody = pw ? pw->pw_uid : NOBODY_FALLBACK;
 	p->nobody_gid = pw ? pw->pw_gid : NOBODY_FALLBACK;

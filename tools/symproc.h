@@ -54,9 +54,11 @@ struct symproc_options {
 	const char *symfs;   /* --symfs DIR, or NULL */
 	int log_fd;          /* the log's descriptor: its owner and mode say whose claims it holds */
 	unsigned timeout_ms; /* 0: SYMPROC_TIMEOUT_MS_DEFAULT */
+	bool no_demangle;    /* --no-demangle: C++ names as the files give them */
 };
 
-/* Where an address is (struct sym_site, symbolize.h); the strings are
+/* Where an address is (struct sym_site, symbolize.h), C++ names
+ * demangled by the child (demangle.h) unless no_demangle; the strings are
  * bytes of the files, NUL-free, valid until the next call. */
 struct symproc_site {
 	const char *function; /* NULL: no symbol covers it */
@@ -82,6 +84,24 @@ int symproc_file(struct symproc *p, const struct posixtrace_image *img, uint32_t
 int symproc_lookup(struct symproc *p, uint32_t file, const struct posixtrace_image *img,
                    uint64_t address, struct symproc_site *out);
 
+/* The files the child reads for img's addresses (its file, as read and
+ * checked; the debug and dwz files it found), for posixtrace archive:
+ * fd[SYMPROC_IMAGE_FD], fd[SYMPROC_DEBUG_FD], fd[SYMPROC_ALT_FD], sealed
+ * memfds of size[] bytes each (at most SYM_FILE_MAX) for the caller to
+ * read and close, -1: none; alt_id the dwz file's build id.  Opened by the
+ * child with the reader's rights, as a lookup's files are, within the same
+ * deadline and budget.  0; ENOENT (no usable file, or the child given up:
+ * a note says why); ENOTSUP; EINVAL; ENOMEM. */
+enum { SYMPROC_IMAGE_FD, SYMPROC_DEBUG_FD, SYMPROC_ALT_FD };
+struct symproc_files {
+	int fd[3];
+	uint64_t size[3];
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+};
+int symproc_files(struct symproc *p, uint32_t file, const struct posixtrace_image *img,
+                  struct symproc_files *out);
+
 /* Calls fn once per note not given yet: the children's (symbolizer_problems)
  * and the command's own ("PATH: symbols given up (time budget)"). */
 void symproc_notes(struct symproc *p, void (*fn)(const char *msg, void *arg), void *arg);
@@ -99,6 +119,18 @@ uid_t symproc_log_claimant(const struct stat *log, uid_t nobody);
  * or (SYMPROC_PER_IMAGE) the image's uid, root's included; nobody for an
  * unknown uid or a claimant that is root. */
 uid_t symproc_reader(uid_t claimant, const struct posixtrace_image *img, uid_t nobody);
+
+/* Whether a command of effective uid euid, whose /proc/self/uid_map says
+ * uid_map (NULL: unknown), has rights over other users' files, so that its
+ * children must take the rights of the user they read for: root of the
+ * initial user namespace, or of one that maps more than one uid.  Root of
+ * a user namespace that maps one uid alone (unshare --user
+ * --map-root-user) has the rights of that one user outside: there is no
+ * other user to read as (no other uid is mapped, setgroups is denied), so
+ * its children keep its rights, as those of any user's command do, and a
+ * file of real root, which it sees as the overflow uid, is read with the
+ * same rights as outside the namespace. */
+bool symproc_root_over_others(uid_t euid, const char *uid_map);
 
 /* A reply, checked.  The layout (both ends are this program): */
 struct symproc_reply_head {
@@ -122,5 +154,38 @@ struct symproc_reply {
  * well-formed reply to request seq, else EPROTO. */
 int symproc_parse_reply(const unsigned char *msg, size_t len, uint32_t seq,
                         struct symproc_reply *out);
+
+/* Whether fd, a descriptor a child gave, may be read: only a sealed memfd
+ * (a regular file no one can grow, shrink nor write, on no file system
+ * whose read could block) of at most SYM_FILE_MAX bytes (*size). */
+bool symproc_sealed_memfd(int fd, uint64_t *size);
+
+/* The reply to a files request: its head, then notes as a reply's, and
+ * beside it one descriptor per kind given, in the order of the bits. */
+#define SYMPROC_FILE_IMAGE 1u
+#define SYMPROC_FILE_DEBUG 2u
+#define SYMPROC_FILE_ALT 4u
+#define SYMPROC_FILE_ALL 7u
+struct symproc_files_head {
+	uint32_t seq;
+	int32_t err;
+	uint32_t kinds; /* SYMPROC_FILE_*: the image always, unless err */
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+	uint16_t notes;
+	uint16_t unused;
+};
+struct symproc_files_reply {
+	int err;
+	uint32_t kinds;
+	uint32_t alt_id_size;
+	unsigned char alt_id[POSIXTRACE_BUILD_ID_MAX];
+	unsigned notes;
+	const char *note[SYMPROC_REPLY_NOTES_MAX];
+};
+/* msg, len bytes with nfds descriptors beside: 0 and *out when it is a
+ * well-formed reply to files request seq, else EPROTO. */
+int symproc_parse_files_reply(const unsigned char *msg, size_t len, uint32_t seq, unsigned nfds,
+                              struct symproc_files_reply *out);
 
 #endif

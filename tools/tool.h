@@ -33,6 +33,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 /* util.c */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,8 +49,15 @@ void format_signed_time(int64_t ns, char *buf, size_t size);
 bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
 bool is_printable_text(const unsigned char *data, size_t len);
 size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
-/* s with every byte that is not printable ASCII as \xHH (and \ as \\):
- * for any name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
+/* util.c, UTF-8: the length (2 to 4) of the valid sequence at s, len
+ * bytes left, and its code point; 0: s[0] starts none (ASCII included). */
+size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *code);
+/* C1 controls, bidirectional formatting characters, line and paragraph
+ * separators: kept escaped in text and JSON. */
+bool utf8_shown_escaped(uint32_t code);
+/* s with printable ASCII and valid UTF-8 as they are (but the characters
+ * utf8_shown_escaped names), \ as \\ and every other byte as \xHH: for any
+ * name printed as text.  ESCAPED_SIZE(n): room for n bytes. */
 #define ESCAPED_SIZE(n) (4 * (n) + 1)
 const char *escape_text(const char *s, char *buf, size_t size);
 char *put_escaped(char *p, const char *s); /* escape_text() at p; returns the end */
@@ -271,6 +279,7 @@ struct site_options {
 	const char *symfs;   /* --symfs DIR */
 	bool off;            /* --no-symbols */
 	unsigned timeout_ms; /* --symbol-timeout; 0: the default */
+	bool no_demangle;    /* --no-demangle */
 };
 /* The longest of each string of a site, its NUL included: a longer name
  * is cut. */
@@ -334,18 +343,21 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 /* Why symbols are missing, on standard error, once. */
 void sites_notes(struct site_table *t, const char *cmd);
 void sites_free(struct site_table *t);
-/* --symfs, --no-symbols and --symbol-timeout: true when opt is one of
+/* --symfs, --no-symbols, --symbol-timeout and --no-demangle: true when opt is one of
  * them (getopt codes SITE_OPT_*) and was taken; false too, after a
  * message, when its argument is not valid (*bad set). */
 #define SITE_OPT_SYMFS 1000
 #define SITE_OPT_NO_SYMBOLS 1001
 #define SITE_OPT_TIMEOUT 1002
+#define SITE_OPT_NO_DEMANGLE 1003
 #define SITE_LONGOPTS {"symfs", required_argument, 0, SITE_OPT_SYMFS}, \
 	{"no-symbols", no_argument, 0, SITE_OPT_NO_SYMBOLS}, \
-	{"symbol-timeout", required_argument, 0, SITE_OPT_TIMEOUT}
+	{"symbol-timeout", required_argument, 0, SITE_OPT_TIMEOUT}, \
+	{"no-demangle", no_argument, 0, SITE_OPT_NO_DEMANGLE}
 #define SITE_HELP "  --symfs DIR          look for the traced programs' files under DIR first\n" \
 	"                       (DIR/PATH, DIR/.build-id/xx/yyy[.debug])\n" \
 	"  --no-symbols         print addresses without turning them into names\n" \
+	"  --no-demangle        C++ function names as the files give them (_ZN...)\n" \
 	"  --symbol-timeout SEC the longest wait for one answer of the symbolizer\n" \
 	"                       (default 10; an image's answers get 6 times that)\n"
 bool site_option(int opt, const char *arg, struct site_options *o);

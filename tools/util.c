@@ -166,6 +166,59 @@ static inline bool printable(unsigned char c)
 	return c >= 0x20 && c < 0x7f;
 }
 
+/* ---- UTF-8 ----------------------------------------------------------------
+ * Names and text are bytes; those that form valid UTF-8 (RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF) are shown as they
+ * are, every other byte escaped. */
+
+size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *code)
+{
+	unsigned char c = s[0];
+	size_t n;
+	uint32_t cp, min;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2, cp = c & 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3, cp = c & 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*code = cp;
+	return n;
+}
+
+/* Characters a terminal acts on or that reorder or break what is shown
+ * around them: the C1 controls, the bidirectional formatting characters
+ * (the "Trojan Source" ones) and the line and paragraph separators. */
+bool utf8_shown_escaped(uint32_t code)
+{
+	return (code >= 0x80 && code <= 0x9f) || code == 0x200e || code == 0x200f ||
+	       (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+}
+
+/* The length of the character at s to show as it is (printable ASCII, or
+ * a valid UTF-8 sequence not shown escaped), 0 for a byte to escape. */
+static size_t shown_as_is(const unsigned char *s, size_t len)
+{
+	uint32_t code;
+	size_t n;
+	if (s[0] < 0x80)
+		return printable(s[0]);
+	n = utf8_sequence(s, len, &code);
+	return n && !utf8_shown_escaped(code) ? n : 0;
+}
+
 /* Whether a word's 8 bytes are all printable: no byte below 0x20 and none
  * above 0x7e (the bit tricks of "Bit Twiddling Hacks", exact for a whole
  * word). */
@@ -177,15 +230,17 @@ static bool word_printable(uint64_t x)
 	return !(below | above);
 }
 
-static bool byte_is_text(unsigned char c)
+/* The length of the text character at s: printable ASCII, a tab, a
+ * newline or UTF-8 shown as it is; 0 if it is not text. */
+static size_t text_char(const unsigned char *s, size_t len)
 {
-	return printable(c) || c == '\t' || c == '\n';
+	return s[0] == '\t' || s[0] == '\n' ? 1 : shown_as_is(s, len);
 }
 
-/* Text is shown as text when it is printable ASCII (a trailing NUL allowed,
- * since C strings are often posted with it); everything else in hex.  Eight
- * bytes are looked at a time; a word with a tab, a newline or anything not
- * printable byte by byte. */
+/* Text is shown as text when it is printable ASCII or UTF-8 (tabs and
+ * newlines allowed, a trailing NUL too, since C strings are often posted
+ * with it); everything else in hex.  Eight bytes are looked at a time; a
+ * word with anything else character by character. */
 bool is_printable_text(const unsigned char *data, size_t len)
 {
 	size_t i = 0;
@@ -193,18 +248,27 @@ bool is_printable_text(const unsigned char *data, size_t len)
 		len--;
 	if (len == 0)
 		return false;
-	for (; i + 8 <= len; i += 8) {
+	while (i + 8 <= len) {
 		uint64_t x;
 		memcpy(&x, data + i, 8);
-		if (word_printable(x))
+		if (word_printable(x)) {
+			i += 8;
 			continue;
-		for (size_t j = i; j < i + 8; j++)
-			if (!byte_is_text(data[j]))
+		}
+		/* a character may run past the word: the next word starts after it */
+		for (size_t end = i + 8; i < end;) {
+			size_t k = text_char(data + i, len - i);
+			if (!k)
 				return false;
+			i += k;
+		}
 	}
-	for (; i < len; i++)
-		if (!byte_is_text(data[i]))
+	while (i < len) {
+		size_t k = text_char(data + i, len - i);
+		if (!k)
 			return false;
+		i += k;
+	}
 	return true;
 }
 
@@ -359,9 +423,43 @@ char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
 	return p + 2 * len;
 }
 
-/* The inside of a JSON string (room: JSON_CHARS_SIZE(len)): bytes outside
- * printable ASCII are escaped as \u00XX so the output is valid UTF-8
- * whatever the data. */
+static char *put_byte_escape(char *p, unsigned char c)
+{
+	p[0] = '\\';
+	p[1] = 'x';
+	p[2] = hex_digits[c >> 4];
+	p[3] = hex_digits[c & 15];
+	return p + 4;
+}
+
+/* put_json_chars past ASCII (out of line: it keeps that loop short): the
+ * UTF-8 character at s (len bytes left) as it is (or \uXXXX), *used its
+ * bytes; a byte that starts none as the text \xHH. */
+static __attribute__((noinline)) char *put_json_utf8(char *p, const unsigned char *s, size_t len,
+                                                     size_t *used)
+{
+	uint32_t code;
+	size_t n = utf8_sequence(s, len, &code);
+	*used = n ? n : 1;
+	if (n == 0) {
+		*p++ = '\\';
+		return put_byte_escape(p, s[0]);
+	}
+	if (utf8_shown_escaped(code)) {
+		p = put_str(p, "\\u");
+		for (int shift = 12; shift >= 0; shift -= 4)
+			*p++ = hex_digits[code >> shift & 15];
+		return p;
+	}
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* The inside of a JSON string (room: JSON_CHARS_SIZE(len)): printable
+ * ASCII and valid UTF-8 as they are (the characters utf8_shown_escaped
+ * names as \uXXXX), '"' and '\\' and control characters with JSON's
+ * escapes, and each byte that is not valid UTF-8 as the text \xHH (in the
+ * JSON, \\xHH): the output is valid UTF-8 and valid JSON whatever the bytes. */
 char *put_json_chars(char *p, const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -374,34 +472,54 @@ char *put_json_chars(char *p, const unsigned char *s, size_t len)
 		} else if (c == '\n' || c == '\t') {
 			*p++ = '\\';
 			*p++ = c == '\n' ? 'n' : 't';
-		} else {
+		} else if (c < 0x80) {
 			memcpy(p, "\\u00", 4);
 			p[4] = hex_digits[c >> 4];
 			p[5] = hex_digits[c & 15];
 			p += 6;
+		} else {
+			size_t used;
+			p = put_json_utf8(p, s + i, len - i, &used);
+			i += used - 1;
 		}
 	}
 	return p;
 }
 
 /* s as a terminal may show it (room: ESCAPED_SIZE(strlen(s))): printable
- * ASCII as it is, a backslash doubled, any other byte as \xHH, so that no
- * name can move the cursor, retitle the terminal or start a line of its own. */
+ * ASCII and UTF-8 as they are (but the characters utf8_shown_escaped
+ * names), a backslash doubled, any other byte as \xHH, so that no name can
+ * move the cursor, retitle the terminal or start a line of its own, and
+ * names that differ are shown differently. */
+/* Past put_escaped's common case (out of line: it keeps that loop short):
+ * the UTF-8 character at *u as it is, or its first byte as \xHH. */
+static __attribute__((noinline)) char *put_other_char(char *p, const unsigned char **u)
+{
+	size_t n = shown_as_is(*u, 4); /* a NUL ends a sequence: 4 is safe */
+	if (!n) {
+		p = put_byte_escape(p, **u);
+		n = 1;
+	} else {
+		memcpy(p, *u, n);
+		p += n;
+	}
+	*u += n;
+	return p;
+}
+
 char *put_escaped(char *p, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\') {
-			*p++ = '\\';
-			*p++ = '\\';
-		} else if (printable(c)) {
+	const unsigned char *u = (const unsigned char *)s;
+	for (unsigned char c; (c = *u) != '\0';) {
+		if (printable(c) && c != '\\') { /* most names are all this */
 			*p++ = (char)c;
+			u++;
+		} else if (c == '\\') {
+			*p++ = '\\';
+			*p++ = '\\';
+			u++;
 		} else {
-			p[0] = '\\';
-			p[1] = 'x';
-			p[2] = hex_digits[c >> 4];
-			p[3] = hex_digits[c & 15];
-			p += 4;
+			p = put_other_char(p, &u);
 		}
 	}
 	return p;
@@ -505,6 +623,9 @@ void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len)
 	outbuf_write(o, "\"", 1);
 	do {
 		size_t k = len < DATA_CHUNK ? len : DATA_CHUNK;
+		/* a chunk ends before a character cut by it (at most 3 bytes back) */
+		for (size_t back = 0; k < len && back < 3 && (s[k] & 0xc0) == 0x80; back++)
+			k--;
 		outbuf_done(o, put_json_chars(outbuf_room(o, JSON_CHARS_SIZE(k)), s, k));
 		s += k;
 		len -= k;
@@ -518,32 +639,31 @@ void outbuf_free(struct outbuf *o)
 	o->buf = NULL;
 }
 
-/* Names from a log or a traced program, for a terminal: printable ASCII as
- * it is, a backslash doubled, any other byte as \xHH, so that no name can
- * move the cursor, retitle the terminal or start a line of its own.  Cut at
- * a whole escape when buf is too small. */
+/* Names from a log or a traced program, for a terminal: put_escaped() into
+ * buf, cut at a whole character or escape when buf is too small. */
 const char *escape_text(const char *s, char *buf, size_t size)
 {
-	static const char digits[] = "0123456789abcdef";
-	size_t n = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = 0, left = strlen(s);
 	if (!size)
 		return buf;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		size_t k = c == '\\' ? 2 : printable(c) ? 1 : 4;
-		if (n + k >= size)
+	while (left) {
+		size_t in = *u == '\\' ? 0 : shown_as_is(u, left);
+		size_t out = *u == '\\' ? 2 : in ? in : 4;
+		if (n + out >= size)
 			break;
-		if (k == 1) {
-			buf[n] = (char)c;
-		} else if (k == 2) {
+		if (*u == '\\') {
 			buf[n] = buf[n + 1] = '\\';
+			in = 1;
+		} else if (in) {
+			memcpy(buf + n, u, in);
 		} else {
-			buf[n] = '\\';
-			buf[n + 1] = 'x';
-			buf[n + 2] = digits[c >> 4];
-			buf[n + 3] = digits[c & 15];
+			put_byte_escape(buf + n, *u);
+			in = 1;
 		}
-		n += k;
+		n += out;
+		u += in;
+		left -= in;
 	}
 	buf[n] = '\0';
 	return buf;

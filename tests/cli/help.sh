@@ -9,7 +9,7 @@
 MAN=$ROOT/docs/posixtrace.1
 sed 's/\\-/-/g; s/\\f[BIRP]//g' "$MAN" >man.txt
 "$PT" --help >main-help.txt
-for c in record attach dump stats convert; do
+for c in record attach dump stats convert archive; do
 	grep -q "^  $c " main-help.txt || fail "help: posixtrace --help lists $c"
 	"$PT" $c --help >h-$c.txt 2>&1
 	grep -o -- '--[a-z][a-z-]*' h-$c.txt | sort -u >opts-$c.txt
@@ -39,7 +39,7 @@ has "help: convert --help: begin/end pairs" "NAME_begin" h-convert.txt
 has "help: dump --help: - is standard input" "standard input" h-dump.txt
 has "help: record --help: -o - and the minimum size" "at least 4K" h-record.txt
 has "help: attach --help: children" "children" h-attach.txt
-for c in dump stats convert; do
+for c in dump stats convert archive; do
 	has "help: $c --help: exit status 3" "3 if the log is damaged" h-$c.txt
 done
 has "help: the man page documents exit status 3" "^\.B 3$" man.txt
