@@ -32,7 +32,7 @@
 static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 static int pidfd_getfd_(int pidfd, int fd) { return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0); }
 
-int pt_remote_alive(const struct pt_remote *r)
+static int pt_remote_alive(const struct pt_remote *r)
 {
 	struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
 	return r->pidfd >= 0 && poll(&p, 1, 0) == 0;

@@ -112,7 +112,7 @@ static int geometry(const struct pt_attr *a, struct geometry *g)
 	return err;
 }
 
-int pt_populate(void *p, size_t len, int fd, uint64_t off)
+static int pt_populate(void *p, size_t len, int fd, uint64_t off)
 {
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
 		return 0;

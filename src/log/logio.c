@@ -227,7 +227,7 @@ static void handed(struct pt_logw *w)
 #define QUEUE_MAX (256ull << 20)
 #define QUEUE_STREAMS 8u
 
-uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
+static uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
 {
 	uint64_t bound = stream_size > QUEUE_MIN / QUEUE_STREAMS ? stream_size * QUEUE_STREAMS
 	                                                          : QUEUE_MIN;
