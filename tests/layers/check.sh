@@ -101,7 +101,7 @@ if [ -n "$DOT" ]; then
 		print "\tsubgraph cluster_tools {\n\t\tlabel=\"tools/ (the command)\";"
 		for (i = 1; i <= k; i++) if ((m = o[i]) ~ /^tools\//) printf "\t\t\"%s\" [label=\"%s\\n%s\"];\n", m, substr(m, 7), lv[m]
 		print "\t}"
-		for (i = 1; i <= n; i++) { split(e[i], a, " "); printf "\t\"%s\" -> \"%s\";\n", a[1], a[2] }
+		for (i = 1; i <= n; i++) { split(e[i], a, " "); if ((a[1] in lv) && (a[2] in lv)) printf "\t\"%s\" -> \"%s\";\n", a[1], a[2] }
 		print "}"
 	}' - "$T/edges"
 	exit 0
@@ -213,13 +213,22 @@ if [ ! -s "$T/misnamed" ]; then check "each function the table names is defined 
 else check "each function the table names is defined in its row's files" no "$(cat "$T/misnamed")"; fi
 
 # The comments' references: "NAME (file.c)", "NAME() (file.c)", "NAME in
-# file.c", and the names listed before them ("A and B (file.c)"), where NAME
-# has an underscore or is written NAME(): "FILE LINE NAME TARGET".
+# file.c", the names listed before them ("A and B (file.c)"), and "file.c's
+# NAME", where NAME has an underscore or is written NAME(): "FILE LINE NAME
+# TARGET".
 (cd "$HERE" && sources | xargs awk '
-	function flush(   s, m, name, target, before, names, k, i) {
-		s = text; text = ""
+	function line_at(pos,   i) { for (i = nseg; i > 1 && segoff[i] > pos; i--); return segline[i] }
+	function flush(   s, t, off, m, name, target, before, names, k, i, at) {
+		s = text; text = ""; off = 0
+		for (t = s; match(t, /[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch]\x27s [A-Za-z_][A-Za-z0-9_]*(\(\))?/); t = substr(t, RSTART + RLENGTH)) {
+			m = substr(t, RSTART, RLENGTH); target = m; sub(/\x27s .*/, "", target); name = m; sub(/.*\x27s /, "", name)
+			at = line_at(off + RSTART + RLENGTH - 1); off += RSTART + RLENGTH - 1
+			if (name ~ /_|\(\)$/) { sub(/\(\)$/, "", name); print FILENAME, at, name, target }
+		}
+		off = 0
 		while (match(s, /[A-Za-z_][A-Za-z0-9_]*(\(\))?( \(| in )[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch][^A-Za-z0-9_]/)) {
 			m = substr(s, RSTART, RLENGTH - 1); before = substr(s, 1, RSTART - 1)
+			at = line_at(off + RSTART + RLENGTH - 2); off += RSTART + RLENGTH - 2
 			s = substr(s, RSTART + RLENGTH - 1)
 			if (m ~ / \([a-z0-9_\/]+\.[ch]$/ && substr(s, 1, 1) != ")") continue
 			target = m; sub(/.*( \(| in )/, "", target)
@@ -232,22 +241,25 @@ else check "each function the table names is defined in its row's files" no "$(c
 			k = split(names, a, " ")
 			for (i = 1; i <= k; i++) {
 				if (a[i] !~ /_|\(\)$/) continue
-				sub(/\(\)$/, "", a[i]); print FILENAME, line, a[i], target
+				sub(/\(\)$/, "", a[i]); print FILENAME, at, a[i], target
 			}
 		}
 	}
-	FNR == 1 { incomment = 0; text = "" }
+	# text: a comment on one line, its lines joined; segline[i]: the line
+	# of its i-th piece, which begins at offset segoff[i].
+	function add(piece) { segoff[++nseg] = length(text) + 2; segline[nseg] = FNR; text = text " " piece }
+	FNR == 1 { incomment = 0; text = ""; nseg = 0 }
 	{
 		rest = $0
 		while (rest != "") {
 			if (incomment) {
 				i = index(rest, "*/"); part = i ? substr(rest, 1, i - 1) : rest
-				sub(/^[ \t]*\*+[ \t]?/, "", part); text = text " " part
+				sub(/^[ \t]*\*+[ \t]?/, "", part); add(part)
 				if (i) { incomment = 0; flush(); rest = substr(rest, i + 2) } else rest = ""
 			} else {
 				i = index(rest, "/*"); j = index(rest, "//")
-				if (j && (!i || j < i)) { text = substr(rest, j + 2); line = FNR; flush(); rest = "" }
-				else if (i) { incomment = 1; line = FNR; rest = substr(rest, i + 2) }
+				if (j && (!i || j < i)) { text = ""; nseg = 0; add(substr(rest, j + 2)); flush(); rest = "" }
+				else if (i) { incomment = 1; text = ""; nseg = 0; rest = substr(rest, i + 2) }
 				else rest = ""
 			}
 		}
