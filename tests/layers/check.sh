@@ -10,10 +10,10 @@
 # (src/log/) is one layer that includes of the rest of src/ only lower
 # layers, and the rest reaches it through log/log.h alone; tools/ includes
 # nothing of src/.  Each name of the table's last column is defined in one
-# of its row's files, each "NAME (file.c)" or "NAME in file.c" of the
-# comments in the file it names (NAME with an underscore, or written
-# NAME()), and no function defined by an object of src/ or tools/ is used
-# by that object alone (it would be static).
+# of its row's files, each "NAME (file.c)", "NAME in file.c" or "file.c's
+# NAME" of the comments in the file it names (NAME with an underscore, or
+# written NAME()), and no function or variable defined by an object of src/
+# or tools/ is used by that object alone (it would be static).
 # Usage: sh tests/layers/check.sh BUILD_DIR [--dot]
 # ends with "N passed, N failed"; with --dot, prints the include graph in
 # Graphviz's dot language instead (one box per folder, arrows downwards).
@@ -106,8 +106,7 @@ if [ -n "$DOT" ]; then
 	}' - "$T/edges"
 	exit 0
 fi
-[ "$tools_built" = ok ] && check "the command's objects were built ($BUILD/tool-obj)" ok ||
-	check "the command's objects were built ($BUILD/tool-obj)" no
+check "the command's objects were built ($BUILD/tool-obj)" "$tools_built"
 
 awk 'NR == FNR {lv[$1] = $2; next} !($2 in lv) {next} (lv[$2] + 0) > (lv[$1] + 0) {print $1 " (layer " lv[$1] ") includes " $2 " (layer " lv[$2] ")"}' \
 	"$T/levels" "$T/edges" > "$T/up"
@@ -196,6 +195,7 @@ defined_names() {
 }
 
 # The table's last column: each name defined in one of its row's files.
+# shellcheck disable=SC2046 # paths of the tree: no blank in them
 (cd "$HERE" && defined_names $(cut -d' ' -f1 "$T/files" | grep '\.[ch]$' | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)) |
 	sort -u > "$T/rowdefs"
 awk -v D="$T/rowdefs" -v F="$T/files" 'BEGIN {
@@ -273,6 +273,7 @@ while read -r file line name target; do
 	echo "$file $line $name $target ${path:--}"
 done < "$T/refs" > "$T/resolved"
 awk '$5 != "-" {print $5}' "$T/resolved" | sort -u > "$T/targets"
+# shellcheck disable=SC2046
 (cd "$HERE" && [ -s "$T/targets" ] && defined_names $(cat "$T/targets")) | sort -u > "$T/refdefs"
 awk -v D="$T/refdefs" 'BEGIN { while ((getline l < D) > 0) def[l] = 1 }
 	$5 == "-" { print $1 ":" $2 ": " $3 " (" $4 "): no such file"; next }
