@@ -10,10 +10,11 @@
 # (src/log/) is one layer that includes of the rest of src/ only lower
 # layers, and the rest reaches it through log/log.h alone; tools/ includes
 # nothing of src/.  Each name of the table's last column is defined in one
-# of its row's files, each "NAME (file.c)", "NAME in file.c" or "file.c's
-# NAME" of the comments in the file it names (NAME with an underscore, or
-# written NAME()), and no function or variable defined by an object of src/
-# or tools/ is used by that object alone (it would be static).
+# of its row's files, each "NAME (file.c)", "NAME in file.c", "file.c's
+# NAME" (and the like, below) of the comments and docs in the file it names
+# (NAME with an underscore, or written NAME()), and no function or variable
+# defined by an object of src/ or tools/ is used by that object alone (it
+# would be static).
 # Usage: sh tests/layers/check.sh BUILD_DIR [--dot]
 # ends with "N passed, N failed"; with --dot, prints the include graph in
 # Graphviz's dot language instead (one box per folder, arrows downwards).
@@ -213,43 +214,48 @@ awk -v D="$T/rowdefs" -v F="$T/files" 'BEGIN {
 if [ ! -s "$T/misnamed" ]; then check "each function the table names is defined in its row's files ($(wc -l < "$T/named") names)" ok
 else check "each function the table names is defined in its row's files" no "$(cat "$T/misnamed")"; fi
 
-# The comments' references: "NAME (file.c)", "NAME() (file.c)", "NAME in
-# file.c", the names listed before them ("A and B (file.c)"), and "file.c's
-# NAME", where NAME has an underscore or is written NAME(): "FILE LINE NAME
-# TARGET".
-(cd "$HERE" && sources | xargs awk '
+# The references to code in the comments and in the docs: "NAME (file.c)",
+# "NAME() (file.c)", "NAME in file.c", "(NAME, file.c)", the names listed
+# before them ("A and B (file.c)"), "file.c's NAME" and "file.c:NAME", where
+# NAME has an underscore or is written NAME() (with ", file.c)": a
+# lowercase letter too, not a system macro): "FILE LINE NAME TARGET".
+# A comment, or a paragraph of a doc (its backquotes gone), is one text.
+REFS='
 	function line_at(pos,   i) { for (i = nseg; i > 1 && segoff[i] > pos; i--); return segline[i] }
+	function named(name) { return name ~ /_|\(\)$/ }
 	function flush(   s, t, off, m, name, target, before, names, k, i, at) {
 		s = text; text = ""; off = 0
-		for (t = s; match(t, /[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch]\x27s [A-Za-z_][A-Za-z0-9_]*(\(\))?/); t = substr(t, RSTART + RLENGTH)) {
-			m = substr(t, RSTART, RLENGTH); target = m; sub(/\x27s .*/, "", target); name = m; sub(/.*\x27s /, "", name)
+		for (t = s; match(t, /[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch](\x27s |:)[A-Za-z_][A-Za-z0-9_]*(\(\))?/); t = substr(t, RSTART + RLENGTH)) {
+			m = substr(t, RSTART, RLENGTH); target = m; sub(/(\x27s |:).*/, "", target); name = m; sub(/^[^:\x27]*(\x27s |:)/, "", name)
 			at = line_at(off + RSTART + RLENGTH - 1); off += RSTART + RLENGTH - 1
-			if (name ~ /_|\(\)$/) { sub(/\(\)$/, "", name); print FILENAME, at, name, target }
+			if (named(name)) { sub(/\(\)$/, "", name); print file, at, name, target }
 		}
 		off = 0
-		while (match(s, /[A-Za-z_][A-Za-z0-9_]*(\(\))?( \(| in )[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch][^A-Za-z0-9_]/)) {
+		while (match(s, /[A-Za-z_][A-Za-z0-9_]*(\(\))?( \(| in |, )[a-z0-9_]+(\/[a-z0-9_]+)*\.[ch][^A-Za-z0-9_]/)) {
 			m = substr(s, RSTART, RLENGTH - 1); before = substr(s, 1, RSTART - 1)
 			at = line_at(off + RSTART + RLENGTH - 2); off += RSTART + RLENGTH - 2
 			s = substr(s, RSTART + RLENGTH - 1)
-			if (m ~ / \([a-z0-9_\/]+\.[ch]$/ && substr(s, 1, 1) != ")") continue
-			target = m; sub(/.*( \(| in )/, "", target)
-			name = m; sub(/( \(| in ).*/, "", name)
+			if (m ~ /( \(|, )[a-z0-9_\/]+\.[ch]$/ && substr(s, 1, 1) != ")") continue
+			if (m ~ / in [a-z0-9_\/]+\.[ch]$/ && substr(s, 1, 1) ~ /[:\x27]/) continue
+			target = m; sub(/.*( \(| in |, )/, "", target)
+			name = m; sub(/( \(| in |, ).*/, "", name)
+			if (m ~ /, [a-z0-9_\/]+\.[ch]$/ && name !~ /[a-z]/) continue
 			names = name
 			while (match(before, /[A-Za-z_][A-Za-z0-9_]*(\(\))?(, | and |, and | or )$/)) {
 				k = substr(before, RSTART, RLENGTH); sub(/(, | and |, and | or )$/, "", k)
+				if (!named(k)) break
 				names = k " " names; before = substr(before, 1, RSTART - 1)
 			}
 			k = split(names, a, " ")
-			for (i = 1; i <= k; i++) {
-				if (a[i] !~ /_|\(\)$/) continue
-				sub(/\(\)$/, "", a[i]); print FILENAME, at, a[i], target
-			}
+			for (i = 1; i <= k; i++)
+				if (named(a[i])) { sub(/\(\)$/, "", a[i]); print file, at, a[i], target }
 		}
 	}
-	# text: a comment on one line, its lines joined; segline[i]: the line
+	# text: the comment or paragraph, its lines joined; segline[i]: the line
 	# of its i-th piece, which begins at offset segoff[i].
 	function add(piece) { segoff[++nseg] = length(text) + 2; segline[nseg] = FNR; text = text " " piece }
-	FNR == 1 { incomment = 0; text = ""; nseg = 0 }
+	FNR == 1 { incomment = 0; text = ""; nseg = 0; if (!doc) file = FILENAME }
+	doc { if ($0 ~ /^[ \t]*$/) { flush(); nseg = 0 } else add($0); next }
 	{
 		rest = $0
 		while (rest != "") {
@@ -264,7 +270,11 @@ else check "each function the table names is defined in its row's files" no "$(c
 				else rest = ""
 			}
 		}
-	}') > "$T/refs"
+	}
+	END { if (doc) flush() }'
+DOCS="docs/DESIGN.md docs/SECURITY.md docs/LOG-FORMAT.md docs/CONFORMANCE.md"
+{ (cd "$HERE" && sources | xargs awk "$REFS")
+  for d in $DOCS; do tr -d '`' < "$HERE/$d" | awk -v doc=1 -v file="$d" "$REFS"; done; } > "$T/refs"
 # the file named: beside the comment's, then from the top, src/, src/log/, tools/, include/
 while read -r file line name target; do
 	path=
@@ -279,8 +289,8 @@ awk '$5 != "-" {print $5}' "$T/resolved" | sort -u > "$T/targets"
 awk -v D="$T/refdefs" 'BEGIN { while ((getline l < D) > 0) def[l] = 1 }
 	$5 == "-" { print $1 ":" $2 ": " $3 " (" $4 "): no such file"; next }
 	!(($3 " " $5) in def) { print $1 ":" $2 ": " $3 " (" $4 "): not defined in " $5 }' "$T/resolved" > "$T/badrefs"
-if [ ! -s "$T/badrefs" ]; then check "every NAME (file.c) of the comments names a file that defines it ($(wc -l < "$T/refs") references)" ok
-else while read -r bad; do check "a comment's reference: $bad" no; done < "$T/badrefs"; fi
+if [ ! -s "$T/badrefs" ]; then check "every NAME (file.c) of the comments and docs names a file that defines it ($(wc -l < "$T/refs") references)" ok
+else while read -r bad; do check "a reference to code: $bad" no; done < "$T/badrefs"; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
