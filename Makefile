@@ -3,6 +3,7 @@
 # make check      build and run every test (tests/run.sh prints the summary)
 # make demo       build and run the example that traces itself
 # make bench      benchmarks (release flags)
+# make layers-graph  the include graph of src/ and tools/ as Graphviz dot text
 # make install    PREFIX=/usr/local DESTDIR=
 # SAN=address,undefined | SAN=thread   build everything with sanitizers into build-SAN/
 # NESTING=0       without events from signal handlers nested in posix_trace_event
@@ -440,6 +441,18 @@ $(TOOL_OBJS:.o=.d):
 
 $(TOOL): $(TOOL_OBJS) $(BUILD)/libposixtrace.so $(TOOL_CONFIG)
 	$(CC) $(APP_CFLAGS) $(TOOL_OBJS) -o $@ $(APP_LINK) $(LIBDW_LIBS)
+
+# The include graph of src/, src/log/ and tools/ in Graphviz's dot language,
+# one box per folder, each file labelled with its layer (docs/DESIGN.md,
+# "Layers and files"): make layers-graph | dot -Tsvg > layers.svg.  The
+# objects are built first (the tools' inline calls are arrows too), their
+# commands on standard error.
+.PHONY: layers-graph layers-graph-objects
+layers-graph:
+	@$(MAKE) --no-print-directory layers-graph-objects >&2
+	@sh tests/layers/check.sh $(BUILD) --dot
+layers-graph-objects: $(LIB_OBJS) $(TOOL_OBJS)
+	@:
 
 .PHONY: install-tool uninstall-tool
 install: install-tool

@@ -265,8 +265,8 @@ static void join_inherited(int fd)
 		close(fd);
 		return;
 	}
-	/* A newer gen fails an older offer's checks (take_one_offer, pt_remote_withdraw
-	 * in remote.c); the value only: relaxed would do. */
+	/* A newer gen fails an older offer's checks (pt_take_one_offer in join.c,
+	 * pt_remote_withdraw in remote.c); the value only: relaxed would do. */
 	uint32_t gen = atomic_fetch_add_explicit(&pt_proc.pcb->slots[slot].gen, 1,
 	                                         memory_order_acq_rel) + 1;
 	if (pt_join_fd_locked(fd, slot, gen, PT_JOIN_INHERITED, PT_SLOT_FREE) == 0)

@@ -190,8 +190,8 @@ static void stop_locked(struct pt_handle *h, const struct pt_caller *who)
 {
 	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	uint32_t running = PT_ST_RUNNING;
-	/* The state's value only, here and in the CASes of posix_trace_clear,
-	 * restart_full_stream (reader.c) and keeper.c: relaxed would do. */
+	/* The state's value only, here and in the CASes of posix_trace_clear
+	 * (below), restart_full_stream (reader.c) and keeper.c: relaxed would do. */
 	if (atomic_compare_exchange_strong_explicit(&hdr->state, &running, PT_ST_SUSPENDED,
 	                                            memory_order_acq_rel, memory_order_acquire)) {
 		int manual = 0;

@@ -4,8 +4,8 @@
  * a function and a line later.  A stream asked to (posixtrace_set_images)
  * gets, from each process recording into it, the set of executable images
  * the process has mapped (imageset.c, called by writer.c); its keeper
- * writes them into the log (keeper.c), whose reader answers
- * posixtrace_event_image (logimages.c).
+ * writes them into the log (keeper.c), whose reader (logimages.c) answers
+ * posixtrace_event_image.
  */
 #include <errno.h>
 #include <string.h>

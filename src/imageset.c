@@ -153,6 +153,10 @@ static const char *path_of(const struct dl_phdr_info *info, uintptr_t start, cha
 	return mapped_path(start, buf, size) ? buf : NULL;
 }
 
+/* Called for each image from index `from` on, with its record (raw left
+ * 0) and path (r->path_len bytes); nonzero stops the walk. */
+typedef int pt_image_fn(const struct pt_image_rec *r, const char *path, void *arg);
+
 struct walk {
 	pt_image_fn *fn;
 	void *arg;
@@ -193,7 +197,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg)
+/* The number of images in the set, or UINT32_MAX when fn stopped it. */
+static uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg)
 {
 	struct walk wk = {.fn = NULL};
 	dl_iterate_phdr(each_object, &wk); /* the count first: every record of a set carries it */

@@ -12,13 +12,6 @@
 /* A number that changes when an object is loaded or unloaded (never 0). */
 uint64_t pt_images_generation(void);
 
-/* Called for each image from index `from` on, with its record (raw left
- * 0) and path (r->path_len bytes); nonzero stops the walk. */
-typedef int pt_image_fn(const struct pt_image_rec *r, const char *path, void *arg);
-
-/* The number of images in the set, or UINT32_MAX when fn stopped it. */
-uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg);
-
 /* The whole set as IMAGE records (both header words, raw = key), as many
  * as fit in buf's size bytes, into buf: the bytes used; *count records. */
 uint32_t pt_images_encode(unsigned char *buf, uint32_t size, uint64_t key, uint32_t *count);

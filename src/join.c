@@ -203,7 +203,8 @@ static void take_tree_registry(int fd, uid_t sender)
 	pt_pcb_init_own(pt_proc.pcb);
 }
 
-void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
+/* One offer read from the channel. */
+static void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender)
 {
 	if (msg->magic == PT_REGISTRY_OFFER_MAGIC) {
 		take_tree_registry(fd, sender);

@@ -31,8 +31,6 @@ enum pt_join_way {
 /* Maps the stream in fd into slot (taking fd) and records into it. */
 int pt_join_fd_locked(int fd, int slot, uint32_t offer_gen, enum pt_join_way way, uint32_t from);
 void pt_record_slot_fd(int slot, int fd);
-/* One offer read from the channel; every offer waiting on it. */
-void pt_take_one_offer(const struct pt_offer_msg *msg, int fd, uid_t sender);
 void pt_drain_channel_locked(void);
 /* The same, for the answer of a rendezvous (rdv_join.c): the tree's
  * registry that comes first on the channel is taken too. */

@@ -23,6 +23,7 @@
 #include "writer.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void pt_fork_child(void);
 
 static void do_init(void)
 {
@@ -105,7 +106,7 @@ static void new_identity_objects(void)
  * child.  Runs as the fork handler, or from the child's first event when a
  * fork handler that ran before the library's posted one (the fork word).
  */
-void pt_fork_child(void)
+static void pt_fork_child(void)
 {
 	if (pt_forking_keeper)
 		return; /* the keeper sets itself up (keeper.c) */

@@ -10,8 +10,5 @@
  * that may come first calls it (a program's own constructor may run before
  * the library's). */
 void pt_init(void);
-/* The fork child's part (also run by a writer that finds the fork word
- * wiped before the library's fork handler ran). */
-void pt_fork_child(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "sysnames.h"
 
 static struct pt_logr *reader(struct pt_handle *h) { return h->log->r; }
+static void pt_logfile_free(struct pt_handle *h);
 
 int posix_trace_open(int fd, trace_id_t *trid)
 {
@@ -52,7 +53,7 @@ int posix_trace_rewind(trace_id_t trid)
 	return 0;
 }
 
-void pt_logfile_free(struct pt_handle *h)
+static void pt_logfile_free(struct pt_handle *h)
 {
 	if (h->log) {
 		pt_logr_close(h->log->r);

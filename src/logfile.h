@@ -33,6 +33,5 @@ void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info);
 /* posixtrace_event_image on a log's stream. */
 int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,
                      struct posixtrace_image *image);
-void pt_logfile_free(struct pt_handle *h);
 
 #endif

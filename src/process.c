@@ -111,7 +111,7 @@ uint64_t pt_proc_stat(pid_t pid, pid_t *ppid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-uint64_t pt_owner_token(pid_t pid, uint64_t starttime)
+static uint64_t pt_owner_token(pid_t pid, uint64_t starttime)
 {
 	return ((uint64_t)(uint32_t)pid << 32) | (uint32_t)starttime;
 }

@@ -123,7 +123,6 @@ static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
 void pt_arm(int slot, int on);
-uint64_t pt_owner_token(pid_t pid, uint64_t starttime);
 /* Whether a lane's owner (token, and the pid namespace it was written
  * from) may still be alive: 1 unless this process can tell it is dead. */
 int pt_owner_alive(uint64_t token, uint64_t pidns);

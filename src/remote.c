@@ -32,7 +32,7 @@
 static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 static int pidfd_getfd_(int pidfd, int fd) { return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0); }
 
-int pt_remote_alive(const struct pt_remote *r)
+static int pt_remote_alive(const struct pt_remote *r)
 {
 	struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
 	return r->pidfd >= 0 && poll(&p, 1, 0) == 0;
@@ -292,7 +292,7 @@ int pt_remote_offer(struct pt_remote *r, int stream_fd, int running)
 		struct pt_pcb_slot *s = &r->pcb->slots[i];
 		uint32_t free_ = PT_SLOT_FREE;
 		/* Pairs with the target's release stores of FREE (pt_detach_locked in
-		 * process.c, pt_take_one_offer in join.c, rejoin_own_streams in
+		 * slots.c, pt_take_one_offer in join.c, rejoin_own_streams in
 		 * adopt.c). */
 		if (!atomic_compare_exchange_strong_explicit(&s->state, &free_, PT_SLOT_OFFERED,
 		                                             memory_order_acq_rel, memory_order_relaxed))

@@ -50,6 +50,5 @@ void pt_remote_arm(struct pt_remote *r, int on);
  * so that the target notices it is dead and lets it go. */
 void pt_remote_withdraw(struct pt_remote *r);
 void pt_remote_close(struct pt_remote *r);
-int pt_remote_alive(const struct pt_remote *r);
 
 #endif

@@ -48,7 +48,7 @@ static int entry_abandoned(struct pt_thread *t, uint64_t seq)
  * its next event: it is not waited for once its entry's frame is seen gone
  * (entry_abandoned).  Caller holds pt_proc.lock; the calling
  * thread itself may be inside. */
-void pt_barrier_locked(void)
+static void pt_barrier_locked(void)
 {
 	if (pt_fence_all(0) != 0 && pt_proc.use_membarrier)
 		pt_fence_all_slowly();

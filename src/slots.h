@@ -7,9 +7,6 @@
 
 #include "process.h"
 
-/* Waits until no thread is still inside a posix_trace_event that may have
- * seen a stream now unpublished.  Caller holds pt_proc.lock. */
-void pt_barrier_locked(void);
 /* A stream this process created for itself, in a free slot: the slot, or
  * -1 when all are taken. */
 int pt_attach_local(struct pt_map *m);

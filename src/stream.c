@@ -112,7 +112,7 @@ static int geometry(const struct pt_attr *a, struct geometry *g)
 	return err;
 }
 
-int pt_populate(void *p, size_t len, int fd, uint64_t off)
+static int pt_populate(void *p, size_t len, int fd, uint64_t off)
 {
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
@@ -487,10 +487,10 @@ uint64_t pt_stream_lost(const struct pt_map *m)
  * reports the overflow and the automatic stop. */
 void pt_stream_end(struct pt_stream_hdr *h)
 {
-	/* Acquire: a FULL carries stream_full's full_ts, full_pid and full_pc
-	 * (writer.c) on to ended_full.  Both releases pair with the acquire loads
-	 * of state and ended_full in at_end (reader.c); pt_drop_dead (join.c)
-	 * uses the value only. */
+	/* Acquire: a FULL carries the full_ts, full_pid and full_pc that
+	 * stream_full (writer.c) stored on to ended_full.  Both releases pair
+	 * with the acquire loads of state and ended_full in at_end (reader.c);
+	 * pt_drop_dead (join.c) uses the value only. */
 	if (atomic_exchange_explicit(&h->state, PT_ST_DEAD, memory_order_acq_rel) == PT_ST_FULL)
 		atomic_store_explicit(&h->ended_full, 1, memory_order_release);
 }

@@ -106,7 +106,5 @@ static inline void pt_watch_store(struct pt_stream_hdr *h, unsigned i, uint64_t 
 	atomic_store_explicit(&h->watch[i], filter | trigger, memory_order_relaxed);
 }
 
-/* Commits [p, p + len) of a shared mapping: ENOMEM when it cannot. */
-int pt_populate(void *p, size_t len, int fd, uint64_t off);
 
 #endif

@@ -151,7 +151,7 @@ static bool maps_the_library(pid_t pid)
 	return mapped;
 }
 
-const char *why_not_traceable(pid_t pid)
+static const char *why_not_traceable(pid_t pid)
 {
 	int err = posixtrace_process_eventtypes(pid, stop_at_first_type, NULL);
 	switch (err) {

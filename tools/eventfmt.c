@@ -121,8 +121,9 @@ static inline char *pad_to(char *start, char *end, size_t width)
 	return (size_t)(end - start) < width ? start + width : end;
 }
 
-/* The thread column as format_thread() has it, the name escaped, padded
- * to 16. */
+/* The thread column: the kernel thread id (and name, escaped) when the
+ * library gives them, else the pthread_t as posix_thread_id holds it;
+ * padded to 16. */
 static char *put_thread(char *p, const struct trace_event *ev)
 {
 	char *start = p;

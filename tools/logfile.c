@@ -64,8 +64,8 @@ bool event_type_exists(trace_id_t trid, const char *name)
 
 /*
  * The kernel thread id and the thread name come from the extension of
- * <posixtrace.h>; every output uses them when they are set (format_thread(),
- * the --tid filter, dump --format json, Chrome tids and thread names).
+ * <posixtrace.h>; every output uses them when they are set (dump's thread
+ * column, the --tid filter, dump --format json, Chrome tids and thread names).
  */
 void read_event_ext(trace_id_t trid, struct trace_event *ev)
 {
@@ -91,19 +91,6 @@ bool event_has_time(const struct trace_event *ev)
 bool event_has_thread(const struct trace_event *ev)
 {
 	return ev->info.posix_pid != 0 || ev->info.posix_thread_id != 0 || ev->tid != 0;
-}
-
-/* The kernel thread id (and name) when the library gives them, else the
- * pthread_t as posix_thread_id holds it. */
-void format_thread(const struct trace_event *ev, char *buf, size_t size)
-{
-	char comm[ESCAPED_SIZE(sizeof ev->comm)];
-	if (ev->tid && ev->comm[0])
-		snprintf(buf, size, "%d/%s", (int)ev->tid, escape_text(ev->comm, comm, sizeof comm));
-	else if (ev->tid)
-		snprintf(buf, size, "%d", (int)ev->tid);
-	else
-		snprintf(buf, size, "0x%lx", (unsigned long)ev->info.posix_thread_id);
 }
 
 static const char *open_error(int err)

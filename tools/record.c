@@ -310,8 +310,8 @@ static int map_event_name(trace_id_t trid, const char *name, trace_event_id_t *i
 	return posix_trace_trid_eventid_open(trid, name, id);
 }
 
-int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
-                      const struct name_list *only)
+static int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
+                             const struct name_list *only)
 {
 	trace_event_set_t set;
 	const struct name_list *names = only->count ? only : exclude;

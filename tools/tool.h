@@ -41,7 +41,6 @@ void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool parse_size(const char *s, size_t *out);
 bool parse_seconds(const char *s, double *out);
-bool parse_u64(const char *s, uint64_t *out); /* decimal, or hex with 0x */
 uint64_t ts_ns(const struct timespec *ts);
 uint64_t now_realtime_ns(void);
 void format_time(uint64_t ns, char *buf, size_t size);
@@ -211,7 +210,6 @@ struct trace_event {
 void read_event_ext(trace_id_t trid, struct trace_event *ev);
 bool event_has_time(const struct trace_event *ev);
 bool event_has_thread(const struct trace_event *ev);
-void format_thread(const struct trace_event *ev, char *buf, size_t size);
 
 /* logfile.c: reading a trace log (a pre-recorded stream); "-" is standard
  * input. */
@@ -370,11 +368,8 @@ void hot_sites_print(struct hot_sites *h, struct trace_log *log);
 void hot_sites_free(struct hot_sites *h); /* and its notes on standard error */
 
 /* record.c and attach.c: what both do with a target and a log */
-int apply_name_filter(trace_id_t trid, const struct name_list *exclude,
-                      const struct name_list *only);
 void print_log_summary(int fd, const char *path, double seconds);
 void print_pipe_summary(trace_id_t trid, double seconds);
-const char *why_not_traceable(pid_t pid);
 int log_fd_for(const char *path, bool force); /* fd or -1; "-" is stdout */
 const char *log_create_error(int err, int fd);
 

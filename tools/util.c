@@ -106,7 +106,7 @@ bool parse_seconds(const char *s, double *out)
 
 /* A pid or a thread id: decimal, or hexadecimal after 0x (as dump prints
  * pthread_t values). */
-bool parse_u64(const char *s, uint64_t *out)
+static bool parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 	errno = 0;

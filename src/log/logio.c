@@ -62,7 +62,7 @@ void pt_logio_keep_error(struct pt_logw *w, int err)
 
 /* Publishes w->done: the copy not current first, then the generation that
  * makes it current (release: pairs with the acquire loads of gen in
- * pt_logw_read_progress and pt_logw_progress, logwrite.h). */
+ * pt_logw_read_progress, below, and pt_logw_progress, logwstate.h). */
 void pt_logio_commit(struct pt_logw *w)
 {
 	struct pt_logw_state *st = w->st;
@@ -227,7 +227,7 @@ static void handed(struct pt_logw *w)
 #define QUEUE_MAX (256ull << 20)
 #define QUEUE_STREAMS 8u
 
-uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
+static uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap)
 {
 	uint64_t bound = stream_size > QUEUE_MIN / QUEUE_STREAMS ? stream_size * QUEUE_STREAMS
 	                                                          : QUEUE_MIN;

@@ -31,8 +31,6 @@ PT_LOG_HIDDEN void pt_logio_header_image(const struct pt_logw *w,
                                          struct pt_log_header *h);
 PT_LOG_HIDDEN int pt_logio_header_rewrite(const struct pt_logw *w,
                                           const struct pt_logw_progress *d);
-/* Buffers of cap bytes the queue of a stream_size stream may hold. */
-PT_LOG_HIDDEN uint32_t pt_logio_max_buffers(uint64_t stream_size, size_t cap);
 /* Writes the buffer's sealed blocks now, after everything the thread was
  * given. */
 PT_LOG_HIDDEN void pt_logio_flush(struct pt_logw *w);
