@@ -18,6 +18,7 @@ perfetto_check.py DECODED DUMP_JSONL [--no-pair]
     thread make (nested ones nested, unmatched ones instants; none with
     --no-pair), the data (text or hex), truncation, the call site; then
     that the last packet is the log summary with the dump's lost count.
+    A field the subset does not name (protoc prints its number) fails.
     Prints "ok: N events" and exits 0, or the first problems and exits 1.
 """
 import json
@@ -70,11 +71,15 @@ def parse_text(text):
         if line == "}":
             stack.pop()
         elif line.endswith("{"):
+            if line[:-1].strip().isdigit():
+                raise ValueError("a field the subset does not name: %s" % line)
             node = {}
             stack[-1].setdefault(line[:-1].strip(), []).append(node)
             stack.append(node)
         else:
             key, value = line.split(":", 1)
+            if key.strip().isdigit():
+                raise ValueError("a field the subset does not name: %s" % line)
             value = value.strip()
             if value.startswith('"'):
                 value = unescape(value[1:-1])
@@ -287,7 +292,11 @@ def main():
         print(__doc__)
         return 2
     with open(sys.argv[1], encoding="latin-1") as f:
-        replay = Replay(parse_text(f.read()))
+        try:
+            replay = Replay(parse_text(f.read()))
+        except ValueError as err:
+            print(err)
+            return 1
     dump, summary = [], None
     with open(sys.argv[2]) as f:
         for line in f:
