@@ -106,11 +106,14 @@ static int dump(struct dump_options *o)
 	struct trace_log *log = trace_log_open(o->log);
 	if (!log)
 		return EXIT_FAIL;
+	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
+	/* relative times count from the log's first event, before any window */
+	printer.first_ns = log_time_base(log);
+	printer.have_first = true;
 	if (!window_attach(&o->window, log)) {
 		trace_log_close(log);
 		return EXIT_FAIL;
 	}
-	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
 	struct site_table sites;
 	if (!sites_init(&sites, log, &o->sites)) {
 		trace_log_close(log);
@@ -120,8 +123,6 @@ static int dump(struct dump_options *o)
 	struct outbuf out;
 	uint64_t shown = 0;
 	int rc;
-	printer.first_ns = log_time_base(log);
-	printer.have_first = true;
 	outbuf_init(&out, stdout);
 	while ((rc = trace_log_next(log, &ev)) > 0) {
 		printer.site = site_of(&sites, &ev);

@@ -33,6 +33,12 @@ for l in open(sys.argv[1]):
     e = json.loads(l)
     if e.get("name") == "win.t":
         print(e["tid"]); break' win.jsonl)
+	# a window keeps the times of the whole log: relative to its first event
+	"$PT" dump win.ptlog --since 0.1 >winrel.txt 2>/dev/null
+	rel=$(sed -n '1s/^+\([0-9.]*\) .*/\1/p' winrel.txt)
+	awk -v r="$rel" 'BEGIN { exit !(r != "" && r + 0 >= 0.1) }' &&
+		pass "windows: dump --since 0.1 shows times after the log's first event ($rel)" ||
+		fail "windows: dump --since 0.1 shows times after the log's first event" "$(head -n 2 winrel.txt)"
 	have_protoc=0; command -v protoc >/dev/null 2>&1 && have_protoc=1
 	for opt in "--since 0.1" "--until 0.1" "--pid $main_pid" "--tid $worker_tid" \
 	           "--only win.t,win.snap" "--snapshot 2"; do
