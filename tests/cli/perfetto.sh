@@ -7,7 +7,8 @@
 # slices from begin/end pairs (nested, unmatched, --no-pair), absolute
 # times once the increments are added up, text and binary data, truncation,
 # call sites; logs of several processes and threads, a stream that looped
-# and lost events, a log that wrapped; standard output; an existing file;
+# and lost events, a log that wrapped, events of 30,000 and 40,000 bytes of
+# data (tests/cli/ptbigdata.c); standard output; an existing file;
 # memory bounded on a log of a million events.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
@@ -85,6 +86,16 @@ else
 	[ "$kept" -gt 0 ] && [ "$kept" -lt 200000 ] && pass "perfetto: the LOOP log wrapped ($kept events of 200000 kept)" ||
 		fail "perfetto: the LOOP log wrapped" "$kept events of 200000 kept"
 	pf_matches "perfetto: a LOOP log that wrapped matches dump" pfwrap.ptlog
+
+	# events larger than the output buffer's room (30,000 bytes of binary
+	# data, 40,000 of text): written from a buffer of their own
+	if [ -x "$BUILD/tests/cli/ptbigdata" ] && "$BUILD/tests/cli/ptbigdata" pfbigdata.ptlog 2>pf.err; then
+		pf_matches "perfetto: events of 30,000 and 40,000 bytes of data match dump" pfbigdata.ptlog
+		grep -q 'string_value: "000102' pf.txt && pass "perfetto: 30,000 bytes of binary data in hex" ||
+			fail "perfetto: 30,000 bytes of binary data in hex" "$(grep -c string_value pf.txt)"
+	else
+		skip "perfetto: events larger than the output buffer" "no ptbigdata: $(cat pf.err 2>/dev/null)"
+	fi
 
 	# standard output; an existing file is replaced only with --force
 	"$PT" convert pfpairs.ptlog --to perfetto - >pfstdout.bin 2>/dev/null
