@@ -130,7 +130,10 @@ static const char *const annotation_names[DA_COUNT] = {
 /* (sequence, kind, iid) of what the sequences have interned since their
  * state was last cleared; past INTERN_MAX entries the set is emptied and
  * the generation moves on. */
-#define INTERN_MAX (1u << 19)
+#ifndef PERFETTO_INTERN_MAX /* a test build makes it small */
+#define PERFETTO_INTERN_MAX (1u << 19)
+#endif
+#define INTERN_MAX PERFETTO_INTERN_MAX
 enum { INTERN_NAME = 1, INTERN_SITE = 2 };
 struct intern_set {
 	uint64_t *slots; /* 0: empty */

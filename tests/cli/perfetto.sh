@@ -25,7 +25,7 @@ pf_decode() {
 pf_matches() {
 	n=$1 log=$2; shift 2
 	rm -f pf.out
-	if ! "$PT" convert "$log" --to perfetto pf.out "$@" 2>pf.err; then
+	if ! "${PF_PT:-$PT}" convert "$log" --to perfetto pf.out "$@" 2>pf.err; then
 		fail "$n" "convert failed: $(cat pf.err)"; return
 	fi
 	# dump takes the window options, not the pairing ones
@@ -96,6 +96,22 @@ else
 			fail "perfetto: 30,000 bytes of binary data in hex" "$(grep -c string_value pf.txt)"
 	else
 		skip "perfetto: events larger than the output buffer" "no ptbigdata: $(cat pf.err 2>/dev/null)"
+	fi
+
+	# the set of what sequences interned at its bound (6 entries in this
+	# build): emptied, every sequence cleared and started again (defaults,
+	# clock snapshot, names and sites interned again) at its next event
+	if [ -x "$BUILD/tests/cli/posixtrace-small-intern" ]; then
+		for l in pfpairs loop; do
+			PF_PT=$BUILD/tests/cli/posixtrace-small-intern \
+				pf_matches "perfetto: $l.ptlog with the interned set at its bound matches dump" $l.ptlog
+			seqs=$(grep -c 'thread {' pf.txt); clears=$(grep -c 'sequence_flags: 1$' pf.txt)
+			[ "$clears" -gt $((seqs + 1)) ] &&
+				pass "perfetto: sequences started again at the bound ($clears starts, $seqs threads)" ||
+				fail "perfetto: sequences started again at the bound" "$clears starts, $seqs threads"
+		done
+	else
+		skip "perfetto: the interned set at its bound" "no posixtrace-small-intern (make tests)"
 	fi
 
 	# standard output; an existing file is replaced only with --force
