@@ -131,7 +131,7 @@ static const char *const annotation_names[DA_COUNT] = {
  * state was last cleared; past INTERN_MAX entries the set is emptied and
  * the generation moves on. */
 #ifndef PERFETTO_INTERN_MAX /* a test build makes it small */
-#define PERFETTO_INTERN_MAX (1u << 19)
+#define PERFETTO_INTERN_MAX (1u << 17)
 #endif
 #define INTERN_MAX PERFETTO_INTERN_MAX
 enum { INTERN_NAME = 1, INTERN_SITE = 2 };
