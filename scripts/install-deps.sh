@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Installs what the tests need (Debian packages), when it is missing.
-# Required: Check (the unit-test framework) and pkg-config.  Wanted: python3
-# and babeltrace2 (the posixtrace command's tests), groff (the reference
+# Required: Check (the unit-test framework) and pkg-config.  Wanted: python3,
+# babeltrace2 and protoc from protobuf-compiler (the posixtrace command's
+# tests: CTF read back, Perfetto traces decoded), groff (the reference
 # pages' check), setcap from libcap2-bin (the isolation test's
 # file-capability program), make (the workload test's build), libdw-dev
 # (the command's symbols for addresses, tools/symbolize.c; without it the
@@ -17,6 +18,7 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 pkg-config --exists check 2>/dev/null || need="$need check"
 command -v python3 >/dev/null 2>&1 || want="$want python3"
 command -v babeltrace2 >/dev/null 2>&1 || want="$want babeltrace2"
+command -v protoc >/dev/null 2>&1 || want="$want protobuf-compiler"
 command -v groff >/dev/null 2>&1 || want="$want groff-base"
 command -v setcap >/dev/null 2>&1 || [ -x /sbin/setcap ] || want="$want libcap2-bin"
 command -v make >/dev/null 2>&1 || want="$want make"

@@ -9,12 +9,14 @@
  *   writes one stream each (the old code wrote a stream file per event),
  *   babeltrace2 reads every event back, and each event's timestamp less
  *   its time_raised field is its recorded time; `convert --to chrome`
- *   counts the events it placed later.
+ *   counts the events it placed later; `convert --to perfetto` writes
+ *   them as negative deltas, and its trace, decoded by protoc, gives every
+ *   event at its recorded time (tests/cli/perfetto_check.py against dump).
  * - many_threads: threads that each open a begin and close it after every
  *   other thread has opened one (all open at once) and post an instant:
  *   the CTF streams stay at most CTF_STREAMS_MAX (+1), babeltrace2 reads
- *   every event; stats, stats --per-thread and convert --to chrome peak
- *   under BOUND_KB of resident memory (the old code kept every thread's
+ *   every event; stats, stats --per-thread, convert --to chrome and
+ *   convert --to perfetto peak under BOUND_KB of resident memory (the old code kept every thread's
  *   state and open begins: far more); stats reports the begins past its
  *   bounds and lists STATS_THREADS_MAX threads, the events of the others
  *   on one line; --per-thread gives at most DURATION_THREAD_ROWS rows of a
@@ -244,6 +246,28 @@ static int by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The Perfetto trace dir/trace of log, decoded by protoc with the
+ * project's schema subset, holds dump's events (tests/cli/perfetto_check.py
+ * replays its incremental times); skipped without protoc or python3. */
+static void check_perfetto(const char *trace, const char *log)
+{
+	if (system("command -v protoc >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1")) {
+		fprintf(stderr, "t_toolbounds: SKIP the Perfetto trace's check: no protoc or python3 "
+		                "(scripts/install-deps.sh installs them)\n");
+		return;
+	}
+	char root[PATH_MAX + 16], real[PATH_MAX], cmd[6 * PATH_MAX];
+	snprintf(root, sizeof root, "%.*s/../../..", PATH_MAX - 1, pt_helpers_dir());
+	ck_assert_ptr_nonnull(realpath(root, real));
+	snprintf(cmd, sizeof cmd,
+	         "protoc --decode=perfetto.protos.Trace --proto_path='%s/tests/perfetto' "
+	         "'%s/tests/perfetto/trace_subset.proto' <'%s/%s' >'%s/pf.txt' && "
+	         "'%s' dump '%s' --format json >'%s/pf.jsonl' 2>/dev/null && "
+	         "python3 '%s/tests/cli/perfetto_check.py' '%s/pf.txt' '%s/pf.jsonl' >&2",
+	         real, real, dir, trace, dir, posixtrace_path(), log, dir, real, dir, dir);
+	ck_assert_msg(system(cmd) == 0, "the Perfetto trace %s does not hold dump's events", trace);
+}
+
 /* ---- item 10: times that go back ----------------------------------------- */
 
 #define BACK_BASE 1700000000000000000ull
@@ -305,6 +329,8 @@ START_TEST(times_go_back)
 	char want[64];
 	snprintf(want, sizeof want, "\"time_raised_events\":%u,", (n - 1) + (n - 8));
 	ck_assert_msg(strstr(json, want), "no %s in the Chrome file's otherData", want);
+	run_pt(NULL, "convert", log, "--to", "perfetto", "back.pftrace", NULL);
+	check_perfetto("back.pftrace", log);
 }
 END_TEST
 
@@ -342,6 +368,8 @@ START_TEST(many_threads)
 	               "stats --per-thread");
 	assert_bounded(run_pt(NULL, "convert", log, "--to", "chrome", "threads.json", NULL),
 	               "convert --to chrome");
+	assert_bounded(run_pt(NULL, "convert", log, "--to", "perfetto", "threads.pftrace", NULL),
+	               "convert --to perfetto");
 	run_pt(NULL, "convert", log, "--to", "ctf", "threads.ctf", NULL);
 	size_t streams = count_streams("threads.ctf");
 	ck_assert_msg(streams <= CTF_STREAMS_MAX, "%zu CTF streams", streams);

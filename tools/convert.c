@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * posixtrace convert: a log to another trace format (CTF 1.8 for
- * babeltrace2/Trace Compass, or Chrome trace JSON for chrome://tracing and
- * Perfetto).  The formats themselves are in ctf.c and chrome.c.
+ * babeltrace2/Trace Compass, Chrome trace JSON for chrome://tracing, or
+ * Perfetto's own protobuf trace for ui.perfetto.dev and trace_processor).
+ * The formats themselves are in ctf.c, chrome.c and perfetto.c; each
+ * converts the window of the log dump would show (window.c).
  */
 #include <getopt.h>
 #include <string.h>
@@ -15,6 +17,8 @@ static void convert_help(FILE *out)
 	        "usage: %s convert LOG --to ctf DIR [--force]\n"
 	        "       %s convert LOG --to chrome FILE.json [--force] [--pair BEGIN=END]...\n"
 	        "                  [--no-pair]\n"
+	        "       %s convert LOG --to perfetto FILE [--force] [--pair BEGIN=END]...\n"
+	        "                  [--no-pair]\n"
 	        "LOG - reads standard input.\n"
 	        "ctf: a CTF 1.8 trace in DIR (created 0700): a metadata file and one\n"
 	        "     stream file per writer thread (256 at most: later threads share\n"
@@ -26,25 +30,33 @@ static void convert_help(FILE *out)
 	        "     and NAME_end (or NAME:begin and NAME:end) become a slice NAME\n"
 	        "     (nested pairs nest; an unmatched one stays an instant event);\n"
 	        "     every other event is an instant event.\n"
+	        "perfetto: Perfetto's protobuf trace (ui.perfetto.dev, trace_processor);\n"
+	        "     FILE - is standard output.  A track per process and thread, the\n"
+	        "     same slices and instants as chrome, names and call sites interned,\n"
+	        "     times in nanoseconds (CLOCK_REALTIME) as deltas.\n"
 	        "Each event's call site (function+offset, file:line) is in its args\n"
-	        "(chrome) or its site and source fields (ctf), when the log holds the\n"
-	        "images of the traced programs (record asks for them).\n\n"
-	        "  --to ctf|chrome      the output format (required)\n"
+	        "(chrome), its site and source fields (ctf) or its source location\n"
+	        "(perfetto), when the log holds the images of the traced programs\n"
+	        "(record asks for them).\n\n"
+	        "  --to ctf|chrome|perfetto  the output format (required)\n"
 	        "  --force              replace an existing output of your own (a file,\n"
 	        "                       or a directory of an earlier CTF conversion)\n"
 	        "  --pair BEGIN=END     also pair these two event names (repeatable)\n"
 	        "  --no-pair            no NAME_begin/NAME_end pairing (--pair still applies)\n"
+	        "The events converted (as dump would show them):\n"
+	        WINDOW_HELP
 	        SITE_HELP
 	        "  -h, --help           this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
 	        "inside (after converting what could be read).\n",
-	        PROG, PROG);
+	        PROG, PROG, PROG);
 }
 
 struct convert_options {
 	const char *format, *log, *out;
 	bool force;
 	struct pair_rules pairs;
+	struct event_window window;
 	struct site_options sites;
 };
 
@@ -56,9 +68,9 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		{"to", required_argument, 0, 't'},        {"force", no_argument, 0, OPT_FORCE},
 		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
 		{"help", no_argument, 0, 'h'},            SITE_LONGOPTS,
-		{0, 0, 0, 0}};
+		WINDOW_LONGOPTS,                          {0, 0, 0, 0}};
 	bool pair_options = false;
-	int c;
+	int c, w;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -74,15 +86,20 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		case 'h': convert_help(stdout); return 0;
 		case ':': return usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
+			if ((w = window_option(c, optarg, &o->window, "convert")) != 0) {
+				if (w < 0)
+					return EXIT_USAGE;
+				break;
+			}
 			if (site_option(c, optarg, &o->sites))
 				break;
 			return usage_error("convert", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!o->format)
-		return usage_error("convert", "--to ctf or --to chrome is required");
-	if (strcmp(o->format, "ctf") && strcmp(o->format, "chrome"))
-		return usage_error("convert", "unknown format '%s' (ctf, chrome)", o->format);
+		return usage_error("convert", "--to ctf, chrome or perfetto is required");
+	if (strcmp(o->format, "ctf") && strcmp(o->format, "chrome") && strcmp(o->format, "perfetto"))
+		return usage_error("convert", "unknown format '%s' (ctf, chrome, perfetto)", o->format);
 	if (argc - optind != 2)
 		return usage_error("convert", argc - optind < 2 ? "LOG and output are required"
 		                                                : "too many arguments");
@@ -93,8 +110,18 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		                   "standard output");
 	if (!strcmp(o->format, "ctf") && pair_options)
 		return usage_error("convert", "--pair and --no-pair are for --to chrome "
-		                   "(CTF keeps begin/end events as events)");
+		                   "and perfetto (CTF keeps begin/end events as events)");
 	return -1;
+}
+
+static int convert_window(const struct convert_options *o, struct trace_log *log,
+                          struct site_table *sites)
+{
+	if (!strcmp(o->format, "ctf"))
+		return convert_to_ctf(log, o->out, o->force, sites);
+	if (!strcmp(o->format, "chrome"))
+		return convert_to_chrome(log, o->out, o->force, &o->pairs, sites);
+	return convert_to_perfetto(log, o->out, o->force, &o->pairs, sites);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -106,19 +133,20 @@ int cmd_convert(int argc, char **argv)
 		struct site_table sites;
 		if (!log) {
 			rc = EXIT_FAIL;
-		} else if (!sites_init(&sites, log, &o.sites)) {
+		} else if (!window_attach(&o.window, log) || !sites_init(&sites, log, &o.sites)) {
 			rc = EXIT_FAIL;
 			trace_log_close(log);
 		} else {
-			rc = !strcmp(o.format, "ctf")
-			         ? convert_to_ctf(log, o.out, o.force, &sites)
-			         : convert_to_chrome(log, o.out, o.force, &o.pairs, &sites);
+			rc = convert_window(&o, log, &sites);
 			sites_notes(&sites, "convert");
 			sites_free(&sites);
-			rc = finish_log(log, rc);
+			if (!log->seekable && window_names_unknown(&o.window, log))
+				rc = EXIT_FAIL;
+			rc = window_finish(&o.window, log, finish_log(log, rc));
 			trace_log_close(log);
 		}
 	}
+	window_free(&o.window);
 	pair_rules_free(&o.pairs);
 	return rc;
 }

@@ -212,27 +212,43 @@ static void read_thread(struct trace_log *log, struct trace_event *ev, bool name
 	}
 }
 
+/* A window (log->filter) sees every event; the caller, those it keeps. */
+static bool filtered_out(struct trace_log *log, const struct trace_event *ev)
+{
+	return log->filter && !log->filter->keep(log->filter, ev);
+}
+
+static bool filter_needs_tid(const struct trace_log *log)
+{
+	return log->filter && log->filter->needs_tid;
+}
+
 int trace_log_skim(struct trace_log *log, struct trace_event *ev)
 {
-	int rc = read_event(log, ev);
-	if (rc > 0)
-		read_thread(log, ev, false);
+	int rc;
+	do {
+		if ((rc = read_event(log, ev)) <= 0)
+			return rc;
+		read_thread(log, ev, filter_needs_tid(log));
+	} while (filtered_out(log, ev));
 	return rc;
 }
 
 int trace_log_next(struct trace_log *log, struct trace_event *ev)
 {
-	int rc = read_event(log, ev);
-	if (rc <= 0)
-		return rc;
-	read_thread(log, ev, !log->without_thread_names);
-	if (is_damage_marker(ev)) {
-		log->damage_reports++;
-		log->events_after_damage = 0;
-	} else if (log->damage_reports) {
-		log->events_after_damage++;
-	}
-	log->events_read++;
+	do {
+		int rc = read_event(log, ev);
+		if (rc <= 0)
+			return rc;
+		read_thread(log, ev, !log->without_thread_names || filter_needs_tid(log));
+		if (is_damage_marker(ev)) {
+			log->damage_reports++;
+			log->events_after_damage = 0;
+		} else if (log->damage_reports) {
+			log->events_after_damage++;
+		}
+		log->events_read++;
+	} while (filtered_out(log, ev));
 	return 1;
 }
 
@@ -241,6 +257,8 @@ int trace_log_rewind(struct trace_log *log)
 	log->events_read = 0;
 	log->damage_reports = 0;
 	log->events_after_damage = 0;
+	if (log->filter)
+		log->filter->rewound(log->filter);
 	return posix_trace_rewind(log->trid);
 }
 

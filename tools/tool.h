@@ -213,6 +213,14 @@ bool event_has_thread(const struct trace_event *ev);
 
 /* logfile.c: reading a trace log (a pre-recorded stream); "-" is standard
  * input. */
+/* A filter of the events the log gives (window.c): keep() sees every event
+ * read, in order, and says whether trace_log_next and trace_log_skim give
+ * it; rewound() is told when the log starts again. */
+struct log_filter {
+	bool (*keep)(struct log_filter *f, const struct trace_event *ev);
+	void (*rewound)(struct log_filter *f);
+	bool needs_tid; /* keep() looks at the kernel thread id */
+};
 struct trace_log {
 	const char *path;
 	const char *label; /* for messages: the path, or "standard input" */
@@ -229,6 +237,7 @@ struct trace_log {
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */
 	uint64_t damage_reports, events_after_damage;
+	struct log_filter *filter; /* NULL: every event */
 };
 enum log_state {
 	LOG_COMPLETE,   /* no damage */
@@ -248,6 +257,60 @@ bool trace_log_lost(struct trace_log *log, uint64_t *lost);
 enum log_state log_state(const struct trace_log *log);
 int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
+
+/* window.c: the window of a log dump and every converter look at.
+ * --since/--until: seconds after the first event, or "@SECONDS" since the
+ * Epoch (the absolute column of dump). */
+struct time_bound {
+	bool set, absolute;
+	double seconds;
+};
+struct event_window {
+	struct log_filter filter; /* first: the log calls it */
+	struct time_bound since, until;
+	struct name_list only;
+	struct number_list pids, tids;
+	uint64_t snapshot; /* 0: all */
+	uint64_t since_ns, until_ns;
+	uint64_t current, held; /* the snapshot of the next event; the last with events */
+};
+#define WINDOW_OPT_SINCE 1100
+#define WINDOW_OPT_UNTIL 1101
+#define WINDOW_OPT_ONLY 1102
+#define WINDOW_OPT_PID 1103
+#define WINDOW_OPT_TID 1104
+#define WINDOW_OPT_SNAPSHOT 1105
+#define WINDOW_LONGOPTS {"since", required_argument, 0, WINDOW_OPT_SINCE}, \
+	{"until", required_argument, 0, WINDOW_OPT_UNTIL}, \
+	{"only", required_argument, 0, WINDOW_OPT_ONLY}, \
+	{"pid", required_argument, 0, WINDOW_OPT_PID}, \
+	{"tid", required_argument, 0, WINDOW_OPT_TID}, \
+	{"snapshot", required_argument, 0, WINDOW_OPT_SNAPSHOT}
+#define WINDOW_HELP "  --since T            only events at or after T\n" \
+	"  --until T            only events at or before T\n" \
+	"                       (T: seconds after the first event, or @SECONDS\n" \
+	"                       since the Epoch)\n" \
+	"  --only NAME,...      only these event types (an unknown name is an error)\n" \
+	"  --pid PID,...        only events of these processes\n" \
+	"  --tid TID,...        only events of these threads (the thread column:\n" \
+	"                       the kernel thread id; a pthread_t such as\n" \
+	"                       0x7f3a2c1b8740 is accepted too)\n" \
+	"  --snapshot N         only the Nth snapshot of a flight recording (see\n" \
+	"                       record): the events up to the Nth\n" \
+	"                       posix_trace_flush_stop, after the one before\n"
+/* 1: opt was a window option, taken; 0: it is not one; -1 (said): its
+ * argument is bad (the usage error's status is EXIT_USAGE). */
+int window_option(int opt, const char *arg, struct event_window *w, const char *cmd);
+/* The window set on the log (a pass for the first time if a bound is
+ * relative); false (said) if --only names no type of a seekable log. */
+bool window_attach(struct event_window *w, struct trace_log *log);
+/* After the last pass: an --only name that names no type (said), which a
+ * log read from a pipe can tell only then. */
+bool window_names_unknown(const struct event_window *w, struct trace_log *log);
+/* After the last pass: rc, or a failure if --snapshot is past the log's
+ * last (said). */
+int window_finish(const struct event_window *w, struct trace_log *log, int rc);
+void window_free(struct event_window *w);
 
 /* eventfmt.c: one event as a line of text or JSON (dump and attach). */
 #define THREAD_COLUMNS_MAX 128 /* pid, thread id, escaped name, padding */
@@ -467,5 +530,8 @@ void durations_free(struct durations *d);
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites);
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,
                       const struct pair_rules *pairs, struct site_table *sites);
+/* perfetto.c */
+int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
+                        const struct pair_rules *pairs, struct site_table *sites);
 
 #endif
