@@ -820,7 +820,7 @@ static int own_lane_moved(struct pt_source *h)
 static int writers_gone(struct pt_source *h)
 {
 	const struct pt_map *m = &h->map;
-	for (uint32_t i = 0; i < h->rd.ncur; i++)
+	for (uint32_t i = 0; i < h->rd.ncur; i++) /* cursors: below lanes_readable */
 		if (h->rd.cur[i].state != CUR_BROKEN &&
 		    atomic_load_explicit(&pt_lane_at(m, i)->owner, memory_order_relaxed))
 			return 0;

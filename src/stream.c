@@ -359,6 +359,7 @@ int pt_stream_grow(const struct pt_map *m)
 		return ENOMEM;
 	uint32_t n = m->max_chunks - c < m->grow_chunks ? m->max_chunks - c : m->grow_chunks;
 	size_t bytes = (size_t)n * m->chunk_size;
+	/* c < max_chunks and n <= max_chunks - c, checked above. */
 	if (pt_mem_headroom(bytes, 0) != 0 ||
 	    pt_populate(pt_chunk_at(m, c), bytes, m->fd, m->chunks_off + (uint64_t)c * m->chunk_size))
 		return ENOMEM;
@@ -383,6 +384,8 @@ int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane)
 		return ENOMEM;
 	if (lane < cur && cur <= m->max_lanes)
 		return 0;
+	/* The page of lane, which is below max_lanes (checked above), a
+	 * multiple of PT_LANES_PER_PAGE (header_ok). */
 	struct pt_lane *first = pt_lane_at(m, page_end - PT_LANES_PER_PAGE);
 	if (pt_mem_headroom(PAGE, 0) != 0 ||
 	    pt_populate(first, PAGE, m->fd, m->lanes_off + (uint64_t)(page_end - PT_LANES_PER_PAGE) *
@@ -477,7 +480,7 @@ uint64_t pt_stream_lost(const struct pt_map *m)
 	if (lanes > PT_LANES_PER_PAGE &&
 	    !pt_stream_backed(m, m->lanes_off, (uint64_t)lanes * sizeof(struct pt_lane)))
 		lanes = PT_LANES_PER_PAGE;
-	for (uint32_t i = 0; i < lanes; i++)
+	for (uint32_t i = 0; i < lanes; i++) /* lanes: within max_lanes and backed */
 		n += atomic_load_explicit(&pt_lane_at(m, i)->lost, memory_order_relaxed);
 	return n;
 }
