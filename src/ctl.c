@@ -150,13 +150,14 @@ uint64_t pt_claims_settle(struct pt_ctl *c, const struct pt_map *m, uint64_t log
 	struct pt_claims *cl = &c->claims;
 	uint64_t taken = atomic_load_explicit(&cl->taken, memory_order_relaxed);
 	uint64_t pending = atomic_load_explicit(&cl->events, memory_order_relaxed);
-	uint32_t lane = atomic_load_explicit(&cl->lane, memory_order_relaxed);
+	uint32_t lane_untrusted = atomic_load_explicit(&cl->lane, memory_order_relaxed);
+	const struct pt_lane *l = pt_lane_get(m, lane_untrusted);
 	/* A claim begun and not counted: made if the lane's head moved from
 	 * where it was (a LOOP writer taking the chunk meanwhile also moves
 	 * it: then its events may be counted twice, never not at all). */
-	if (pending && taken == atomic_load_explicit(&cl->base, memory_order_relaxed) &&
-	    lane < m->max_lanes && pt_stream_backed(m, m->lanes_off + (uint64_t)lane * 64, 64) &&
-	    atomic_load_explicit(&pt_lane_at(m, lane)->head, memory_order_relaxed) !=
+	if (pending && taken == atomic_load_explicit(&cl->base, memory_order_relaxed) && l &&
+	    pt_stream_backed(m, m->lanes_off + (uint64_t)lane_untrusted * sizeof *l, sizeof *l) &&
+	    atomic_load_explicit(&l->head, memory_order_relaxed) !=
 	        atomic_load_explicit(&cl->head, memory_order_relaxed))
 		taken += pending;
 	uint64_t lost = taken > logged ? taken - logged : 0;

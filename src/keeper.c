@@ -267,7 +267,8 @@ static void note_pids(const struct pt_idpair *p, void *arg)
 static void translate_stage(struct keeper *k, const struct pt_stage *st, struct pt_owner *start)
 {
 	const struct pt_map *m = &k->h->src.map;
-	/* The value only: the writer's claim, like the ids it wrote. */
+	/* The value only: the writer's claim, like the ids it wrote.  The lane
+	 * is a reader cursor's (pt_read_stage), below lanes_readable. */
 	uint64_t ns = atomic_load_explicit(&pt_lane_at(m, st->lane)->owner_ns, memory_order_relaxed);
 	if (!ns || ns == pt_proc.pidns)
 		return;

@@ -22,8 +22,6 @@
 
 #define MAX_CHAIN 64 /* links followed to a lane's open chunk */
 
-static struct pt_lane *lane_ptr(const struct pt_map *m, uint32_t i) { return pt_lane_at(m, i); }
-
 /* Lanes in use, bounded by what is committed (writers trust the stream's
  * words, within the geometry they keep). */
 static uint32_t lanes_known(const struct pt_map *m)
@@ -31,21 +29,20 @@ static uint32_t lanes_known(const struct pt_map *m)
 	struct pt_stream_hdr *h = pt_hdr(m);
 	/* nlanes is a count only (relaxed would do); committed_lanes pairs with
 	 * the release CAS in pt_stream_commit_lane (stream.c): lanes below it are backed. */
-	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
-	uint32_t c = atomic_load_explicit(&h->committed_lanes, memory_order_acquire);
-	if (n > c)
-		n = c;
-	return n < m->max_lanes ? n : m->max_lanes;
+	uint32_t n_untrusted = atomic_load_explicit(&h->nlanes, memory_order_acquire);
+	uint32_t committed_untrusted = atomic_load_explicit(&h->committed_lanes, memory_order_acquire);
+	return pt_lanes_within(m, n_untrusted < committed_untrusted ? n_untrusted : committed_untrusted);
 }
 
 /* The stack of free lanes (tagstack.h), node lane + 1: 0 ends it, and so
  * does a lane not known yet.  What pt_lane_release stored (event_bytes) is
- * seen by the next owner through the stack's release and acquire. */
-static _Atomic uint32_t *free_lane_link(uint32_t lane1, const void *m)
+ * seen by the next owner through the stack's release and acquire.  The
+ * node popped is one this check passed (pt_tagstack_pop). */
+static _Atomic uint32_t *free_lane_link(uint32_t lane1_untrusted, const void *m)
 {
-	if (lane1 == 0 || lane1 > lanes_known(m))
+	if (lane1_untrusted == 0 || lane1_untrusted > lanes_known(m))
 		return NULL;
-	return &lane_ptr(m, lane1 - 1)->free_next1;
+	return &pt_lane_at(m, lane1_untrusted - 1)->free_next1; /* below lanes_known */
 }
 
 static uint32_t pop_free(const struct pt_map *m)
@@ -55,9 +52,10 @@ static uint32_t pop_free(const struct pt_map *m)
 	                                                                           : PT_NONE;
 }
 
+/* The lane is the caller's own (pt_lane_release). */
 static void push_free(const struct pt_map *m, uint32_t lane)
 {
-	pt_tagstack_push(&pt_hdr(m)->free_lanes, &lane_ptr(m, lane)->free_next1, lane + 1);
+	pt_tagstack_push(&pt_hdr(m)->free_lanes, &pt_lane_at(m, lane)->free_next1, lane + 1);
 }
 
 /* The lane is this process's from now on: its namespace first, then its
@@ -78,7 +76,7 @@ static uint32_t reclaim_dead(const struct pt_map *m)
 	uint64_t seen = 0;
 	int seen_alive = 1;
 	for (uint32_t i = 0; i < n; i++) {
-		struct pt_lane *l = lane_ptr(m, i);
+		struct pt_lane *l = pt_lane_at(m, i); /* i < lanes_known */
 		/* The owner token's value only (the lane's chunks are reached through
 		 * tail1, next and commit, each paired): here and in the CAS below,
 		 * relaxed would do. */
@@ -110,7 +108,7 @@ static uint32_t new_lane(const struct pt_map *m)
 	uint32_t n = atomic_fetch_add_explicit(&h->nlanes, 1, memory_order_acq_rel);
 	if (n >= m->max_lanes || pt_stream_commit_lane(m, n) != 0)
 		return PT_NONE;
-	claim_as_owner(lane_ptr(m, n));
+	claim_as_owner(pt_lane_at(m, n)); /* n < max_lanes, checked above */
 	return n;
 }
 
@@ -120,19 +118,22 @@ static uint32_t open_chunk(const struct pt_map *m, struct pt_lane *l)
 {
 	/* tail1 pairs with its release store in start_chunk (writer.c);
 	 * committed_chunks with the release CAS in pt_stream_grow (stream.c). */
-	uint32_t c = atomic_load_explicit(&l->tail1, memory_order_acquire);
-	uint32_t committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
-	if (c == 0 || c > committed || c > m->max_chunks)
+	uint32_t tail1_untrusted = atomic_load_explicit(&l->tail1, memory_order_acquire);
+	uint32_t committed_untrusted =
+	    atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
+	if (tail1_untrusted == 0 || tail1_untrusted > committed_untrusted)
 		return PT_NONE;
-	c--;
-	for (int i = 0; i < MAX_CHAIN; i++) {
+	uint32_t c = tail1_untrusted - 1;
+	struct pt_chunk *ch = pt_chunk_get(m, c);
+	for (int i = 0; ch && i < MAX_CHAIN; i++) {
 		/* Pairs with the release store of next in start_chunk (writer.c). */
-		uint32_t next = atomic_load_explicit(&pt_chunk_at(m, c)->next, memory_order_acquire);
-		if (next == PT_NONE)
+		uint32_t next_untrusted = atomic_load_explicit(&ch->next, memory_order_acquire);
+		if (next_untrusted == PT_NONE)
 			return c;
-		if (next >= committed || next >= m->max_chunks)
+		if (next_untrusted >= committed_untrusted)
 			return PT_NONE;
-		c = next;
+		c = next_untrusted;
+		ch = pt_chunk_get(m, c);
 	}
 	return PT_NONE;
 }
@@ -145,11 +146,11 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 	uint32_t c = open_chunk(m, l);
 	if (c == PT_NONE)
 		return;
-	struct pt_chunk *ch = pt_chunk_at(m, c);
+	struct pt_chunk *ch = pt_chunk_at(m, c); /* open_chunk checked c */
 	/* Pairs with the release store of commit in append_record (writer.c). */
 	uint64_t commit = atomic_load_explicit(&ch->commit, memory_order_acquire);
 	uint32_t off = (uint32_t)commit, bytes;
-	if (off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
+	if (!pt_chunk_off_ok(m, off))
 		return;
 	if (reclaimed) {
 		/* The dead owner stored no event_bytes: counted again. */
@@ -176,7 +177,7 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	int reclaimed = 0;
 	uint32_t lane = pop_free(m);
 	if (lane != PT_NONE) {
-		claim_as_owner(lane_ptr(m, lane));
+		claim_as_owner(pt_lane_at(m, lane)); /* checked by free_lane_link */
 	} else if ((lane = reclaim_dead(m)) != PT_NONE) {
 		reclaimed = 1;
 	} else if ((lane = new_lane(m)) == PT_NONE) {
@@ -185,7 +186,7 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
 	pt_wlane_claimed(w, lane);
 	if (!nested)
 		prctl(PR_GET_NAME, t->comm, 0, 0, 0);
-	continue_chunk(w, m, lane_ptr(m, lane), reclaimed);
+	continue_chunk(w, m, pt_lane_at(m, lane), reclaimed); /* from one of the three */
 	return 0;
 }
 
@@ -193,7 +194,7 @@ int pt_lane_claim(struct pt_thread *t, struct pt_wlane *w, const struct pt_map *
  * pairs with the acquire load and CAS in pop_free. */
 void pt_lane_release(struct pt_wlane *w, const struct pt_map *m)
 {
-	struct pt_lane *l = lane_ptr(m, w->lane);
+	struct pt_lane *l = pt_lane_at(m, w->lane); /* the caller's own (pt_lane_claim) */
 	if (w->chunk)
 		atomic_store_explicit(&((struct pt_chunk *)w->chunk)->event_bytes,
 		                      pt_wlane_event_bytes(w), memory_order_relaxed);
@@ -233,19 +234,20 @@ void pt_note_loss(struct pt_stream_hdr *h, uint64_t ts, uint64_t n)
  * the reader consuming the same chunk. */
 static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
 {
-	uint32_t n = lanes_known(m), committed;
+	uint32_t n = lanes_known(m), committed_untrusted;
 	uint64_t best_ts = UINT64_MAX;
 	int found = 0;
 	/* Pairs with the release CAS of committed_chunks in pt_stream_grow (stream.c). */
-	committed = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
+	committed_untrusted = atomic_load_explicit(&pt_hdr(m)->committed_chunks, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
 		/* Pairs with the release store of head in start_chunk (writer.c) and
 		 * the head CASes of next_chunk (reader.c) and pt_steal_oldest. */
-		uint64_t hd = atomic_load_explicit(&lane_ptr(m, i)->head, memory_order_acquire);
-		uint32_t c = pt_head_chunk(hd);
-		if (c >= committed || c >= m->max_chunks)
+		uint64_t hd = atomic_load_explicit(&pt_lane_at(m, i)->head, /* i < lanes_known */
+		                                   memory_order_acquire);
+		uint32_t c_untrusted = pt_head_chunk(hd);
+		struct pt_chunk *ch = pt_chunk_get(m, c_untrusted);
+		if (c_untrusted >= committed_untrusted || !ch)
 			continue;
-		struct pt_chunk *ch = pt_chunk_at(m, c);
 		/* Pairs with the release store of next in start_chunk (writer.c). */
 		if (atomic_load_explicit(&ch->next, memory_order_acquire) == PT_NONE)
 			continue;
@@ -266,15 +268,19 @@ static int oldest_sealed(const struct pt_map *m, uint32_t *lane, uint64_t *head)
  * `from`, counted from its commit word, and the time of the first.  Walks
  * only the records before the first of them, with the one decoder: a
  * chunk scribbled on costs the thief its count, never a read outside it. */
-static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk, uint64_t commit,
-                              uint32_t from, uint64_t *first_ts)
+static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk,
+                              uint64_t commit_untrusted, uint32_t from_untrusted,
+                              uint64_t *first_ts)
 {
-	uint32_t end = (uint32_t)commit, total = (uint32_t)(commit >> 32);
+	uint32_t total_untrusted = (uint32_t)(commit_untrusted >> 32);
 	struct pt_rec_ctx ctx = {0};
 	struct pt_rec_walk walk;
 	struct pt_rec r;
 	*first_ts = UINT64_MAX;
-	if (end > m->chunk_size || from < PT_CHUNK_HDR || from >= end)
+	if (from_untrusted < PT_CHUNK_HDR)
+		return 0;
+	uint32_t from = from_untrusted, end = pt_commit_end(m, commit_untrusted, from);
+	if (!end || end == from)
 		return 0;
 	pt_racy_copy(&ctx.base, &((const struct pt_chunk *)chunk)->base, sizeof ctx.base);
 	pt_rec_walk(chunk, PT_CHUNK_HDR, from, end, m->max_data, &ctx, &walk);
@@ -289,7 +295,7 @@ static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk
 		return 0;
 	*first_ts = ctx.base + pt_rec_delta(r.w0);
 	/* The count is the writer's word: no more than the bytes can hold. */
-	uint32_t unread = total > walk.events ? total - walk.events : 0;
+	uint32_t unread = total_untrusted > walk.events ? total_untrusted - walk.events : 0;
 	uint32_t most = (end - walk.off) / PT_REC_HDR_MIN;
 	return unread < most ? unread : most;
 }
@@ -303,17 +309,17 @@ uint32_t pt_steal_oldest(const struct pt_map *m)
 		if (!oldest_sealed(m, &lane, &hd))
 			return PT_NONE;
 		uint32_t c = pt_head_chunk(hd);
-		struct pt_chunk *ch = pt_chunk_at(m, c);
+		struct pt_chunk *ch = pt_chunk_at(m, c); /* checked by oldest_sealed */
 		/* Pairs with the release store of next in start_chunk (writer.c): the
 		 * chunk's commit and event_bytes are final, the next one's header written. */
-		uint32_t nx = atomic_load_explicit(&ch->next, memory_order_acquire);
-		if (nx >= m->max_chunks)
+		uint32_t nx_untrusted = atomic_load_explicit(&ch->next, memory_order_acquire);
+		if (!pt_chunk_get(m, nx_untrusted))
 			continue;
-		uint64_t repl = pt_head_pack(nx, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
+		uint64_t repl = pt_head_pack(nx_untrusted, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
 		/* Acquire: the chunk is written over only after this; pairs
 		 * with the reader's claim in stage_more (reader.c).  Release:
 		 * the next chunk's header goes on with the head to follow_head (reader.c). */
-		if (!atomic_compare_exchange_strong_explicit(&lane_ptr(m, lane)->head, &hd, repl,
+		if (!atomic_compare_exchange_strong_explicit(&pt_lane_at(m, lane)->head, &hd, repl,
 		                                             memory_order_acq_rel, memory_order_relaxed))
 			continue;
 		/* Pairs with the release store of commit in append_record (writer.c). */

@@ -365,4 +365,14 @@ struct pt_registry {
 	_Atomic uint16_t by_hash[PT_REG_HASH_SLOTS];
 };
 
+/* The name of entry entry_untrusted (an index read from by_hash, which
+ * every process of the tree writes), or NULL: 0 and the entries past the
+ * table are none.  Whether it is published is name_valid's to say. */
+static inline char *pt_reg_entry(struct pt_registry *reg, uint32_t entry_untrusted)
+{
+	if (entry_untrusted == 0 || entry_untrusted >= TRACE_USER_EVENT_MAX)
+		return NULL;
+	return reg->names[entry_untrusted];
+}
+
 #endif

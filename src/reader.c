@@ -106,14 +106,14 @@ static int chunk_ok(struct pt_reader *rd, const struct pt_map *m, uint32_t c)
 	                                     m->chunk_size));
 }
 
+/* Lanes below this are mapped and committed: the raw pt_lane_at takes
+ * them (the cursors' indexes are below it). */
 static uint32_t lanes_readable(struct pt_reader *rd, const struct pt_map *m)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
 	/* A count only: new_lane (lanes.c) adds before the lane's page is
 	 * committed, so pages are checked below; relaxed would do. */
-	uint32_t n = atomic_load_explicit(&h->nlanes, memory_order_acquire);
-	if (n > m->max_lanes)
-		n = m->max_lanes;
+	uint32_t n = pt_lanes_within(m, atomic_load_explicit(&h->nlanes, memory_order_acquire));
 	for (uint32_t p = 1; p * PT_LANES_PER_PAGE < n; p++) {
 		uint64_t off = m->lanes_off + (uint64_t)p * PT_LANES_PER_PAGE * sizeof(struct pt_lane);
 		if (!bit_test_set(rd->page_ok, p, pt_stream_backed(m, off, 4096)))
@@ -201,9 +201,10 @@ static void heap_pop(struct pt_reader *rd)
 	}
 }
 
-/* ---- one lane ------------------------------------------------------------- */
-
-static struct pt_lane *lane(const struct pt_map *m, uint32_t i) { return pt_lane_at(m, i); }
+/* ---- one lane -------------------------------------------------------------
+ * Lane i is below lanes_readable (its cursor exists); a cursor's chunk is
+ * PT_NONE or one may_enter let it enter: both are taken raw.  Heads, links
+ * and commit words are the writers' words, checked here. */
 
 /* May lane i's cursor enter chunk c, whose header it copied into *id?
  * Only a chunk started for this lane, with a sequence number above the
@@ -213,11 +214,13 @@ static struct pt_lane *lane(const struct pt_map *m, uint32_t i) { return pt_lane
  * takes at most what the stream holds. */
 enum { ENTER_OK, ENTER_LATER, ENTER_BAD };
 static int may_enter(struct pt_reader *rd, const struct pt_map *m, const struct pt_cursor *cur,
-                     uint32_t i, uint32_t c, struct pt_chunk_id *id)
+                     uint32_t i, uint32_t c_untrusted, struct pt_chunk_id *id)
 {
-	if (c >= m->max_chunks || !chunk_ok(rd, m, c))
+	const struct pt_chunk *ch = pt_chunk_get(m, c_untrusted);
+	if (!ch || !chunk_ok(rd, m, c_untrusted))
 		return ENTER_BAD;
-	pt_chunk_read_id(pt_chunk_at(m, c), id);
+	uint32_t c = c_untrusted;
+	pt_chunk_read_id(ch, id);
 	if (!pt_chunk_identity(id, i, cur->seq, rd->chunk_seq[c]))
 		return ENTER_BAD;
 	if (rd->draining && rd->drain_mark[c] == rd->drain_no)
@@ -266,28 +269,29 @@ static int parse_stage(struct pt_cursor *cur, const struct pt_map *m)
  * head.  0; EAGAIN: look again; EBUSY: a chunk for the next drain;
  * EINVAL: damage. */
 static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint32_t i,
-                  uint64_t hd)
+                  uint64_t hd_untrusted)
 {
-	uint32_t c = pt_head_chunk(hd), off = pt_head_off(hd);
+	uint32_t c_untrusted = pt_head_chunk(hd_untrusted), off_untrusted = pt_head_off(hd_untrusted);
 	struct pt_chunk_id id;
 	cur->state = CUR_IDLE;
 	cur->s_off = cur->s_len = 0;
-	if (c == PT_NONE) {
-		cur->head = hd;
+	if (c_untrusted == PT_NONE) {
+		cur->head = hd_untrusted;
 		cur->chunk = PT_NONE;
 		return 0;
 	}
-	if (off < PT_CHUNK_HDR || off > m->chunk_size || off % 8)
+	if (!pt_chunk_off_ok(m, off_untrusted))
 		return EINVAL;
-	int same = c == cur->chunk;
+	uint32_t off = off_untrusted;
+	int same = c_untrusted == cur->chunk;
 	int enter = ENTER_OK;
 	if (!same) {
-		enter = may_enter(rd, m, cur, i, c, &id);
+		enter = may_enter(rd, m, cur, i, c_untrusted, &id);
 	} else {
-		pt_chunk_read_id(pt_chunk_at(m, c), &id);
+		pt_chunk_read_id(pt_chunk_at(m, cur->chunk), &id);
 		same = id.seq == cur->seq && id.lane == i;
 		if (!same)
-			enter = may_enter(rd, m, cur, i, c, &id);
+			enter = may_enter(rd, m, cur, i, c_untrusted, &id);
 		else if (off < cur->off)
 			enter = ENTER_BAD; /* records already taken are not taken again */
 	}
@@ -296,12 +300,15 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 	 * the copy before it (a fence would do, but ThreadSanitizer does not
 	 * model fences).  Pairs with the head CAS in pt_steal_oldest (lanes.c),
 	 * after which the thief writes the header. */
-	uint64_t still = hd;
-	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &still, hd,
+	uint64_t still = hd_untrusted;
+	if (!atomic_compare_exchange_strong_explicit(&pt_lane_at(m, i)->head, &still, hd_untrusted,
 	                                             memory_order_acq_rel, memory_order_relaxed))
 		return EAGAIN;
 	if (enter != ENTER_OK)
 		return enter == ENTER_LATER ? EBUSY : EINVAL;
+	/* Entered, or the cursor's own chunk: checked. */
+	uint32_t c = c_untrusted;
+	uint64_t hd = hd_untrusted;
 	struct pt_rec_ctx ctx = {id.base, 0, id.owner};
 	struct pt_rec_walk walk;
 	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
@@ -326,16 +333,17 @@ static int follow_head(struct pt_reader *rd, const struct pt_map *m, struct pt_c
 		/* Pairs with the release store of head in start_chunk (writer.c) and
 		 * the head CASes in pt_steal_oldest (lanes.c) and next_chunk:
 		 * resync reads the chunk named. */
-		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-		if (hd == cur->head && cur->chunk != PT_NONE)
+		uint64_t hd_untrusted = atomic_load_explicit(&pt_lane_at(m, i)->head, memory_order_acquire);
+		if (hd_untrusted == cur->head && cur->chunk != PT_NONE)
 			return 0;
-		int err = resync(rd, m, cur, i, hd);
+		int err = resync(rd, m, cur, i, hd_untrusted);
 		if (err != EAGAIN)
 			return err;
 	}
 	return EAGAIN;
 }
 
+/* c: the chunk a cursor leaves, entered through may_enter. */
 static void retire(const struct pt_map *m, uint32_t c)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
@@ -352,19 +360,20 @@ static void retire(const struct pt_map *m, uint32_t c)
  * before that, as it is not at a head.  0 when the cursor moved on;
  * EAGAIN: the head moved, look again; EBUSY: the next drain's; EINVAL. */
 static int next_chunk(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur,
-                      uint32_t i, uint32_t next)
+                      uint32_t i, uint32_t next_untrusted)
 {
 	struct pt_chunk_id id;
-	int enter = may_enter(rd, m, cur, i, next, &id);
+	int enter = may_enter(rd, m, cur, i, next_untrusted, &id);
 	if (enter != ENTER_OK)
 		return enter == ENTER_LATER ? EBUSY : EINVAL;
+	uint32_t next = next_untrusted;
 	uint64_t hd = cur->head;
 	uint64_t repl = pt_head_pack(next, PT_CHUNK_HDR, pt_head_tag(hd) + 1);
 	/* Release: our reads of the old chunk come before a writer reuses it.
 	 * Acquire on failure pairs with the head CAS in pt_steal_oldest
 	 * (lanes.c): follow_head reads the chunk the thief moved the head to. */
-	if (!atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl, memory_order_acq_rel,
-	                                             memory_order_acquire))
+	if (!atomic_compare_exchange_strong_explicit(&pt_lane_at(m, i)->head, &hd, repl,
+	                                             memory_order_acq_rel, memory_order_acquire))
 		return EAGAIN;
 	uint32_t old = cur->chunk;
 	enter_chunk(rd, cur, next, &id);
@@ -396,6 +405,7 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	uint32_t want = cur->end - cur->off;
 	if (want > cur->stage_cap)
 		want = cur->stage_cap;
+	/* The cursor's chunk; off <= end <= chunk_size (chunk_end, resync). */
 	pt_racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
 	uint32_t cut = 0;
 	if (how & LOOK_STAGE) {
@@ -424,7 +434,7 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 		pt_claim_begin(claims, i, hd, cur->scan.events);
 	/* Release: the copy above comes first; pairs with the head CAS in
 	 * pt_steal_oldest (lanes.c), after which the thief writes. */
-	int claimed = atomic_compare_exchange_strong_explicit(&lane(m, i)->head, &hd, repl,
+	int claimed = atomic_compare_exchange_strong_explicit(&pt_lane_at(m, i)->head, &hd, repl,
 	                                                      memory_order_acq_rel,
 	                                                      memory_order_acquire);
 	if (claims)
@@ -444,10 +454,10 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 static int damaged(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor *cur, uint32_t i)
 {
 	/* Pairs with the head CAS in pt_steal_oldest (lanes.c), as in follow_head. */
-	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-	if (hd != cur->head && follow_head(rd, m, cur, i) == 0)
+	uint64_t hd_untrusted = atomic_load_explicit(&pt_lane_at(m, i)->head, memory_order_acquire);
+	if (hd_untrusted != cur->head && follow_head(rd, m, cur, i) == 0)
 		return 0;
-	cur->head = hd;
+	cur->head = hd_untrusted; /* compared only: the next move resyncs */
 	cur->state = CUR_BROKEN;
 	return 1;
 }
@@ -455,32 +465,34 @@ static int damaged(struct pt_reader *rd, const struct pt_map *m, struct pt_curso
 /* The end of what the cursor knows of its chunk: the commit word again
  * (with `reload`, or the first time), then the link to the next chunk. */
 enum { END_MORE, END_IDLE, END_NEXT, END_BAD };
-static int chunk_end(const struct pt_map *m, struct pt_cursor *cur, int reload, uint32_t *next)
+static int chunk_end(const struct pt_map *m, struct pt_cursor *cur, int reload,
+                     uint32_t *next_untrusted)
 {
 	struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
 	uint32_t end = cur->end;
 	if (reload || !cur->end_known) {
 		/* Pairs with the release store of commit in append_record (writer.c). */
-		end = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+		end = pt_commit_end(m, atomic_load_explicit(&ch->commit, memory_order_acquire), cur->off);
 		cur->end_known = 1;
-		if (end > m->chunk_size || end < cur->off)
+		if (!end)
 			return END_BAD;
 		if (end > cur->end) {
 			cur->end = end;
 			return END_MORE;
 		}
 	}
-	/* Pairs with the release store of next in start_chunk (writer.c). */
-	*next = atomic_load_explicit(&ch->next, memory_order_acquire);
-	if (*next == PT_NONE)
+	/* Pairs with the release store of next in start_chunk (writer.c);
+	 * checked by may_enter (next_chunk). */
+	*next_untrusted = atomic_load_explicit(&ch->next, memory_order_acquire);
+	if (*next_untrusted == PT_NONE)
 		return END_IDLE;
 	/* Sealed: commit is final now; records committed since it was last
 	 * loaded are looked at first (pairs with the release store of commit in
 	 * append_record, writer.c). */
-	uint32_t final = (uint32_t)atomic_load_explicit(&ch->commit, memory_order_acquire);
+	uint32_t final = pt_commit_end(m, atomic_load_explicit(&ch->commit, memory_order_acquire), end);
 	if (final == end)
 		return END_NEXT;
-	if (final > m->chunk_size || final < end)
+	if (!final)
 		return END_BAD;
 	cur->end = final;
 	return END_MORE;
@@ -527,15 +539,15 @@ static int lane_look(struct pt_reader *rd, const struct pt_map *m, uint32_t i, i
 			races += err == EAGAIN;
 			continue;
 		}
-		uint32_t next = PT_NONE;
-		int end = chunk_end(m, cur, how & LOOK_RELOAD, &next);
+		uint32_t next_untrusted = PT_NONE;
+		int end = chunk_end(m, cur, how & LOOK_RELOAD, &next_untrusted);
 		if (end == END_MORE)
 			continue;
 		if (end == END_IDLE) {
 			cur->state = CUR_IDLE;
 			return CUR_IDLE;
 		}
-		err = end == END_BAD ? EINVAL : next_chunk(rd, m, cur, i, next);
+		err = end == END_BAD ? EINVAL : next_chunk(rd, m, cur, i, next_untrusted);
 		if (err == EBUSY)
 			return CUR_IDLE;
 		if (err == EINVAL && damaged(rd, m, cur, i))
@@ -566,18 +578,19 @@ static int lane_retry(struct pt_reader *rd, const struct pt_map *m, uint32_t i, 
 	struct pt_cursor *cur = &rd->cur[i];
 	/* Pairs with the head CAS in pt_steal_oldest (lanes.c) and the release
 	 * store of head in start_chunk (writer.c), as in follow_head. */
-	uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_acquire);
-	if (hd != cur->head) {
+	uint64_t hd_untrusted = atomic_load_explicit(&pt_lane_at(m, i)->head, memory_order_acquire);
+	if (hd_untrusted != cur->head) {
 		cur->state = CUR_IDLE;
-		cur->head = ~hd; /* follow_head resyncs */
+		cur->head = ~hd_untrusted; /* follow_head resyncs */
 		return lane_look(rd, m, i, how);
 	}
-	uint32_t c = pt_head_chunk(hd);
-	if (c != cur->chunk || c == PT_NONE)
+	if (pt_head_chunk(hd_untrusted) != cur->chunk || cur->chunk == PT_NONE)
 		return CUR_BROKEN;
-	/* Pairs with the release store of next in start_chunk (writer.c). */
-	uint32_t next = atomic_load_explicit(&pt_chunk_at(m, c)->next, memory_order_acquire);
-	if (next == PT_NONE || next_chunk(rd, m, cur, i, next) != 0)
+	/* The cursor's chunk.  Pairs with the release store of next in
+	 * start_chunk (writer.c); checked by may_enter (next_chunk). */
+	uint32_t next_untrusted =
+	    atomic_load_explicit(&pt_chunk_at(m, cur->chunk)->next, memory_order_acquire);
+	if (next_untrusted == PT_NONE || next_chunk(rd, m, cur, i, next_untrusted) != 0)
 		return CUR_BROKEN;
 	cur->state = CUR_IDLE;
 	return lane_look(rd, m, i, how);
@@ -737,8 +750,9 @@ static void consume(struct pt_source *h, struct pt_cursor *cur, struct pt_rawev 
 	                                            : POSIX_TRACE_NOT_TRUNCATED;
 	e->pc = cur->ctx.pc;
 	e->who = cur->ctx.owner;
-	/* The value only (the writer's claim, like the ids it wrote). */
-	e->ns = atomic_load_explicit(&lane(&h->map, (uint32_t)(cur - h->rd.cur))->owner_ns,
+	/* The value only (the writer's claim, like the ids it wrote); the
+	 * cursor's lane is readable (lanes_readable). */
+	e->ns = atomic_load_explicit(&pt_lane_at(&h->map, (uint32_t)(cur - h->rd.cur))->owner_ns,
 	                             memory_order_relaxed);
 	e->real_ns = pt_raw_to_real(&h->rd, &h->map, cur->ts);
 	copy_out(data, num_bytes, p + r->hdr, r->len, data_len, &e->truncation);
@@ -794,8 +808,11 @@ static int own_lane_moved(struct pt_source *h)
 	if (!w || w->gen != pt_proc.attached[h->slot].gen || w->lane >= h->rd.ncur)
 		return w && w->gen == pt_proc.attached[h->slot].gen; /* a lane the reader has not met */
 	struct pt_cursor *cur = &h->rd.cur[w->lane];
-	return cur->state != CUR_READY &&
-	       pt_wlane_past(w, pt_chunk_at(&h->map, cur->chunk), cur->end);
+	if (cur->state == CUR_READY)
+		return 0;
+	/* The cursor's chunk, or none (PT_NONE): the writer is past it then. */
+	const struct pt_chunk *ch = pt_chunk_get(&h->map, cur->chunk);
+	return !ch || pt_wlane_past(w, ch, cur->end);
 }
 
 /* Whether no lane has a writer any more (every owner gave its lane back):
@@ -803,9 +820,9 @@ static int own_lane_moved(struct pt_source *h)
 static int writers_gone(struct pt_source *h)
 {
 	const struct pt_map *m = &h->map;
-	for (uint32_t i = 0; i < h->rd.ncur; i++)
+	for (uint32_t i = 0; i < h->rd.ncur; i++) /* cursors: below lanes_readable */
 		if (h->rd.cur[i].state != CUR_BROKEN &&
-		    atomic_load_explicit(&lane(m, i)->owner, memory_order_relaxed))
+		    atomic_load_explicit(&pt_lane_at(m, i)->owner, memory_order_relaxed))
 			return 0;
 	return atomic_load_explicit(&pt_hdr(m)->nlanes, memory_order_relaxed) <= h->rd.ncur;
 }
@@ -1022,8 +1039,8 @@ void pt_read_learn_writers(struct pt_source *h)
 	uint32_t n = lanes_readable(&h->rd, m);
 	for (uint32_t i = 0; i < n; i++) {
 		/* Values only: the writers' claims, like the ids they write. */
-		uint64_t ns = atomic_load_explicit(&lane(m, i)->owner_ns, memory_order_relaxed);
-		uint64_t owner = atomic_load_explicit(&lane(m, i)->owner, memory_order_relaxed);
+		uint64_t ns = atomic_load_explicit(&pt_lane_at(m, i)->owner_ns, memory_order_relaxed);
+		uint64_t owner = atomic_load_explicit(&pt_lane_at(m, i)->owner, memory_order_relaxed);
 		struct pt_owner who = {.pid = (int32_t)(owner >> 32)};
 		if (owner && ns && ns != h->rd.ids.own_ns)
 			pt_pidmap_translate(&h->rd.ids, ns, &who, NULL);
@@ -1111,12 +1128,12 @@ int pt_read_pending(struct pt_source *h)
 		if (cur->state == CUR_READY || cur->s_off < cur->s_len)
 			return 1;
 		/* Numbers compared only, nothing read through them: relaxed. */
-		uint64_t hd = atomic_load_explicit(&lane(m, i)->head, memory_order_relaxed);
-		if (hd != cur->head && pt_head_chunk(hd) != PT_NONE)
+		uint64_t hd_untrusted = atomic_load_explicit(&pt_lane_at(m, i)->head, memory_order_relaxed);
+		if (hd_untrusted != cur->head && pt_head_chunk(hd_untrusted) != PT_NONE)
 			return 1;
-		if (cur->state == CUR_BROKEN || cur->chunk == PT_NONE || cur->chunk >= m->max_chunks)
+		struct pt_chunk *ch = pt_chunk_get(m, cur->chunk);
+		if (cur->state == CUR_BROKEN || !ch)
 			continue;
-		struct pt_chunk *ch = pt_chunk_at(m, cur->chunk);
 		if ((uint32_t)atomic_load_explicit(&ch->commit, memory_order_relaxed) > cur->off ||
 		    atomic_load_explicit(&ch->next, memory_order_relaxed) != PT_NONE)
 			return 1;

@@ -95,14 +95,13 @@ static uint32_t name_hash(const char *name)
 	return h;
 }
 
-/* Whether slot value v is a published entry named `name` (v comes from
- * memory other processes write: checked before use). */
-static int entry_is(struct pt_registry *reg, uint32_t v, const char *name)
+/* Whether slot value v_untrusted is a published entry named `name`. */
+static int entry_is(struct pt_registry *reg, uint32_t v_untrusted, const char *name)
 {
+	const char *entry = pt_reg_entry(reg, v_untrusted);
 	/* Pairs with the release store of name_valid in reg_register. */
-	return v > 0 && v < TRACE_USER_EVENT_MAX &&
-	       atomic_load_explicit(&reg->name_valid[v], memory_order_acquire) &&
-	       strncmp(reg->names[v], name, PT_NAME_SIZE) == 0;
+	return entry && atomic_load_explicit(&reg->name_valid[v_untrusted], memory_order_acquire) &&
+	       strncmp(entry, name, PT_NAME_SIZE) == 0;
 }
 
 /* Walks the probe sequence of `name`: the entry that is its id, or 0 at
@@ -115,19 +114,19 @@ static uint32_t probe(struct pt_registry *reg, const char *name, uint32_t mine)
 		_Atomic uint16_t *slot = &reg->by_hash[p & (PT_REG_HASH_SLOTS - 1)];
 		/* Pairs with the CAS below (an entry is published before its
 		 * slot holds it). */
-		uint16_t v = atomic_load_explicit(slot, memory_order_acquire);
-		if (v == 0) {
+		uint16_t v_untrusted = atomic_load_explicit(slot, memory_order_acquire);
+		if (v_untrusted == 0) {
 			if (!mine)
 				return 0;
 			/* Release: the entry's name and name_valid before the slot;
 			 * acquire on failure: the winner's entry, to compare. */
-			if (atomic_compare_exchange_strong_explicit(slot, &v, (uint16_t)mine,
+			if (atomic_compare_exchange_strong_explicit(slot, &v_untrusted, (uint16_t)mine,
 			                                            memory_order_acq_rel,
 			                                            memory_order_acquire))
 				return mine;
 		}
-		if (entry_is(reg, v, name))
-			return v;
+		if (entry_is(reg, v_untrusted, name))
+			return v_untrusted; /* checked by entry_is */
 	}
 	return 0;
 }

@@ -325,10 +325,10 @@ void pt_stream_unmap(struct pt_map *m)
 /* The pool is a tagged stack (tagstack.h) of chunk numbers; one at or past
  * max_chunks ends it.  The giver's last reads of a chunk (retire, reader.c)
  * come before its push, and so before the next pop. */
-static _Atomic uint32_t *free_chunk_link(uint32_t idx, const void *m)
+static _Atomic uint32_t *free_chunk_link(uint32_t idx_untrusted, const void *m)
 {
-	const struct pt_map *map = m;
-	return idx < map->max_chunks ? &pt_chunk_at(map, idx)->free_next : NULL;
+	struct pt_chunk *ch = pt_chunk_get(m, idx_untrusted);
+	return ch ? &ch->free_next : NULL;
 }
 
 uint32_t pt_pool_pop(const struct pt_map *m)
@@ -341,6 +341,7 @@ uint32_t pt_pool_pop(const struct pt_map *m)
 	return idx;
 }
 
+/* idx: a chunk the caller took (popped, stolen, retired, grown). */
 void pt_pool_push(const struct pt_map *m, uint32_t idx)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
@@ -358,6 +359,7 @@ int pt_stream_grow(const struct pt_map *m)
 		return ENOMEM;
 	uint32_t n = m->max_chunks - c < m->grow_chunks ? m->max_chunks - c : m->grow_chunks;
 	size_t bytes = (size_t)n * m->chunk_size;
+	/* c < max_chunks and n <= max_chunks - c, checked above. */
 	if (pt_mem_headroom(bytes, 0) != 0 ||
 	    pt_populate(pt_chunk_at(m, c), bytes, m->fd, m->chunks_off + (uint64_t)c * m->chunk_size))
 		return ENOMEM;
@@ -382,6 +384,8 @@ int pt_stream_commit_lane(const struct pt_map *m, uint32_t lane)
 		return ENOMEM;
 	if (lane < cur && cur <= m->max_lanes)
 		return 0;
+	/* The page of lane, which is below max_lanes (checked above), a
+	 * multiple of PT_LANES_PER_PAGE (header_ok). */
 	struct pt_lane *first = pt_lane_at(m, page_end - PT_LANES_PER_PAGE);
 	if (pt_mem_headroom(PAGE, 0) != 0 ||
 	    pt_populate(first, PAGE, m->fd, m->lanes_off + (uint64_t)(page_end - PT_LANES_PER_PAGE) *
@@ -415,14 +419,14 @@ void pt_wake_waiting_readers(struct pt_stream_hdr *h)
 
 void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name)
 {
-	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
+	char *dst = pt_name_get(m, id);
+	if (!dst)
 		return;
 	uint32_t idx = id - PT_USER_FIRST;
 	struct pt_stream_hdr *h = pt_hdr(m);
 	/* Pairs with the release store below (an earlier setter); the value only. */
 	if (atomic_load_explicit(&h->name_valid[idx], memory_order_acquire))
 		return;
-	char *dst = pt_name_at(m, idx);
 	size_t n = strnlen(name, TRACE_EVENT_NAME_MAX);
 	memcpy(dst, name, n);
 	dst[n] = '\0';
@@ -439,13 +443,12 @@ int pt_stream_get_name(const struct pt_map *m, trace_event_id_t id, char *out)
 		strcpy(out, sys);
 		return 0;
 	}
-	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
+	const char *src = pt_name_get(m, id);
+	if (!src)
 		return EINVAL;
-	uint32_t idx = id - PT_USER_FIRST;
 	/* Pairs with the release store of name_valid in pt_stream_set_name. */
-	if (!atomic_load_explicit(&pt_hdr(m)->name_valid[idx], memory_order_acquire))
+	if (!atomic_load_explicit(&pt_hdr(m)->name_valid[id - PT_USER_FIRST], memory_order_acquire))
 		return EINVAL;
-	const char *src = pt_name_at(m, idx);
 	size_t n = strnlen(src, TRACE_EVENT_NAME_MAX);
 	memcpy(out, src, n);
 	out[n] = '\0';
@@ -469,15 +472,15 @@ uint32_t pt_stream_nnames(const struct pt_map *m)
 uint64_t pt_stream_lost(const struct pt_map *m)
 {
 	uint64_t n = atomic_load_explicit(&pt_hdr(m)->lost_total, memory_order_relaxed);
-	uint32_t lanes = atomic_load_explicit(&pt_hdr(m)->nlanes, memory_order_relaxed);
-	uint32_t committed = atomic_load_explicit(&pt_hdr(m)->committed_lanes, memory_order_relaxed);
-	if (lanes > committed)
-		lanes = committed;
-	if (lanes > PT_LANES_PER_PAGE && !pt_stream_backed(m, m->lanes_off, (uint64_t)lanes * 64))
+	uint32_t lanes_untrusted = atomic_load_explicit(&pt_hdr(m)->nlanes, memory_order_relaxed);
+	uint32_t committed_untrusted =
+	    atomic_load_explicit(&pt_hdr(m)->committed_lanes, memory_order_relaxed);
+	uint32_t lanes = pt_lanes_within(m, lanes_untrusted < committed_untrusted ? lanes_untrusted
+	                                                                          : committed_untrusted);
+	if (lanes > PT_LANES_PER_PAGE &&
+	    !pt_stream_backed(m, m->lanes_off, (uint64_t)lanes * sizeof(struct pt_lane)))
 		lanes = PT_LANES_PER_PAGE;
-	if (lanes > m->max_lanes)
-		lanes = m->max_lanes;
-	for (uint32_t i = 0; i < lanes; i++)
+	for (uint32_t i = 0; i < lanes; i++) /* lanes: within max_lanes and backed */
 		n += atomic_load_explicit(&pt_lane_at(m, i)->lost, memory_order_relaxed);
 	return n;
 }

@@ -30,6 +30,18 @@ static inline struct pt_stream_hdr *pt_hdr(const struct pt_map *m)
 {
 	return (struct pt_stream_hdr *)m->base;
 }
+
+/* ---- reaching into the stream ----------------------------------------------
+ * A lane or chunk number, an offset in a chunk or a count of lanes that was
+ * read from the stream is a word another process wrote: its name ends in
+ * _untrusted until it is checked, and it reaches memory only through the
+ * checked accessors below, which answer NULL (an offset: 0; a count: the
+ * most the geometry holds) when it is outside the geometry kept in private
+ * memory.  The raw pt_lane_at and pt_chunk_at take numbers already proven,
+ * and each use says where the proof is: the writer's own lane (checked by
+ * pt_lane_claim, lanes.c, when it took it), a reader cursor's chunk (entered
+ * through may_enter, reader.c), a loop bounded by a checked count. */
+
 static inline struct pt_lane *pt_lane_at(const struct pt_map *m, uint32_t i)
 {
 	return (struct pt_lane *)(m->base + m->lanes_off) + i;
@@ -38,9 +50,53 @@ static inline struct pt_chunk *pt_chunk_at(const struct pt_map *m, uint32_t i)
 {
 	return (struct pt_chunk *)(m->base + m->chunks_off + (size_t)i * m->chunk_size);
 }
-static inline char *pt_name_at(const struct pt_map *m, uint32_t user_index)
+
+/* Lane lane_untrusted, or NULL past the lanes mapped.  Whether its page is
+ * committed is the reader's question (lanes_readable, reader.c). */
+static inline struct pt_lane *pt_lane_get(const struct pt_map *m, uint32_t lane_untrusted)
 {
-	return (char *)(m->base + m->names_off) + (size_t)user_index * PT_NAME_SIZE;
+	return lane_untrusted < m->max_lanes ? pt_lane_at(m, lane_untrusted) : NULL;
+}
+
+/* Chunk chunk_untrusted (PT_NONE included), or NULL past the chunks mapped
+ * (max_chunks: a short map counts those that fit).  Whether it is committed
+ * is the reader's question (chunk_ok, reader.c). */
+static inline struct pt_chunk *pt_chunk_get(const struct pt_map *m, uint32_t chunk_untrusted)
+{
+	return chunk_untrusted < m->max_chunks ? pt_chunk_at(m, chunk_untrusted) : NULL;
+}
+
+/* Whether a record may begin or end at off_untrusted in a chunk: after
+ * the chunk's header, within the chunk, at a multiple of 8 (recword.h). */
+static inline int pt_chunk_off_ok(const struct pt_map *m, uint32_t off_untrusted)
+{
+	return off_untrusted >= PT_CHUNK_HDR && off_untrusted <= m->chunk_size &&
+	       off_untrusted % 8 == 0;
+}
+
+/* The end of the records a chunk's commit word says, when it is within the
+ * chunk and not before `from` (an offset the caller checked); else 0, where
+ * no record ends. */
+static inline uint32_t pt_commit_end(const struct pt_map *m, uint64_t commit_untrusted,
+                                     uint32_t from)
+{
+	uint32_t end_untrusted = (uint32_t)commit_untrusted;
+	return end_untrusted >= from && end_untrusted <= m->chunk_size ? end_untrusted : 0;
+}
+
+/* A count of lanes read from the stream, at most the lanes mapped. */
+static inline uint32_t pt_lanes_within(const struct pt_map *m, uint32_t nlanes_untrusted)
+{
+	return nlanes_untrusted < m->max_lanes ? nlanes_untrusted : m->max_lanes;
+}
+
+/* The name entry of user event id, or NULL for an id that has none.  The
+ * id is the caller's or a record's: 10 bits, checked here all the same. */
+static inline char *pt_name_get(const struct pt_map *m, trace_event_id_t id)
+{
+	if (id <= PT_USER_FIRST || id >= PT_NEVENT_IDS)
+		return NULL;
+	return (char *)(m->base + m->names_off) + (size_t)(id - PT_USER_FIRST) * PT_NAME_SIZE;
 }
 
 /* Creates a stream: ENOMEM when it is larger than the memory this process

@@ -7,7 +7,10 @@
  * stream of each full policy; between them the consumers run: the drain
  * of posix_trace_clear (event by event) and of the keeper (whole stages,
  * each of which must decode as the reader says), the live reader's calls,
- * and a LOOP writer's steal of the oldest chunk.  Every drain must end
+ * a LOOP writer's steal of the oldest chunk and a writer's pop of the free
+ * pool.  Lane and chunk numbers, offsets and counts of lanes are also
+ * written just past the stream's geometry, or anywhere (the checked
+ * accessors of src/stream.h turn them away).  Every drain must end
  * within what the stream's committed memory can hold, nothing may be read
  * outside the stream (a page after it may not be touched), and the time
  * and memory of a run are bounded by libFuzzer's -timeout and
@@ -49,13 +52,24 @@ static int room_in(const struct img *im, uint32_t c, uint32_t need)
 	return end >= PT_CHUNK_HDR && end % 8 == 0 && (uint64_t)end + need <= im->m->chunk_size;
 }
 
+/* A number where an index, offset or count is: one near a bound of the
+ * geometry (either side of it), or any. */
+static uint32_t edge_of(const struct img *im, uint64_t v)
+{
+	const struct pt_map *m = im->m;
+	const uint32_t bounds[] = {m->max_chunks, m->max_lanes, m->chunk_size, PT_CHUNK_HDR,
+	                           PT_HEAD_CHUNK_MASK, PT_NONE};
+	uint32_t b = bounds[(v >> 8) % (sizeof bounds / sizeof bounds[0])];
+	return v & 1 ? (uint32_t)(v >> 32) : b + (uint32_t)(v >> 4) % 5 - 2;
+}
+
 /* One write of the list: an opcode word, then its operands. */
 static void apply(const struct img *im, const uint8_t **p, size_t *n)
 {
 	uint64_t op = word(p, n), v = word(p, n);
 	uint32_t c = chunk_of(im, op >> 8), lane = (uint32_t)(op >> 24) % PT_LANES_PER_PAGE;
 	unsigned char *ch = (unsigned char *)img_chunk(im, c);
-	switch (op % 10) {
+	switch (op % 12) {
 	case 0: memcpy((unsigned char *)img_lane(im, lane) + (op >> 32) % 8 * 8, &v, 8); break;
 	case 1: memcpy(ch + (op >> 32) % 16 * 8, &v, 8); break;
 	case 2: memcpy(ch + ((op >> 32) % im->m->chunk_size & ~7u), &v, 8); break;
@@ -80,12 +94,28 @@ static void apply(const struct img *im, const uint8_t **p, size_t *n)
 	}
 	case 7: atomic_store(&img_chunk(im, c)->next, (op >> 32) & 1 ? PT_NONE : chunk_of(im, v)); break;
 	case 8: img_point(im, lane, c, PT_CHUNK_HDR + (uint32_t)(v % (im->m->chunk_size / 8)) * 8); break;
+	case 10: {
+		/* An index, offset or count past the geometry: a head's chunk or
+		 * offset, a link, a commit's end, a lane count. */
+		uint32_t e = edge_of(im, v);
+		struct pt_stream_hdr *h = img_hdr(im);
+		switch ((op >> 32) % 5) {
+		case 0: img_point(im, lane, e, PT_CHUNK_HDR); break;
+		case 1: img_point(im, lane, c, e); break;
+		case 2: atomic_store(&img_chunk(im, c)->next, e); break;
+		case 3: atomic_store(&img_chunk(im, c)->commit, (v >> 40) << 32 | e); break;
+		default: atomic_store((op >> 36) & 1 ? &h->nlanes : &h->committed_lanes, e);
+		}
+		break;
+	}
+	case 11: atomic_store(&img_hdr(im)->free_top, edge_of(im, v)); break;
 	default: memcpy((unsigned char *)img_hdr(im) + offsetof(struct pt_stream_hdr, state) +
 	                    (op >> 32) % 1024 * 8, &v, 8);
 	}
 }
 
-/* The consumers, once: a drain (bounded), a few live calls, a steal. */
+/* The consumers, once: a drain (bounded), a few live calls, a steal, a
+ * writer's pop of the free pool. */
 static void consume(struct img *im)
 {
 	uint64_t errors;
@@ -100,6 +130,7 @@ static void consume(struct img *im)
 		if (len > sizeof data)
 			abort();
 	pt_steal_oldest(im->m);
+	pt_pool_pop(im->m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)

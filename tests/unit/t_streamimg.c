@@ -8,16 +8,22 @@
  * image, a drain ends after at most what the stream's committed memory
  * can hold, yields each stored event at most once, reads nothing outside
  * the stream, and reports damage with POSIX_TRACE_ERROR.  The stream is
- * mapped with a page that may not be touched right after it.  Before this
+ * mapped with a page that may not be touched right after it.  The checked
+ * accessors of src/stream.h (and the registry's, src/layout.h) answer NULL
+ * for every lane, chunk, offset and count past the geometry, and the
+ * consumers given such numbers report damage instead of reading.  Before this
  * version, the steal of a chunk ending in an OWNER record of length 0 read
  * past the stream (SIGSEGV), and drains of a cycle never ended.
  */
 /* The harness's /proc reader and the library's have one name. */
 #define pt_proc_stat pt_test_proc_stat
 #include "../harness.h"
+#include <fcntl.h>
 #undef pt_proc_stat
 #include "../streamimg.h"
+#include "../../src/ctl.h"
 #include "../../src/lanes.h"
+#include "../../src/registry.h"
 
 static struct img im;
 
@@ -274,6 +280,210 @@ START_TEST(random_images_drain_within_the_streams_memory)
 }
 END_TEST
 
+/* ---- the checked accessors (stream.h) -------------------------------------
+ * Every number another process can write where an index, offset or count
+ * is: a lane, a chunk, an offset in a chunk, a count of lanes, a name's id. */
+
+/* Whether [p, p + len) lies inside the stream's mapping. */
+static int in_map(const void *p, size_t len)
+{
+	const unsigned char *b = im.m->base, *q = p;
+	return q >= b && len <= im.m->size && (size_t)(q - b) <= im.m->size - len;
+}
+
+/* Numbers near every bound, then random ones (xorshift, fixed seed). */
+static uint32_t probe_value(uint32_t k, uint64_t *x)
+{
+	const struct pt_map *m = im.m;
+	const uint32_t edges[] = {0, 1, 7, 8, PT_CHUNK_HDR - 8, PT_CHUNK_HDR, PT_CHUNK_HDR + 4,
+	                          m->chunk_size - 8, m->chunk_size, m->chunk_size + 8,
+	                          m->max_lanes - 1, m->max_lanes, m->max_lanes + 1,
+	                          m->max_chunks - 1, m->max_chunks, m->max_chunks + 1,
+	                          PT_HEAD_CHUNK_MASK - 1, PT_HEAD_OFF_MASK, PT_NONE - 1, PT_NONE};
+	uint32_t n = sizeof edges / sizeof edges[0];
+	if (k < n)
+		return edges[k];
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return k % 2 ? (uint32_t)*x : (uint32_t)(*x % (2 * (uint64_t)m->max_chunks + 64));
+}
+
+/* Checks the accessors answer NULL (an offset: 0, a count: the most the
+ * map holds) for every number outside the geometry, and that what they
+ * answer otherwise lies inside the mapping. */
+START_TEST(accessors_answer_null_for_numbers_past_the_geometry)
+{
+	const struct pt_map *m = im.m;
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	for (uint32_t k = 0; k < 1000000; k++) {
+		uint32_t v = probe_value(k, &x);
+		struct pt_lane *l = pt_lane_get(m, v);
+		struct pt_chunk *ch = pt_chunk_get(m, v);
+		ck_assert_int_eq(l != NULL, v < m->max_lanes);
+		ck_assert(!l || (in_map(l, sizeof *l) && l == pt_lane_at(m, v)));
+		ck_assert_int_eq(ch != NULL, v < m->max_chunks);
+		ck_assert(!ch || (in_map(ch, m->chunk_size) && ch == pt_chunk_at(m, v)));
+		ck_assert_int_eq(pt_chunk_off_ok(m, v),
+		                 v >= PT_CHUNK_HDR && v <= m->chunk_size && v % 8 == 0);
+		uint32_t end = pt_commit_end(m, (uint64_t)k << 32 | v, PT_CHUNK_HDR);
+		ck_assert_uint_eq(end, v >= PT_CHUNK_HDR && v <= m->chunk_size ? v : 0);
+		ck_assert_uint_eq(pt_commit_end(m, v, m->chunk_size), v == m->chunk_size ? v : 0);
+		ck_assert_uint_eq(pt_lanes_within(m, v), v < m->max_lanes ? v : m->max_lanes);
+	}
+	for (uint32_t id = 0; id < 2 * PT_NEVENT_IDS; id++) {
+		char *name = pt_name_get(m, id);
+		ck_assert_int_eq(name != NULL, id > PT_USER_FIRST && id < PT_NEVENT_IDS);
+		ck_assert(!name || (in_map(name, PT_NAME_SIZE) &&
+		                    (unsigned char *)name + PT_NAME_SIZE <= m->base + m->lanes_off));
+	}
+	ck_assert_int_eq(pt_stream_get_name(m, PT_NEVENT_IDS, (char[PT_NAME_SIZE]){0}), EINVAL);
+}
+END_TEST
+
+/* Checks that a reader given heads, links and commit words that name a
+ * chunk past the stream, an offset past a chunk or an end past it reports
+ * each such lane damaged (POSIX_TRACE_ERROR) and reads the events before
+ * the damage, never memory outside the stream (the page after it may not
+ * be touched); _i: the drain's kind, as above. */
+START_TEST(heads_links_and_ends_past_the_geometry_are_damage_not_reads)
+{
+	const struct pt_map *m = im.m;
+	uint64_t errors;
+	/* Lanes 0, 1: heads naming a chunk past the stream. */
+	img_point(&im, 0, m->max_chunks, PT_CHUNK_HDR);
+	img_point(&im, 1, PT_HEAD_CHUNK_MASK - 1, PT_CHUNK_HDR);
+	/* Lane 2: a chunk's offset past its end (the head has room for 16 MiB). */
+	chunk_of_events(1, 2, 2);
+	img_point(&im, 2, 1, m->chunk_size + 8);
+	/* Lanes 3 and 4: three and two events, then a link past the stream. */
+	chunk_of_events(2, 3, 3);
+	link_chunk(2, m->max_chunks);
+	img_point(&im, 3, 2, PT_CHUNK_HDR);
+	chunk_of_events(3, 4, 2);
+	link_chunk(3, PT_NONE - 1);
+	img_point(&im, 4, 3, PT_CHUNK_HDR);
+	/* Lane 5: a commit word whose end is past the chunk. */
+	chunk_of_events(4, 5, 1);
+	atomic_store(&img_chunk(&im, 4)->commit, 1ull << 32 | (m->chunk_size + 8));
+	img_point(&im, 5, 4, PT_CHUNK_HDR);
+	uint64_t n = drain(_i, 1000, &errors);
+	ck_assert_uint_eq(n - errors, 5);
+	ck_assert_uint_eq(errors, 6);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 0); /* reported once per run */
+}
+END_TEST
+
+/* Checks that a LOOP writer looking for the oldest chunk to take passes
+ * over heads naming a chunk past the stream and does not take a chunk
+ * whose link leads past it. */
+START_TEST(steal_passes_over_heads_and_links_past_the_geometry)
+{
+	const struct pt_map *m = im.m;
+	img_point(&im, 0, m->max_chunks, PT_CHUNK_HDR);
+	img_point(&im, 1, PT_HEAD_CHUNK_MASK - 1, PT_CHUNK_HDR);
+	chunk_of_events(1, 2, 2);
+	link_chunk(1, m->max_chunks);
+	img_point(&im, 2, 1, PT_CHUNK_HDR);
+	ck_assert_uint_eq(pt_steal_oldest(m), PT_NONE);
+	link_chunk(1, 2); /* the same chunk with a link inside: taken */
+	chunk_of_events(2, 2, 0);
+	ck_assert_uint_eq(pt_steal_oldest(m), 1);
+}
+END_TEST
+
+/* Checks that counts of lanes past the geometry (nlanes, committed_lanes
+ * at their largest) make the reader and the lost count look at the lanes
+ * mapped only (all of them are committed here: img_reset writes them). */
+START_TEST(lane_counts_past_the_geometry_reach_only_the_lanes_mapped)
+{
+	uint64_t errors;
+	struct pt_stream_hdr *h = img_hdr(&im);
+	chunk_of_events(1, 0, 4);
+	img_point(&im, 0, 1, PT_CHUNK_HDR);
+	atomic_store(&img_lane(&im, 0)->lost, 5);
+	atomic_store(&h->lost_total, 0);
+	atomic_store(&h->nlanes, UINT32_MAX);
+	atomic_store(&h->committed_lanes, UINT32_MAX);
+	ck_assert_uint_eq(pt_read_lanes(&im.h.src), im.m->max_lanes);
+	ck_assert_uint_eq(drain(_i, 1000, &errors), 4);
+	ck_assert_uint_eq(errors, 0);
+	ck_assert_uint_eq(pt_stream_lost(im.m), 5);
+	atomic_store(&h->nlanes, im.m->max_lanes + 1);
+	ck_assert_uint_eq(pt_read_lanes(&im.h.src), im.m->max_lanes);
+	ck_assert_uint_eq(pt_stream_lost(im.m), 5);
+	/* Lane pages after the first made holes again: the counts say they are
+	 * there, the reader and the lost count do not fault them in. */
+	uint64_t from = im.m->lanes_off + PT_LANES_PER_PAGE * sizeof(struct pt_lane);
+	ck_assert_int_eq(fallocate(im.m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from,
+	                           (off_t)(im.m->chunks_off - from)), 0);
+	pt_reader_free(&im.h.src.rd);
+	ck_assert_int_eq(pt_reader_init(&im.h.src.rd, im.m), 0);
+	ck_assert_uint_eq(pt_read_lanes(&im.h.src), PT_LANES_PER_PAGE);
+	ck_assert_uint_eq(pt_stream_lost(im.m), 5);
+	ck_assert(pt_stream_backed(im.m, from, 4096) == 0);
+}
+END_TEST
+
+/* Checks that the free chunk pool ends at a number past the stream: on
+ * top, or as the link of the chunk on top. */
+START_TEST(free_pool_ends_at_a_chunk_past_the_geometry)
+{
+	struct pt_stream_hdr *h = img_hdr(&im);
+	atomic_store(&h->free_top, im.m->max_chunks);
+	ck_assert_uint_eq(pt_pool_pop(im.m), PT_NONE);
+	atomic_store(&h->free_top, 2);
+	atomic_store(&img_chunk(&im, 2)->free_next, PT_HEAD_CHUNK_MASK);
+	ck_assert_uint_eq(pt_pool_pop(im.m), 2);
+	ck_assert_uint_eq(pt_pool_pop(im.m), PT_NONE);
+}
+END_TEST
+
+/* Checks that a new keeper settling the claim of a dead one counts it
+ * only for a lane inside the stream: the lane number is in memory that a
+ * process other than this one wrote. */
+START_TEST(claim_of_a_lane_past_the_geometry_is_not_counted)
+{
+	struct pt_ctl *c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	const uint32_t lanes[] = {im.m->max_lanes, PT_NONE, 0};
+	for (unsigned k = 0; k < 3; k++) {
+		atomic_store(&c->claims.taken, 0);
+		atomic_store(&c->claims.base, 0);
+		atomic_store(&c->claims.events, 7);
+		atomic_store(&c->claims.lane, lanes[k]);
+		atomic_store(&c->claims.head, 12345); /* not lane 0's head: it moved */
+		ck_assert_uint_eq(pt_claims_settle(c, im.m, 0), lanes[k] == 0 ? 7 : 0);
+	}
+	free(c);
+}
+END_TEST
+
+/* Checks that a name registry whose index by hash (which every process of
+ * a traced tree writes) holds entry numbers past the table, or 0xffff
+ * everywhere, is read only inside the table: a name is then registered
+ * without a slot of the index, under the next entry. */
+START_TEST(registry_slots_past_the_table_name_no_entry)
+{
+	struct pt_registry *reg = calloc(1, sizeof *reg);
+	ck_assert_ptr_nonnull(reg);
+	atomic_store(&reg->next_name, 1);
+	for (uint32_t i = 0; i < PT_REG_HASH_SLOTS; i++)
+		atomic_store(&reg->by_hash[i], i % 2 ? 0xffff : TRACE_USER_EVENT_MAX);
+	trace_event_id_t id = 0;
+	char name[PT_NAME_SIZE];
+	ck_assert_int_eq(pt_register_name_in(reg, "scribbled", &id), 0);
+	ck_assert_uint_eq(id, PT_USER_FIRST + 1);
+	ck_assert_int_eq(pt_reg_name(reg, id, name), 0);
+	ck_assert_str_eq(name, "scribbled");
+	ck_assert_ptr_null(pt_reg_entry(reg, 0));
+	ck_assert_ptr_null(pt_reg_entry(reg, TRACE_USER_EVENT_MAX));
+	ck_assert_ptr_null(pt_reg_entry(reg, UINT32_MAX));
+	ck_assert_ptr_eq(pt_reg_entry(reg, TRACE_USER_EVENT_MAX - 1), reg->names[TRACE_USER_EVENT_MAX - 1]);
+	free(reg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("streamimg");
@@ -286,6 +496,14 @@ int main(void)
 	tcase_add_test(tc, drain_stops_at_events_after_its_time);
 	tcase_add_loop_test(tc, head_moved_back_in_chunk_does_not_yield_again, 0, 2);
 	tcase_add_loop_test(tc, chunk_restarted_by_a_writer_is_read_again, 0, 2);
+	tc = pt_tcase_fixture(s, "accessors", setup, teardown);
+	tcase_add_test(tc, accessors_answer_null_for_numbers_past_the_geometry);
+	tcase_add_loop_test(tc, heads_links_and_ends_past_the_geometry_are_damage_not_reads, 0, 2);
+	tcase_add_test(tc, steal_passes_over_heads_and_links_past_the_geometry);
+	tcase_add_loop_test(tc, lane_counts_past_the_geometry_reach_only_the_lanes_mapped, 0, 2);
+	tcase_add_test(tc, free_pool_ends_at_a_chunk_past_the_geometry);
+	tcase_add_test(tc, claim_of_a_lane_past_the_geometry_is_not_counted);
+	tcase_add_test(tc, registry_slots_past_the_table_name_no_entry);
 	tc = pt_tcase_fixture(s, "random", setup, teardown);
 	tcase_add_loop_test(tc, random_images_drain_within_the_streams_memory, 0, 4);
 	return pt_run(s);
