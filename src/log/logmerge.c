@@ -25,58 +25,30 @@
 
 /* ---- version 3: gathering a drain ------------------------------------------ */
 
-/* Room for the window that replaces a pinned one, and for holding it. */
-static int spare_ready(struct pt_logr *r)
-{
-	if (r->nheld == r->held_cap) {
-		uint32_t n = r->held_cap ? r->held_cap * 2 : 16;
-		struct held *grown = realloc(r->held, n * sizeof *grown);
-		if (!grown)
-			return 0;
-		r->held = grown;
-		r->held_cap = n;
-	}
-	if (!r->spare)
-		r->spare = r->npool ? r->pool[--r->npool] : malloc(r->win_cap);
-	return r->spare != NULL;
-}
-
 /* Drain k is merged (none of its sources is in the heap): the windows
  * only it held go back to the pool, its sources away. */
 static void drain_release(struct pt_logr *r, uint32_t k)
 {
-	uint32_t kept = 0;
-	for (uint32_t i = 0; i < r->nheld; i++) {
-		struct held h = r->held[i];
-		h.owners &= ~(1u << k);
-		if (h.owners)
-			r->held[kept++] = h;
-		else if (r->npool < POOL_KEEP)
-			r->pool[r->npool++] = h.buf;
-		else
-			free(h.buf);
-	}
-	r->nheld = kept;
-	r->win_owners &= ~(1u << k);
-	struct drain *d = &r->dr[k];
-	d->nsrc = d->ncal = d->nkctx = d->nwin = d->live = 0;
+	pt_logr_unpin(r, k);
+	struct drain *d = &r->m.dr[k];
+	d->nsrc = d->ncal = d->nkctx = d->live = 0;
 	d->bytes = d->errors = d->number = 0;
 	d->used = d->joined = 0;
 }
 
 void pt_logm_reset(struct pt_logr *r)
 {
-	r->nheap = 0;
-	r->cur = NULL;
-	r->root_moved = 0;
+	r->m.nheap = 0;
+	r->m.cur = NULL;
+	r->m.root_moved = 0;
 	drain_release(r, 0);
 	drain_release(r, 1);
-	r->old = 0;
-	r->started = 0;
-	r->next_order = 0;
-	r->drain_errors = r->carried_errors = 0;
-	r->resume_pending = 0;
-	r->pend = 0;
+	r->m.old = 0;
+	r->m.started = 0;
+	r->m.next_order = 0;
+	r->m.drain_errors = r->m.carried_errors = 0;
+	r->m.resume_pending = 0;
+	r->m.pend = 0;
 }
 
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -106,8 +78,8 @@ static struct src *new_src(struct pt_logr *r, struct drain *d, uint32_t kind,
 	s->p = p;
 	s->end = end;
 	s->kind = kind;
-	s->slot = (uint32_t)(d - r->dr);
-	s->order = r->next_order++;
+	s->slot = (uint32_t)(d - r->m.dr);
+	s->order = r->m.next_order++;
 	return s;
 }
 
@@ -251,34 +223,14 @@ static int add_keeper(struct pt_logr *r, struct drain *d, const unsigned char *p
 	return good == len ? 0 : EBADMSG;
 }
 
-/* The next block of the log in reading order, payload checked. */
-static int next_any(struct pt_logr *r, const unsigned char **blk, struct pt_log_block *b)
-{
-	if (r->hdr.layout == PT_LOG_RING) {
-		if (r->ring_cur >= r->nring)
-			return B_END;
-		const struct ring_entry *e = &r->ring[r->ring_cur++];
-		if (e->kind == E_DAMAGE)
-			return B_DAMAGE;
-		*blk = pt_logr_block_at(r, e->off, 1, b);
-		return *blk && b->seq == e->seq ? B_BLOCK : B_DAMAGE;
-	}
-	uint64_t off;
-	int res = pt_logr_walk(r, 1, &off, b);
-	if (res == B_BLOCK)
-		*blk = pt_logr_view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
-	return res;
-}
-
 /* Adds a block to drain k; damage in it is one error of the drain. */
 static void add_block(struct pt_logr *r, uint32_t k, const unsigned char *blk,
                       const struct pt_log_block *b)
 {
-	struct drain *d = &r->dr[k];
+	struct drain *d = &r->m.dr[k];
 	const unsigned char *pl = blk + PT_LOG_BLOCK_HDR;
 	uint32_t before = d->nsrc;
-	if (!r->mem)
-		r->win_owners |= 1u << k;
+	pt_logr_pin(r, k);
 	int err = b->type == PT_LOG_STAGES ? add_stages(r, d, pl, b->payload_len)
 	                                   : add_keeper(r, d, pl, b->payload_len, b->ts_base);
 	d->bytes += b->payload_len + (uint64_t)(d->nsrc - before) * sizeof(struct src);
@@ -288,36 +240,37 @@ static void add_block(struct pt_logr *r, uint32_t k, const unsigned char *blk,
 
 /* Whether drain d, holding blocks already, ends before this block (the
  * drain number changes, or the drain's memory would pass its bound). */
-static int drain_ends(const struct pt_logr *r, const struct drain *d, uint64_t drain,
+static int drain_ends(const struct pt_logr *r, uint32_t k, uint64_t drain,
                       const struct pt_log_block *b, uint64_t number)
 {
-	return number != drain || number == 0 || d->bytes + b->payload_len > r->drain_cap ||
-	       (uint64_t)d->nwin * r->win_cap > r->drain_cap;
+	return number != drain || number == 0 ||
+	       r->m.dr[k].bytes + b->payload_len > r->m.drain_cap ||
+	       (uint64_t)r->f.held_by[k] * r->f.win_cap > r->m.drain_cap;
 }
 
-/* Gathers the next drain of the log into r->dr[k] (released): its blocks,
+/* Gathers the next drain of the log into r->m.dr[k] (released): its blocks,
  * their sources, its errors.  Damage among the drain's blocks is an error
  * of the drain; damage after its last block, an error between it and the
  * next.  0 when the log has nothing more. */
 static int gather(struct pt_logr *r, uint32_t k)
 {
-	struct drain *dr = &r->dr[k];
+	struct drain *dr = &r->m.dr[k];
 	uint64_t drain = 0, after = 0; /* errors since the drain's last block */
 	int have = 0;
-	dr->errors = r->carried_errors;
-	r->carried_errors = 0;
+	dr->errors = r->m.carried_errors;
+	r->m.carried_errors = 0;
 	for (;;) {
 		const unsigned char *blk = NULL;
 		struct pt_log_block b;
 		int res = B_BLOCK;
-		if (r->pend) {
-			blk = r->pend_blk;
-			b = r->pend_b;
-			r->pend = 0;
+		if (r->m.pend) {
+			blk = r->m.pend_blk;
+			b = r->m.pend_b;
+			r->m.pend = 0;
 		} else {
-			if (r->win_owners && !spare_ready(r))
+			if (!pt_logr_spare_ready(r))
 				break; /* no memory for more: the drain is cut here */
-			res = next_any(r, &blk, &b);
+			res = pt_logr_next_any(r, &blk, &b);
 		}
 		if (res == B_END || (res == B_BLOCK && b.type == PT_LOG_END))
 			break;
@@ -329,10 +282,10 @@ static int gather(struct pt_logr *r, uint32_t k)
 		if (b.type != PT_LOG_STAGES && b.type != PT_LOG_KEEPER)
 			continue; /* names were read at open; tables are not events */
 		uint64_t number = ld64(blk + PT_LOG_BLOCK_HDR);
-		if (have && drain_ends(r, dr, drain, &b, number)) {
-			r->pend = 1;
-			r->pend_blk = blk;
-			r->pend_b = b;
+		if (have && drain_ends(r, k, drain, &b, number)) {
+			r->m.pend = 1;
+			r->m.pend_blk = blk;
+			r->m.pend_b = b;
 			break;
 		}
 		have = 1;
@@ -342,7 +295,7 @@ static int gather(struct pt_logr *r, uint32_t k)
 		add_block(r, k, blk, &b);
 	}
 	if (have)
-		r->carried_errors = after;
+		r->m.carried_errors = after;
 	else
 		dr->errors += after;
 	dr->used = have || dr->errors;
@@ -424,10 +377,10 @@ static inline int src_before(const struct src *a, const struct src *b)
 	return a->head < b->head || (a->head == b->head && a->order < b->order);
 }
 
-static void sift_down(struct pt_logr *r, uint32_t i)
+static void sift_down(struct pt_logm *m, uint32_t i)
 {
-	struct src **h = r->heap, *x = h[i];
-	uint32_t n = r->nheap;
+	struct src **h = m->heap, *x = h[i];
+	uint32_t n = m->nheap;
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
@@ -447,9 +400,9 @@ static void sift_down(struct pt_logr *r, uint32_t i)
  * memory for the heap: the drain is one error. */
 static void join(struct pt_logr *r, uint32_t k)
 {
-	struct drain *d = &r->dr[k];
+	struct drain *d = &r->m.dr[k];
 	d->joined = 1;
-	if (!grow((void **)&r->heap, &r->heap_cap, r->nheap + d->nsrc, sizeof *r->heap)) {
+	if (!grow((void **)&r->m.heap, &r->m.heap_cap, r->m.nheap + d->nsrc, sizeof *r->m.heap)) {
 		d->nsrc = 0;
 		d->errors++;
 		return;
@@ -463,25 +416,25 @@ static void join(struct pt_logr *r, uint32_t k)
 		else if (d->kctx)
 			s->kctx = d->kctx + s->at;
 		if (src_start(s)) {
-			r->heap[r->nheap++] = s;
+			r->m.heap[r->m.nheap++] = s;
 			d->live++;
 		}
 	}
-	for (uint32_t i = r->nheap / 2; i-- > 0;)
-		sift_down(r, i);
+	for (uint32_t i = r->m.nheap / 2; i-- > 0;)
+		sift_down(&r->m, i);
 }
 
 /* The root delivered and moved on: back into place, or out when done. */
-static void fix_root(struct pt_logr *r)
+static void fix_root(struct pt_logm *m)
 {
-	struct src *s = r->heap[0];
+	struct src *s = m->heap[0];
 	if (s->p >= s->end) {
-		r->dr[s->slot].live--;
-		r->heap[0] = r->heap[--r->nheap];
+		m->dr[s->slot].live--;
+		m->heap[0] = m->heap[--m->nheap];
 	}
-	if (r->nheap)
-		sift_down(r, 0);
-	r->root_moved = 0;
+	if (m->nheap)
+		sift_down(m, 0);
+	m->root_moved = 0;
 }
 
 /*
@@ -492,63 +445,63 @@ static void fix_root(struct pt_logr *r)
  */
 static int next_drain(struct pt_logr *r)
 {
-	uint32_t k = r->old;
-	if (r->dr[k].used) {
+	uint32_t k = r->m.old;
+	if (r->m.dr[k].used) {
 		drain_release(r, k);
-		k = r->old ^= 1;
-	} else if (!r->started) {
-		r->started = 1;
+		k = r->m.old ^= 1;
+	} else if (!r->m.started) {
+		r->m.started = 1;
 		if (gather(r, k))
 			join(r, k);
 	}
-	struct drain *d = &r->dr[k];
+	struct drain *d = &r->m.dr[k];
 	if (!d->used)
 		return 0;
 	if (!d->joined)
 		join(r, k); /* drain 0, or next to one: it waited */
-	r->drain_errors += d->errors;
+	r->m.drain_errors += d->errors;
 	d->errors = 0;
 	/* Drain 0 (blocks written outside any drain) is merged with no other:
 	 * its events come in the order given. */
-	if (gather(r, k ^ 1) && d->number && r->dr[k ^ 1].number)
+	if (gather(r, k ^ 1) && d->number && r->m.dr[k ^ 1].number)
 		join(r, k ^ 1);
 	return 1;
 }
 
 /* The runner-up of the root s: what s's next events are compared with. */
-static void set_limit(struct pt_logr *r, const struct src *s)
+static void set_limit(struct pt_logm *m, const struct src *s)
 {
 	const struct src *run = NULL;
-	if (r->nheap > 1)
-		run = r->heap[1];
-	if (r->nheap > 2 && src_before(r->heap[2], run))
-		run = r->heap[2];
-	r->limit = run ? run->head : UINT64_MAX;
-	r->tie_first = run ? s->order < run->order : 1;
+	if (m->nheap > 1)
+		run = m->heap[1];
+	if (m->nheap > 2 && src_before(m->heap[2], run))
+		run = m->heap[2];
+	m->limit = run ? run->head : UINT64_MAX;
+	m->tie_first = run ? s->order < run->order : 1;
 }
 
 /* s delivered the event of time ts and its next record is not a plain
  * event: applies what comes before its next one; s leaves the front
  * unless it is a section whose next event is still ahead. */
-__attribute__((noinline)) void pt_logm_src_moved(struct pt_logr *r, struct src *s, uint64_t ts)
+__attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts)
 {
 	if (s->kind == S_KEEPER)
 		s->base = ts;
 	int more = src_advance(s);
 	if (!more)
 		s->p = s->end;
-	if (!more || s->kind != S_STAGES || s->head > r->limit ||
-	    (s->head == r->limit && !r->tie_first)) {
-		r->cur = NULL;
-		r->root_moved = 1;
+	if (!more || s->kind != S_STAGES || s->head > m->limit ||
+	    (s->head == m->limit && !m->tie_first)) {
+		m->cur = NULL;
+		m->root_moved = 1;
 	}
 }
 
 static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, size_t *data_len)
 {
-	emit(o, POSIX_TRACE_RESUME, 0, (const unsigned char *)&r->resume_ctx, 0, ts, 0);
+	emit(o, POSIX_TRACE_RESUME, 0, (const unsigned char *)&r->m.resume_ctx, 0, ts, 0);
 	*data_len = 0;
-	r->resume_pending = 0;
+	r->m.resume_pending = 0;
 	return 1;
 }
 
@@ -559,34 +512,34 @@ int pt_logm_next(struct pt_logr *r, const struct out *o, void *data, size_t num_
                  size_t *data_len)
 {
 	for (;;) {
-		if (r->drain_errors) {
-			r->drain_errors--;
+		if (r->m.drain_errors) {
+			r->m.drain_errors--;
 			return pt_logr_damage(r, o, data, num_bytes, data_len);
 		}
-		if (r->root_moved)
-			fix_root(r);
-		if (!r->dr[r->old].live) {
+		if (r->m.root_moved)
+			fix_root(&r->m);
+		if (!r->m.dr[r->m.old].live) {
 			if (!next_drain(r))
 				return 0;
 			continue;
 		}
-		struct src *s = r->heap[0];
+		struct src *s = r->m.heap[0];
 		if (s->resume) {
-			r->resume_pending = 1;
-			memcpy(&r->resume_ctx, s->ctx, sizeof r->resume_ctx);
-			r->resume_ctx.comm[sizeof r->resume_ctx.comm - 1] = '\0';
+			r->m.resume_pending = 1;
+			memcpy(&r->m.resume_ctx, s->ctx, sizeof r->m.resume_ctx);
+			r->m.resume_ctx.comm[sizeof r->m.resume_ctx.comm - 1] = '\0';
 			s->base = s->head;
 			s->p += PT_REC_HDR;
 			s->resume = 0;
 			if (!src_advance(s))
 				s->p = s->end;
-			r->root_moved = 1;
+			r->m.root_moved = 1;
 			continue;
 		}
-		if (r->resume_pending)
+		if (r->m.resume_pending)
 			return deliver_resume(r, s->head, o, data_len);
-		set_limit(r, s);
-		r->cur = s;
+		set_limit(&r->m, s);
+		r->m.cur = s;
 		return take_head(r, s, o, data, num_bytes, data_len);
 	}
 }

@@ -61,27 +61,27 @@ static size_t pread_full(int fd, void *dst, size_t len, uint64_t off)
  * the caller's descriptor is left where it was. */
 static uint64_t data_until(struct pt_logr *r, uint64_t off)
 {
-	if (r->mem)
-		return r->size;
-	if (off >= r->ext_lo && off < r->ext_hi)
-		return r->ext_hi;
-	if (off >= r->size)
+	if (r->f.mem)
+		return r->f.size;
+	if (off >= r->f.ext_lo && off < r->f.ext_hi)
+		return r->f.ext_hi;
+	if (off >= r->f.size)
 		return off;
-	off_t saved = lseek(r->fd, 0, SEEK_CUR);
-	off_t d = lseek(r->fd, (off_t)off, SEEK_DATA);
+	off_t saved = lseek(r->f.fd, 0, SEEK_CUR);
+	off_t d = lseek(r->f.fd, (off_t)off, SEEK_DATA);
 	int err = d < 0 ? errno : 0;
 	uint64_t until = off;
 	if (err && err != ENXIO) { /* no SEEK_DATA: every byte is data */
-		r->ext_lo = 0;
-		until = r->ext_hi = r->size;
+		r->f.ext_lo = 0;
+		until = r->f.ext_hi = r->f.size;
 	} else if (!err && (uint64_t)d == off) {
-		off_t h = lseek(r->fd, d, SEEK_HOLE);
-		until = h > d && (uint64_t)h < r->size ? (uint64_t)h : r->size;
-		r->ext_lo = off;
-		r->ext_hi = until;
+		off_t h = lseek(r->f.fd, d, SEEK_HOLE);
+		until = h > d && (uint64_t)h < r->f.size ? (uint64_t)h : r->f.size;
+		r->f.ext_lo = off;
+		r->f.ext_hi = until;
 	}
 	if (saved >= 0)
-		lseek(r->fd, saved, SEEK_SET);
+		lseek(r->f.fd, saved, SEEK_SET);
 	return until;
 }
 
@@ -89,60 +89,60 @@ static uint64_t data_until(struct pt_logr *r, uint64_t off)
  * and the spare one becomes the window.  0 without memory. */
 static int retire_window(struct pt_logr *r)
 {
-	if (!r->spare || r->nheld == r->held_cap)
+	if (!r->f.spare || r->f.nheld == r->f.held_cap)
 		return 0;
-	r->held[r->nheld++] = (struct held){r->win, r->win_owners};
+	r->f.held[r->f.nheld++] = (struct held){r->f.win, r->f.win_owners};
 	for (uint32_t k = 0; k < 2; k++)
-		r->dr[k].nwin += (r->win_owners >> k) & 1;
-	r->win = r->spare;
-	r->spare = NULL;
-	r->win_len = 0;
-	r->win_owners = 0;
+		r->f.held_by[k] += (r->f.win_owners >> k) & 1;
+	r->f.win = r->f.spare;
+	r->f.spare = NULL;
+	r->f.win_len = 0;
+	r->f.win_owners = 0;
 	return 1;
 }
 
 /* The bytes [off, off + len) of the log, or NULL when the log does not
  * have them.  A file is read through the window, want bytes at a time but
  * not into a hole: a hole's zeros are never worth reading ahead. */
-const unsigned char *pt_logr_view(struct pt_logr *r, uint64_t off, size_t len)
+static const unsigned char *view(struct pt_logr *r, uint64_t off, size_t len)
 {
-	if (off > r->size || len > r->size - off)
+	if (off > r->f.size || len > r->f.size - off)
 		return NULL;
-	if (r->mem)
-		return r->mem + off;
-	if (off >= r->win_off && off - r->win_off + len <= r->win_len)
-		return r->win + (off - r->win_off);
-	size_t n = len > r->want ? len : r->want;
-	if (n > r->win_cap)
-		n = r->win_cap;
-	if (n > r->size - off)
-		n = (size_t)(r->size - off);
+	if (r->f.mem)
+		return r->f.mem + off;
+	if (off >= r->f.win_off && off - r->f.win_off + len <= r->f.win_len)
+		return r->f.win + (off - r->f.win_off);
+	size_t n = len > r->f.want ? len : r->f.want;
+	if (n > r->f.win_cap)
+		n = r->f.win_cap;
+	if (n > r->f.size - off)
+		n = (size_t)(r->f.size - off);
 	uint64_t data = data_until(r, off) - off;
 	if (n > len && data < n)
 		n = data > len ? (size_t)data : len;
-	if (n < len || (r->win_owners && !retire_window(r)))
+	if (n < len || (r->f.win_owners && !retire_window(r)))
 		return NULL;
-	r->win_off = off;
-	r->win_len = pread_full(r->fd, r->win, n, off);
-	return r->win_len >= len ? r->win : NULL;
+	r->f.win_off = off;
+	r->f.win_len = pread_full(r->f.fd, r->f.win, n, off);
+	return r->f.win_len >= len ? r->f.win : NULL;
 }
 
 /* Where data starts at or after off, and where it ends (*end); NONE when
  * there is no more.  Holes of a sparse file are skipped. */
 static uint64_t next_data(struct pt_logr *r, uint64_t off, uint64_t *end)
 {
-	*end = r->size;
-	if (off >= r->size)
+	*end = r->f.size;
+	if (off >= r->f.size)
 		return NONE;
-	if (r->mem)
+	if (r->f.mem)
 		return off;
-	off_t d = lseek(r->fd, (off_t)off, SEEK_DATA);
+	off_t d = lseek(r->f.fd, (off_t)off, SEEK_DATA);
 	if (d < 0)
 		return errno == ENXIO ? NONE : off; /* no SEEK_DATA: all data */
-	off_t h = lseek(r->fd, d, SEEK_HOLE);
-	if (h > d && (uint64_t)h < r->size)
+	off_t h = lseek(r->f.fd, d, SEEK_HOLE);
+	if (h > d && (uint64_t)h < r->f.size)
 		*end = (uint64_t)h;
-	return (uint64_t)d < r->size ? (uint64_t)d : NONE;
+	return (uint64_t)d < r->f.size ? (uint64_t)d : NONE;
 }
 
 /* ---- blocks ------------------------------------------------------------- */
@@ -168,7 +168,7 @@ static int block_header_ok(const struct pt_logr *r, const unsigned char *p, uint
 	       CRC_OK(b->header_crc, b, offsetof(struct pt_log_block, header_crc)) &&
 	       type_ok(r, b->type) &&
 	       b->payload_len <= r->block_size - PT_LOG_BLOCK_HDR &&
-	       PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len <= r->size - off;
+	       PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len <= r->f.size - off;
 }
 
 /*
@@ -185,23 +185,23 @@ static const unsigned char *payload_ok(struct pt_logr *r, uint64_t off,
                                        const struct pt_log_block *b)
 {
 	uint64_t whole = PT_LOG_BLOCK_HDR + (uint64_t)b->payload_len;
-	if (r->crc_spent + b->payload_len > CRC_SLACK + 2 * r->crc_credit ||
+	if (r->w.crc_spent + b->payload_len > CRC_SLACK + 2 * r->w.crc_credit ||
 	    data_until(r, off) < off + whole)
 		return NULL;
-	const unsigned char *p = pt_logr_view(r, off, (size_t)whole);
+	const unsigned char *p = view(r, off, (size_t)whole);
 	if (p && CRC_OK(b->payload_crc, p + PT_LOG_BLOCK_HDR, b->payload_len)) {
-		r->crc_credit += whole;
+		r->w.crc_credit += whole;
 		return p;
 	}
-	r->crc_spent += b->payload_len;
+	r->w.crc_spent += b->payload_len;
 	return NULL;
 }
 
 /* The block at off if it is valid; its payload checked when verify. */
-const unsigned char *pt_logr_block_at(struct pt_logr *r, uint64_t off, int verify,
-                                      struct pt_log_block *b)
+static const unsigned char *block_at(struct pt_logr *r, uint64_t off, int verify,
+                                     struct pt_log_block *b)
 {
-	const unsigned char *p = pt_logr_view(r, off, PT_LOG_BLOCK_HDR);
+	const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
 	if (!p || !block_header_ok(r, p, off, b))
 		return NULL;
 	return verify ? payload_ok(r, off, b) : p;
@@ -213,7 +213,7 @@ const unsigned char *pt_logr_block_at(struct pt_logr *r, uint64_t off, int verif
 static void credit(struct pt_logr *r, uint64_t *from, uint64_t *holes, uint64_t to)
 {
 	if (to > *from + *holes)
-		r->crc_credit += to - *from - *holes;
+		r->w.crc_credit += to - *from - *holes;
 	*from = to > *from ? to : *from;
 	*holes = 0;
 }
@@ -273,12 +273,12 @@ static uint64_t find_magic(const unsigned char *p, uint64_t avail, uint64_t i, u
 static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int verify,
                      struct pt_log_block *b)
 {
-	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
+	off_t saved = r->f.mem ? 0 : lseek(r->f.fd, 0, SEEK_CUR);
 	uint64_t found = NONE, end = 0, credited = off, holes = 0, step = block_step(r);
-	size_t want = r->want;
-	r->want = r->win_cap; /* large reads, whatever the caller reads */
+	size_t want = r->f.want;
+	r->f.want = r->f.win_cap; /* large reads, whatever the caller reads */
 	off = step_up(off, step);
-	while (off + PT_LOG_BLOCK_HDR <= r->size) {
+	while (off + PT_LOG_BLOCK_HDR <= r->f.size) {
 		if (off >= end) {
 			uint64_t d = next_data(r, off, &end);
 			if (d == NONE)
@@ -289,11 +289,11 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 			}
 			continue;
 		}
-		const unsigned char *p = pt_logr_view(r, off, PT_LOG_BLOCK_HDR);
+		const unsigned char *p = view(r, off, PT_LOG_BLOCK_HDR);
 		if (!p)
 			break;
 		/* What the window has, up to the end of this stretch of data. */
-		uint64_t avail = r->mem ? r->size - off : r->win_len - (off - r->win_off);
+		uint64_t avail = r->f.mem ? r->f.size - off : r->f.win_len - (off - r->f.win_off);
 		if (avail > end - off)
 			avail = end - off;
 		uint64_t i = find_magic(p, avail, 0, step);
@@ -305,29 +305,29 @@ static uint64_t scan(struct pt_logr *r, uint64_t off, uint64_t min_seq, int veri
 		}
 		uint64_t cand = off + i;
 		credit(r, &credited, &holes, cand);
-		if (pt_logr_block_at(r, cand, 0, b) && b->seq >= min_seq &&
+		if (block_at(r, cand, 0, b) && b->seq >= min_seq &&
 		    (!verify || payload_ok(r, cand, b))) {
 			found = cand;
 			break;
 		}
 		off = cand + step;
 	}
-	credit(r, &credited, &holes, found != NONE ? found : off < r->size ? off : r->size);
-	if (!r->mem && saved >= 0)
-		lseek(r->fd, saved, SEEK_SET);
-	r->want = want;
+	credit(r, &credited, &holes, found != NONE ? found : off < r->f.size ? off : r->f.size);
+	if (!r->f.mem && saved >= 0)
+		lseek(r->f.fd, saved, SEEK_SET);
+	r->f.want = want;
 	return found;
 }
 
 /* Linear log: nothing valid from off on. */
 static int walk_tail(struct pt_logr *r, uint64_t off)
 {
-	r->walk_done = 1;
-	r->pos = r->size;
+	r->w.walk_done = 1;
+	r->w.pos = r->f.size;
 	/* Damage if the header vouches for blocks there and the file has
 	 * them all; otherwise the log was cut short (a crash). */
 	uint64_t data_end = r->hdr.data_end;
-	if (off < r->size && data_end && off < data_end && r->size >= data_end)
+	if (off < r->f.size && data_end && off < data_end && r->f.size >= data_end)
 		return B_DAMAGE;
 	return B_END;
 }
@@ -344,34 +344,34 @@ static int walk_tail(struct pt_logr *r, uint64_t off)
  */
 static uint64_t least_seq(const struct pt_logr *r)
 {
-	return r->hdr.flags & PT_LOG_SEEKABLE ? r->expect : 0;
+	return r->hdr.flags & PT_LOG_SEEKABLE ? r->w.expect : 0;
 }
 
 /* Linear log: the next block (*off, *b), damage before it, or the end. */
-int pt_logr_walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_block *b)
+static int walk(struct pt_logr *r, int verify, uint64_t *off, struct pt_log_block *b)
 {
-	if (r->walk_done)
+	if (r->w.walk_done)
 		return B_END;
-	uint64_t at = r->pos;
-	if (at >= r->size)
+	uint64_t at = r->w.pos;
+	if (at >= r->f.size)
 		return walk_tail(r, at);
 	/* The number first: a payload is checked only if it would be read. */
 	uint64_t min_seq = least_seq(r);
-	if (!pt_logr_block_at(r, at, 0, b) || b->seq < min_seq || (verify && !payload_ok(r, at, b))) {
+	if (!block_at(r, at, 0, b) || b->seq < min_seq || (verify && !payload_ok(r, at, b))) {
 		at = scan(r, at + block_step(r), min_seq, verify, b);
 		if (at == NONE)
-			return walk_tail(r, r->pos);
+			return walk_tail(r, r->w.pos);
 	}
-	if (b->seq > r->expect) {
+	if (b->seq > r->w.expect) {
 		/* Blocks are missing: damage, then this block. */
-		r->expect = b->seq;
-		r->pos = at;
+		r->w.expect = b->seq;
+		r->w.pos = at;
 		return B_DAMAGE;
 	}
-	r->expect = b->seq + 1;
-	r->pos = at + pt_log_pad8(PT_LOG_BLOCK_HDR + b->payload_len);
+	r->w.expect = b->seq + 1;
+	r->w.pos = at + pt_log_pad8(PT_LOG_BLOCK_HDR + b->payload_len);
 	if (b->type == PT_LOG_END)
-		r->walk_done = 1;
+		r->w.walk_done = 1;
 	*off = at;
 	return B_BLOCK;
 }
@@ -382,7 +382,7 @@ static void take_name(struct pt_logr *r, uint32_t id, const char *name)
 {
 	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS)
 		return;
-	char *dst = r->names[id - PT_LOG_USER_FIRST];
+	char *dst = r->meta.names[id - PT_LOG_USER_FIRST];
 	memcpy(dst, name, PT_LOG_NAME_SIZE);
 	dst[PT_LOG_NAME_SIZE - 1] = '\0';
 }
@@ -403,20 +403,20 @@ static void names_block(struct pt_logr *r, const unsigned char *payload, uint32_
 static void pids_block(struct pt_logr *r, const unsigned char *p, uint32_t len)
 {
 	const uint32_t n = len / (uint32_t)sizeof(struct pt_log_pid_entry);
-	if (n > r->pids_cap - r->npids) {
-		uint32_t want = r->npids + n;
+	if (n > r->meta.pids_cap - r->meta.npids) {
+		uint32_t want = r->meta.npids + n;
 		if (want > PIDS_MAX)
 			want = PIDS_MAX;
-		if (want <= r->pids_cap)
+		if (want <= r->meta.pids_cap)
 			return;
-		struct pt_log_pid_entry *grown = realloc(r->pids, (size_t)want * sizeof *grown);
+		struct pt_log_pid_entry *grown = realloc(r->meta.pids, (size_t)want * sizeof *grown);
 		if (!grown)
 			return; /* the events keep the ids they carry */
-		r->pids = grown;
-		r->pids_cap = want;
+		r->meta.pids = grown;
+		r->meta.pids_cap = want;
 	}
-	for (uint32_t i = 0; i < n && r->npids < r->pids_cap; i++)
-		memcpy(&r->pids[r->npids++], p + (size_t)i * sizeof *r->pids, sizeof *r->pids);
+	for (uint32_t i = 0; i < n && r->meta.npids < r->meta.pids_cap; i++)
+		memcpy(&r->meta.pids[r->meta.npids++], p + (size_t)i * sizeof *r->meta.pids, sizeof *r->meta.pids);
 }
 
 static int by_ids(const void *a, const void *b)
@@ -431,7 +431,7 @@ static int by_ids(const void *a, const void *b)
 static const struct pt_log_pid_entry *pids_find(const struct pt_logr *r, int32_t pid, int32_t tid)
 {
 	struct pt_log_pid_entry key = {.pid = pid, .tid = tid};
-	return r->npids ? bsearch(&key, r->pids, r->npids, sizeof key, by_ids) : NULL;
+	return r->meta.npids ? bsearch(&key, r->meta.pids, r->meta.npids, sizeof key, by_ids) : NULL;
 }
 
 /* A NAMES, PIDS or END block met by a walk or the ring index. */
@@ -448,7 +448,7 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 			pids_block(r, p, b->payload_len);
 	} else if (b->type == PT_LOG_IMAGES || b->type == PT_LOG_IMAGES_SHARED) {
 		if (r->hdr.version >= 3)
-			pt_logi_block(&r->images, b->type, p, b->payload_len);
+			pt_logi_block(&r->meta.images, b->type, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
 		memcpy(&r->status, p, sizeof r->status);
 		r->closed = 1;
@@ -457,13 +457,13 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 
 static void name_table(struct pt_logr *r)
 {
-	if (!r->hdr.names_size || r->size <= r->hdr.names_off)
+	if (!r->hdr.names_size || r->f.size <= r->hdr.names_off)
 		return;
-	uint64_t len = r->size - r->hdr.names_off;
+	uint64_t len = r->f.size - r->hdr.names_off;
 	if (len > r->hdr.names_size)
 		len = r->hdr.names_size;
 	for (uint32_t i = 1; (uint64_t)(i + 1) * PT_LOG_NAME_SIZE <= len; i++) {
-		const unsigned char *p = pt_logr_view(r, r->hdr.names_off + (uint64_t)i * PT_LOG_NAME_SIZE,
+		const unsigned char *p = view(r, r->hdr.names_off + (uint64_t)i * PT_LOG_NAME_SIZE,
 		                              PT_LOG_NAME_SIZE);
 		if (p)
 			take_name(r, PT_LOG_USER_FIRST + i, (const char *)p);
@@ -475,15 +475,15 @@ static void name_table(struct pt_logr *r)
 static int ring_push(struct pt_logr *r, size_t *cap, uint64_t seq, uint64_t off, uint32_t len,
                      uint32_t kind)
 {
-	if (r->nring == *cap) {
+	if (r->ring.n == *cap) {
 		size_t n = *cap ? *cap * 2 : 64;
-		struct ring_entry *grown = realloc(r->ring, n * sizeof *grown);
+		struct ring_entry *grown = realloc(r->ring.e, n * sizeof *grown);
 		if (!grown)
 			return ENOMEM;
-		r->ring = grown;
+		r->ring.e = grown;
 		*cap = n;
 	}
-	r->ring[r->nring++] = (struct ring_entry){seq, off, len, kind};
+	r->ring.e[r->ring.n++] = (struct ring_entry){seq, off, len, kind};
 	return 0;
 }
 
@@ -499,7 +499,7 @@ static int ring_index(struct pt_logr *r)
 	const uint64_t bs = r->block_size, slots = r->hdr.ring_slots;
 	size_t cap = 0;
 	uint64_t off = r->data_off, end = 0;
-	off_t saved = r->mem ? 0 : lseek(r->fd, 0, SEEK_CUR);
+	off_t saved = r->f.mem ? 0 : lseek(r->f.fd, 0, SEEK_CUR);
 	int err = 0;
 	while (!err) {
 		uint64_t d = next_data(r, off, &end);
@@ -513,42 +513,42 @@ static int ring_index(struct pt_logr *r)
 			unsigned char raw[PT_LOG_BLOCK_HDR];
 			struct pt_log_block b;
 			const unsigned char *p = raw;
-			if (r->mem) {
-				p = pt_logr_view(r, at, sizeof raw);
-			} else if (at + sizeof raw > r->size ||
-			           pread_full(r->fd, raw, sizeof raw, at) != sizeof raw) {
+			if (r->f.mem) {
+				p = view(r, at, sizeof raw);
+			} else if (at + sizeof raw > r->f.size ||
+			           pread_full(r->f.fd, raw, sizeof raw, at) != sizeof raw) {
 				p = NULL;
 			}
 			if (p && block_header_ok(r, p, at, &b) && b.type != PT_LOG_END &&
 			    b.seq % slots == i)
 				err = ring_push(r, &cap, b.seq, at, b.payload_len, b.type);
 		}
-		if (i >= slots || end >= r->size)
+		if (i >= slots || end >= r->f.size)
 			break;
 		off = end;
 	}
-	if (!r->mem && saved >= 0)
-		lseek(r->fd, saved, SEEK_SET);
+	if (!r->f.mem && saved >= 0)
+		lseek(r->f.fd, saved, SEEK_SET);
 	if (err)
 		return err;
-	if (r->nring > 1)
-		qsort(r->ring, r->nring, sizeof *r->ring, by_seq);
+	if (r->ring.n > 1)
+		qsort(r->ring.e, r->ring.n, sizeof *r->ring.e, by_seq);
 
 	/* The newest block says which sequence numbers the ring holds; a
 	 * closed log's header says which it must hold. */
 	int closed_hdr = (r->hdr.flags & PT_LOG_CLOSED) != 0;
-	uint64_t top = r->nring ? r->ring[r->nring - 1].seq : 0;
+	uint64_t top = r->ring.n ? r->ring.e[r->ring.n - 1].seq : 0;
 	int want_all = closed_hdr && r->hdr.blocks_written > 0;
 	if (want_all && r->hdr.blocks_written - 1 > top)
 		top = r->hdr.blocks_written - 1;
 	uint64_t lo = top >= slots - 1 ? top - (slots - 1) : 0;
 	size_t first = 0;
-	while (first < r->nring && r->ring[first].seq < lo)
+	while (first < r->ring.n && r->ring.e[first].seq < lo)
 		first++;
-	struct ring_entry *found = r->ring;
-	size_t nfound = r->nring;
-	r->ring = NULL;
-	r->nring = 0;
+	struct ring_entry *found = r->ring.e;
+	size_t nfound = r->ring.n;
+	r->ring.e = NULL;
+	r->ring.n = 0;
 	cap = 0;
 	uint64_t expect = want_all ? lo : first < nfound ? found[first].seq : 0;
 	for (size_t k = first; k < nfound && !err; k++) {
@@ -557,7 +557,7 @@ static int ring_index(struct pt_logr *r)
 		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS ||
 		             found[k].kind == PT_LOG_IMAGES || found[k].kind == PT_LOG_IMAGES_SHARED)) {
 			struct pt_log_block b;
-			if (pt_logr_block_at(r, found[k].off, 0, &b))
+			if (block_at(r, found[k].off, 0, &b))
 				meta_block(r, found[k].off, &b);
 		} else if (!err) {
 			err = ring_push(r, &cap, found[k].seq, found[k].off, found[k].len, E_BLOCK);
@@ -641,22 +641,22 @@ static int slurp(struct pt_logr *r, int fd)
 			checked = 1;
 		}
 	}
-	r->mem = buf;
-	r->size = len;
+	r->f.mem = buf;
+	r->f.size = len;
 	return 0;
 }
 
 static void walk_reset(struct pt_logr *r)
 {
-	r->pos = r->data_off;
-	r->expect = 0;
-	r->walk_done = 0;
-	r->ring_cur = 0;
-	r->p = r->end = no_payload;
-	r->ctx = NULL;
-	r->at_end = 0;
+	r->w.pos = r->data_off;
+	r->w.expect = 0;
+	r->w.walk_done = 0;
+	r->ring.cur = 0;
+	r->v2.p = r->v2.end = no_payload;
+	r->v2.ctx = NULL;
+	r->v2.at_end = 0;
 	r->last_good_ts = 0;
-	r->crc_spent = r->crc_credit = 0;
+	r->w.crc_spent = r->w.crc_credit = 0;
 	pt_logm_reset(r);
 }
 
@@ -666,9 +666,9 @@ static void open_walk(struct pt_logr *r)
 	uint64_t off;
 	struct pt_log_block b;
 	int res;
-	r->want = OPEN_WINDOW;
+	r->f.want = OPEN_WINDOW;
 	walk_reset(r);
-	while ((res = pt_logr_walk(r, r->mem != NULL, &off, &b)) != B_END)
+	while ((res = walk(r, r->f.mem != NULL, &off, &b)) != B_END)
 		if (res == B_BLOCK &&
 		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_IMAGES ||
 		     b.type == PT_LOG_IMAGES_SHARED || b.type == PT_LOG_END))
@@ -679,7 +679,7 @@ static void open_walk(struct pt_logr *r)
 static int open_log(struct pt_logr *r, int fd)
 {
 	struct stat sb;
-	r->fd = fd;
+	r->f.fd = fd;
 	if (fstat(fd, &sb) != 0)
 		return EINVAL;
 	off_t end = -1;
@@ -688,16 +688,16 @@ static int open_log(struct pt_logr *r, int fd)
 	else if (S_ISBLK(sb.st_mode))
 		end = lseek(fd, 0, SEEK_END);
 	if (end >= 0) {
-		r->size = (uint64_t)end;
+		r->f.size = (uint64_t)end;
 		if (pread_full(fd, &r->hdr, sizeof r->hdr, 0) != sizeof r->hdr)
 			return EINVAL;
 	} else {
 		int err = slurp(r, fd);
 		if (err)
 			return err;
-		if (r->size < sizeof r->hdr)
+		if (r->f.size < sizeof r->hdr)
 			return EINVAL;
-		memcpy(&r->hdr, r->mem, sizeof r->hdr);
+		memcpy(&r->hdr, r->f.mem, sizeof r->hdr);
 	}
 	if (!header_ok(&r->hdr) || !params_ok(&r->hdr))
 		return EINVAL;
@@ -708,23 +708,23 @@ static int open_log(struct pt_logr *r, int fd)
 	r->block_size = h->block_size;
 	r->max_data = (uint32_t)pt_log_data_max(h->max_data_size);
 	r->max_ctx = (r->block_size - PT_LOG_BLOCK_HDR) / PT_LOG_CTX_REC + 1;
-	r->ctxs = calloc(r->max_ctx, sizeof *r->ctxs);
-	r->pool = malloc(POOL_KEEP * sizeof *r->pool);
-	if (!r->ctxs || !r->pool)
+	r->v2.ctxs = calloc(r->max_ctx, sizeof *r->v2.ctxs);
+	r->f.pool = malloc(POOL_KEEP * sizeof *r->f.pool);
+	if (!r->v2.ctxs || !r->f.pool)
 		return ENOMEM;
-	r->drain_cap = DRAIN_MAX;
-	if (!r->mem) {
+	r->m.drain_cap = DRAIN_MAX;
+	if (!r->f.mem) {
 		/* Large reads, but no larger than the file. */
-		r->win_cap = 2 * (size_t)r->block_size;
-		if (r->win_cap < WINDOW)
-			r->win_cap = WINDOW;
-		if (r->win_cap > r->size)
-			r->win_cap = (size_t)r->size;
-		r->win = malloc(r->win_cap);
-		if (!r->win)
+		r->f.win_cap = 2 * (size_t)r->block_size;
+		if (r->f.win_cap < WINDOW)
+			r->f.win_cap = WINDOW;
+		if (r->f.win_cap > r->f.size)
+			r->f.win_cap = (size_t)r->f.size;
+		r->f.win = malloc(r->f.win_cap);
+		if (!r->f.win)
 			return ENOMEM;
 	}
-	r->want = OPEN_WINDOW;
+	r->f.want = OPEN_WINDOW;
 	name_table(r);
 	int err = 0;
 	if (h->layout == PT_LOG_RING)
@@ -734,11 +734,11 @@ static int open_log(struct pt_logr *r, int fd)
 	if (err)
 		return err;
 	for (uint32_t i = 1; i < TRACE_USER_EVENT_MAX; i++)
-		r->nnames += r->names[i][0] != '\0';
-	if (r->npids > 1)
-		qsort(r->pids, r->npids, sizeof *r->pids, by_ids);
+		r->meta.nnames += r->meta.names[i][0] != '\0';
+	if (r->meta.npids > 1)
+		qsort(r->meta.pids, r->meta.npids, sizeof *r->meta.pids, by_ids);
 	walk_reset(r);
-	r->want = r->win_cap;
+	r->f.want = r->f.win_cap;
 	return 0;
 }
 
@@ -760,25 +760,25 @@ void pt_logr_close(struct pt_logr *r)
 {
 	if (!r)
 		return;
-	free(r->mem);
-	free(r->win);
-	free(r->ring);
-	free(r->ctxs);
-	for (uint32_t i = 0; i < r->nheld; i++)
-		free(r->held[i].buf);
-	for (uint32_t i = 0; i < r->npool; i++)
-		free(r->pool[i]);
-	free(r->held);
-	free(r->pool);
-	free(r->spare);
-	pt_logi_free(&r->images);
+	free(r->f.mem);
+	free(r->f.win);
+	free(r->ring.e);
+	free(r->v2.ctxs);
+	for (uint32_t i = 0; i < r->f.nheld; i++)
+		free(r->f.held[i].buf);
+	for (uint32_t i = 0; i < r->f.npool; i++)
+		free(r->f.pool[i]);
+	free(r->f.held);
+	free(r->f.pool);
+	free(r->f.spare);
+	pt_logi_free(&r->meta.images);
 	for (uint32_t k = 0; k < 2; k++) {
-		free(r->dr[k].src);
-		free(r->dr[k].cal);
-		free(r->dr[k].kctx);
+		free(r->m.dr[k].src);
+		free(r->m.dr[k].cal);
+		free(r->m.dr[k].kctx);
 	}
-	free(r->heap);
-	free(r->pids);
+	free(r->m.heap);
+	free(r->meta.pids);
 	free(r);
 }
 
@@ -788,16 +788,83 @@ void pt_logr_rewind(struct pt_logr *r)
 	r->damaged = 0;
 }
 
+/* ---- windows held for the drains --------------------------------------- */
+
+/* The current window holds blocks of drain k: it is pinned, not reread. */
+void pt_logr_pin(struct pt_logr *r, uint32_t k)
+{
+	if (!r->f.mem)
+		r->f.win_owners |= 1u << k;
+}
+
+/* Room for the window that replaces a pinned one, and for holding it;
+ * nothing to do while the window is not pinned. */
+int pt_logr_spare_ready(struct pt_logr *r)
+{
+	if (!r->f.win_owners)
+		return 1;
+	if (r->f.nheld == r->f.held_cap) {
+		uint32_t n = r->f.held_cap ? r->f.held_cap * 2 : 16;
+		struct held *grown = realloc(r->f.held, n * sizeof *grown);
+		if (!grown)
+			return 0;
+		r->f.held = grown;
+		r->f.held_cap = n;
+	}
+	if (!r->f.spare)
+		r->f.spare = r->f.npool ? r->f.pool[--r->f.npool] : malloc(r->f.win_cap);
+	return r->f.spare != NULL;
+}
+
+/* Drain k is done with its windows: those only it held go back to the
+ * pool (up to POOL_KEEP), or are freed. */
+void pt_logr_unpin(struct pt_logr *r, uint32_t k)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < r->f.nheld; i++) {
+		struct held h = r->f.held[i];
+		h.owners &= ~(1u << k);
+		if (h.owners)
+			r->f.held[kept++] = h;
+		else if (r->f.npool < POOL_KEEP)
+			r->f.pool[r->f.npool++] = h.buf;
+		else
+			free(h.buf);
+	}
+	r->f.nheld = kept;
+	r->f.win_owners &= ~(1u << k);
+	r->f.held_by[k] = 0;
+}
+
+/* The next block of the log in reading order, payload checked. */
+int pt_logr_next_any(struct pt_logr *r, const unsigned char **blk, struct pt_log_block *b)
+{
+	if (r->hdr.layout == PT_LOG_RING) {
+		if (r->ring.cur >= r->ring.n)
+			return B_END;
+		const struct ring_entry *e = &r->ring.e[r->ring.cur++];
+		if (e->kind == E_DAMAGE)
+			return B_DAMAGE;
+		*blk = block_at(r, e->off, 1, b);
+		return *blk && b->seq == e->seq ? B_BLOCK : B_DAMAGE;
+	}
+	uint64_t off;
+	int res = walk(r, 1, &off, b);
+	if (res == B_BLOCK)
+		*blk = view(r, off, PT_LOG_BLOCK_HDR + (size_t)b->payload_len);
+	return res;
+}
+
 /* ---- reading ------------------------------------------------------------- */
 
 static void start_block(struct pt_logr *r, const unsigned char *blk, const struct pt_log_block *b)
 {
-	r->p = blk + PT_LOG_BLOCK_HDR;
-	r->end = r->p + b->payload_len;
-	r->ts = b->ts_base;
-	r->pc = 0;
-	r->ctx = NULL;
-	r->nctx = 0;
+	r->v2.p = blk + PT_LOG_BLOCK_HDR;
+	r->v2.end = r->v2.p + b->payload_len;
+	r->v2.ts = b->ts_base;
+	r->v2.pc = 0;
+	r->v2.ctx = NULL;
+	r->v2.nctx = 0;
 }
 
 /* The next EVENTS block to decode, damage, or the end. */
@@ -805,11 +872,11 @@ static int next_block(struct pt_logr *r)
 {
 	struct pt_log_block b;
 	if (r->hdr.layout == PT_LOG_RING) {
-		while (r->ring_cur < r->nring) {
-			const struct ring_entry *e = &r->ring[r->ring_cur++];
+		while (r->ring.cur < r->ring.n) {
+			const struct ring_entry *e = &r->ring.e[r->ring.cur++];
 			if (e->kind == E_DAMAGE)
 				return B_DAMAGE;
-			const unsigned char *p = pt_logr_block_at(r, e->off, 1, &b);
+			const unsigned char *p = block_at(r, e->off, 1, &b);
 			if (!p || b.seq != e->seq || b.type != PT_LOG_EVENTS)
 				return B_DAMAGE;
 			start_block(r, p, &b);
@@ -819,13 +886,13 @@ static int next_block(struct pt_logr *r)
 	}
 	for (;;) {
 		uint64_t off;
-		int res = pt_logr_walk(r, 1, &off, &b);
+		int res = walk(r, 1, &off, &b);
 		if (res != B_BLOCK)
 			return res;
 		if (b.type == PT_LOG_END)
 			return B_END;
 		if (b.type == PT_LOG_EVENTS) {
-			start_block(r, pt_logr_view(r, off, PT_LOG_BLOCK_HDR + (size_t)b.payload_len), &b);
+			start_block(r, view(r, off, PT_LOG_BLOCK_HDR + (size_t)b.payload_len), &b);
 			return B_BLOCK;
 		}
 	}
@@ -837,7 +904,7 @@ int pt_logr_damage(struct pt_logr *r, const struct out *o, void *data, size_t nu
 	static const struct pt_log_ctx nobody;
 	int err = EBADMSG;
 	size_t n = num_bytes < sizeof err ? num_bytes : sizeof err;
-	r->p = r->end = no_payload; /* the rest of the block, if any, is skipped */
+	r->v2.p = r->v2.end = no_payload; /* the rest of the block, if any, is skipped */
 	r->damaged++;
 	if (r->damaged > r->damaged_max)
 		r->damaged_max = r->damaged;
@@ -852,41 +919,41 @@ int pt_logr_damage(struct pt_logr *r, const struct out *o, void *data, size_t nu
 /* A record that is not a plain event: a meta record (0), or damage (-1). */
 static int meta_record(struct pt_logr *r, uint64_t w0, size_t left)
 {
-	const unsigned char *p = r->p;
+	const unsigned char *p = r->v2.p;
 	uint32_t id = pt_rec_id(w0);
 	uint32_t len = pt_rec_len(w0);
 	if (left < PT_REC_HDR || pt_log_rec_size(len) > left || (w0 & PT_REC_SAMEPC))
 		return -1;
 	if (id == PT_REC_TIME && len == 8) {
-		r->ts = ld64(p + PT_REC_HDR);
+		r->v2.ts = ld64(p + PT_REC_HDR);
 	} else if (id == PT_REC_CONTEXT && len == sizeof(struct pt_log_ctxrec)) {
 		struct pt_log_ctxrec c;
 		memcpy(&c, p + PT_REC_HDR, sizeof c);
-		if (c.k > r->nctx || c.k >= r->max_ctx)
+		if (c.k > r->v2.nctx || c.k >= r->max_ctx)
 			return -1;
 		c.ctx.comm[sizeof c.ctx.comm - 1] = '\0';
-		r->ctxs[c.k] = c.ctx;
-		if (c.k == r->nctx)
-			r->nctx++;
-		r->ctx = &r->ctxs[c.k];
-		r->ts += pt_rec_delta(w0);
-	} else if (id == PT_REC_SWITCH && len == 0 && ld64(p + 8) < r->nctx) {
-		r->ctx = &r->ctxs[ld64(p + 8)];
-		r->ts += pt_rec_delta(w0);
+		r->v2.ctxs[c.k] = c.ctx;
+		if (c.k == r->v2.nctx)
+			r->v2.nctx++;
+		r->v2.ctx = &r->v2.ctxs[c.k];
+		r->v2.ts += pt_rec_delta(w0);
+	} else if (id == PT_REC_SWITCH && len == 0 && ld64(p + 8) < r->v2.nctx) {
+		r->v2.ctx = &r->v2.ctxs[ld64(p + 8)];
+		r->v2.ts += pt_rec_delta(w0);
 	} else {
 		return -1; /* an unknown meta record, a bad length, no context */
 	}
-	r->p = p + pt_log_rec_size(len);
+	r->v2.p = p + pt_log_rec_size(len);
 	return 0;
 }
 
-/* The record at r->p, if it is an event that can be delivered: the
+/* The record at r->v2.p, if it is an event that can be delivered: the
  * common case, kept small. */
 static inline int take_event(struct pt_logr *r, const struct out *o, void *data,
                              size_t num_bytes, size_t *data_len)
 {
-	const unsigned char *p = r->p;
-	size_t left = (size_t)(r->end - p);
+	const unsigned char *p = r->v2.p;
+	size_t left = (size_t)(r->v2.end - p);
 	if (unlikely(left < PT_REC_HDR_MIN))
 		return 0;
 	uint64_t w0 = ld64(p);
@@ -894,17 +961,17 @@ static inline int take_event(struct pt_logr *r, const struct out *o, void *data,
 	uint32_t len = pt_rec_len(w0);
 	uint32_t hdr = pt_rec_hdr(w0);
 	size_t size = hdr + pt_log_pad8(len);
-	if (unlikely(size > left || len > r->max_data || !r->ctx ||
+	if (unlikely(size > left || len > r->max_data || !r->v2.ctx ||
 	             (id < PT_LOG_USER_FIRST && id - 1u >= 8u)))
 		return 0;
-	uint64_t ts = r->ts + (pt_rec_delta(w0));
+	uint64_t ts = r->v2.ts + (pt_rec_delta(w0));
 	size_t n = len < num_bytes ? len : num_bytes;
-	r->ts = ts;
+	r->v2.ts = ts;
 	r->last_good_ts = ts;
-	r->p = p + size;
+	r->v2.p = p + size;
 	if (hdr == PT_REC_HDR)
-		r->pc = ld64(p + 8);
-	emit(o, id, w0, (const unsigned char *)r->ctx, r->pc, ts, n);
+		r->v2.pc = ld64(p + 8);
+	emit(o, id, w0, (const unsigned char *)r->v2.ctx, r->v2.pc, ts, n);
 	copy_out(data, p + hdr, n);
 	*data_len = n;
 	return 1;
@@ -920,22 +987,22 @@ __attribute__((noinline)) static int next_slow(struct pt_logr *r, const struct o
 	for (;;) {
 		if (take_event(r, o, data, num_bytes, data_len))
 			return 1;
-		size_t left = (size_t)(r->end - r->p);
+		size_t left = (size_t)(r->v2.end - r->v2.p);
 		if (left >= PT_REC_HDR) {
-			if (meta_record(r, ld64(r->p), left) < 0)
+			if (meta_record(r, ld64(r->v2.p), left) < 0)
 				return pt_logr_damage(r, o, data, num_bytes, data_len);
 			continue;
 		}
 		if (left) /* a payload that ends inside a record */
 			return pt_logr_damage(r, o, data, num_bytes, data_len);
-		if (r->at_end)
+		if (r->v2.at_end)
 			return 0;
 		int res = next_block(r);
 		if (res == B_DAMAGE)
 			return pt_logr_damage(r, o, data, num_bytes, data_len);
 		if (res == B_END) {
-			r->at_end = 1;
-			r->p = r->end = no_payload;
+			r->v2.at_end = 1;
+			r->v2.p = r->v2.end = no_payload;
 			return 0;
 		}
 	}
@@ -945,8 +1012,8 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
                  size_t *data_len)
 {
 	struct out o = {ev, NULL, NULL};
-	if (likely(r->cur != NULL))
-		return take_head(r, r->cur, &o, data, num_bytes, data_len);
+	if (likely(r->m.cur != NULL))
+		return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 	if (likely(take_event(r, &o, data, num_bytes, data_len)))
 		return 1;
 	return next_slow(r, &o, data, num_bytes, data_len);
@@ -967,8 +1034,8 @@ int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
                        size_t *data_len)
 {
 	struct out o = {NULL, info, ext};
-	if (likely(r->cur != NULL))
-		return take_head(r, r->cur, &o, data, num_bytes, data_len);
+	if (likely(r->m.cur != NULL))
+		return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 	if (likely(take_event(r, &o, data, num_bytes, data_len)))
 		return 1;
 	return next_slow(r, &o, data, num_bytes, data_len);
@@ -978,11 +1045,11 @@ int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
 
 int pt_logr_name(const struct pt_logr *r, trace_event_id_t id, char *out)
 {
-	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS || !r->names[id - PT_LOG_USER_FIRST][0])
+	if (id <= PT_LOG_USER_FIRST || id >= PT_LOG_NIDS || !r->meta.names[id - PT_LOG_USER_FIRST][0])
 		return EINVAL;
 	/* The name and its terminator only, as for an active stream: the
 	 * caller's array need not hold more (posix_trace_eventid_get_name). */
-	const char *name = r->names[id - PT_LOG_USER_FIRST];
+	const char *name = r->meta.names[id - PT_LOG_USER_FIRST];
 	size_t n = strnlen(name, PT_LOG_NAME_SIZE - 1);
 	memcpy(out, name, n);
 	out[n] = '\0';
@@ -1022,17 +1089,17 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*damaged_blocks = r->damaged_max;
 }
 
-uint64_t pt_logr_images(const struct pt_logr *r) { return r->images.n; }
+uint64_t pt_logr_images(const struct pt_logr *r) { return r->meta.images.n; }
 
-uint64_t pt_logr_images_dropped(const struct pt_logr *r) { return r->images.dropped; }
+uint64_t pt_logr_images_dropped(const struct pt_logr *r) { return r->meta.images.dropped; }
 
 int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,
                   struct posixtrace_image *out)
 {
-	return pt_logi_find(&r->images, pid, addr, ns, out);
+	return pt_logi_find(&r->meta.images, pid, addr, ns, out);
 }
 
 void pt_logr_drain_cap(struct pt_logr *r, uint64_t bytes)
 {
-	r->drain_cap = bytes < DRAIN_MAX ? bytes : DRAIN_MAX;
+	r->m.drain_cap = bytes < DRAIN_MAX ? bytes : DRAIN_MAX;
 }

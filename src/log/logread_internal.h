@@ -2,8 +2,8 @@
 /*
  * The log reader's insides, shared by its files and by no one else
  * (src/log/log.h is the log's face): the reader's state, the block access
- * logread.c gives the merge (a view of the file, the walk, the damage
- * event), and the version 3 merge of logmerge.c.  Inline here: what the
+ * logread.c gives the merge (the next block, windows held for a drain,
+ * the damage event), and the version 3 merge of logmerge.c.  Inline here: what the
  * per-event path of both files runs (emit, copy_out, take_head).
  */
 #ifndef PT_LOGREAD_INTERNAL_H
@@ -64,7 +64,7 @@ struct src {
 	uint32_t ncal;
 	uint32_t kind;              /* S_STAGES, S_KEEPER */
 	uint32_t resume;            /* KEEPER: p is a RESUME record */
-	uint32_t slot;              /* the drain it belongs to (r->dr) */
+	uint32_t slot;              /* the drain it belongs to (r->m.dr) */
 };
 
 /*
@@ -80,14 +80,13 @@ struct drain {
 	uint32_t nsrc, src_cap, ncal, cal_cap, nkctx, kctx_cap;
 	uint64_t bytes;   /* payloads and sources, for the bound */
 	uint64_t errors;  /* ERRORs due when it becomes the oldest drain */
-	uint32_t nwin;    /* windows held for it */
 	uint32_t live;    /* its sources in the merge */
 	uint64_t number;  /* its blocks' drain number; 0: merged with no other */
 	int used;         /* gathered, not yet released */
 	int joined;       /* its sources are in the merge */
 };
 
-/* A window holding blocks of the drains in owners (a bit per r->dr). */
+/* A window holding blocks of the drains in owners (a bit per r->m.dr). */
 struct held {
 	unsigned char *buf;
 	uint32_t owners;
@@ -101,54 +100,63 @@ struct ring_entry {
 	uint32_t kind; /* E_BLOCK, E_DAMAGE */
 };
 
-struct pt_logr {
+/* The file and the windows it is read through (logread.c). */
+struct logr_file {
 	int fd;
 	unsigned char *mem;       /* unseekable log, read whole */
 	uint64_t size;            /* bytes of the log */
-	struct pt_log_header hdr;
-	struct pt_log_status status;
-	uint64_t data_off;
-	uint32_t block_size, max_data;
-	int closed;
-	uint64_t damaged, damaged_max;
-
-	/* file window */
 	unsigned char *win;
 	size_t win_cap, win_len, want;
 	uint64_t win_off;
 	uint64_t ext_lo, ext_hi;  /* a stretch of the file known to hold data */
+	/* The current window holds blocks of the drains in win_owners
+	 * (pinned when any); held ones hold earlier blocks of them; spare
+	 * replaces a pinned one. */
+	uint32_t win_owners;
+	struct held *held;
+	unsigned char **pool, *spare;
+	uint32_t nheld, held_cap, npool;
+	uint32_t held_by[2];      /* windows held for each drain */
+};
 
-	/* CRC work of the current pass: payloads found bad, data gone past */
-	uint64_t crc_spent, crc_credit;
-
-	/* linear walk */
+/* A linear log's walk, and the CRC work of the pass: payloads found bad,
+ * data gone past (payload_ok, logread.c). */
+struct logr_walk {
 	uint64_t pos, expect;
 	int walk_done;
+	uint64_t crc_spent, crc_credit;
+};
 
-	/* ring */
-	struct ring_entry *ring;
-	size_t nring, ring_cur;
+/* A ring log's blocks in delivery order. */
+struct logr_ring {
+	struct ring_entry *e;
+	size_t n, cur;
+};
 
-	/* the block being decoded */
+/* Version 2: the EVENTS block being decoded. */
+struct logr_v2 {
 	const unsigned char *p, *end;
-	uint64_t ts, last_good_ts;
+	uint64_t ts;
 	uint64_t pc;              /* the block's previous event's address */
 	const struct pt_log_ctx *ctx;
 	struct pt_log_ctx *ctxs;
-	uint32_t nctx, max_ctx;
+	uint32_t nctx;
 	int at_end;
+};
 
-	/* version 3: the oldest drain (dr[old]) and the next one, merged */
+/* Version 3: the oldest drain (dr[old]) and the next one, merged
+ * (logmerge.c). */
+struct pt_logm {
+	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
+	uint64_t limit;           /* the runner-up's head ... */
+	int tie_first;            /* ... and whether cur goes first at an equal time */
+	int root_moved;           /* the heap's root delivered and moved on */
 	struct drain dr[2];
 	uint32_t old;
 	int started;              /* the pass has gathered its first drain */
 	uint64_t next_order;      /* of the next source gathered */
 	struct src **heap;
 	uint32_t nheap, heap_cap;
-	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
-	uint64_t limit;           /* the runner-up's head ... */
-	int tie_first;            /* ... and whether cur goes first at an equal time */
-	int root_moved;           /* the heap's root delivered and moved on */
 	uint64_t drain_errors;    /* ERROR events to deliver before anything else */
 	uint64_t carried_errors;  /* damage after a drain: first in the next one */
 	uint64_t drain_cap;
@@ -158,23 +166,35 @@ struct pt_logr {
 	int pend;
 	const unsigned char *pend_blk;
 	struct pt_log_block pend_b;
-	/* windows: the current one holds blocks of the drains in win_owners
-	 * (pinned when any); held ones hold earlier blocks of them; spare
-	 * replaces a pinned one */
-	uint32_t win_owners;
-	struct held *held;
-	unsigned char **pool, *spare;
-	uint32_t nheld, held_cap, npool;
+};
 
+/* What the log says besides its events: names, own ids, images. */
+struct logr_meta {
 	uint32_t nnames;
 	char names[TRACE_USER_EVENT_MAX][PT_LOG_NAME_SIZE];
-
 	/* PIDS entries, sorted by (pid, tid) once the log is open */
 	struct pt_log_pid_entry *pids;
 	uint32_t npids, pids_cap;
-
 	/* IMAGES entries (logimages.h) */
 	struct pt_log_images images;
+};
+
+/* The reader: the log's header and status, and one part per concern. */
+struct pt_logr {
+	struct pt_logm m;         /* first: the per-event path starts here */
+	struct logr_v2 v2;
+	uint64_t last_good_ts;    /* the time of a damage event */
+	struct pt_log_header hdr;
+	struct pt_log_status status;
+	uint64_t data_off;
+	uint32_t block_size, max_data;
+	uint32_t max_ctx;         /* contexts a block can define */
+	int closed;
+	uint64_t damaged, damaged_max;
+	struct logr_file f;
+	struct logr_walk w;
+	struct logr_ring ring;
+	struct logr_meta meta;
 };
 
 static inline uint64_t ld64(const unsigned char *p)
@@ -259,14 +279,17 @@ static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t
 
 /* ---- logread.c: blocks for the merge ------------------------------------ */
 
-/* The bytes [off, off + len) of the log, or NULL when it does not have them. */
-PT_LOG_HIDDEN const unsigned char *pt_logr_view(struct pt_logr *r, uint64_t off, size_t len);
-/* The block at off if it is valid; its payload checked when verify. */
-PT_LOG_HIDDEN const unsigned char *pt_logr_block_at(struct pt_logr *r, uint64_t off, int verify,
-                                                    struct pt_log_block *b);
-/* Linear log: the next block (*off, *b), damage before it, or the end. */
-PT_LOG_HIDDEN int pt_logr_walk(struct pt_logr *r, int verify, uint64_t *off,
-                               struct pt_log_block *b);
+/* The next block of the log in reading order, payload checked (*blk its
+ * header): B_BLOCK, B_DAMAGE or B_END. */
+PT_LOG_HIDDEN int pt_logr_next_any(struct pt_logr *r, const unsigned char **blk,
+                                   struct pt_log_block *b);
+/* The window's blocks belong to drain k (bit k of r->f.win_owners): it is
+ * kept for the drain when the file moves on (pinned). */
+PT_LOG_HIDDEN void pt_logr_pin(struct pt_logr *r, uint32_t k);
+/* Room for the window that replaces a pinned one; 0 without memory. */
+PT_LOG_HIDDEN int pt_logr_spare_ready(struct pt_logr *r);
+/* Drain k holds no window any more. */
+PT_LOG_HIDDEN void pt_logr_unpin(struct pt_logr *r, uint32_t k);
 /* Delivers one POSIX_TRACE_ERROR event (data int EBADMSG); returns 1. */
 PT_LOG_HIDDEN int pt_logr_damage(struct pt_logr *r, const struct out *o, void *data,
                                  size_t num_bytes, size_t *data_len);
@@ -275,12 +298,12 @@ PT_LOG_HIDDEN int pt_logr_damage(struct pt_logr *r, const struct out *o, void *d
 
 /* Back to no drain gathered (open, rewind). */
 PT_LOG_HIDDEN void pt_logm_reset(struct pt_logr *r);
-/* The next event of a version 3 log when no source is in front (r->cur
+/* The next event of a version 3 log when no source is in front (r->m.cur
  * NULL): 1 and the event, or 0 at the end. */
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
                                size_t num_bytes, size_t *data_len);
 PT_LOG_HIDDEN void pt_logm_find_segment(struct src *s, uint64_t raw);
-PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logr *r, struct src *s, uint64_t ts);
+PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
 
 /* The calibration of raw. */
 __attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
@@ -314,14 +337,14 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
 			uint64_t t = stage_time(s, s->base + pt_rec_delta(w1));
 			s->head = t;
-			if (likely(t < r->limit || (t == r->limit && r->tie_first)))
+			if (likely(t < r->m.limit || (t == r->m.limit && r->m.tie_first)))
 				return 1;
-			r->cur = NULL;
-			r->root_moved = 1;
+			r->m.cur = NULL;
+			r->m.root_moved = 1;
 			return 1;
 		}
 	}
-	pt_logm_src_moved(r, s, ts);
+	pt_logm_src_moved(&r->m, s, ts);
 	return 1;
 }
 
