@@ -277,6 +277,10 @@ static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t
 	}
 }
 
+/* How far ahead of a source's next record its bytes are fetched: about
+ * forty records of 24 bytes, 16 lines. */
+#define PREFETCH_AHEAD 1024
+
 /* ---- logread.c: blocks for the merge ------------------------------------ */
 
 /* The next block of the log in reading order, payload checked (*blk its
@@ -332,6 +336,9 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 	r->last_good_ts = ts;
 	p += hdr + pt_log_pad8(len);
 	s->p = p;
+	/* The drain was read and checked long before its merge reaches this
+	 * source: the lines ahead are far from the core by then. */
+	__builtin_prefetch(p + PREFETCH_AHEAD);
 	if (likely(s->kind == S_STAGES && p < s->end)) {
 		uint64_t w1 = ld64(p);
 		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
