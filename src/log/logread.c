@@ -16,7 +16,7 @@
  *
  * Open walks the block headers once for the names of NAMES blocks, the END
  * block's status and whether the log is closed; reading checks each block's
- * CRC once, in a 2 MiB window (two blocks at least) filled by pread, or in
+ * CRC once, in a 1 MiB window (two blocks at least) filled by pread, or in
  * the memory an unseekable log was read into.
  *
  * Version 2: an EVENTS block is decoded in place, record by record.
@@ -25,39 +25,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <posixtrace.h>
 #include "logread.h"
 #include "logread_internal.h"
 
-/* A window is 2 MiB (the size of a huge page) or two blocks. */
-#define WINDOW (2u << 20)
+#define WINDOW (1u << 20)
 #define OPEN_WINDOW 4096u   /* the open walk reads headers, not payloads */
 #define NONE UINT64_MAX
 
 /* Where the decoding pointers rest when no block is being decoded. */
 static const unsigned char no_payload[1];
-
-/*
- * A window of len bytes.  A reader's windows are fresh memory (two drains
- * of them, up to 2 x DRAIN_MAX): 2 MiB aligned and marked for huge pages,
- * filling one costs a fault where the system gives huge pages, rather than
- * one fault per 4 KiB page (about a tenth of a read's time otherwise).
- */
-static unsigned char *win_alloc(size_t len)
-{
-	if (len < WINDOW)
-		return malloc(len);
-	void *p;
-	if (posix_memalign(&p, WINDOW, len))
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	(void)madvise(p, len & ~(size_t)(WINDOW - 1), MADV_HUGEPAGE); /* a hint */
-#endif
-	return p;
-}
 
 /* ---- bytes -------------------------------------------------------------- */
 
@@ -741,7 +720,7 @@ static int open_log(struct pt_logr *r, int fd)
 			r->f.win_cap = WINDOW;
 		if (r->f.win_cap > r->f.size)
 			r->f.win_cap = (size_t)r->f.size;
-		r->f.win = win_alloc(r->f.win_cap);
+		r->f.win = malloc(r->f.win_cap);
 		if (!r->f.win)
 			return ENOMEM;
 	}
@@ -833,7 +812,7 @@ int pt_logr_spare_ready(struct pt_logr *r)
 		r->f.held_cap = n;
 	}
 	if (!r->f.spare)
-		r->f.spare = r->f.npool ? r->f.pool[--r->f.npool] : win_alloc(r->f.win_cap);
+		r->f.spare = r->f.npool ? r->f.pool[--r->f.npool] : malloc(r->f.win_cap);
 	return r->f.spare != NULL;
 }
 

@@ -338,7 +338,7 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 	s->p = p;
 	/* The drain was read and checked long before its merge reaches this
 	 * source: the lines ahead are far from the core by then. */
-	__builtin_prefetch(p + PREFETCH_AHEAD);
+	__builtin_prefetch((const void *)((uintptr_t)p + PREFETCH_AHEAD)); /* no pointer past the end */
 	if (likely(s->kind == S_STAGES && p < s->end)) {
 		uint64_t w1 = ld64(p);
 		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
