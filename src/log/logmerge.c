@@ -480,6 +480,23 @@ static void set_limit(struct pt_logm *m, const struct src *s)
 	m->tie_first = run ? s->order < run->order : 1;
 }
 
+/* What the next pt_logm_next would do after take_head's source passed the
+ * runner-up, done at once, so that the next event is taken in front again
+ * (the sources of two writers' lanes interleave event by event): no
+ * source ended, so the oldest drain still has some and no error is due; a
+ * RESUME at the new root is left to pt_logm_next. */
+__attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
+{
+	sift_down(m, 0);
+	struct src *s = m->heap[0];
+	if (s->resume || m->resume_pending) {
+		m->cur = NULL;
+		return;
+	}
+	set_limit(m, s);
+	m->cur = s;
+}
+
 /* s delivered the event of time ts and its next record is not a plain
  * event: applies what comes before its next one; s leaves the front
  * unless it is a section whose next event is still ahead. */

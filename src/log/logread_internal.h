@@ -307,6 +307,9 @@ PT_LOG_HIDDEN void pt_logm_reset(struct pt_logr *r);
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
                                size_t num_bytes, size_t *data_len);
 PT_LOG_HIDDEN void pt_logm_find_segment(struct src *s, uint64_t raw);
+/* The source in front passed the runner-up and has events left: the heap
+ * is put right and the new root comes to the front at once. */
+PT_LOG_HIDDEN void pt_logm_switch(struct pt_logm *m);
 PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
 
 /* The calibration of raw. */
@@ -346,8 +349,7 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 			s->head = t;
 			if (likely(t < r->m.limit || (t == r->m.limit && r->m.tie_first)))
 				return 1;
-			r->m.cur = NULL;
-			r->m.root_moved = 1;
+			pt_logm_switch(&r->m);
 			return 1;
 		}
 	}
