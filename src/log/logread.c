@@ -415,8 +415,9 @@ static void pids_block(struct pt_logr *r, const unsigned char *p, uint32_t len)
 		r->meta.pids = grown;
 		r->meta.pids_cap = want;
 	}
-	for (uint32_t i = 0; i < n && r->meta.npids < r->meta.pids_cap; i++)
-		memcpy(&r->meta.pids[r->meta.npids++], p + (size_t)i * sizeof *r->meta.pids, sizeof *r->meta.pids);
+	struct logr_meta *m = &r->meta;
+	for (uint32_t i = 0; i < n && m->npids < m->pids_cap; i++)
+		memcpy(&m->pids[m->npids++], p + (size_t)i * sizeof *m->pids, sizeof *m->pids);
 }
 
 static int by_ids(const void *a, const void *b)

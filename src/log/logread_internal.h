@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The log reader's insides, shared by its files and by no one else
- * (src/log/log.h is the log's face): the reader's state, the block access
- * logread.c gives the merge (the next block, windows held for a drain,
- * the damage event), and the version 3 merge of logmerge.c.  Inline here: what the
- * per-event path of both files runs (emit, copy_out, take_head).
+ * The log reader's insides, shared by its two files and by no one else
+ * (src/log/log.h is the log's face): the reader's state, one part per
+ * concern; what logread.c gives the merge (the next block, windows held
+ * for a drain, the damage event); the version 3 merge of logmerge.c.
+ * Inline here: what the per-event path of both files runs (emit,
+ * copy_out, take_head).
  */
 #ifndef PT_LOGREAD_INTERNAL_H
 #define PT_LOGREAD_INTERNAL_H
