@@ -14,7 +14,8 @@
  * - the format's sizes and the time calibration (logfmt.h), which the
  *   attributes (the smallest log) and the keeper use;
  * - the reader, for the pre-recorded streams (logread.h).
- * The images' index (logimages.h) and the CRC (crc32c.h) are the log's own.
+ * The images' index (logimages.h), the CRC (crc32c.h) and the reader's
+ * insides (logread_internal.h, logmerge.c) are the log's own.
  */
 #ifndef PT_LOG_H
 #define PT_LOG_H

@@ -156,6 +156,16 @@ struct pt_log_ctx {
 };
 _Static_assert(sizeof(struct pt_log_ctx) == 32, "context");
 
+/* One event as the log records it, decoded (the reader's, logread.h). */
+struct pt_log_event {
+	trace_event_id_t id;
+	int truncated;          /* 1: data truncated when recorded */
+	struct pt_log_ctx ctx;  /* pid, kernel tid, pthread_t, thread name (NUL-terminated) */
+	uint64_t pc;            /* program address */
+	uint64_t ts_ns;         /* ns since the Epoch, CLOCK_REALTIME scale */
+	uint32_t data_len;      /* the data's full length in the log */
+};
+
 /* CONTEXT record data. */
 struct pt_log_ctxrec {
 	struct pt_log_ctx ctx;

@@ -30,16 +30,6 @@
 
 struct pt_logr;
 
-/* One event as the log records it. */
-struct pt_log_event {
-	trace_event_id_t id;
-	int truncated;          /* 1: data truncated when recorded */
-	struct pt_log_ctx ctx;  /* pid, kernel tid, pthread_t, thread name (NUL-terminated) */
-	uint64_t pc;            /* program address */
-	uint64_t ts_ns;         /* ns since the Epoch, CLOCK_REALTIME scale */
-	uint32_t data_len;      /* the data's full length in the log */
-};
-
 /* Opens the log fd designates (read from offset 0 when seekable, else from
  * where the fd stands, to its end).  EINVAL: not a log of this format and
  * byte order; ENOMEM.  *out is left alone on failure. */

@@ -45,7 +45,7 @@ static void exercise(int fd)
 				abort();
 			named++;
 		}
-	if (named != r->nnames)
+	if (named != r->meta.nnames)
 		abort();
 	struct pt_logw_params p;
 	struct pt_log_status s;

@@ -36,7 +36,7 @@
 #include "../../src/log/logio.h"
 #include "../../src/log/logwrite.h"
 
-static uint32_t logr_nnames(const struct pt_logr *r) { return r->nnames; }
+static uint32_t logr_nnames(const struct pt_logr *r) { return r->meta.nnames; }
 static const struct pt_log_header *logr_header(const struct pt_logr *r) { return &r->hdr; }
 
 #define MAXD 4096 /* largest data any test gives */
