@@ -195,22 +195,18 @@ static char *put_thread_columns(struct event_printer *pr, char *p, const struct 
 }
 
 /* "%-24s " of the escaped name.  A log's events mostly come in runs of a
- * type: the column is formatted once a run (a name longer than the
- * stream's names may be, a name of no type, is formatted each time). */
-static char *put_name_column(struct event_printer *pr, char *p, const char *name)
+ * type: the column is formatted once a run.  The run is known by the id
+ * and the name's address: name_cache_get() gives an id the same name at
+ * the same address every time (a name of no type too: "event_ID"). */
+static char *put_name_column(struct event_printer *pr, char *p, const struct trace_event *ev)
 {
 	struct name_column *c = &pr->last_name;
-	if (!c->name[0] || strcmp(c->name, name) != 0) {
-		size_t n = strlen(name);
-		if (n == 0 || n > TRACE_EVENT_NAME_MAX) {
-			p = pad_to(p, put_escaped(p, name), 24);
-			*p++ = ' ';
-			return p;
-		}
-		memcpy(c->name, name, n + 1);
-		char *end = pad_to(c->text, put_escaped(c->text, name), 24);
+	if (c->name != ev->name || c->id != ev->info.posix_event_id) {
+		char *end = pad_to(c->text, put_escaped(c->text, ev->name), 24);
 		*end++ = ' ';
 		c->len = (unsigned short)(end - c->text);
+		c->name = ev->name;
+		c->id = ev->info.posix_event_id;
 	}
 	if (c->len <= 32) {
 		memcpy(p, c->text, 32); /* a fixed size: no call */
@@ -232,7 +228,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
 	p = put_thread_columns(pr, p, ev);
-	p = put_name_column(pr, p, ev->name);
+	p = put_name_column(pr, p, ev);
 	if (ev->len <= INLINE_DATA_MAX) { /* system events' data always is */
 		p = put_data(p, ev, text);
 	} else {
