@@ -474,7 +474,8 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 		int written = write_event(w, &ev);
 		if (written)
 			return written;
-		progress_step(pr);
+		if (pr->enabled) /* what it counts is shown only then: no call an event */
+			progress_step(pr);
 	}
 	if (rc < 0)
 		return -1;

@@ -23,7 +23,7 @@ void name_cache_init(struct name_cache *c, trace_id_t trid)
 
 /* Names are looked up once per id: live streams and logs read from a pipe
  * learn new names while we read, so a failed lookup is retried next time. */
-const char *name_cache_lookup(struct name_cache *c, trace_event_id_t id)
+const char *name_cache_get(struct name_cache *c, trace_event_id_t id)
 {
 	static char unknown[32];
 	if (id >= MAX_EVENT_IDS) {

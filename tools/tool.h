@@ -141,14 +141,7 @@ struct progress {
 };
 bool progress_wanted(void); /* stderr is a terminal: worth counting the events */
 void progress_init(struct progress *p, const char *what, uint64_t total);
-void progress_redraw(struct progress *p);
-/* Inline: once an event; the line is redrawn every 1,024 at most. */
-static inline void progress_step(struct progress *p)
-{
-	p->done++;
-	if (p->enabled && !(p->done & 1023))
-		progress_redraw(p);
-}
+void progress_step(struct progress *p);
 void progress_end(struct progress *p);
 
 /* threads.c: a (pid, thread) pair to a dense index 0, 1, 2, ... in order of
@@ -197,13 +190,9 @@ struct name_cache {
 	char name[MAX_EVENT_IDS][TRACE_EVENT_NAME_MAX + 1];
 };
 void name_cache_init(struct name_cache *c, trace_id_t trid);
-const char *name_cache_lookup(struct name_cache *c, trace_event_id_t id);
 /* The name of id: the same text at the same address every time once
  * known (eventfmt.c relies on it); "event_ID" for an id of no type. */
-static inline const char *name_cache_get(struct name_cache *c, trace_event_id_t id)
-{
-	return id < MAX_EVENT_IDS && c->known[id] ? c->name[id] : name_cache_lookup(c, id);
-}
+const char *name_cache_get(struct name_cache *c, trace_event_id_t id);
 static inline bool is_system_event(trace_event_id_t id)
 {
 	return id >= POSIX_TRACE_START && id <= POSIX_TRACE_ERROR;

@@ -716,8 +716,11 @@ void progress_init(struct progress *p, const char *what, uint64_t total)
 	p->what = what;
 }
 
-void progress_redraw(struct progress *p)
+void progress_step(struct progress *p)
 {
+	p->done++;
+	if (!p->enabled || (p->done & 1023))
+		return;
 	uint64_t now = now_realtime_ns();
 	if (now - p->last_ns < 200000000u)
 		return; /* redraw at most five times a second */
