@@ -13,7 +13,9 @@
  *
  * The formatting helpers dump and convert build their output with (put_*,
  * is_printable_text, struct outbuf) are checked against printf and
- * byte-by-byte references, at the edges of every digit count and chunk.
+ * byte-by-byte references, at the edges of every digit count and chunk,
+ * cached times across every boundary of their cache, hex at every length
+ * and alignment.
  *
  * The duration sketch stats keeps per row (tools/sketch.c): every bucket
  * holds exactly the values that map to it, the buckets tile 0 .. 2^64 - 1,
@@ -273,6 +275,56 @@ START_TEST(times_match_format_time)
 		snprintf(want, sizeof want, "%llu.%03u", (unsigned long long)(ns / 1000),
 		         (unsigned)(ns % 1000));
 		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
+/* put_time_cached keeps the seconds and the first five digits of the
+ * nanoseconds: times that step forward and back across every boundary of
+ * its cache (10 us, 100 us ... a second, a new count of digits of the
+ * seconds) read exactly as format_time() prints them. */
+START_TEST(cached_times_across_every_boundary)
+{
+	static const uint64_t steps[] = {1, 9999, 10000, 10001, 99999, 100000, 999999999,
+	                                 1000000000, 1000000001, 123456789};
+	char got[64], want[64];
+	struct time_cache cache = {0};
+	uint64_t ns = 0;
+	for (int i = 0; i < 4000; i++) {
+		uint64_t step = steps[i % (sizeof steps / sizeof steps[0])];
+		if (i % 7 == 3 && ns >= step)
+			ns -= step; /* back, as a log's relative times may go */
+		else
+			ns += step * (uint64_t)(1 + i / 400);
+		if (i % 500 == 499)
+			ns = edge_value(i / 5) - (uint64_t)(i % 3); /* new digit counts */
+		format_time(ns, want, sizeof want);
+		*put_time_cached(got, ns, &cache) = '\0';
+		ck_assert_str_eq(got, want);
+	}
+	*put_time_cached(got, UINT64_MAX, &cache) = '\0';
+	format_time(UINT64_MAX, want, sizeof want);
+	ck_assert_str_eq(got, want);
+}
+END_TEST
+
+/* put_hex_bytes: every length (whole 16-byte blocks and the bytes after
+ * them), at every alignment, every byte value, as printf's "%02x". */
+START_TEST(hex_bytes_as_printf_at_every_length)
+{
+	unsigned char data[80];
+	char got[2 * sizeof data + 1], want[2 * sizeof data + 1];
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < sizeof data; i++)
+			data[i] = (unsigned char)(i * 37 + (size_t)round * 64 + i / 7);
+		for (size_t at = 0; at < 16; at++)
+			for (size_t len = 0; at + len <= sizeof data; len++) {
+				*put_hex_bytes(got, data + at, len) = '\0';
+				for (size_t i = 0; i < len; i++)
+					snprintf(want + 2 * i, 3, "%02x", data[at + i]);
+				want[2 * len] = '\0';
+				ck_assert_str_eq(got, want);
+			}
 	}
 }
 END_TEST
@@ -587,6 +639,8 @@ int main(void)
 	tc = pt_tcase(s, "formatting");
 	tcase_add_test(tc, put_u64_int_and_hex_match_printf);
 	tcase_add_test(tc, times_match_format_time);
+	tcase_add_test(tc, cached_times_across_every_boundary);
+	tcase_add_test(tc, hex_bytes_as_printf_at_every_length);
 	tcase_add_test(tc, printable_text_as_defined_at_every_position);
 	tcase_add_test(tc, escapes_of_every_byte);
 	tcase_add_test(tc, utf8_kept_invalid_bytes_escaped);

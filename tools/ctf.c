@@ -63,6 +63,12 @@ struct ctf_writer {
 	struct ctf_stream *streams;
 	size_t nstreams, streams_cap;
 	struct thread_table threads; /* (pid, thread): stream index, the first ones */
+	/* The thread of the last event and its stream (threads write in
+	 * runs); valid only for a thread of its own stream */
+	bool last_valid;
+	pid_t last_pid;
+	unsigned long last_thread;
+	size_t last_stream;
 	uint64_t shared_threads;     /* events of threads past them */
 	uint64_t raised;             /* events written later than their time */
 	bool used[MAX_EVENT_IDS];
@@ -246,12 +252,19 @@ static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_ev
 {
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
+	if (w->last_valid && w->last_pid == pid && w->last_thread == thread)
+		return &w->streams[w->last_stream];
 	size_t i = thread_table_find(&w->threads, pid, thread);
-	if (i != SIZE_MAX)
-		return &w->streams[i];
-	if (w->threads.count < CTF_STREAMS_MAX) {
+	if (i == SIZE_MAX && w->threads.count < CTF_STREAMS_MAX) {
 		thread_table_index(&w->threads, pid, thread, NULL);
-		return new_stream(w);
+		i = new_stream(w)->instance_id;
+	}
+	if (i != SIZE_MAX) {
+		w->last_valid = true;
+		w->last_pid = pid;
+		w->last_thread = thread;
+		w->last_stream = i;
+		return &w->streams[i];
 	}
 	w->shared_threads++;
 	return &w->streams[shared_stream(pid, thread)];
@@ -299,9 +312,8 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	const struct call_site *c = site_of(w->sites, ev);
 	/* Bytes of a file: escaped, as dump prints them, for whoever prints
 	 * the trace (babeltrace2 writes strings to the terminal as they are). */
-	const char *site = c ? c->where_esc : "", *src = c ? c->source_esc : "";
-	const char *inl = c ? c->inlined_esc : "";
-	size_t where = strlen(site) + 1, source = strlen(src) + 1, inlined = strlen(inl) + 1;
+	size_t where = c ? strlen(c->where_esc) + 1 : 1, source = c ? strlen(c->source_esc) + 1 : 1;
+	size_t inlined = c ? strlen(c->inlined_esc) + 1 : 1;
 	size_t size = EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined +
 	              EVENT_TAIL_SIZE;
 	unsigned char *p = payload_room(s, size);
@@ -314,12 +326,17 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	PUT_VALUE(p, uint32_t, ev->len);
 	memcpy(p, ev->data, ev->len);
 	memcpy(p + ev->len, ev->data, text);
-	p[ev->len + text] = '\0'; /* the text's NUL */
-	memcpy(p + ev->len + text + 1, site, where);
-	memcpy(p + ev->len + text + 1 + where, src, source);
-	p += ev->len + text + 1 + where + source;
-	memcpy(p, inl, inlined);
-	p += inlined;
+	p += ev->len + text;
+	*p++ = '\0'; /* the text's NUL */
+	if (c) {
+		memcpy(p, c->where_esc, where);
+		memcpy(p + where, c->source_esc, source);
+		memcpy(p + where + source, c->inlined_esc, inlined);
+		p += where + source + inlined;
+	} else {
+		memset(p, 0, 3); /* no site: three empty strings */
+		p += 3;
+	}
 	PUT_VALUE(p, uint64_t, raised);
 	s->len += size;
 	if (ev->info.posix_event_id < MAX_EVENT_IDS)
@@ -461,7 +478,8 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 		int written = write_event(w, &ev);
 		if (written)
 			return written;
-		progress_step(pr);
+		if (pr->enabled) /* what it counts is shown only then: no call an event */
+			progress_step(pr);
 	}
 	if (rc < 0)
 		return -1;
@@ -496,6 +514,7 @@ static void free_streams(struct ctf_writer *w)
 		free(w->streams[i].payload);
 	free(w->streams);
 	thread_table_free(&w->threads);
+	w->last_valid = false;
 	w->streams = NULL;
 	w->nstreams = w->streams_cap = 0;
 	w->shared_threads = w->raised = 0;

@@ -195,6 +195,28 @@ static char *put_thread_columns(struct event_printer *pr, char *p, const struct 
 	return p + c->len;
 }
 
+/* "%-24s " of the escaped name.  A log's events mostly come in runs of a
+ * type: the column is formatted once a run.  The run is known by the id
+ * and the name's address: name_cache_get() gives an id the same name at
+ * the same address every time (a name of no type too: "event_ID"). */
+static char *put_name_column(struct event_printer *pr, char *p, const struct trace_event *ev)
+{
+	struct name_column *c = &pr->last_name;
+	if (c->name != ev->name || c->id != ev->info.posix_event_id) {
+		char *end = pad_to(c->text, put_escaped(c->text, ev->name), 24);
+		*end++ = ' ';
+		c->len = (unsigned short)(end - c->text);
+		c->name = ev->name;
+		c->id = ev->info.posix_event_id;
+	}
+	if (c->len <= 32) {
+		memcpy(p, c->text, 32); /* a fixed size: no call */
+		return p + c->len;
+	}
+	memcpy(p, c->text, c->len);
+	return p + c->len;
+}
+
 /* The columns, the name and the marks; the data is inline up to
  * INLINE_DATA_MAX bytes. */
 #define TEXT_LINE_FIXED (2 * 36 + 64 + THREAD_COLUMNS_MAX + ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + \
@@ -207,9 +229,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
 	p = put_thread_columns(pr, p, ev);
-	char *name = p;
-	p = pad_to(name, put_escaped(p, ev->name), 24);
-	*p++ = ' ';
+	p = put_name_column(pr, p, ev);
 	if (ev->len <= INLINE_DATA_MAX) { /* system events' data always is */
 		p = put_data(p, ev, text);
 	} else {

@@ -15,11 +15,6 @@
 
 #include "tool.h"
 
-bool is_system_event(trace_event_id_t id)
-{
-	return id >= POSIX_TRACE_START && id <= POSIX_TRACE_ERROR;
-}
-
 void name_cache_init(struct name_cache *c, trace_id_t trid)
 {
 	c->trid = trid;
@@ -77,13 +72,6 @@ void read_event_ext(trace_id_t trid, struct trace_event *ev)
 		memcpy(ev->comm, ext.posixtrace_comm, sizeof ev->comm);
 		ev->comm[sizeof ev->comm - 1] = '\0';
 	}
-}
-
-/* The library gives a time of 0 to an event it cannot date (the marker of
- * a damaged log): such an event has no time, and none is made up for it. */
-bool event_has_time(const struct trace_event *ev)
-{
-	return ev->info.posix_timestamp.tv_sec != 0 || ev->info.posix_timestamp.tv_nsec != 0;
 }
 
 /* System events the reader synthesizes (OVERFLOW, RESUME, ERROR, ...) have

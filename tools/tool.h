@@ -41,7 +41,11 @@ void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool parse_size(const char *s, size_t *out);
 bool parse_seconds(const char *s, double *out);
-uint64_t ts_ns(const struct timespec *ts);
+/* Inline: called for every event. */
+static inline uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
 uint64_t now_realtime_ns(void);
 void format_time(uint64_t ns, char *buf, size_t size);
 void format_signed_time(int64_t ns, char *buf, size_t size);
@@ -67,11 +71,12 @@ char *put_u64(char *p, uint64_t v);                   /* up to 20 */
 char *put_int(char *p, int v);                        /* up to 11 */
 char *put_time(char *p, uint64_t ns);                 /* "S.NNNNNNNNN", up to 30 */
 struct time_cache {
-	uint64_t sec;
-	unsigned char len; /* of the seconds' digits in text; 0: none yet */
-	char text[24];
+	uint64_t sec, tens_of_us;
+	unsigned char sec_len; /* of the seconds' digits in text */
+	unsigned char len;     /* of the seconds, the point and 5 digits; 0: none yet */
+	char text[32];
 };
-char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 24 + 10 */
+char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 34 */
 char *put_micros(char *p, uint64_t ns);               /* "US.NNN", up to 24 */
 char *put_hex_u64(char *p, uint64_t v);               /* "0x%lx", up to 18 */
 /* Inline, so that a string literal's length is known where it is put. */
@@ -192,8 +197,13 @@ struct name_cache {
 	char name[MAX_EVENT_IDS][TRACE_EVENT_NAME_MAX + 1];
 };
 void name_cache_init(struct name_cache *c, trace_id_t trid);
+/* The name of id: the same text at the same address every time once
+ * known (eventfmt.c relies on it); "event_ID" for an id of no type. */
 const char *name_cache_get(struct name_cache *c, trace_event_id_t id);
-bool is_system_event(trace_event_id_t id);
+static inline bool is_system_event(trace_event_id_t id)
+{
+	return id >= POSIX_TRACE_START && id <= POSIX_TRACE_ERROR;
+}
 bool event_type_exists(trace_id_t trid, const char *name);
 
 /* One event as the library gave it. */
@@ -208,7 +218,13 @@ struct trace_event {
 	char comm[16]; /* POSIXTRACE_COMM_MAX */
 };
 void read_event_ext(trace_id_t trid, struct trace_event *ev);
-bool event_has_time(const struct trace_event *ev);
+/* The library gives a time of 0 to an event it cannot date (the marker of
+ * a damaged log): such an event has no time, and none is made up for it.
+ * Inline: asked for every event. */
+static inline bool event_has_time(const struct trace_event *ev)
+{
+	return ev->info.posix_timestamp.tv_sec != 0 || ev->info.posix_timestamp.tv_nsec != 0;
+}
 bool event_has_thread(const struct trace_event *ev);
 
 /* logfile.c: reading a trace log (a pre-recorded stream); "-" is standard
@@ -322,6 +338,14 @@ struct thread_columns { /* those of the thread that posted last */
 	unsigned char len;
 	char text[THREAD_COLUMNS_MAX];
 };
+/* The name column of the type printed last: escaped, padded, its space */
+#define NAME_COLUMN_MAX (ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 24)
+struct name_column {
+	const char *name; /* the name formatted (NULL: none yet), of this id */
+	trace_event_id_t id;
+	unsigned short len;
+	char text[NAME_COLUMN_MAX];
+};
 struct call_site;
 struct event_printer {
 	bool json;
@@ -330,6 +354,7 @@ struct event_printer {
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
 	struct time_cache rel_seconds, abs_seconds;
 	struct thread_columns last_thread;
+	struct name_column last_name;
 	const struct call_site *site; /* the event's, or NULL */
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);

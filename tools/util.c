@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "tool.h"
 
@@ -117,11 +120,6 @@ static bool parse_u64(const char *s, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
-}
-
-uint64_t ts_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
 uint64_t now_realtime_ns(void)
@@ -374,19 +372,31 @@ char *put_time(char *p, uint64_t ns)
 	return put_nine_digits(p, (uint32_t)(ns % 1000000000u));
 }
 
-/* put_time() for times whose seconds seldom change from one call to the
- * next (the absolute times of a log): the seconds' digits are kept, and
- * copied with a fixed-size copy. */
+/* put_time() for times that seldom leave their 10 microseconds from one
+ * call to the next (the times of a log, absolute or relative): the
+ * seconds' digits, the point and the first five of the nanoseconds are
+ * kept and copied with a fixed-size copy, and only the last four digits
+ * are formatted. */
 char *put_time_cached(char *p, uint64_t ns, struct time_cache *c)
 {
-	uint64_t sec = ns / 1000000000u;
-	if (!c->len || c->sec != sec) {
-		c->sec = sec;
-		c->len = (unsigned char)(put_u64(c->text, sec) - c->text);
-		c->text[c->len] = '.';
+	uint64_t tens_of_us = ns / 10000u;
+	if (!c->len || c->tens_of_us != tens_of_us) {
+		uint64_t sec = tens_of_us / 100000u;
+		uint32_t first5 = (uint32_t)(tens_of_us % 100000u);
+		if (!c->len || c->sec != sec) {
+			c->sec = sec;
+			c->sec_len = (unsigned char)(put_u64(c->text, sec) - c->text);
+			c->text[c->sec_len] = '.';
+		}
+		char *d = c->text + c->sec_len + 1;
+		d[0] = (char)('0' + first5 / 10000u);
+		put_four_digits(d + 1, first5 % 10000u);
+		c->tens_of_us = tens_of_us;
+		c->len = (unsigned char)(c->sec_len + 6);
 	}
 	memcpy(p, c->text, sizeof c->text);
-	return put_nine_digits(p + c->len + 1, (uint32_t)(ns % 1000000000u));
+	put_four_digits(p + c->len, (uint32_t)(ns - tens_of_us * 10000u));
+	return p + c->len + 4;
 }
 
 /* "%llu.%03u" of microseconds and nanoseconds. */
@@ -413,13 +423,47 @@ char *put_hex_u64(char *p, uint64_t v)
 	return end;
 }
 
+/* Each byte's two hex digits, one copy per byte. */
+static const char hex_pairs[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+#ifdef __SSE2__
+/* 16 bytes as 32 hex digits: the nibbles of every byte at once. */
+static void put_hex16(char *p, const unsigned char *data)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)data);
+	__m128i nibble = _mm_set1_epi8(0x0f);
+	__m128i high = _mm_and_si128(_mm_srli_epi16(v, 4), nibble);
+	__m128i low = _mm_and_si128(v, nibble);
+	__m128i first = _mm_unpacklo_epi8(high, low), second = _mm_unpackhi_epi8(high, low);
+	__m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	__m128i letters = _mm_set1_epi8('a' - '0' - 10);
+	first = _mm_add_epi8(_mm_add_epi8(first, zero),
+	                     _mm_and_si128(_mm_cmpgt_epi8(first, nine), letters));
+	second = _mm_add_epi8(_mm_add_epi8(second, zero),
+	                      _mm_and_si128(_mm_cmpgt_epi8(second, nine), letters));
+	_mm_storeu_si128((__m128i *)(void *)p, first);
+	_mm_storeu_si128((__m128i *)(void *)(p + 16), second);
+}
+#endif
+
 /* Room: 2 * len. */
 char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		p[2 * i] = hex_digits[data[i] >> 4];
-		p[2 * i + 1] = hex_digits[data[i] & 15];
-	}
+	size_t i = 0;
+#ifdef __SSE2__
+	for (; i + 16 <= len; i += 16)
+		put_hex16(p + 2 * i, data + i);
+#endif
+	for (; i < len; i++)
+		memcpy(p + 2 * i, hex_pairs + 2 * data[i], 2);
 	return p + 2 * len;
 }
 
