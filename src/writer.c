@@ -811,8 +811,9 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
-	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) || !*pt_proc.fork_word ||
-	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !pt_proc.use_membarrier)) {
+	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) ||
+	                *pt_proc.fork_word != PT_FORK_WORD_FAST ||
+	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)) {
 		record_general(id, data, len, pc, cfa);
 		return;
 	}
