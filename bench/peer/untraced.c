@@ -36,7 +36,7 @@ static trace_event_id_t ev_id;
 
 unsigned char payload[16];
 
-__attribute__((noinline, noipa)) static void loop(uint64_t n)
+__attribute__((noinline)) static void loop(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t w[2] = {i, i * 0x9e3779b97f4a7c15ull};
