@@ -317,9 +317,10 @@ ABS_BIN=$(mkdir -p "$BIN" && cd "$BIN" && pwd)
 BASE_MSG=""
 BASE_EV_DIR=""
 BASE_RD_DIR=""
-# base_build COMMIT WITH_TOOL PROGRAM...: prints the directory; BASE_WHY says
-# why not when it fails
+# base_build COMMIT WITH_TOOL PROGRAM...: BASE_DIR is the directory; BASE_WHY
+# says why not when it fails
 base_build() {
+	BASE_DIR=""
 	commit=$1
 	with_tool=$2
 	shift 2
@@ -360,17 +361,19 @@ base_build() {
 			fi
 		fi
 	done
-	echo "$d"
+	BASE_DIR=$d
 }
 if [ "${SKIP_BASE:-0}" = 1 ]; then
 	BASE_MSG="baseline rows skipped (SKIP_BASE=1)"
 else
-	if BASE_EV_DIR=$(base_build "$BASE_EVENT" 0 bench_event); then :; else
-		BASE_EV_DIR=""
+	if base_build "$BASE_EVENT" 0 bench_event; then
+		BASE_EV_DIR=$BASE_DIR
+	else
 		BASE_MSG="0.2.0 ($BASE_EVENT) rows skipped: $BASE_WHY"
 	fi
-	if BASE_RD_DIR=$(base_build "$BASE_READ" 1 bench_log); then :; else
-		BASE_RD_DIR=""
+	if base_build "$BASE_READ" 1 bench_log; then
+		BASE_RD_DIR=$BASE_DIR
+	else
 		BASE_MSG="${BASE_MSG:+$BASE_MSG; }$BASE_READ rows skipped: $BASE_WHY"
 	fi
 fi
