@@ -315,6 +315,8 @@ BASE_READ=${BASE_READ:-22ad7c4}
 REPO=$(cd "$HERE/.." && pwd)
 ABS_BIN=$(mkdir -p "$BIN" && cd "$BIN" && pwd)
 BASE_MSG=""
+BASE_EV_MSG=""
+BASE_RD_MSG=""
 BASE_EV_DIR=""
 BASE_RD_DIR=""
 # base_build COMMIT WITH_TOOL PROGRAM...: BASE_DIR is the directory; BASE_WHY
@@ -365,17 +367,20 @@ base_build() {
 }
 if [ "${SKIP_BASE:-0}" = 1 ]; then
 	BASE_MSG="baseline rows skipped (SKIP_BASE=1)"
+	BASE_EV_MSG=$BASE_MSG
+	BASE_RD_MSG=$BASE_MSG
 else
 	if base_build "$BASE_EVENT" 0 bench_event; then
 		BASE_EV_DIR=$BASE_DIR
 	else
-		BASE_MSG="0.2.0 ($BASE_EVENT) rows skipped: $BASE_WHY"
+		BASE_EV_MSG="0.2.0 ($BASE_EVENT) rows skipped: $BASE_WHY"
 	fi
 	if base_build "$BASE_READ" 1 bench_log; then
 		BASE_RD_DIR=$BASE_DIR
 	else
-		BASE_MSG="${BASE_MSG:+$BASE_MSG; }$BASE_READ rows skipped: $BASE_WHY"
+		BASE_RD_MSG="$BASE_READ rows skipped: $BASE_WHY"
 	fi
+	BASE_MSG="$BASE_EV_MSG${BASE_EV_MSG:+${BASE_RD_MSG:+; }}$BASE_RD_MSG"
 fi
 [ -n "$BASE_MSG" ] && say "$BASE_MSG"
 
@@ -906,7 +911,8 @@ target "16 B event, 1 thread / floor ring with $CLOCK (x)" "$(pair_median en16 "
 	"<=" 1.2 "$(why "$FL_SAME" "$(pair_spread en16 "$FLOOR_SAME" ratio); medians $EN16 ns / $FL_SAME ns" \
 	"$NO_FLOOR")"
 # against the baselines: per-pair medians of adjacent runs
-NO_BASE_EV=${BASE_MSG:-no baseline sample}
+NO_BASE_EV=${BASE_EV_MSG:-no baseline sample}
+NO_BASE_RD=${BASE_RD_MSG:-no baseline sample}
 target "16 B event, tree / $BASE_EVENT (0.2.0) (x)" "$(pair_median b_en16_tree b_en16_base ratio)" "<=" 1.0 \
 	"$(why "$(get b_en16_base)" "$(pair_spread b_en16_tree b_en16_base ratio); medians $(get b_en16_tree) / $(get b_en16_base) ns" "$NO_BASE_EV")"
 if [ -n "$CG_PT" ] && [ -n "$CG_LT" ]; then
@@ -917,14 +923,19 @@ else
 	target "untraced: posix_trace_event - LTTng tracepoint (instructions)" "" "<=" 2 \
 		"${UNTRACED_MSG:-${LTTNG_MSG:-no LTTng count}}"
 fi
-reported "untraced, time: no stream, tree / $BASE_EVENT / LTTng disabled" \
-	"$(get b_off_tree) / $(get b_off_base) / ${LT_OFF:--} ns (medians); tree / $BASE_EVENT per pair $(pair_median b_off_tree b_off_base ratio) ($(pair_spread b_off_tree b_off_base ratio))"
+if [ -n "$(get b_off_base)" ]; then
+	reported "untraced, time: no stream, tree / $BASE_EVENT / LTTng disabled" \
+		"$(get b_off_tree) / $(get b_off_base) / ${LT_OFF:--} ns (medians); tree / $BASE_EVENT per pair $(pair_median b_off_tree b_off_base ratio) ($(pair_spread b_off_tree b_off_base ratio))"
+else
+	reported "untraced, time: no stream, tree / LTTng disabled" \
+		"$(get off_none) / ${LT_OFF:--} ns (medians); $NO_BASE_EV"
+fi
 target "log read, tree / $BASE_READ (x)" "$(pair_median b_logr_tree b_logr_base ratio)" ">=" 3 \
-	"$(why "$(get b_logr_base)" "$(pair_spread b_logr_tree b_logr_base ratio); medians $(get b_logr_tree) / $(get b_logr_base) M events/s" "${BASE_MSG:-no baseline sample}")"
+	"$(why "$(get b_logr_base)" "$(pair_spread b_logr_tree b_logr_base ratio); medians $(get b_logr_tree) / $(get b_logr_base) M events/s" "$NO_BASE_RD")"
 target "dump --no-symbols, tree / $BASE_READ (x)" "$(pair_median b_dump_tree b_dump_base ratio)" ">=" 1.6 \
-	"$(why "$(get b_dump_base)" "$(pair_spread b_dump_tree b_dump_base ratio); medians $(get b_dump_tree) / $(get b_dump_base) M events/s" "${BASE_MSG:-${TOOL_MSG:-no baseline sample}}")"
+	"$(why "$(get b_dump_base)" "$(pair_spread b_dump_tree b_dump_base ratio); medians $(get b_dump_tree) / $(get b_dump_base) M events/s" "${BASE_RD_MSG:-${TOOL_MSG:-no baseline sample}}")"
 target "convert --to ctf, tree / $BASE_READ (x)" "$(pair_median b_ctf_tree b_ctf_base ratio)" ">=" 1.6 \
-	"$(why "$(get b_ctf_base)" "$(pair_spread b_ctf_tree b_ctf_base ratio); medians $(get b_ctf_tree) / $(get b_ctf_base) M events/s" "${BASE_MSG:-${TOOL_MSG:-no baseline sample}}")"
+	"$(why "$(get b_ctf_base)" "$(pair_spread b_ctf_tree b_ctf_base ratio); medians $(get b_ctf_tree) / $(get b_ctf_base) M events/s" "${BASE_RD_MSG:-${TOOL_MSG:-no baseline sample}}")"
 [ -n "$(get b_sym_base)" ] && reported "dump with symbols, 1,000 call sites, tree / $BASE_READ" \
 	"$(pair_median b_sym_tree b_sym_base ratio) ($(pair_spread b_sym_tree b_sym_base ratio))"
 OFF_LIMIT=$([ -n "$LT_OFF" ] && calc "printf \"%.2f\", $LT_OFF + 0.5")
