@@ -71,7 +71,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void fail(const char *what, int err)
+_Noreturn static void fail(const char *what, int err)
 {
 	fprintf(stderr, "bench_event: %s: %s\n", what, strerror(err));
 	exit(1);
