@@ -344,7 +344,10 @@ demo:
 	@sh examples/demo.sh $(BUILD)
 
 # bench_event also against a library built with NESTING=0 (BUILD/nonest):
-# what events from signal handlers cost the common path.
+# what events from signal handlers cost the common path.  bench/run.sh
+# builds the baseline libraries itself (0.2.0 and 22ad7c4, from git archive
+# into BUILD/bench/base-COMMIT, once) and counts the untraced event's
+# instructions with callgrind when valgrind is installed.
 bench: $(BENCH_BINS) $(BUILD)/posixtrace
 	@$(MAKE) --no-print-directory NESTING=0 BUILD=$(BUILD)/nonest $(BUILD)/nonest/bench/bench_event
 	@CC="$(CC)" sh bench/run.sh $(BUILD)

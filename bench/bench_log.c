@@ -34,6 +34,10 @@
  *       A small untimed log write and a plain write first warm up the
  *       code, the keeper's start and the file system.
  *
+ *   bench_log read LOG [READS]
+ *       The log read alone, as in run: prints the logr row for LOG (bench/run.sh
+ *       runs it built against an older library, whose reader it times).
+ *
  *   bench_log plain FILE SECONDS
  *       The disk's sustained rate: 1 MiB write()s into FILE for SECONDS,
  *       then fdatasync; prints PLAIN|<MB/s>|<bytes>|<seconds>, MB/s =
@@ -624,14 +628,38 @@ static void row(const char *key, const char *name, double v, const char *unit,
 	printf("ROW|%s|%s|%.2f|%.2f|%.2f|%s|%s|%.2f\n", key, name, v, v, v, unit, note, aux);
 }
 
+/* The log read: one untimed pass, then READS timed ones on CPU 1; the
+ * median pass is the row. */
+static void read_row(const char *key, const char *name, const char *log, int reads)
+{
+	if (!log)
+		return;
+	double v[64];
+	uint64_t events = 0;
+	pin(1);
+	read_pass(log, &events);
+	for (int i = 0; i < reads; i++)
+		v[i] = read_pass(log, &events);
+	qsort(v, (size_t)reads, sizeof v[0], cmp_d);
+	row(key, name, v[reads / 2], "Mev/s", "", (double)events);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "exec"))
 		return exec_timed(atoi(argv[2]), argv[3], argv + 4);
+	if (argc >= 3 && !strcmp(argv[1], "read")) {
+		int reads = argc > 3 ? atoi(argv[3]) : 3;
+		read_row("logr", "log read: posix_trace_open + getnext to the end", argv[2],
+		         reads < 1 || reads > 64 ? 3 : reads);
+		fflush(stdout);
+		return 0;
+	}
 	if (argc < 4 || (strcmp(argv[1], "mklog") && strcmp(argv[1], "run") &&
 	                 strcmp(argv[1], "plain") && (strcmp(argv[1], "paced") || argc < 6))) {
 		fprintf(stderr, "usage: bench_log mklog FILE NEVENTS [THREADS]\n"
 		                "       bench_log run DIR NWRITE [READLOG [READS [READLOG2]]]\n"
+		                "       bench_log read LOG [READS]\n"
 		                "       bench_log plain FILE SECONDS\n"
 		                "       bench_log paced FILE STREAM_MIB RATE SECONDS [PLAIN_MBS]\n"
 		                "       bench_log exec CPU OUT CMD [ARG...]\n");
@@ -702,23 +730,8 @@ int main(int argc, char **argv)
 		row(key, "  posix_trace_shutdown duration", r.shutdown_ms, "ms", "", 0);
 	}
 
-	static const struct {
-		const char *key, *name;
-	} reads_of[] = {{"logr", "log read: posix_trace_open + getnext to the end"},
-	                {"logr_2w", "  the same, a log written by 2 threads"}};
-	const char *logs[] = {readlog, readlog2};
-	for (size_t k = 0; k < 2; k++) {
-		if (!logs[k])
-			continue;
-		double v[64];
-		uint64_t events = 0;
-		pin(1);
-		read_pass(logs[k], &events); /* untimed */
-		for (int i = 0; i < reads; i++)
-			v[i] = read_pass(logs[k], &events);
-		qsort(v, (size_t)reads, sizeof v[0], cmp_d);
-		row(reads_of[k].key, reads_of[k].name, v[reads / 2], "Mev/s", "", (double)events);
-	}
+	read_row("logr", "log read: posix_trace_open + getnext to the end", readlog, reads);
+	read_row("logr_2w", "  the same, a log written by 2 threads", readlog2, reads);
 	fflush(stdout);
 	return 0;
 }

@@ -36,9 +36,11 @@
 # of a paced writer, PACED_REPS [3] repetitions that run it;
 # SKIP_FLOOR=1, SKIP_LTTNG=1, SKIP_LOG=1, SKIP_PACED=1, SKIP_TOOL=1;
 # NO_INSTALL=1 (never apt-get);
-# CC [cc] compiles the peer;  RUN_TIMEOUT [300] seconds one program may take.
-# Nothing is written into the repository: the peer goes to BUILD/bench/peer,
-# logs and traces to a mktemp directory that is removed at exit.
+# CC [cc] compiles the peer;  RUN_TIMEOUT [300] seconds one program may take;
+# BASE_EVENT [396aa2f] and BASE_READ [22ad7c4], the commits of the baseline
+# libraries (SKIP_BASE=1: none);  SKIP_CALLGRIND=1.
+# Nothing is written into the repository: the peer and the baselines go to
+# BUILD/bench, logs and traces to a mktemp directory that is removed at exit.
 set -u
 
 BUILD=${1:-build}
@@ -52,6 +54,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 CC=${CC:-cc}
 BIN=$BUILD/bench
 PEER=$BIN/peer
+ABS_BUILD_LIB=$(cd "$BUILD" && pwd)
 scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { n = int(n * s); print (n < 1000) ? 1000 : n }'; }
 N_EN=$(scaled "${N:-4000000}")
 N_OFF=$(scaled "${N_DISABLED:-50000000}")
@@ -296,6 +299,141 @@ lttng_enabled() {
 	rm -rf "$out"
 }
 
+# ---------------------------------------------------------------- baselines
+# The libraries the tree is held to, built from pinned commits of this
+# tree's history: 0.2.0 (BASE_EVENT) for the recording path, BASE_READ for
+# the readers.  `git archive COMMIT` is unpacked into BUILD/bench/base-COMMIT
+# and built there with its own Makefile, once (BUILD/bench/base-COMMIT/built
+# marks it done; later runs reuse it).  The benchmark programs are this
+# tree's sources (the same loops), compiled in every run against each
+# library's own headers with -DBENCH_BASELINE (which leaves out the cases
+# the old interface lacks); where that fails, the old tree's own program.
+# The command compared is the old tree's.  They run next to the tree's in
+# every repetition, in an order that alternates.
+BASE_EVENT=${BASE_EVENT:-396aa2f}
+BASE_READ=${BASE_READ:-22ad7c4}
+REPO=$(cd "$HERE/.." && pwd)
+ABS_BIN=$(mkdir -p "$BIN" && cd "$BIN" && pwd)
+BASE_MSG=""
+BASE_EV_MSG=""
+BASE_RD_MSG=""
+BASE_EV_DIR=""
+BASE_RD_DIR=""
+# base_build COMMIT WITH_TOOL PROGRAM...: BASE_DIR is the directory; BASE_WHY
+# says why not when it fails
+base_build() {
+	BASE_DIR=""
+	commit=$1
+	with_tool=$2
+	shift 2
+	d=$ABS_BIN/base-$commit
+	if [ ! -f "$d/built" ]; then
+		if ! command -v git >/dev/null 2>&1 ||
+			! git -C "$REPO" rev-parse -q --verify "$commit^{commit}" >/dev/null 2>&1; then
+			BASE_WHY="this tree has no git history holding $commit"
+			return 1
+		fi
+		rm -rf "$d"
+		mkdir -p "$d/src"
+		if ! git -C "$REPO" archive "$commit" | tar -x -C "$d/src"; then
+			BASE_WHY="git archive $commit failed"
+			return 1
+		fi
+		goals="lib"
+		[ "$with_tool" = 1 ] && goals="lib $d/build/posixtrace"
+		say "building the baseline library of $commit into $d (once)"
+		# shellcheck disable=SC2086 # one word per goal
+		if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$d/src" -j2 CC="$CC" \
+			BUILD="$d/build" $goals >"$d/build.log" 2>&1; then
+			BASE_WHY="the build of $commit failed (see $d/build.log)"
+			return 1
+		fi
+		touch "$d/built"
+	fi
+	for prog in "$@"; do
+		if ! $CC -DBENCH_BASELINE -D_GNU_SOURCE -I"$d/src/include" -std=c11 -Wall -Wextra \
+			-O2 -g "$HERE/$prog.c" -o "$d/$prog" -L"$d/build" -Wl,-rpath,"$d/build" \
+			-lposixtrace -lpthread 2>"$d/$prog.err"; then
+			say "baseline $commit: bench/$prog.c does not build against its headers; its own $prog.c instead"
+			if ! $CC -D_GNU_SOURCE -I"$d/src/include" -std=c11 -O2 -g "$d/src/bench/$prog.c" \
+				-o "$d/$prog" -L"$d/build" -Wl,-rpath,"$d/build" -lposixtrace -lpthread \
+				2>>"$d/$prog.err"; then
+				BASE_WHY="bench/$prog.c of neither tree builds against $commit (see $d/$prog.err)"
+				return 1
+			fi
+		fi
+	done
+	BASE_DIR=$d
+}
+if [ "${SKIP_BASE:-0}" = 1 ]; then
+	BASE_MSG="baseline rows skipped (SKIP_BASE=1)"
+	BASE_EV_MSG=$BASE_MSG
+	BASE_RD_MSG=$BASE_MSG
+else
+	if base_build "$BASE_EVENT" 0 bench_event; then
+		BASE_EV_DIR=$BASE_DIR
+	else
+		BASE_EV_MSG="0.2.0 ($BASE_EVENT) rows skipped: $BASE_WHY"
+	fi
+	if base_build "$BASE_READ" 1 bench_log; then
+		BASE_RD_DIR=$BASE_DIR
+	else
+		BASE_RD_MSG="$BASE_READ rows skipped: $BASE_WHY"
+	fi
+	BASE_MSG="$BASE_EV_MSG${BASE_EV_MSG:+${BASE_RD_MSG:+; }}$BASE_RD_MSG"
+fi
+[ -n "$BASE_MSG" ] && say "$BASE_MSG"
+
+# ---------------------------------------------------------------- untraced, in instructions
+# What an event statement costs when nothing traces the process, counted by
+# callgrind (the time of half a nanosecond is inside this VM's noise):
+# bench/peer/untraced.c built three ways (posix_trace_event through the
+# shared library with no stream; LTTng-UST's tracepoint with no session;
+# the loop alone), each run for N1 and N2 iterations with only its loop
+# counted (--toggle-collect=loop): (Ir(N2) - Ir(N1)) / (N2 - N1) is the
+# loop's instructions per iteration.
+UNTRACED_MSG=""
+CG_PT=""
+CG_LT=""
+CG_NONE=""
+cg_per_iter() {
+	a=$(valgrind --tool=callgrind --toggle-collect=loop --callgrind-out-file=/dev/null \
+		"$1" 100000 2>&1 | awk '/Collected :/ { print $NF }')
+	b=$(valgrind --tool=callgrind --toggle-collect=loop --callgrind-out-file=/dev/null \
+		"$1" 300000 2>&1 | awk '/Collected :/ { print $NF }')
+	[ -n "$a" ] && [ -n "$b" ] && calc "printf \"%.2f\", ($b - $a) / 200000"
+}
+UWARN="-std=c11 -Wall -Wextra -Werror -O2 -g"
+if [ "${SKIP_CALLGRIND:-0}" = 1 ]; then
+	UNTRACED_MSG="instruction counts skipped (SKIP_CALLGRIND=1)"
+elif ! command -v valgrind >/dev/null 2>&1; then
+	UNTRACED_MSG="instruction counts not measured: valgrind is not installed (Debian's valgrind package)"
+else
+	mkdir -p "$BIN/untraced"
+	# shellcheck disable=SC2086 # the flags are words
+	if $CC $UWARN -D_GNU_SOURCE -DUNTRACED_POSIXTRACE -I"$HERE/../include" "$HERE/peer/untraced.c" \
+		-o "$BIN/untraced/posixtrace" -L"$ABS_BUILD_LIB" -Wl,-rpath,"$ABS_BUILD_LIB" -lposixtrace \
+		-lpthread 2>"$WORK/err" &&
+		$CC $UWARN "$HERE/peer/untraced.c" -o "$BIN/untraced/none" 2>>"$WORK/err"; then
+		CG_PT=$(cg_per_iter "$BIN/untraced/posixtrace")
+		CG_NONE=$(cg_per_iter "$BIN/untraced/none")
+	else
+		sed 's/^/    /' "$WORK/err" >&2
+		UNTRACED_MSG="instruction counts not measured: bench/peer/untraced.c did not build"
+	fi
+	# shellcheck disable=SC2046,SC2086 # the flags are words
+	if [ "$HAVE_LTTNG" = 1 ] &&
+		$CC $UWARN -DUNTRACED_LTTNG -I"$HERE/peer" "$HERE/peer/untraced.c" "$HERE/peer/ptpeer_tp.c" \
+			-o "$BIN/untraced/lttng" $(pkg-config --cflags --libs lttng-ust) -lpthread 2>"$WORK/err"; then
+		CG_LT=$(cg_per_iter "$BIN/untraced/lttng")
+	elif [ "$HAVE_LTTNG" = 1 ]; then
+		sed 's/^/    /' "$WORK/err" >&2
+	fi
+	[ -z "$UNTRACED_MSG" ] && [ -z "$CG_PT" ] && UNTRACED_MSG="instruction counts not measured: callgrind gave no count"
+	say "untraced, instructions per loop iteration (callgrind): posix_trace_event ${CG_PT:-?}, LTTng-UST ${CG_LT:-?}, the loop alone ${CG_NONE:-?}"
+fi
+[ -n "$UNTRACED_MSG" ] && say "$UNTRACED_MSG"
+
 # ---------------------------------------------------------------- Trace Log
 HAVE_LOG=0
 LOG_MSG=""
@@ -507,6 +645,62 @@ nesting_pair() {
 	done
 }
 
+# ---------------------------------------------------------------- against the baselines
+# base_pair KEY TREE_PROG BASE_PROG REP ARGS...: the same case through the
+# tree's program and the baseline's, adjacent, in an order that alternates;
+# the ROW of each is sampled as KEY_tree and KEY_base
+base_pair() {
+	bp_key=$1
+	bp_tree=$2
+	bp_base=$3
+	if [ $(($4 % 2)) = 1 ]; then bp_order="tree base"; else bp_order="base tree"; fi
+	shift 4
+	for bp_w in $bp_order; do
+		[ "$bp_w" = tree ] && bp_prog=$bp_tree || bp_prog=$bp_base
+		run "$(basename "$bp_prog") $* ($bp_w)" "$bp_prog" "$@" &&
+			sed -n "s/^ROW|[^|]*|\([^|]*\)|/ROW|${bp_key}_$bp_w|\1 ($bp_w)|/p" "$WORK/out" |
+			head -1 | collect baseline
+	done
+}
+# base_tool_pair KEY NAME REP CMD_ARGS...: the command of the tree and of
+# BASE_READ, adjacent, alternating, each timed as tool_timed does (@OUT@ in
+# the arguments: a directory for the output, removed after each)
+base_tool_pair() {
+	bt_key=$1
+	bt_name=$2
+	if [ $(($3 % 2)) = 1 ]; then bt_order="tree base"; else bt_order="base tree"; fi
+	shift 3
+	for bt_w in $bt_order; do
+		[ "$bt_w" = tree ] && bt_cmd=$TOOL || bt_cmd=$BASE_RD_DIR/build/posixtrace
+		[ -n "${TT_DROP:-}" ] && drop_page_cache
+		rm -rf "$WORK/ctf"
+		# shellcheck disable=SC2046 # the words of the command line
+		tool_timed "${bt_key}_$bt_w" "$bt_name ($bt_w)" /dev/null "$bt_cmd" \
+			$(echo "$@" | sed "s|@OUT@|$WORK/ctf|")
+		rm -rf "$WORK/ctf"
+	done
+}
+baseline_pairs() {
+	if [ -n "$BASE_EV_DIR" ]; then
+		base_pair b_en16 "$BIN/bench_event" "$BASE_EV_DIR/bench_event" "$1" 1 "$SCALE" =en16
+		base_pair b_off "$BIN/bench_event" "$BASE_EV_DIR/bench_event" "$1" 1 "$SCALE" =off_none
+	fi
+	if [ -n "$BASE_RD_DIR" ] && [ "$HAVE_LOG" = 1 ]; then
+		base_pair b_logr "$BIN/bench_log" "$BASE_RD_DIR/bench_log" "$1" read "$READLOG" 3
+		if [ "$HAVE_TOOL" = 1 ]; then
+			base_tool_pair b_dump "posixtrace dump --no-symbols LOG" "$1" dump --no-symbols "$READLOG"
+			base_tool_pair b_ctf "posixtrace convert --to ctf LOG DIR" "$1" convert --to ctf "$READLOG" @OUT@
+		fi
+		if [ "$HAVE_SITES" = 1 ]; then
+			TT_EVENTS=$SITES_TOTAL
+			TT_DROP=1
+			base_tool_pair b_sym "posixtrace dump LOG, 1,000 call sites, symbols" "$1" dump "$SITESLOG"
+			TT_EVENTS=""
+			TT_DROP=""
+		fi
+	fi
+}
+
 # ---------------------------------------------------------------- repetitions
 say "REPS=$REPS SCALE=$SCALE; a repetition: bench_event, bench_log, the paced writer" \
 	"(first $PACED_REPS), posixtrace dump and convert, floor, LTTng-UST"
@@ -528,6 +722,7 @@ while [ "$r" -le "$REPS" ]; do
 		run floor "$BIN/floor" "$SCALE" && collect floor <"$WORK/out"
 	fi
 	[ "$HAVE_NONEST" = 1 ] && nesting_pair "$r"
+	baseline_pairs "$r"
 	if [ "$HAVE_LTTNG" = 1 ]; then
 		if run "ust_peer (disabled)" "$PEER/ust_peer" "$N_OFF"; then
 			meta lt_off lttng "tracepoint disabled (session daemon running, no session)" ns/ev
@@ -612,7 +807,8 @@ echo "   REPS=$REPS SCALE=$SCALE; load average $LOAD0 at the start, $(cut -d' ' 
 	echo "   the log of 2 writers read back: $READ2_EVENTS events, $READ2_BPE B/event"
 [ "$HAVE_TOOL" = 1 ] && echo "   the command: $TOOL, on CPU 1, over the log read back ($READ_TOTAL events" \
 	"with the library's own); M events/s = those events / wall time of the command, its start included"
-for m in "$LINK_MSG" "$FLOOR_MSG" "$LTTNG_MSG" "$LOG_MSG" "$PACED_MSG" "$TOOL_MSG"; do
+[ -n "$BASE_EV_DIR$BASE_RD_DIR" ] && echo "   baselines: ${BASE_EV_DIR:+$BASE_EV_DIR (the event path)}${BASE_EV_DIR:+${BASE_RD_DIR:+, }}${BASE_RD_DIR:+$BASE_RD_DIR (the readers)}"
+for m in "$LINK_MSG" "$FLOOR_MSG" "$LTTNG_MSG" "$LOG_MSG" "$PACED_MSG" "$TOOL_MSG" "$BASE_MSG" "$UNTRACED_MSG"; do
 	[ -n "$m" ] && echo "   NOTE: $m"
 done
 [ -n "$FAILED" ] && echo "   FAILED:$FAILED (their rows lack those repetitions)"
@@ -668,6 +864,7 @@ while IFS='|' read -r key group name unit; do
 		paced) title="posixtrace, paced writer into a log, $PACED_SECONDS s (bench_log paced), first $PACED_REPS repetitions" ;;
 		tool) title="posixtrace command ($TOOL), over the log read back" ;;
 		floor) title="floor (bench/floor.c)" ;;
+		baseline) title="against the baselines: the same case, tree and $BASE_EVENT (event) or $BASE_READ (readers), adjacent" ;;
 		lttng) title="LTTng-UST peer (bench/peer), $N_EN events a run" ;;
 		*) title=$group ;;
 		esac
@@ -711,8 +908,36 @@ target "16 B event, 1 thread / LTTng-UST + ctx vpid,vtid,ip (x)" "$(pair_median 
 	"<=" 0.10 "$(why "$LT_CTX" "$(pair_spread en16 lt_ctx ratio); medians $EN16 ns / $LT_CTX ns" \
 	"$NO_LTTNG")"
 target "16 B event, 1 thread / floor ring with $CLOCK (x)" "$(pair_median en16 "$FLOOR_SAME" ratio)" \
-	"<=" 1.3 "$(why "$FL_SAME" "$(pair_spread en16 "$FLOOR_SAME" ratio); medians $EN16 ns / $FL_SAME ns" \
+	"<=" 1.2 "$(why "$FL_SAME" "$(pair_spread en16 "$FLOOR_SAME" ratio); medians $EN16 ns / $FL_SAME ns" \
 	"$NO_FLOOR")"
+# against the baselines: per-pair medians of adjacent runs
+NO_BASE_EV=${BASE_EV_MSG:-no baseline sample}
+NO_BASE_RD=${BASE_RD_MSG:-no baseline sample}
+target "16 B event, tree / $BASE_EVENT (0.2.0) (x)" "$(pair_median b_en16_tree b_en16_base ratio)" "<=" 1.0 \
+	"$(why "$(get b_en16_base)" "$(pair_spread b_en16_tree b_en16_base ratio); medians $(get b_en16_tree) / $(get b_en16_base) ns" "$NO_BASE_EV")"
+if [ -n "$CG_PT" ] && [ -n "$CG_LT" ]; then
+	target "untraced: posix_trace_event - LTTng tracepoint (instructions)" \
+		"$(calc "printf \"%.2f\", $CG_PT - $CG_LT")" "<=" 2 \
+		"callgrind, per loop iteration: posix_trace_event $CG_PT, LTTng-UST $CG_LT, the loop alone ${CG_NONE:-?} (bench/peer/untraced.c)"
+else
+	target "untraced: posix_trace_event - LTTng tracepoint (instructions)" "" "<=" 2 \
+		"${UNTRACED_MSG:-${LTTNG_MSG:-no LTTng count}}"
+fi
+if [ -n "$(get b_off_base)" ]; then
+	reported "untraced, time: no stream, tree / $BASE_EVENT / LTTng disabled" \
+		"$(get b_off_tree) / $(get b_off_base) / ${LT_OFF:--} ns (medians); tree / $BASE_EVENT per pair $(pair_median b_off_tree b_off_base ratio) ($(pair_spread b_off_tree b_off_base ratio))"
+else
+	reported "untraced, time: no stream, tree / LTTng disabled" \
+		"$(get off_none) / ${LT_OFF:--} ns (medians); $NO_BASE_EV"
+fi
+target "log read, tree / $BASE_READ (x)" "$(pair_median b_logr_tree b_logr_base ratio)" ">=" 3 \
+	"$(why "$(get b_logr_base)" "$(pair_spread b_logr_tree b_logr_base ratio); medians $(get b_logr_tree) / $(get b_logr_base) M events/s" "$NO_BASE_RD")"
+target "dump --no-symbols, tree / $BASE_READ (x)" "$(pair_median b_dump_tree b_dump_base ratio)" ">=" 1.6 \
+	"$(why "$(get b_dump_base)" "$(pair_spread b_dump_tree b_dump_base ratio); medians $(get b_dump_tree) / $(get b_dump_base) M events/s" "${BASE_RD_MSG:-${TOOL_MSG:-no baseline sample}}")"
+target "convert --to ctf, tree / $BASE_READ (x)" "$(pair_median b_ctf_tree b_ctf_base ratio)" ">=" 1.6 \
+	"$(why "$(get b_ctf_base)" "$(pair_spread b_ctf_tree b_ctf_base ratio); medians $(get b_ctf_tree) / $(get b_ctf_base) M events/s" "${BASE_RD_MSG:-${TOOL_MSG:-no baseline sample}}")"
+[ -n "$(get b_sym_base)" ] && reported "dump with symbols, 1,000 call sites, tree / $BASE_READ" \
+	"$(pair_median b_sym_tree b_sym_base ratio) ($(pair_spread b_sym_tree b_sym_base ratio))"
 OFF_LIMIT=$([ -n "$LT_OFF" ] && calc "printf \"%.2f\", $LT_OFF + 0.5")
 target "no stream exists, through the shared library (ns)" "$(get off_none)" "<=" "$OFF_LIMIT" \
 	"$(why "$LT_OFF" "LTTng-UST disabled tracepoint $LT_OFF ns + 0.5" "$NO_LTTNG")"

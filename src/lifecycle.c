@@ -134,5 +134,5 @@ static void pt_fork_child(void)
 	pt_forget_other_threads();
 	pt_handles_after_fork();
 	if (pt_proc.wipe_on_fork)
-		*pt_proc.fork_word = 1;
+		*pt_proc.fork_word = pt_fork_word_value();
 }

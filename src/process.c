@@ -26,7 +26,7 @@
 #define MADV_WIPEONFORK 18
 #endif
 
-static const uint64_t not_forked = 1;
+static uint64_t not_forked = 2; /* pt_fork_word_value() once it is known */
 
 /* Set while this thread forks a keeper (keepctl.c): the fork handlers and
  * exit() in the child know they are in a keeper. */
@@ -156,7 +156,7 @@ static void make_fork_word(void)
 		munmap(p, 4096);
 		return;
 	}
-	*p = 1;
+	*p = pt_fork_word_value();
 	pt_proc.fork_word = p;
 	pt_proc.wipe_on_fork = 1;
 }
@@ -189,6 +189,7 @@ void pt_proc_setup(void)
 	for (int i = 0; i < PT_MAX_STREAMS; i++)
 		pt_proc.attached[i].exec_token = -1;
 	register_membarrier();
+	not_forked = pt_fork_word_value();
 	make_fork_word();
 	make_filter_page();
 }

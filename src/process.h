@@ -13,7 +13,9 @@
 /* A stream this process records into, by slot (the slot of its pcb and its
  * bit in the armed word). */
 struct pt_attached {
-	_Atomic(struct pt_map *) map; /* NULL when the slot is free */
+	/* A line's start: the recording path's fields below share one line in
+	 * every slot, and a slot's index is a shift. */
+	_Alignas(64) _Atomic(struct pt_map *) map; /* NULL when the slot is free */
 	/* Copies of what the recording path reads of the map, on the same
 	 * line as map; written before map is published. */
 	struct pt_stream_hdr *hdr;
@@ -57,7 +59,9 @@ struct pt_process {
 	 * armed word is what posix_trace_event() tests. */
 	_Alignas(128) struct pt_pcb *pcb;
 	/* Zeroed in a fork child by the kernel (MADV_WIPEONFORK): a writer
-	 * that finds it zero is in a child whose fork handler has not run. */
+	 * that finds it zero is in a child whose fork handler has not run.
+	 * Outside one it holds pt_fork_word_value(): the recording path's one
+	 * test (== PT_FORK_WORD_FAST) also says writers need no fence. */
 	volatile uint64_t *fork_word;
 	int pcb_fd;
 	struct pt_registry *reg;       /* names (reg_fallback until it exists) */
@@ -91,6 +95,15 @@ struct pt_process {
 };
 
 extern struct pt_process pt_proc;
+
+/* The fork word outside a fork child: PT_FORK_WORD_FAST when writers order
+ * themselves with a compiler barrier (membarrier(2) registered), 2 when
+ * they pay a full fence (the general path). */
+#define PT_FORK_WORD_FAST 1u
+static inline uint64_t pt_fork_word_value(void)
+{
+	return pt_proc.use_membarrier ? PT_FORK_WORD_FAST : 2u;
+}
 /* Set while this thread forks a keeper (keepctl.c): the fork handlers and
  * exit() in the child know they are in a keeper, which sets itself up. */
 extern __thread int pt_forking_keeper;

@@ -12,8 +12,10 @@
 #include <string.h>
 #include "process.h"
 
+/* One line a lane (aligned, 64 bytes): an event's record touches one line
+ * of its thread's state besides cs_seq's, and a lane's index is a shift. */
 struct pt_wlane {              /* a thread's writing position in one stream */
-	uint64_t gen;          /* pt_attached.gen it belongs to; 0 = none */
+	_Alignas(64) uint64_t gen; /* pt_attached.gen it belongs to; 0 = none */
 	unsigned char *chunk;  /* open chunk; NULL: none yet */
 	/* (events << 32) | end offset: what the chunk's commit word says once
 	 * the next record is written. */

@@ -515,6 +515,24 @@ static inline void copy_data(unsigned char *dst, const unsigned char *src, size_
 	}
 }
 
+/* The clock that is not the TSC, out of line: its call and its timespec
+ * kept off append_record's frame, which the TSC's path then does not pay
+ * for. */
+__attribute__((noinline)) static uint64_t mono_clock(void)
+{
+	return pt_mono_ns();
+}
+
+static inline __attribute__((always_inline)) uint64_t record_clock(uint32_t kind)
+{
+#if defined(__x86_64__)
+	if (PT_LIKELY(kind == PT_CLOCK_TSC))
+		return __rdtsc();
+#endif
+	(void)kind;
+	return mono_clock();
+}
+
 /* Reserve, write, commit: the event goes into the thread's lane.  Returns
  * the time it was given, which the next stream of the same clock reuses. */
 static inline __attribute__((always_inline)) uint64_t append_record(
@@ -522,7 +540,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
     const void *data, size_t len, uintptr_t pc, uint64_t now, int fenced)
 {
 	if (!now)
-		now = pt_clock_raw(a->clock);
+		now = record_clock(a->clock);
 	int truncated = 0;
 	if (PT_UNLIKELY(len > a->max_data || !data)) {
 		truncated = data != NULL;
@@ -811,8 +829,9 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
-	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) || !*pt_proc.fork_word ||
-	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST || !pt_proc.use_membarrier)) {
+	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) ||
+	                *pt_proc.fork_word != PT_FORK_WORD_FAST ||
+	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)) {
 		record_general(id, data, len, pc, cfa);
 		return;
 	}
