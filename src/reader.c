@@ -638,7 +638,7 @@ static void copy_out(void *data, size_t num_bytes, const void *src, uint32_t len
 	*data_len = n;
 }
 
-void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts)
+static void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts)
 {
 	(void)m;
 	if (real_ns > (uint64_t)INT64_MAX)
@@ -649,7 +649,7 @@ void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec
 
 /* The CLOCK_REALTIME scale of the stream's creation.  Unsigned: a time
  * from another process may be anything. */
-uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw)
+static uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw)
 {
 	uint64_t mono = pt_conv_mono(&rd->conv, raw);
 	/* A calibration point added between two events can move the line

@@ -165,8 +165,6 @@ int pt_read_pending(struct pt_source *h);
 int pt_read_stage(struct pt_source *h, uint32_t i, struct pt_stage *st);
 int pt_reader_init(struct pt_reader *rd, const struct pt_map *m);
 void pt_reader_free(struct pt_reader *rd);
-void pt_ns_to_timespec(const struct pt_map *m, uint64_t real_ns, struct timespec *ts);
-uint64_t pt_raw_to_real(struct pt_reader *rd, const struct pt_map *m, uint64_t raw);
 /* CLOCK_MONOTONIC ns on the CLOCK_REALTIME scale of the stream's creation. */
 uint64_t pt_mono_to_real(const struct pt_map *m, uint64_t mono);
 

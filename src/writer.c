@@ -137,7 +137,7 @@ static void wake_keeper(struct pt_stream_hdr *h)
 	syscall(SYS_futex, &h->keeper_wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
+static void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc)
 {
 	if (atomic_load_explicit(&h->keeper_kicked, memory_order_relaxed))
 		return;
@@ -895,7 +895,7 @@ static void release_level(struct pt_wlane *w, int s)
  * slot < 0), keeping their open chunks for the next owners.  Only when the
  * thread or the process ends: an entry still open was jumped out of (or
  * is a handler's that called exit()), and the thread enters anew. */
-void pt_release_lanes(struct pt_thread *t, int slot)
+static void pt_release_lanes(struct pt_thread *t, int slot)
 {
 	uint64_t seq;
 	int fenced = !pt_proc.use_membarrier;

@@ -11,13 +11,9 @@
 struct pt_thread *pt_thread_self(void);
 void pt_thread_exit(void *arg);
 void pt_forget_other_threads(void);
-void pt_release_lanes(struct pt_thread *t, int slot);
 
 /* After posix_trace_eventid_open: whether the calling thread's next event
  * describes a new set of images first (images.c). */
 void pt_images_recheck(void);
-
-/* The keeper's kick: a writer asks for a flush (once until it is done). */
-void pt_keeper_kick(struct pt_stream_hdr *h, uintptr_t pc);
 
 #endif

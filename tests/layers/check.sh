@@ -153,15 +153,12 @@ if ls "$BUILD"/obj/*.o "$BUILD"/obj/log/*.o > /dev/null 2>&1; then
 
 	# A function another object never uses is static, unless the public
 	# headers declare it or a test, benchmark or example calls it (names
-	# that begin with __ are the compiler's: __odr_asan.*).  Known
-	# and not static yet (declared in writer.h and reader.h):
-	known_alone="pt_keeper_kick pt_release_lanes pt_ns_to_timespec pt_raw_to_real"
+	# that begin with __ are the compiler's: __odr_asan.*).
 	join -v 1 "$T/defs" "$T/uses" | grep -v '^main \|^__' | while read -r sym m; do
-		case " $known_alone " in *" $sym "*) continue ;; esac
 		grep -qrw --exclude-dir=layers -- "$sym" "$HERE/include" "$HERE/tests" "$HERE/bench" "$HERE/examples" 2> /dev/null ||
 			echo "$sym: defined by $m.c and used by it alone (make it static)"
 	done > "$T/alone"
-	if [ ! -s "$T/alone" ]; then check "no function or variable of src/ or tools/ is used by its own file alone (known, not static yet: $known_alone)" ok
+	if [ ! -s "$T/alone" ]; then check "no function or variable of src/ or tools/ is used by its own file alone" ok
 	else check "no function or variable of src/ or tools/ is used by its own file alone" no "$(cat "$T/alone")"; fi
 else
 	check "the objects were built ($BUILD/obj)" no
