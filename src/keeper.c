@@ -106,6 +106,7 @@ struct keeper {
 	 * grows). */
 	struct pt_rot_images rot_images;
 	int rot_stopped;
+	int finishing;           /* the stream ends: the last drains */
 };
 
 _Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
@@ -523,12 +524,15 @@ static void publish_file(struct keeper *k, int fd, uint64_t n)
 	}
 }
 
-/* The file being written has passed the size: the next one is made first
- * (a name taken leaves this one written on), then this one ends as a
- * closed log. */
+/* The blocks of the file being written (not its header and name table,
+ * about 68 KiB that every file has) have passed the size: the next file is
+ * made first (a name taken leaves this one written on), then this one ends
+ * as a closed log.  Not at the end of the stream: no file is made for
+ * nothing. */
 static void rotate_if_full(struct keeper *k)
 {
-	if (k->h->rot.dir < 0 || k->rot_stopped || k->fd < 0 || k->w.prog.write_off < k->h->rot.size)
+	if (k->h->rot.dir < 0 || k->rot_stopped || k->finishing || k->fd < 0 ||
+	    k->w.prog.write_off - k->w.data_off < k->h->rot.size)
 		return;
 	uint64_t n = k->ctl->rot_current + 1;
 	int fd = make_file(k, n);
@@ -615,6 +619,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 {
 	/* No process joins a stream that is ending. */
 	pt_rdv_remove(&k->h->rdv);
+	k->finishing = 1;
 	if (k->fd >= 0) {
 		/* A request number only (it becomes flush_done): relaxed would do. */
 		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire), 1);
