@@ -12,7 +12,8 @@
 # (tests/cli/chrome_check.py).  The checks of each issue item are in their
 # own file, sourced at the end (pairs.sh, stdio.sh, damage.sh, order.sh,
 # stats.sh, filters.sh, help.sh, files.sh, pidns.sh, hostile.sh, rendezvous.sh,
-# flight.sh, symbols.sh, addrspace.sh, static.sh).
+# flight.sh, symbols.sh, addrspace.sh, static.sh, rotate.sh; CLI_ITEMS="rotate ..."
+# sources only those named).
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd) || exit 2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -356,7 +357,7 @@ else
 fi
 
 # ---- the issue items, one file each -----------------------------------------------
-for item in pairs stdio damage order stats filters help files pidns hostile rendezvous flight symbols addrspace static; do
+for item in ${CLI_ITEMS:-pairs stdio damage order stats filters help files pidns hostile rendezvous flight symbols addrspace static rotate}; do
 	. "$HERE/$item.sh"
 done
 
