@@ -314,7 +314,9 @@ struct site_string {
 };
 struct site_table {
 	struct symproc *sym;
-	trace_id_t trid;
+	/* The log read: its trid is that of the file being read (a rotated
+	 * log changes files as it goes). */
+	const struct trace_log *log;
 	bool off, no_libdw, no_images, full;
 	uint64_t asked, with_image; /* events looked up, with an image */
 	struct memo_slot { uint64_t hash; struct site_memo *m; } *memo; /* sites named so far */

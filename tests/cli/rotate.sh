@@ -44,6 +44,11 @@ else
 	"$PT" dump "rotall/$mid" >rotmid.txt 2>rotmid.err
 	has "rotate: a file in the middle read alone names its events" " ro\.n " rotmid.txt
 	hasnt "rotate: a file in the middle read alone has the images" "holds no images" rotmid.err
+	"$PT" dump rotall >rotsym.txt 2>&1
+	n=$(grep -c ' ro\.n ' rotsym.txt)
+	[ "$n" -gt 0 ] && [ "$(grep ' ro\.n ' rotsym.txt | grep -c ' at run_script')" -eq "$n" ] &&
+		pass "rotate: every event of every file has its call site" ||
+		fail "rotate: every event of every file has its call site" "$(grep ' ro\.n ' rotsym.txt | grep -v ' at run_script' | head -n 2)"
 	ok "rotate: stats reads the directory" "$PT" stats rotall
 	ok "rotate: convert reads the directory" "$PT" convert rotall --to chrome rotall.json
 
