@@ -151,7 +151,15 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
 			return err;
 		pt_logw_free(&w);
 	}
-	return spawn(h);
+	int err = spawn(h);
+	/* The first keeper has the first file; the controller does not keep
+	 * it, so that it goes once removed (a later keeper reopens the file
+	 * being written by its number). */
+	if (!err && h->rot.dir >= 0) {
+		close(h->log_fd);
+		h->log_fd = -1;
+	}
+	return err;
 }
 
 /* How long a keeper may take over a command: a second, plus the stream's

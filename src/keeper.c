@@ -547,15 +547,17 @@ static void rotate_if_full(struct keeper *k)
 	begin_file(k, fd);
 }
 
-/* A new keeper of a rotated log: the file its predecessor wrote, found
- * again by number and identity and resumed; or, when that cannot be (it
+/* A keeper of a rotated log: the first file, which the controller gave
+ * the first keeper; for a later keeper the file its predecessor wrote,
+ * found again by number and identity, resumed; or, when that cannot be (it
  * was killed while it changed files), the next number begun, what it had
  * claimed and not written counted lost.  1: resumed (the caller settles
  * the claims); 0: begun anew, or no file. */
 static int start_rotated(struct keeper *k)
 {
 	struct pt_ctl *c = k->ctl;
-	int fd = c->rot_current == 1 ? k->fd : pt_rot_reopen(k->h->rot.dir, c->rot_current, c->rot_dev, c->rot_ino);
+	int fd = k->fd >= 0 ? k->fd
+	                    : pt_rot_reopen(k->h->rot.dir, c->rot_current, c->rot_dev, c->rot_ino);
 	k->fd = -1;
 	if (fd >= 0 && pt_logw_resume(&k->w, &c->logw, fd) == 0) {
 		k->fd = fd;

@@ -8,7 +8,8 @@
  *    count it lost (events + lost = posted), over a matrix of stream
  *    policies (LOOP, UNTIL_FULL, FLUSH) x kept files (all, 2);
  *  - with a count, only the newest files are left, and they hold the
- *    newest events;
+ *    newest events; no descriptor of the controller holds a removed file
+ *    (its disk space is given back while the stream runs);
  *  - images are repeated: an event of a file in the middle finds its image
  *    (posixtrace_event_image) in that file alone;
  *  - a keeper killed (SIGKILL) is followed by one that reopens the file it
@@ -223,6 +224,26 @@ static uint64_t read_all(const unsigned *numbers, unsigned n, uint64_t *lost)
 	return events;
 }
 
+/* Descriptors of this process (the controller) open on a removed file:
+ * the disk space a count should have given back. */
+static int removed_files_held(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int held = 0;
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[300], target[PATH_MAX];
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(path, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		held += strstr(target, ".ptlog (deleted)") != NULL;
+	}
+	closedir(d);
+	return held;
+}
+
 static void rotate_cell(int stream_policy, uint32_t max_files)
 {
 	unsigned numbers[MAX_FILES];
@@ -231,6 +252,7 @@ static void rotate_cell(int stream_policy, uint32_t max_files)
 	trace_id_t trid = create_rotated(stream_policy, max_files);
 	ck_assert_ok(posix_trace_start(trid));
 	post_bursts(trid, BURSTS, &seq);
+	ck_assert_int_eq(removed_files_held(), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
 	unsigned n = list_files(numbers);
 	ck_assert_uint_ge(n, 2);
