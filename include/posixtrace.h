@@ -206,6 +206,47 @@ int posixtrace_set_images(trace_id_t trid, int on);
 int posixtrace_event_image(trace_id_t trid, const struct posix_trace_event_info *ev,
                            struct posixtrace_image *image);
 
+/* A log written as numbered files in a directory, a new file begun once
+ * the one being written passes posixtrace_file_size bytes, the oldest
+ * removed while more than posixtrace_max_files are kept (0: every file is
+ * kept).  The files are 00000001.ptlog, 00000002.ptlog, ... (eight digits:
+ * they sort by name and time alike, up to 99999999; past it the last file
+ * grows and the stream's flush error is EFBIG).  Each is a complete log
+ * of log full policy POSIX_TRACE_APPEND that posix_trace_open() reads
+ * alone: its header, the names of the event types the stream knows and
+ * the images of the processes still alive (posixtrace_set_images) come
+ * first in it.  A new file begins at the end of a drain of the stream
+ * into the log (a block boundary), so a file can pass the size by what
+ * one drain writes (about the stream's size); the events of each file
+ * follow those of the one before it.
+ * The files are created through posixtrace_dirfd alone (openat with
+ * O_CREAT | O_EXCL | O_NOFOLLOW, then given posixtrace_mode exactly), and
+ * removed through it (unlinkat); a name already taken (a file, a symbolic
+ * link) is not written through: that file, and the rotation, stop there
+ * (the log goes on growing the last file), with the error as the
+ * stream's flush error (posix_trace_get_status) and
+ * posix_trace_shutdown()'s result. */
+struct posixtrace_logdir {
+	int posixtrace_dirfd;           /* an open directory (O_PATH will do) */
+	mode_t posixtrace_mode;         /* of each file: 0600 and the like, within 0666 */
+	uint64_t posixtrace_file_size;  /* at least 64 KiB */
+	uint32_t posixtrace_max_files;  /* 0: keep them all */
+	uint32_t posixtrace_reserved32; /* 0 */
+	uint64_t posixtrace_reserved[2]; /* 0 */
+};
+
+/* posix_trace_create_withlog() with a rotated log in dir->posixtrace_dirfd
+ * (a descriptor of its own: the caller may close its own).  The log full
+ * policy of attr must be POSIX_TRACE_APPEND or left unset (each file is an
+ * APPEND log; its log size is not used); the stream full policy is any
+ * (POSIX_TRACE_FLUSH unless set, as posix_trace_create_withlog).
+ * EINVAL: attr or a field of dir out of range, or another log full policy
+ * set; EBADF: posixtrace_dirfd is not open; ENOTDIR: not a directory;
+ * EEXIST and the other errors of openat: the first file could not be
+ * created.  Since 0.3. */
+int posixtrace_create_withlogdir(pid_t pid, const trace_attr_t *attr,
+                                 const struct posixtrace_logdir *dir, trace_id_t *trid);
+
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many
  * there are.  ENOMEM: no memory for the scan. */

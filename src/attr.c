@@ -144,6 +144,7 @@ int posix_trace_attr_setlogfullpolicy(trace_attr_t *attr, int v)
 	if (!a || (v != POSIX_TRACE_LOOP && v != POSIX_TRACE_UNTIL_FULL && v != POSIX_TRACE_APPEND))
 		return EINVAL;
 	a->log_policy = v;
+	a->log_policy_set = 1;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "attr.h"
 #include "clock.h"
@@ -51,11 +52,16 @@ static void destroy(struct pt_handle *h)
 	pt_handle_let_go(h, 0);
 }
 
-static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id_t *trid)
+static int create_stream(pid_t pid, const struct pt_attr *a, int logfd,
+                         const struct pt_rotation *rot, trace_id_t *trid)
 {
 	struct pt_handle *h = pt_handle_alloc();
-	if (!h)
+	if (!h) {
+		if (rot->dir >= 0)
+			close(rot->dir);
 		return EAGAIN;
+	}
+	h->rot = *rot;
 	h->kind = PT_H_ACTIVE;
 	h->remote = !(pid == 0 || pid == pt_proc.pid);
 	int err = h->remote ? pt_remote_open(pid, &h->target) : 0;
@@ -86,7 +92,7 @@ static int create_stream(pid_t pid, const struct pt_attr *a, int logfd, trace_id
 		pt_slot_keep_across_exec(h->src.slot, h->src.map.fd);
 		pthread_mutex_unlock(&pt_proc.lock);
 	}
-	h->has_log = logfd >= 0;
+	h->has_log = logfd >= 0 || rot->dir >= 0;
 	/* Without a rendezvous the stream still works: children that keep
 	 * their descriptors follow it. */
 	if (!err && h->src.map.inherited && pt_rdv_open(&h->rdv) == 0)
@@ -112,7 +118,7 @@ int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr, trace_id_t 
 		return EINVAL;
 	if (a.stream_policy == POSIX_TRACE_FLUSH)
 		return EINVAL; /* a stream without a log cannot flush */
-	return create_stream(pid, &a, -1, trid);
+	return create_stream(pid, &a, -1, &(struct pt_rotation){.dir = -1}, trid);
 }
 
 int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int fd,
@@ -126,7 +132,45 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
 		a.stream_policy = POSIX_TRACE_FLUSH;
 	if (fcntl(fd, F_GETFD) < 0)
 		return EBADF;
-	return create_stream(pid, &a, fd, trid);
+	return create_stream(pid, &a, fd, &(struct pt_rotation){.dir = -1}, trid);
+}
+
+/* A rotated log's files are APPEND logs (rotate.h): another log policy
+ * set in attr contradicts it. */
+static int read_logdir(const struct posixtrace_logdir *d, struct pt_attr *a, struct pt_rotation *rot)
+{
+	struct stat st;
+	if (!d || d->posixtrace_reserved32 || d->posixtrace_reserved[0] || d->posixtrace_reserved[1])
+		return EINVAL;
+	if (a->log_policy_set && a->log_policy != POSIX_TRACE_APPEND)
+		return EINVAL;
+	if (d->posixtrace_file_size < PT_ROT_MIN_SIZE || d->posixtrace_file_size > PT_ROT_MAX_SIZE ||
+	    (d->posixtrace_mode & ~(mode_t)0666) || !(d->posixtrace_mode & S_IWUSR))
+		return EINVAL;
+	if (fstat(d->posixtrace_dirfd, &st) != 0)
+		return EBADF;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	a->log_policy = POSIX_TRACE_APPEND;
+	rot->mode = d->posixtrace_mode;
+	rot->size = d->posixtrace_file_size;
+	rot->count = d->posixtrace_max_files;
+	rot->dir = fcntl(d->posixtrace_dirfd, F_DUPFD_CLOEXEC, 0);
+	return rot->dir < 0 ? EMFILE : 0;
+}
+
+int posixtrace_create_withlogdir(pid_t pid, const trace_attr_t *attr,
+                                 const struct posixtrace_logdir *dir, trace_id_t *trid)
+{
+	struct pt_attr a;
+	struct pt_rotation rot = {.dir = -1};
+	pt_init();
+	if (!trid || read_attr(attr, &a))
+		return EINVAL;
+	if (!a.stream_policy_set)
+		a.stream_policy = POSIX_TRACE_FLUSH;
+	int err = read_logdir(dir, &a, &rot);
+	return err ? err : create_stream(pid, &a, -1, &rot, trid);
 }
 
 /* The controller's own copy (ctl.h): the header's may have been written by

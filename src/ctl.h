@@ -110,6 +110,12 @@ struct pt_ctl {
 	 * of their type, or past the stream's budget (keeper.c). */
 	_Atomic uint64_t trigger_suppressed;
 	struct pt_logw_state logw;       /* the log as written so far */
+	/* A rotated log (rotate.h): the number of the file logw describes and
+	 * of the oldest file kept, and the identity of the first, by which a
+	 * new keeper opens it again.  Written by the controller before the
+	 * first keeper, then by the keeper alone (file, then its number). */
+	uint64_t rot_current, rot_oldest;
+	uint64_t rot_dev, rot_ino;
 	struct pt_claims claims;         /* what keepers took for the log */
 	struct pt_rdv_counts rdv;        /* the rendezvous, as the keeper served it */
 };

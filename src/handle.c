@@ -35,6 +35,7 @@ static void handle_reset(struct pt_handle *h)
 	h->keeper_sock = -1;
 	h->keeper_pidfd = -1;
 	h->log_fd = -1;
+	h->rot.dir = -1;
 	pt_rdv_init(&h->rdv);
 	h->target.pidfd = h->target.tx = h->target.reg_fd = -1;
 	h->target.slot = -1;
@@ -234,6 +235,9 @@ void pt_handle_let_go(struct pt_handle *h, int fork_child)
 	if (h->log_fd >= 0)
 		close(h->log_fd);
 	h->log_fd = -1;
+	if (h->rot.dir >= 0)
+		close(h->rot.dir);
+	h->rot.dir = -1;
 	/* A fork child's copies of the keeper's ends; the directory is the
 	 * parent's. */
 	if (fork_child && h->keeper_sock >= 0)

@@ -11,6 +11,7 @@
 #include "reader.h"
 #include "remote.h"
 #include "rdv_serve.h"
+#include "rotate.h"
 
 struct pollfd;
 
@@ -49,6 +50,7 @@ struct pt_handle {
 	int keeper_pidfd;
 	uint64_t keeper_seen;      /* its progress when last looked at */
 	int log_fd;                /* the caller's log descriptor (a new keeper's) */
+	struct pt_rotation rot;    /* a rotated log: its directory (ours), or dir -1 */
 	struct pt_rdv rdv;         /* traced with inheritance: its rendezvous */
 	/* both */
 	int in_use;

@@ -104,7 +104,7 @@ static int spawn(struct pt_handle *h)
 	return 0;
 }
 
-static void fill_params(struct pt_logw_params *p, const struct pt_handle *h)
+void pt_keeper_log_params(struct pt_logw_params *p, const struct pt_handle *h)
 {
 	const struct pt_attr *a = &h->attr;
 	memset(p, 0, sizeof *p);
@@ -121,21 +121,45 @@ static void fill_params(struct pt_logw_params *p, const struct pt_handle *h)
 	p->inheritance = a->inheritance;
 }
 
+/* The first file of a rotated log, by its number in the directory. */
+static int first_file(struct pt_handle *h)
+{
+	struct pt_ctl *c = h->src.ctl;
+	int err = 0;
+	h->log_fd = pt_rot_create(h->rot.dir, 1, h->rot.mode, &c->rot_dev, &c->rot_ino, &err);
+	c->rot_current = c->rot_oldest = 1;
+	return h->log_fd < 0 ? err : 0;
+}
+
 int pt_keeper_start(struct pt_handle *h, int logfd)
 {
-	if (logfd >= 0) {
+	if (logfd >= 0 || h->rot.dir >= 0) {
 		struct pt_logw w;
 		struct pt_logw_params p;
-		h->log_fd = fcntl(logfd, F_DUPFD_CLOEXEC, 0);
+		if (h->rot.dir >= 0) {
+			int err = first_file(h);
+			if (err)
+				return err;
+		} else {
+			h->log_fd = fcntl(logfd, F_DUPFD_CLOEXEC, 0);
+		}
 		if (h->log_fd < 0)
 			return EBADF;
-		fill_params(&p, h);
+		pt_keeper_log_params(&p, h);
 		int err = pt_logw_begin(&w, &h->src.ctl->logw, h->log_fd, &p);
 		if (err)
 			return err;
 		pt_logw_free(&w);
 	}
-	return spawn(h);
+	int err = spawn(h);
+	/* The first keeper has the first file; the controller does not keep
+	 * it, so that it goes once removed (a later keeper reopens the file
+	 * being written by its number). */
+	if (!err && h->rot.dir >= 0) {
+		close(h->log_fd);
+		h->log_fd = -1;
+	}
+	return err;
 }
 
 /* How long a keeper may take over a command: a second, plus the stream's

@@ -42,6 +42,7 @@
 #include "reader.h"
 #include "registry.h"
 #include "remote.h"
+#include "rotate.h"
 #include "stream.h"
 #include "writer.h"
 
@@ -100,6 +101,12 @@ struct keeper {
 	int images_users;        /* other than root: 0, 1 (images_uid) or 2 */
 	uint32_t images_uid;
 	uint32_t stage_uid;      /* that of the stage being logged */
+	/* A rotated log (rotate.h): the images to repeat at the start of each
+	 * file; rot_stopped once a file could not be made (the last file
+	 * grows). */
+	struct pt_rot_images rot_images;
+	int rot_stopped;
+	int finishing;           /* the stream ends: the last drains */
 };
 
 _Static_assert(PT_CAL_POINTS <= PT_LOG_MAX_CAL, "a drain carries every calibration point");
@@ -350,6 +357,8 @@ static void image_taken(int32_t pid, const struct pt_image_rec *r, const char *p
 	_Static_assert(sizeof e.build_id == sizeof r->build_id, "build ids fit");
 	memcpy(e.build_id, r->build_id, r->build_id_len);
 	log_result(k, pt_logw_image(&k->w, &e, path, k->stage_uid));
+	if (k->h->rot.dir >= 0)
+		keep_error(k, pt_rot_images_keep(&k->rot_images, &e, path, k->stage_uid));
 }
 
 static void log_stage(struct keeper *k, const struct pt_stage *st)
@@ -454,6 +463,128 @@ static void drain(struct keeper *k, int last)
 	pt_read_end_drain(&k->h->src);
 }
 
+/* ---- a rotated log (rotate.h) ------------------------------------------ */
+
+static void repeat_image(const struct pt_rot_image *im, void *arg)
+{
+	struct keeper *k = arg;
+	log_result(k, pt_logw_image(&k->w, &im->e, im->path, im->uid));
+}
+
+/* A new file of the log begun on fd, with what a reader of it alone needs
+ * first: the names, and the images of the processes still alive.  It
+ * counts its events from 0, as the claims do from now on. */
+static void begin_file(struct keeper *k, int fd)
+{
+	struct pt_logw_params p;
+	pt_keeper_log_params(&p, k->h);
+	int err = pt_logw_begin(&k->w, &k->ctl->logw, fd, &p);
+	if (err) {
+		keep_error(k, err);
+		close(fd);
+		k->fd = -1;
+		return;
+	}
+	k->fd = fd;
+	(void)pt_logio_share_budget(&k->w, pt_keeper_queue_budget());
+	pt_claims_forget(k->ctl, 0);
+	k->names_in_log = 0;
+	log_new_names(k);
+	pt_rot_images_each(&k->rot_images, repeat_image, k);
+	pt_logw_images_done(&k->w);
+}
+
+/* File n, made now; the files past the count removed.  Its number is
+ * published once the file exists and before it is begun: a keeper killed
+ * in between leaves a log a new keeper cannot resume, and it begins the
+ * next number (start_rotated). */
+static int make_file(struct keeper *k, uint64_t n)
+{
+	uint64_t dev, ino;
+	int err = 0;
+	int fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, &err);
+	if (fd < 0) {
+		keep_error(k, err);
+		k->rot_stopped = 1;
+	}
+	return fd;
+}
+
+static void publish_file(struct keeper *k, int fd, uint64_t n)
+{
+	struct pt_ctl *c = k->ctl;
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		c->rot_dev = (uint64_t)st.st_dev;
+		c->rot_ino = (uint64_t)st.st_ino;
+	}
+	c->rot_current = n;
+	while (k->h->rot.count && c->rot_current - c->rot_oldest >= k->h->rot.count) {
+		keep_error(k, pt_rot_remove(k->h->rot.dir, c->rot_oldest));
+		c->rot_oldest++;
+	}
+}
+
+/* The blocks of the file being written (not its header and name table,
+ * about 68 KiB that every file has) have passed the size: the next file is
+ * made first (a name taken leaves this one written on), then this one ends
+ * as a closed log.  Not at the end of the stream: no file is made for
+ * nothing. */
+static void rotate_if_full(struct keeper *k)
+{
+	if (k->h->rot.dir < 0 || k->rot_stopped || k->finishing || k->fd < 0 ||
+	    k->w.prog.write_off - k->w.data_off < k->h->rot.size)
+		return;
+	uint64_t n = k->ctl->rot_current + 1;
+	int fd = make_file(k, n);
+	if (fd < 0)
+		return;
+	struct pt_logw_status st;
+	snapshot_status(k, &st);
+	keep_error(k, pt_logw_finish(&k->w, &st));
+	pt_logw_free(&k->w);
+	close(k->fd);
+	publish_file(k, fd, n);
+	begin_file(k, fd);
+}
+
+/* A keeper of a rotated log: the first file, which the controller gave
+ * the first keeper; for a later keeper the file its predecessor wrote,
+ * found again by number and identity, resumed; or, when that cannot be (it
+ * was killed while it changed files), the next number begun, what it had
+ * claimed and not written counted lost.  1: resumed (the caller settles
+ * the claims); 0: begun anew, or no file. */
+static int start_rotated(struct keeper *k)
+{
+	struct pt_ctl *c = k->ctl;
+	int fd = k->fd >= 0 ? k->fd
+	                    : pt_rot_reopen(k->h->rot.dir, c->rot_current, c->rot_dev, c->rot_ino);
+	k->fd = -1;
+	if (fd >= 0 && pt_logw_resume(&k->w, &c->logw, fd) == 0) {
+		k->fd = fd;
+		return 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	struct pt_logw_progress p;
+	pt_logw_read_progress(&c->logw, &p);
+	pt_claims_settle(c, &k->h->src.map, p.stage_events);
+	/* A file made and not published by the keeper killed takes a number. */
+	uint64_t n = c->rot_current + 1, dev, ino;
+	int err = 0;
+	fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, &err);
+	if (fd < 0 && err == EEXIST)
+		fd = pt_rot_create(k->h->rot.dir, ++n, k->h->rot.mode, &dev, &ino, &err);
+	if (fd < 0) {
+		keep_error(k, err);
+		k->rot_stopped = 1;
+		return 0;
+	}
+	publish_file(k, fd, n);
+	begin_file(k, fd);
+	return 0;
+}
+
 /* Everything now in the stream goes to the log, between FLUSH_START and
  * FLUSH_STOP carrying who caused the flush (XSH 2.11.1, posix_trace_event_info Structure); the STOP reaches
  * the log with the next flush, in its place by time.  written: the flush
@@ -472,6 +603,7 @@ static void flush(struct keeper *k, const struct pt_caller *who, uint32_t reques
 	struct pt_logw_status st;
 	snapshot_status(k, &st);
 	keep_error(k, written ? pt_logw_sync(&k->w, &st) : pt_logw_hand(&k->w, &st));
+	rotate_if_full(k);
 	publish_log_state(k);
 	/* Release: flush_error, log_full and log_overrun first; pairs with the
 	 * acquire load of flush_done in active_status (query.c). */
@@ -490,6 +622,7 @@ __attribute__((noreturn)) static void finish(struct keeper *k, const struct pt_c
 {
 	/* No process joins a stream that is ending. */
 	pt_rdv_remove(&k->h->rdv);
+	k->finishing = 1;
 	if (k->fd >= 0) {
 		/* A request number only (it becomes flush_done): relaxed would do. */
 		flush(k, who, atomic_load_explicit(&k->ctl->flush_req, memory_order_acquire), 1);
@@ -882,7 +1015,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	prctl(PR_SET_NAME, "posixtrace-keep");
 	int registry_fd = h->remote ? h->target.reg_fd : pt_proc.reg_fd;
 	int keep[] = {k->sock, k->fd, k->h->src.map.fd, k->h->target.pidfd, k->h->target.tx,
-	              h->rdv.fd, h->rdv.others_fd, registry_fd};
+	              h->rdv.fd, h->rdv.others_fd, registry_fd, h->rot.dir};
 	close_other_fds(keep, (int)(sizeof keep / sizeof keep[0]));
 	/* The controller's end of the socket may live on in a process that
 	 * did not run the library's fork handler; its pidfd tells its exit
@@ -895,11 +1028,13 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 		atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
 	pt_set_pcb(&pt_proc.pcb_fallback);
 	k->data = malloc(k->h->src.map.max_data + PT_CTL_DATA_MAX);
-	if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
+	int resumed = 1;
+	if (k->data && h->rot.dir >= 0)
+		resumed = start_rotated(k);
+	else if (!k->data || (k->fd >= 0 && pt_logw_resume(&k->w, &k->ctl->logw, k->fd) != 0))
 		_exit(ENOMEM);
-	if (k->fd >= 0)
+	if (k->fd >= 0 && resumed) {
 		(void)pt_logio_share_budget(&k->w, pt_keeper_queue_budget());
-	if (k->fd >= 0) {
 		struct pt_logw_progress p;
 		pt_logw_read_progress(&k->ctl->logw, &p);
 		k->names_in_log = p.nnames;

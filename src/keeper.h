@@ -31,4 +31,7 @@ __attribute__((noreturn)) void pt_keeper_main(struct pt_handle *h, int sock, pid
  * none. */
 struct pt_queue_budget *pt_keeper_queue_budget(void);
 
+/* The parameters of a log of the stream (each file of a rotated log). */
+void pt_keeper_log_params(struct pt_logw_params *p, const struct pt_handle *h);
+
 #endif

@@ -199,7 +199,7 @@ struct pt_attr {
 	int32_t stream_policy_set; /* 0: default, chosen at create time */
 	int32_t log_policy;
 	int32_t inheritance;
-	uint32_t reserved;
+	uint32_t log_policy_set; /* 1: set by posix_trace_attr_setlogfullpolicy */
 	uint64_t stream_size;
 	uint64_t max_data_size;
 	uint64_t log_size;

@@ -29,6 +29,7 @@ struct attach_options {
 	bool images; /* with -o: the traced processes describe their images */
 	size_t flight_size; /* --flight-recorder: a LOOP stream of this size; 0: none */
 	struct name_list triggers; /* --trigger: types whose events take a snapshot */
+	struct rotation rotate; /* --rotate: size 0, a log of one file */
 };
 
 #define FLIGHT_DEFAULT_SIZE (16u << 20)
@@ -44,6 +45,9 @@ static void attach_help(FILE *out)
 	        "  --duration S         stop after S seconds\n"
 	        "  -o, --output LOG     write a log (created 0600; - is standard output)\n"
 	        "  --force              replace LOG if it is an existing file of yours\n"
+	        "  --rotate SIZE[,COUNT]  with -o: LOG is a directory of numbered files,\n"
+	        "                       each a complete append log, a new one past SIZE\n"
+	        "                       (at least 64K), the oldest removed past COUNT\n"
 	        "  -f, --format text|json  live output format\n"
 	        "  --clock-date         live output: absolute times as local date and time\n"
 	        "  --clock-gmt          the same in UTC\n"
@@ -62,7 +66,7 @@ static void attach_help(FILE *out)
 }
 
 enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER,
-       OPT_NO_IMAGES };
+       OPT_NO_IMAGES, OPT_ROTATE };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -75,6 +79,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
+		{"rotate", required_argument, 0, OPT_ROTATE},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -104,6 +109,11 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 			if (!name_list_parse(&o->triggers, optarg))
 				return usage_error("attach", "bad --trigger '%s'", optarg);
 			break;
+		case OPT_ROTATE:
+			if (!parse_rotation(optarg, &o->rotate))
+				return usage_error("attach", "bad --rotate '%s' (SIZE[,COUNT], SIZE at least "
+				                   "64K, COUNT at least 1)", optarg);
+			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case 'h': attach_help(stdout); return 0;
@@ -117,6 +127,8 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		return usage_error("attach", "--flight-recorder writes a log: give -o LOG");
 	if (o->triggers.count && !o->flight_size)
 		return usage_error("attach", "--trigger takes snapshots of --flight-recorder");
+	if (o->rotate.size && !rotation_fits("attach", o->log, false, POSIX_TRACE_APPEND, 0))
+		return EXIT_USAGE;
 	char *end;
 	long pid = strtol(argv[optind], &end, 10);
 	if (*end || end == argv[optind] || pid <= 0 || pid != (pid_t)pid)
@@ -282,8 +294,9 @@ static int create_stream(const struct attach_options *o, int logfd, trace_id_t *
 {
 	trace_attr_t attr;
 	build_attr(o, logfd >= 0, &attr);
-	int err = logfd >= 0 ? posix_trace_create_withlog(o->pid, &attr, logfd, trid)
-	                     : posix_trace_create(o->pid, &attr, trid);
+	int err = logfd < 0       ? posix_trace_create(o->pid, &attr, trid)
+	          : o->rotate.size ? create_rotated(o->pid, &attr, logfd, &o->rotate, trid)
+	                           : posix_trace_create_withlog(o->pid, &attr, logfd, trid);
 	posix_trace_attr_destroy(&attr);
 	if (err && logfd >= 0 && err == EINVAL)
 		error_msg("cannot trace process %d: %s", (int)o->pid, log_create_error(err, logfd));
@@ -301,7 +314,9 @@ static void drop_log(const struct attach_options *o, int logfd)
 	if (logfd < 0)
 		return;
 	close(logfd);
-	if (!is_stdio_name(o->log))
+	if (o->rotate.size)
+		(void)rmdir(o->log); /* made for nothing, or left as it was found */
+	else if (!is_stdio_name(o->log))
 		unlink(o->log); /* created (or emptied) for nothing */
 }
 
@@ -314,7 +329,7 @@ static int attach(const struct attach_options *o)
 	}
 	int logfd = -1, err;
 	trace_id_t trid;
-	if (o->log && (logfd = log_fd_for(o->log, o->force)) < 0)
+	if (o->log && (logfd = o->rotate.size ? rotation_dir(o->log) : log_fd_for(o->log, o->force)) < 0)
 		return EXIT_FAIL;
 	if (create_stream(o, logfd, &trid)) {
 		drop_log(o, logfd);

@@ -57,7 +57,7 @@ static char *put_thread_arg(char *p, unsigned long thread)
 }
 
 struct chrome_writer {
-	trace_id_t trid;
+	const struct trace_log *log; /* its trid: the file being read */
 	FILE *file;
 	struct outbuf out;
 	bool first_written;
@@ -114,7 +114,7 @@ static struct chrome_thread *thread_track(struct chrome_writer *w, const struct 
 		struct trace_event named = *ev;
 		char label[64];
 		unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-		read_event_ext(w->trid, &named);
+		read_event_ext(w->log->trid, &named);
 		size_t proc = process_of(w, ev->info.posix_pid);
 		t->tid = named.tid ? (int)named.tid : ++w->per_pid[proc];
 		if (named.tid && named.comm[0])
@@ -463,7 +463,7 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
 	read_trace_name(log, w.trace_name);
-	w.trid = log->trid;
+	w.log = log;
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
 	w.controller = overview.controller;

@@ -4,6 +4,7 @@
  * pre-recorded stream functions), what the command concludes about a log's
  * damage, and the event-name cache every command uses to print names.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ static const char *open_error(int err)
 	                     : strerror(err);
 }
 
-static int open_input(const char *path, const char *label, bool *seekable)
+static int open_input(const char *path, const char *label, bool *seekable, bool *dir)
 {
 	struct stat st;
 	int fd = is_stdio_name(path) ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
@@ -95,11 +96,9 @@ static int open_input(const char *path, const char *label, bool *seekable)
 		error_msg("%s: %s", label, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		error_msg("%s: is a directory, not a trace log", label);
-		close(fd);
-		return -1;
-	}
+	*dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	if (*dir)
+		return fd;
 	if (isatty(fd)) {
 		error_msg("%s: is a terminal, not a trace log", label);
 		close(fd);
@@ -107,6 +106,40 @@ static int open_input(const char *path, const char *label, bool *seekable)
 	}
 	*seekable = S_ISREG(st.st_mode);
 	return fd;
+}
+
+/* The log's own trid and fd, a buffer of the stream's max-data-size
+ * (which never truncates on read), its names. */
+static void take_log(struct trace_log *log, int fd, trace_id_t trid)
+{
+	log->fd = fd;
+	log->trid = trid;
+	trace_attr_t attr;
+	size_t max = 1 << 20;
+	if (posix_trace_get_attr(trid, &attr) == 0) {
+		posix_trace_attr_getmaxdatasize(&attr, &max);
+		posix_trace_attr_destroy(&attr);
+	}
+	if (max < 256)
+		max = 256; /* system events carry up to 256 */
+	if (max > log->bufsize) {
+		free(log->buf);
+		log->bufsize = max;
+		log->buf = xmalloc(log->bufsize);
+	}
+	name_cache_init(&log->names, trid);
+}
+
+static struct trace_log *new_log(const char *path, const char *label, bool seekable)
+{
+	struct trace_log *log = xmalloc(sizeof *log);
+	memset(log, 0, sizeof *log);
+	log->path = path;
+	log->label = label;
+	log->seekable = seekable;
+	log->fd = -1;
+	log->dirfd = -1;
+	return log;
 }
 
 static struct trace_log *log_from_fd(int fd, const char *path, const char *label,
@@ -119,43 +152,160 @@ static struct trace_log *log_from_fd(int fd, const char *path, const char *label
 		close(fd);
 		return NULL;
 	}
-	struct trace_log *log = xmalloc(sizeof *log);
-	memset(log, 0, sizeof *log);
-	log->path = path;
-	log->label = label;
-	log->fd = fd;
-	log->seekable = seekable;
-	log->trid = trid;
-	/* A buffer of the stream's max-data-size never truncates on read. */
-	trace_attr_t attr;
-	size_t max = 1 << 20;
-	if (posix_trace_get_attr(trid, &attr) == 0) {
-		posix_trace_attr_getmaxdatasize(&attr, &max);
-		posix_trace_attr_destroy(&attr);
-	}
-	log->bufsize = max < 256 ? 256 : max; /* system events carry up to 256 */
-	log->buf = xmalloc(log->bufsize);
-	name_cache_init(&log->names, trid);
+	struct trace_log *log = new_log(path, label, seekable);
+	take_log(log, fd, trid);
 	return log;
+}
+
+/* ---- a rotated log: a directory of numbered files ---- */
+
+#define ROTATED_DIGITS 8
+#define ROTATED_SUFFIX ".ptlog"
+
+static bool is_rotated_name(const char *n)
+{
+	return strlen(n) == ROTATED_DIGITS + strlen(ROTATED_SUFFIX) &&
+	       strspn(n, "0123456789") == ROTATED_DIGITS && !strcmp(n + ROTATED_DIGITS, ROTATED_SUFFIX);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of its files in order (names of one form: at most 10^8 of
+ * them); false (said) when it holds none. */
+static bool list_rotated(struct trace_log *log)
+{
+	int fd = fcntl(log->dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	if (!d) {
+		error_msg("%s: %s", log->label, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!is_rotated_name(e->d_name))
+			continue;
+		if (log->nfiles == cap) {
+			cap = cap ? 2 * cap : 64;
+			log->files = xrealloc(log->files, cap * sizeof *log->files);
+		}
+		size_t len = strlen(e->d_name) + 1;
+		log->files[log->nfiles] = xmalloc(len);
+		memcpy(log->files[log->nfiles++], e->d_name, len);
+	}
+	closedir(d);
+	if (!log->nfiles) {
+		error_msg("%s: a directory, with no rotated log in it (files %0*d%s, ...)", log->label,
+		          ROTATED_DIGITS, 1, ROTATED_SUFFIX);
+		return false;
+	}
+	qsort(log->files, log->nfiles, sizeof *log->files, by_name);
+	return true;
+}
+
+static int open_rotated_file(struct trace_log *log, size_t i)
+{
+	struct stat st;
+	trace_id_t trid;
+	int fd = openat(log->dirfd, log->files[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+	if (!err)
+		err = posix_trace_open(fd, &trid);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	log->file = i;
+	take_log(log, fd, trid);
+	return 0;
+}
+
+/* The first file from i on that opens (one a crash left without a header
+ * is passed over, said); false when none does. */
+static bool open_rotated_from(struct trace_log *log, size_t i)
+{
+	for (; i < log->nfiles; i++) {
+		int err = open_rotated_file(log, i);
+		if (!err)
+			return true;
+		note_msg("%s/%s: passed over: %s", log->label, log->files[i], open_error(err));
+	}
+	return false;
+}
+
+static enum log_state file_state(const struct trace_log *log);
+static bool file_lost(struct trace_log *log, uint64_t *lost);
+
+/* The file read to its end: what it says is kept, and it is closed. */
+static void close_rotated_file(struct trace_log *log, bool keep_state)
+{
+	uint64_t lost;
+	if (keep_state) {
+		enum log_state s = file_state(log);
+		if (s > log->files_state)
+			log->files_state = s;
+		if (file_lost(log, &lost) && lost > log->files_lost)
+			log->files_lost = lost;
+	}
+	posix_trace_close(log->trid);
+	close(log->fd);
+	log->fd = -1;
+	log->damage_reports = log->events_after_damage = 0;
+}
+
+static struct trace_log *rotated_log(int dirfd, const char *path, const char *label)
+{
+	struct trace_log *log = new_log(path, label, true);
+	log->dirfd = dirfd;
+	if (!list_rotated(log))
+		;
+	else if (open_rotated_from(log, 0))
+		return log;
+	else
+		error_msg("%s: none of its %zu files opens as a trace log", label, log->nfiles);
+	trace_log_close(log);
+	return NULL;
+}
+
+/* The next file of a rotated log, at the end of one: true if there is one. */
+static bool next_rotated(struct trace_log *log)
+{
+	if (log->dirfd < 0 || log->file + 1 >= log->nfiles)
+		return false;
+	close_rotated_file(log, true);
+	return open_rotated_from(log, log->file + 1);
 }
 
 struct trace_log *trace_log_open(const char *path)
 {
 	const char *label = is_stdio_name(path) ? "standard input" : path;
-	bool seekable = false;
-	int fd = open_input(path, label, &seekable);
+	bool seekable = false, dir = false;
+	int fd = open_input(path, label, &seekable, &dir);
+	if (fd >= 0 && dir)
+		return rotated_log(fd, path, label);
 	return fd < 0 ? NULL : log_from_fd(fd, path, label, seekable);
 }
 
 /* A log just written, read through the descriptor it was written with
- * (opening its path again could find another file there by now). */
+ * (opening its path again could find another file there by now); a
+ * rotated log's through its directory's. */
 struct trace_log *trace_log_open_fd(int fd, const char *path)
 {
+	struct stat st;
 	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup_fd < 0) {
 		error_msg("%s: %s", path, strerror(errno));
 		return NULL;
 	}
+	if (fstat(dup_fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return rotated_log(dup_fd, path, path);
 	return log_from_fd(dup_fd, path, path, true);
 }
 
@@ -180,7 +330,7 @@ static int read_event(struct trace_log *log, struct trace_event *ev)
 		return -1;
 	}
 	if (unavailable)
-		return 0;
+		return next_rotated(log) ? read_event(log, ev) : 0;
 	ev->data = log->buf;
 	ev->len = len;
 	ev->name = name_cache_get(&log->names, ev->info.posix_event_id);
@@ -247,7 +397,12 @@ int trace_log_rewind(struct trace_log *log)
 	log->events_after_damage = 0;
 	if (log->filter)
 		log->filter->rewound(log->filter);
-	return posix_trace_rewind(log->trid);
+	if (log->dirfd < 0 || log->file == 0)
+		return posix_trace_rewind(log->trid);
+	close_rotated_file(log, false);
+	log->files_state = LOG_COMPLETE;
+	log->files_lost = 0;
+	return open_rotated_from(log, 0) ? 0 : EIO;
 }
 
 /* The time relative times count from: that of the first event recorded
@@ -264,12 +419,23 @@ uint64_t log_time_base(struct trace_log *log)
 	return base;
 }
 
-bool trace_log_lost(struct trace_log *log, uint64_t *lost)
+static bool file_lost(struct trace_log *log, uint64_t *lost)
 {
 	struct posix_trace_status_info st;
 	if (posix_trace_get_status(log->trid, &st) != 0)
 		return false;
 	*lost = st.posixtrace_lost_events;
+	return true;
+}
+
+/* A rotated log: the most any file read says (each counts the stream's
+ * losses since it was created). */
+bool trace_log_lost(struct trace_log *log, uint64_t *lost)
+{
+	if (!file_lost(log, lost))
+		return false;
+	if (log->files_lost > *lost)
+		*lost = log->files_lost;
 	return true;
 }
 
@@ -282,7 +448,7 @@ bool trace_log_lost(struct trace_log *log, uint64_t *lost)
  * The log says itself whether it was closed and how many damaged blocks
  * were met (posixtrace_log_info); the events seen are the fallback.
  */
-enum log_state log_state(const struct trace_log *log)
+static enum log_state file_state(const struct trace_log *log)
 {
 	struct posixtrace_log_info li;
 	if (posixtrace_log_info(log->trid, &li) == 0) {
@@ -293,6 +459,13 @@ enum log_state log_state(const struct trace_log *log)
 	if (log->damage_reports > 1 || (log->damage_reports && log->events_after_damage))
 		return LOG_DAMAGED;
 	return log->damage_reports ? LOG_CUT_SHORT : LOG_COMPLETE;
+}
+
+/* A rotated log: the worst of its files read so far. */
+enum log_state log_state(const struct trace_log *log)
+{
+	enum log_state s = file_state(log);
+	return log->files_state > s ? log->files_state : s;
 }
 
 /* After a whole pass: one line on stderr about damage, and the exit status
@@ -318,8 +491,15 @@ void trace_log_close(struct trace_log *log)
 {
 	if (!log)
 		return;
-	posix_trace_close(log->trid);
-	close(log->fd);
+	if (log->fd >= 0) {
+		posix_trace_close(log->trid);
+		close(log->fd);
+	}
+	if (log->dirfd >= 0)
+		close(log->dirfd);
+	for (size_t i = 0; i < log->nfiles; i++)
+		free(log->files[i]);
+	free(log->files);
 	free(log->buf);
 	free(log);
 }

@@ -33,6 +33,8 @@ struct record_options {
 	bool inherit;
 	bool images; /* the traced processes describe their images (symbols) */
 	bool flight;
+	bool log_policy_given;
+	struct rotation rotate; /* size 0: one log file */
 	struct name_list exclude, only, triggers;
 	char **command;
 };
@@ -55,6 +57,10 @@ static void record_help(FILE *out)
 	        "  --log-policy P          log full policy: loop, until-full, append (default;\n"
 	        "                          the only one for a pipe)\n"
 	        "  --log-size BYTES        log size limit for loop and until-full\n"
+	        "  --rotate SIZE[,COUNT]   write LOG as a directory of numbered files, each a\n"
+	        "                          complete append log, a new one past SIZE (at\n"
+	        "                          least 64K), the oldest removed past COUNT files\n"
+	        "                          (default: keep all); needs -o LOG\n"
 	        "  --filter NAME,...       do not record these event types\n"
 	        "  --only NAME,...         record only these event types (and system events)\n"
 	        "  --no-inherit            do not trace the children of CMD\n"
@@ -89,7 +95,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES };
+       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES, OPT_ROTATE };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -121,6 +127,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"force", no_argument, 0, OPT_FORCE},
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
+		{"rotate", required_argument, 0, OPT_ROTATE},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *flight_size = NULL;
 	bool policy_given = false;
@@ -158,6 +165,12 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			if (!parse_policy(optarg, true, &o->log_policy))
 				return usage_error("record", "bad --log-policy '%s' (loop, until-full, append)",
 				                   optarg);
+			o->log_policy_given = true;
+			break;
+		case OPT_ROTATE:
+			if (!parse_rotation(optarg, &o->rotate))
+				return usage_error("record", "bad --rotate '%s' (SIZE[,COUNT], SIZE at least "
+				                   "64K, COUNT at least 1)", optarg);
 			break;
 		case OPT_FILTER:
 			if (!name_list_parse(&o->exclude, optarg))
@@ -179,6 +192,9 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		return usage_error("record", "--filter and --only exclude each other");
 	if (o->triggers.count && !o->flight)
 		return usage_error("record", "--trigger takes snapshots of --flight-recorder");
+	if (o->rotate.size &&
+	    !rotation_fits("record", o->log, o->log_policy_given, o->log_policy, o->log_size))
+		return EXIT_USAGE;
 	int rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
 	if (rc >= 0)
 		return rc;
@@ -401,6 +417,83 @@ int log_fd_for(const char *path, bool force)
 	return is_stdio_name(path) ? stdout_log_fd() : create_output_file(path, force);
 }
 
+/* --rotate SIZE[,COUNT] (record and attach). */
+bool parse_rotation(const char *s, struct rotation *r)
+{
+	char size[64];
+	const char *comma = strchr(s, ',');
+	size_t len = comma ? (size_t)(comma - s) : strlen(s);
+	unsigned long long count = 0;
+	char *end;
+	if (len == 0 || len >= sizeof size)
+		return false;
+	memcpy(size, s, len);
+	size[len] = '\0';
+	if (!parse_size(size, &r->size) || r->size < ROTATE_MIN_SIZE)
+		return false;
+	if (comma) {
+		errno = 0;
+		count = strtoull(comma + 1, &end, 10);
+		if (errno || end == comma + 1 || *end || count < 1 || count > UINT32_MAX ||
+		    comma[1] == '-')
+			return false;
+	}
+	r->count = (uint32_t)count;
+	return true;
+}
+
+/* What --rotate contradicts, said as a usage error. */
+bool rotation_fits(const char *cmd, const char *log, bool log_policy_given, int log_policy,
+                   size_t log_size)
+{
+	if (!log || is_stdio_name(log))
+		usage_error(cmd, "--rotate writes a directory of files: give it with -o DIR");
+	else if (log_policy_given && log_policy != POSIX_TRACE_APPEND)
+		usage_error(cmd, "--rotate writes each file as an append log: not with "
+		            "--log-policy %s", log_policy == POSIX_TRACE_LOOP ? "loop" : "until-full");
+	else if (log_size)
+		usage_error(cmd, "--log-size bounds a loop or until-full log; with --rotate, "
+		            "SIZE bounds each file");
+	else
+		return true;
+	return false;
+}
+
+/* The directory of a rotated log, made 0700 if it is not there; one that
+ * is there must be a directory (not a symbolic link) of ours that no one
+ * else may write in. */
+int rotation_dir(const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		error_msg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		error_msg("%s: not a directory (a symbolic link is not followed): %s", path,
+		          strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		error_msg("%s: a directory of another user, or that others may write in: refused",
+		          path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int create_rotated(pid_t pid, const trace_attr_t *attr, int dirfd, const struct rotation *r,
+                   trace_id_t *trid)
+{
+	struct posixtrace_logdir d = {.posixtrace_dirfd = dirfd,
+	                              .posixtrace_mode = 0600,
+	                              .posixtrace_file_size = r->size,
+	                              .posixtrace_max_files = r->count};
+	return posixtrace_create_withlogdir(pid, attr, &d, trid);
+}
+
 /* EINVAL from posix_trace_create_withlog on something that is not a
  * regular file is the log policy: only APPEND fits a pipe. */
 const char *log_create_error(int err, int fd)
@@ -486,6 +579,11 @@ static void print_summary(int fd, const char *path, const struct log_counts *c,
 {
 	struct stat st;
 	long long size = fstat(fd, &st) == 0 ? (long long)st.st_size : -1;
+	if (size >= 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: %llu events, %llu lost, %.3f s, log %s (rotated files)\n", PROG,
+		        (unsigned long long)c->events, (unsigned long long)c->lost, seconds, path);
+		return;
+	}
 	fprintf(stderr, "%s: %llu events, %llu lost, %.3f s, log %s (%lld bytes)\n", PROG,
 	        (unsigned long long)c->events, (unsigned long long)c->lost, seconds, path, size);
 }
@@ -516,7 +614,8 @@ static int start_stream(const struct record_options *o, pid_t child, int logfd,
 	int err = build_attr(o, &attr);
 	if (err)
 		return err;
-	err = posix_trace_create_withlog(child, &attr, logfd, trid);
+	err = o->rotate.size ? create_rotated(child, &attr, logfd, &o->rotate, trid)
+	                     : posix_trace_create_withlog(child, &attr, logfd, trid);
 	posix_trace_attr_destroy(&attr);
 	if (err) {
 		error_msg("record: cannot create the trace stream: %s", log_create_error(err, logfd));
@@ -589,6 +688,10 @@ static void report_recording(const struct record_options *o, int fd, const char 
 
 static int open_log(const struct record_options *o, pid_t child, char **path)
 {
+	if (o->rotate.size) {
+		*path = strdup(o->log);
+		return rotation_dir(o->log);
+	}
 	if (!o->log)
 		return create_default_log(o->command[0], child, path);
 	*path = is_stdio_name(o->log) ? NULL : strdup(o->log);
@@ -617,7 +720,9 @@ static int record(struct record_options *o)
 		waitpid(child.pid, NULL, 0);
 		if (logfd >= 0) {
 			close(logfd);
-			if (path)
+			if (path && o->rotate.size)
+				(void)rmdir(path); /* made for nothing, or left as it was found */
+			else if (path)
 				unlink(path); /* nothing was recorded into it */
 		}
 		free(path);
@@ -630,7 +735,7 @@ static int record(struct record_options *o)
 	uint64_t t0 = now_realtime_ns();
 	int exec_err = release_child(&child, rdv.posixtrace_dir);
 	if (exec_err) {
-		rc = give_up_on_exec(o, child.pid, trid, path, exec_err);
+		rc = give_up_on_exec(o, child.pid, trid, o->rotate.size ? NULL : path, exec_err);
 		close(logfd);
 		free(path);
 		return rc;

@@ -26,13 +26,14 @@
 bool sites_init(struct site_table *t, struct trace_log *log, const struct site_options *o)
 {
 	memset(t, 0, sizeof *t);
-	t->trid = log->trid;
+	t->log = log;
 	t->off = o->off;
 	if (t->off)
 		return true;
 	/* A log without images (most logs the API writes) costs no lookup. */
 	struct posixtrace_log_info info;
-	t->no_images = posixtrace_log_info(t->trid, &info) == 0 && info.posixtrace_images == 0;
+	t->no_images = log->dirfd < 0 && posixtrace_log_info(log->trid, &info) == 0 &&
+	               info.posixtrace_images == 0;
 	_Static_assert((RECENT_SLOTS & (RECENT_SLOTS - 1)) == 0, "a slot is some bits of a hash");
 	t->recent = xmalloc(RECENT_SLOTS * sizeof *t->recent);
 	memset(t->recent, 0, RECENT_SLOTS * sizeof *t->recent);
@@ -327,7 +328,7 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 		t->with_image++;
 		return r->site;
 	}
-	if (posixtrace_event_image(t->trid, &ev->info, &t->img) != 0)
+	if (posixtrace_event_image(t->log->trid, &ev->info, &t->img) != 0)
 		return NULL;
 	t->with_image++;
 	const struct call_site *site = memo_site(t, pc, &t->img);

@@ -237,6 +237,11 @@ struct log_filter {
 	void (*rewound)(struct log_filter *f);
 	bool needs_tid; /* keep() looks at the kernel thread id */
 };
+enum log_state {
+	LOG_COMPLETE,   /* no damage */
+	LOG_CUT_SHORT,  /* ends early, as a crash leaves it: read to its end */
+	LOG_DAMAGED,    /* damaged inside: events may be missing in the middle */
+};
 struct trace_log {
 	const char *path;
 	const char *label; /* for messages: the path, or "standard input" */
@@ -253,12 +258,17 @@ struct trace_log {
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */
 	uint64_t damage_reports, events_after_damage;
+	/* A rotated log (a directory of NNNNNNNN.ptlog files) is read as one
+	 * trace, a file after the other: the directory, the files' names in
+	 * order, the one being read (fd and trid are its own), and what the
+	 * files read before it said (the worst state, the most lost: each
+	 * file's status counts the stream's losses so far). */
+	int dirfd; /* -1: a single log */
+	char **files;
+	size_t nfiles, file;
+	enum log_state files_state;
+	uint64_t files_lost;
 	struct log_filter *filter; /* NULL: every event */
-};
-enum log_state {
-	LOG_COMPLETE,   /* no damage */
-	LOG_CUT_SHORT,  /* ends early, as a crash leaves it: read to its end */
-	LOG_DAMAGED,    /* damaged inside: events may be missing in the middle */
 };
 struct trace_log *trace_log_open(const char *path); /* prints the error */
 struct trace_log *trace_log_open_fd(int fd, const char *path); /* a log we wrote */
@@ -399,7 +409,9 @@ struct site_string {
 };
 struct site_table {
 	struct symproc *sym;
-	trace_id_t trid;
+	/* The log read: its trid is that of the file being read (a rotated
+	 * log changes files as it goes). */
+	const struct trace_log *log;
 	bool off, no_libdw, no_images, full;
 	uint64_t asked, with_image; /* events looked up, with an image */
 	struct memo_slot { uint64_t hash; struct site_memo *m; } *memo; /* sites named so far */
@@ -458,6 +470,18 @@ void hot_sites_free(struct hot_sites *h); /* and its notes on standard error */
 /* record.c and attach.c: what both do with a target and a log */
 void print_log_summary(int fd, const char *path, double seconds);
 void print_pipe_summary(trace_id_t trid, double seconds);
+/* --rotate SIZE[,COUNT] of record and attach (posixtrace_create_withlogdir). */
+#define ROTATE_MIN_SIZE (64u << 10)
+struct rotation {
+	size_t size;    /* 0: none */
+	uint32_t count; /* 0: keep every file */
+};
+bool parse_rotation(const char *s, struct rotation *r);
+bool rotation_fits(const char *cmd, const char *log, bool log_policy_given, int log_policy,
+                   size_t log_size);
+int rotation_dir(const char *path); /* prints the error */
+int create_rotated(pid_t pid, const trace_attr_t *attr, int dirfd, const struct rotation *r,
+                   trace_id_t *trid);
 int log_fd_for(const char *path, bool force); /* fd or -1; "-" is stdout */
 const char *log_create_error(int err, int fd);
 

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A rotated log (posixtrace_create_withlogdir, <posixtrace.h>): numbered
+ * files in a directory the caller opened, each a complete log.  The
+ * controller creates the first, the keeper the next ones and removes the
+ * oldest (keeper.c); both only through the directory's descriptor, by names
+ * made here from a number (docs/SECURITY.md, "Rotated logs").  The images
+ * the keeper repeats at the start of each file are kept here too.
+ */
+#ifndef PT_ROTATE_H
+#define PT_ROTATE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "log/log.h"
+
+/* The highest file number: names have PT_ROT_DIGITS digits, so they sort. */
+#define PT_ROT_DIGITS 8
+#define PT_ROT_MAX_FILE 99999999ull
+#define PT_ROT_NAME_SIZE (PT_ROT_DIGITS + sizeof ".ptlog")
+/* Images kept to repeat at the start of each file (the oldest forgotten
+ * past it): with paths of up to PT_LOG_IMAGE_PATH_MAX bytes, a bound of
+ * the keeper's memory. */
+#define PT_ROT_IMAGES_MAX 4096u
+/* The file size a rotation takes: a block of the largest size and more,
+ * up to what a file offset holds. */
+#define PT_ROT_MIN_SIZE (64ull << 10)
+#define PT_ROT_MAX_SIZE (1ull << 62)
+
+/* The rotation a stream was created with; dir -1: a log of one file. */
+struct pt_rotation {
+	int dir;
+	mode_t mode;            /* of every file */
+	uint64_t size;          /* a new file once the current one passes it */
+	uint32_t count;         /* files kept; 0: all */
+};
+
+/* File n, new (O_EXCL, never through a symbolic link), with the mode:
+ * its descriptor (open for writing), device and inode; or -1 and *err. */
+int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino, int *err);
+/* File n again for a new keeper: only the regular file of that device and
+ * inode (never through a symbolic link); -1 otherwise. */
+int pt_rot_reopen(int dir, uint64_t n, uint64_t dev, uint64_t ino);
+/* File n removed (gone already: 0); an error number otherwise. */
+int pt_rot_remove(int dir, uint64_t n);
+
+struct pt_rot_image {
+	struct pt_log_image e;
+	uint32_t uid;
+	char *path;             /* e.path_len bytes */
+};
+struct pt_rot_images {
+	struct pt_rot_image *v;
+	uint32_t n;
+	uint64_t forgotten;     /* past PT_ROT_IMAGES_MAX */
+};
+/* An image written to the log: it replaces the images of an older
+ * description of its process.  ENOMEM (not kept). */
+int pt_rot_images_keep(struct pt_rot_images *t, const struct pt_log_image *e, const char *path,
+                       uint32_t uid);
+/* Forgets the images of processes that are gone, then calls fn on the
+ * others' (in the order they were kept). */
+void pt_rot_images_each(struct pt_rot_images *t,
+                        void (*fn)(const struct pt_rot_image *im, void *arg), void *arg);
+
+#endif
