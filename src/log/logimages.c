@@ -465,17 +465,14 @@ static void def_keep(struct pt_log_images *t, uint64_t table, uint32_t id,
 		}
 		return;
 	}
+	/* A description not kept is not counted: the images naming it are. */
 	struct pt_logi_proc described = {0}; /* charged against the whole table's bound only */
-	if (t->ndefs >= PT_LOGI_DEFS || defs_grow(t)) {
-		t->dropped++;
+	if (t->ndefs >= PT_LOGI_DEFS || defs_grow(t))
 		return;
-	}
 	def_find(t, table, id, &slot);
 	uint32_t f = file_of(t, c, &described, PT_LOGI_PATHS);
-	if (f == UINT32_MAX || slot == UINT32_MAX) {
-		t->dropped++;
+	if (f == UINT32_MAX || slot == UINT32_MAX)
 		return;
-	}
 	t->defs[t->ndefs] = (struct pt_logi_def){table, start_off, end_off, id, f, 0};
 	t->def_slots[slot] = ++t->ndefs;
 }
@@ -554,7 +551,10 @@ static int compact_set(struct pt_log_images *t, uint64_t table, const unsigned c
 	    pt_log_varint_get(p, len, &off, &dset) || pt_log_varint_get(p, len, &off, &count) ||
 	    pt_log_varint_get(p, len, &off, &first) || pt_log_varint_get(p, len, &off, &n))
 		return -1;
-	int64_t pid = (int64_t)b->pid + pt_log_unzigzag(dpid);
+	int64_t dp = pt_log_unzigzag(dpid);
+	if (dp < -(int64_t)UINT32_MAX || dp > (int64_t)UINT32_MAX)
+		return -1;
+	int64_t pid = (int64_t)b->pid + dp;
 	/* Each image takes 2 bytes at least: a count past the body is a lie. */
 	if (pid <= 0 || pid > INT32_MAX || uid > UINT32_MAX || count == 0 || count > UINT16_MAX ||
 	    first >= count || n == 0 || n > count - first || n > (len - off) / 2)
