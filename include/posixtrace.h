@@ -76,7 +76,9 @@ struct posixtrace_log_info {
 	uint64_t posixtrace_images;
 	/* Images the log describes that the reader did not keep: past the
 	 * bound of the process that described them, or of the whole table
-	 * (SECURITY.md, "Logs are bounded input").  Since 0.3. */
+	 * (SECURITY.md, "Logs are bounded input"), or naming a file the log
+	 * does not validly describe, or in entries that fail their checks.
+	 * Since 0.3. */
 	uint64_t posixtrace_images_dropped;
 	/* Events of a trigger type that took no snapshot, held off by the
 	 * keeper's minimum interval between two snapshots of one type or past

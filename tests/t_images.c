@@ -681,6 +681,281 @@ START_TEST(owner_sticky_then_unknown)
 }
 END_TEST
 
+
+/* ---- images shared across a log: IMAGES_COMPACT ------------------------- */
+
+#define MANY_CHILDREN 2000
+/* Bytes of log a process whose files were described already may cost for
+ * its images (its SET entry, and its share of the blocks' headers). */
+#define PER_PROCESS_BOUND 64
+
+/* What a log's IMAGES_COMPACT blocks hold (the test's own walk of a
+ * linear log): per process, the bytes of its SET entries and whether one
+ * describes its whole set; the bytes of the blocks, of their FILE entries. */
+struct compact_usage {
+	uint64_t block_bytes, file_bytes, set_bytes, shared_blocks;
+	uint32_t files, npids;
+	int32_t pid[MANY_CHILDREN + 64];
+	uint32_t bytes[MANY_CHILDREN + 64];
+	int whole[MANY_CHILDREN + 64];
+};
+
+static uint64_t get_varint(const unsigned char *p, uint32_t len, uint32_t *off)
+{
+	uint64_t v;
+	ck_assert_int_eq(pt_log_varint_get(p, len, off, &v), 0);
+	return v;
+}
+
+static uint32_t usage_slot(struct compact_usage *u, int32_t pid)
+{
+	for (uint32_t i = 0; i < u->npids; i++)
+		if (u->pid[i] == pid)
+			return i;
+	ck_assert_uint_lt(u->npids, sizeof u->pid / sizeof u->pid[0]);
+	u->pid[u->npids] = pid;
+	return u->npids++;
+}
+
+static void compact_payload(struct compact_usage *u, const unsigned char *p, uint32_t len)
+{
+	int32_t pid = 0;
+	for (uint32_t off = PT_LOG_COMPACT_PREFIX; off < len;) {
+		uint32_t at = off + 1;
+		uint64_t n = get_varint(p, len, &at);
+		uint32_t entry = at + (uint32_t)n - off;
+		if (p[off] == PT_LOG_COMPACT_FILE) {
+			u->file_bytes += entry;
+			u->files++;
+		} else if (p[off] == PT_LOG_COMPACT_SET) {
+			uint32_t b = at + 1;
+			pid += (int32_t)pt_log_unzigzag(get_varint(p, len, &b));
+			for (int k = 0; k < 3; k++)
+				get_varint(p, len, &b); /* uid, time, set */
+			uint64_t count = get_varint(p, len, &b), first = get_varint(p, len, &b),
+			         nimg = get_varint(p, len, &b);
+			uint32_t i = usage_slot(u, pid);
+			u->bytes[i] += entry;
+			u->whole[i] |= first == 0 && nimg == count;
+			u->set_bytes += entry;
+		}
+		off = at + (uint32_t)n;
+	}
+}
+
+static void compact_usage_of(int fd, struct compact_usage *u)
+{
+	size_t len;
+	const unsigned char *img = lt_file_bytes(fd, &len);
+	struct pt_log_header h;
+	memcpy(&h, img, sizeof h);
+	ck_assert_uint_eq(h.layout, PT_LOG_LINEAR);
+	memset(u, 0, sizeof *u);
+	for (uint64_t off = h.data_off; off + PT_LOG_BLOCK_HDR <= len;) {
+		struct pt_log_block b;
+		memcpy(&b, img + off, sizeof b);
+		ck_assert_uint_eq(b.magic, PT_LOG_BLOCK_MAGIC);
+		uint32_t size = pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
+		if (b.type == PT_LOG_IMAGES_COMPACT) {
+			u->block_bytes += size;
+			compact_payload(u, img + off + PT_LOG_BLOCK_HDR, b.payload_len);
+		}
+		u->shared_blocks += b.type == PT_LOG_IMAGES_SHARED;
+		off += size;
+	}
+}
+
+/* A stream of this process and its children, logging into fd with the
+ * log policy and size given, asked for images, started. */
+static trace_id_t inherited_with_images(int fd, int log_policy, size_t log_size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	if (log_policy)
+		ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, log_policy));
+	if (log_size)
+		ck_assert_ok(posix_trace_attr_setlogsize(&attr, log_size));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	return trid;
+}
+
+/* The kinds of one-event children: this program, this program posting
+ * from a dlopen'd plug-in, another program (exec'd). */
+enum { KIND_SAME, KIND_PLUGIN, KIND_EXEC };
+
+static int kind_of(uint32_t i)
+{
+	return i % 100 == 1 ? KIND_PLUGIN : i % 100 == 2 ? KIND_EXEC : KIND_SAME;
+}
+
+static void one_event_child(uint32_t i, trace_event_id_t id, const char *plugin, char *helper)
+{
+	if (kind_of(i) == KIND_PLUGIN) {
+		void *dl = dlopen(plugin, RTLD_NOW);
+		int (*post)(uint32_t) = dl ? (int (*)(uint32_t))dlsym(dl, "plugin_post") : NULL;
+		_exit(post && post(i) == 0 ? 0 : 1);
+	}
+	if (kind_of(i) == KIND_EXEC) {
+		execl(helper, helper, "-c", "1", "-n", "img.exec", (char *)NULL);
+		_exit(127);
+	}
+	posix_trace_event(id, &i, sizeof i);
+	_exit(0);
+}
+
+/* n one-event children, one after the other; the log flushed every
+ * flush_every of them (0: never), so that their images span drains. */
+static void run_children(trace_id_t trid, uint32_t n, uint32_t flush_every)
+{
+	trace_event_id_t id = pt_event_id("img.many");
+	char *plugin = pt_helper_path("dl_plugin.so"), *helper = pt_helper_path("wl_post");
+	for (uint32_t i = 0; i < n; i++) {
+		pid_t child = pt_fork();
+		if (child == 0)
+			one_event_child(i, id, plugin, helper);
+		int status;
+		ck_assert_int_eq(waitpid(child, &status, 0), child);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %u: %d", i, status);
+		if (flush_every && i % flush_every == flush_every - 1)
+			ck_assert_ok(posix_trace_flush(trid));
+	}
+}
+
+struct many_expect {
+	trace_event_id_t same_id, plugin_id, exec_id;
+	struct object main;
+	char plugin_path[PATH_MAX], helper_path[PATH_MAX];
+	const struct compact_usage *u; /* NULL: any event with an image is checked */
+	size_t checked[3], with_image;
+};
+
+/* Whether the log describes pid's whole set in one SET entry. */
+static int whole_set(const struct compact_usage *u, int32_t pid)
+{
+	for (uint32_t i = 0; i < u->npids; i++)
+		if (u->pid[i] == pid)
+			return u->whole[i];
+	return 0;
+}
+
+static void check_many(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
+{
+	struct many_expect *x = arg;
+	struct posixtrace_image img;
+	int err = posixtrace_event_image(rd, &ev->info, &img);
+	if (x->u && whole_set(x->u, ev->info.posix_pid))
+		ck_assert_msg(err == 0, "process %d: no image", (int)ev->info.posix_pid);
+	if (err)
+		return;
+	x->with_image++;
+	char real[PATH_MAX];
+	ck_assert_ptr_nonnull(realpath(img.posixtrace_path, real));
+	int kind = ev->info.posix_event_id == x->plugin_id ? KIND_PLUGIN
+	           : ev->info.posix_event_id == x->exec_id ? KIND_EXEC
+	                                                   : KIND_SAME;
+	ck_assert_str_eq(real, kind == KIND_PLUGIN ? x->plugin_path
+	                       : kind == KIND_EXEC ? x->helper_path
+	                                           : x->main.path);
+	if (kind == KIND_SAME)
+		assert_image_is(rd, ev, &x->main);
+	x->checked[kind]++;
+}
+
+static void many_expect_init(struct many_expect *x)
+{
+	x->same_id = pt_event_id("img.many");
+	ck_assert_ok(posix_trace_eventid_open("dl.event", &x->plugin_id));
+	x->exec_id = pt_event_id("img.exec");
+	x->main = object_of((void *)&object_of);
+	ck_assert_ptr_nonnull(realpath(pt_helper_path("dl_plugin.so"), x->plugin_path));
+	ck_assert_ptr_nonnull(realpath(pt_helper_path("wl_post"), x->helper_path));
+}
+
+/* 2,000 one-event children (most of them this program, some posting from
+ * a dlopen'd plug-in, some another program): the log describes each file
+ * once (a FILE entry per distinct file, no IMAGES_SHARED block), and each
+ * process's images cost at most 64 bytes of log, its SET entries and its
+ * share of the IMAGES_COMPACT blocks' headers counted; the events of
+ * every process whose whole set the log holds resolve to the right file
+ * of each kind. */
+START_TEST(many_processes_cost_little)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid = inherited_with_images(fd, POSIX_TRACE_APPEND, 0);
+	run_children(trid, MANY_CHILDREN, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	static struct compact_usage u;
+	compact_usage_of(fd, &u);
+	fprintf(stderr, "many_processes_cost_little: %u processes described, %llu bytes of "
+	        "IMAGES_COMPACT blocks, %u FILE entries (%llu bytes), SET entries %llu bytes\n",
+	        u.npids, (unsigned long long)u.block_bytes, u.files,
+	        (unsigned long long)u.file_bytes, (unsigned long long)u.set_bytes);
+	ck_assert_uint_eq(u.shared_blocks, 0);
+	/* The writer describes a set that does not fit in the chunk's room
+	 * in the process's next chunk, which a one-event process never
+	 * starts: most, not all, processes are described. */
+	ck_assert_uint_gt(u.npids, MANY_CHILDREN * 9 / 10);
+	ck_assert_uint_lt(u.files, 32); /* libraries, this program, the plug-in, the helper */
+	for (uint32_t i = 0; i < u.npids; i++)
+		ck_assert_uint_le(u.bytes[i], PER_PROCESS_BOUND);
+	ck_assert_uint_le(u.block_bytes - u.file_bytes, (uint64_t)PER_PROCESS_BOUND * u.npids);
+	struct many_expect x = {.u = &u};
+	many_expect_init(&x);
+	ck_assert_uint_ge(each_user_event(fd, check_many, &x), MANY_CHILDREN);
+	ck_assert_uint_gt(x.checked[KIND_SAME], 1000);
+	ck_assert_uint_gt(x.checked[KIND_PLUGIN], 0);
+	ck_assert_uint_gt(x.checked[KIND_EXEC], 0);
+	ck_assert_uint_eq(last_info.posixtrace_images_dropped, 0);
+}
+END_TEST
+
+/* A LOOP log (a ring) goes round several times while one-event children
+ * come and go, a flush every 10: the blocks that first described the
+ * files are overwritten, and the writer describes the files again before
+ * that, so no image the log holds names a file the log does not describe
+ * (none dropped), and the events of the newest children resolve. */
+START_TEST(ring_log_wrapped_still_resolves)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid = inherited_with_images(fd, POSIX_TRACE_LOOP, 16 << 10);
+	run_children(trid, 600, 10);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct pt_log_header h;
+	ck_assert_int_eq(pread(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+	ck_assert_uint_eq(h.layout, PT_LOG_RING);
+	ck_assert_uint_gt(h.blocks_written, 2 * h.ring_slots); /* went round */
+	struct many_expect x = {0};
+	many_expect_init(&x);
+	size_t n = each_user_event(fd, check_many, &x);
+	ck_assert_uint_lt(n, 600);
+	ck_assert_uint_eq(last_info.posixtrace_images_dropped, 0);
+	ck_assert_uint_gt(last_info.posixtrace_images, 0);
+	ck_assert_uint_gt(x.with_image, n / 2);
+}
+END_TEST
+
+/* An UNTIL_FULL log stops while children still come: the images it kept
+ * all name files it describes, and the events it kept resolve. */
+START_TEST(until_full_log_resolves)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid = inherited_with_images(fd, POSIX_TRACE_UNTIL_FULL, 8 << 10);
+	run_children(trid, 400, 10);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct many_expect x = {0};
+	many_expect_init(&x);
+	size_t n = each_user_event(fd, check_many, &x);
+	ck_assert_uint_lt(n, 400);
+	ck_assert_uint_eq(last_info.posixtrace_images_dropped, 0);
+	ck_assert_uint_gt(x.with_image, n / 2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("images");
@@ -694,5 +969,8 @@ int main(void)
 	tcase_add_test(tc, threads_while_plugins_come_and_go);
 	tcase_add_test(tc, handed_to_user_names_user);
 	tcase_add_test(tc, owner_sticky_then_unknown);
+	tcase_add_test(tc, many_processes_cost_little);
+	tcase_add_test(tc, ring_log_wrapped_still_resolves);
+	tcase_add_test(tc, until_full_log_resolves);
 	return pt_run(s);
 }

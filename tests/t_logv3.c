@@ -1075,6 +1075,168 @@ START_TEST(images_shared_crafted)
 }
 END_TEST
 
+/* ---- IMAGES_COMPACT: files described once per log -------------------------- */
+
+/* An IMAGES_COMPACT payload being crafted: the table, then entries. */
+struct compact {
+	unsigned char buf[4096];
+	uint32_t n;
+	int32_t pid; /* of the SET entry before: the base of the next one's delta */
+};
+
+static void compact_begin(struct compact *c, uint64_t table)
+{
+	memcpy(c->buf, &table, sizeof table);
+	c->n = PT_LOG_COMPACT_PREFIX;
+	c->pid = 0;
+}
+
+static void compact_entry(struct compact *c, uint8_t kind, const unsigned char *body, uint64_t n)
+{
+	c->buf[c->n++] = kind;
+	c->n += pt_log_varint_put(c->buf + c->n, n);
+	memcpy(c->buf + c->n, body, n);
+	c->n += (uint32_t)n;
+}
+
+/* A FILE entry: id is path, build id 20 bytes of id_byte, [0, 0x1000) past
+ * the bias. */
+static void compact_file(struct compact *c, uint64_t id, const char *path, uint8_t id_byte)
+{
+	unsigned char body[256];
+	uint32_t n = pt_log_varint_put(body, id);
+	body[n++] = 0;
+	body[n++] = 20;
+	memset(body + n, id_byte, 20);
+	n += 20;
+	n += pt_log_varint_put(body + n, 0);
+	n += pt_log_varint_put(body + n, 0x1000);
+	n += pt_log_varint_put(body + n, strlen(path));
+	memcpy(body + n, path, strlen(path));
+	n += (uint32_t)strlen(path);
+	compact_entry(c, PT_LOG_COMPACT_FILE, body, n);
+}
+
+/* A SET entry: process pid's only image, file id at bias (in bytes), its
+ * set begun at T0 + 10, described by uid 77; claimed: the number of images
+ * the entry says it has (1: the truth). */
+static void compact_set(struct compact *c, int32_t pid, uint64_t id, uint64_t bias,
+                        uint64_t claimed)
+{
+	unsigned char body[128];
+	uint32_t n = 0;
+	body[n++] = 0;
+	n += pt_log_varint_put(body + n, pt_log_zigzag((int64_t)pid - c->pid));
+	n += pt_log_varint_put(body + n, 78);
+	n += pt_log_varint_put(body + n, pt_log_zigzag((int64_t)(T0 + 10)));
+	n += pt_log_varint_put(body + n, pt_log_zigzag(1));
+	n += pt_log_varint_put(body + n, claimed > 1 ? 65535 : 1);
+	n += pt_log_varint_put(body + n, 0);
+	n += pt_log_varint_put(body + n, claimed);
+	n += pt_log_varint_put(body + n, id);
+	n += pt_log_varint_put(body + n, pt_log_zigzag((int64_t)bias));
+	compact_entry(c, PT_LOG_COMPACT_SET, body, n);
+	c->pid = pid;
+}
+
+/* The IMAGES_COMPACT table of a crafted log (docs/LOG-FORMAT.md): a file
+ * described in one block serves images of later blocks, and one described
+ * after the images that name it (a ring's description again) serves them
+ * too; the same id in another table is another file; a file described
+ * again the same way is no conflict.  Hostile entries are counted as
+ * dropped images, never trusted and never a crash: an id no FILE entry
+ * describes, an id described twice with different paths (neither is used),
+ * a SET entry claiming 10^9 images, a body length past the payload, a pid
+ * that comes out below 1; an unknown kind is skipped. */
+START_TEST(images_compact_crafted)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t t0[] = {20};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, t0, 1);
+	const uint64_t table = 0x1234, other = 0x5678;
+	struct compact c;
+	compact_begin(&c, table);
+	compact_file(&c, 0, "/lib/a.so", 0xa1);
+	compact_set(&c, 600, 0, 0x5000, 1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	compact_set(&c, 601, 1, 0x6000, 1);  /* described in the next block */
+	compact_set(&c, 602, 7, 0x6000, 1);  /* never described */
+	compact_set(&c, 603, 2, 0x6000, 1);  /* described twice, differently */
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	compact_file(&c, 1, "/lib/b.so", 0xb1);
+	compact_file(&c, 2, "/x", 0xc1);
+	compact_file(&c, 0, "/lib/a.so", 0xa1); /* again, the same */
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	compact_file(&c, 2, "/y", 0xc1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, other);
+	compact_file(&c, 0, "/t2", 0xd1);
+	compact_set(&c, 604, 0, 0x7000, 1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	compact_set(&c, 605, 0, 0x8000, 1000000000); /* a huge count: the block stops */
+	compact_set(&c, 606, 0, 0x8000, 1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	c.buf[c.n++] = PT_LOG_COMPACT_SET;
+	c.n += pt_log_varint_put(c.buf + c.n, 1000); /* past the payload */
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	compact_set(&c, 607, 0, 0x8000, 1);
+	compact_set(&c, -5, 0, 0x8000, 1); /* pid -5: the block stops */
+	compact_set(&c, 608, 0, 0x8000, 1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	compact_begin(&c, table);
+	const unsigned char unknown[] = {3, 0, 0, 0};
+	compact_entry(&c, 9, unknown, sizeof unknown); /* skipped */
+	compact_set(&c, 609, 0, 0x9000, 1);
+	v3_block(&g, PT_LOG_IMAGES_COMPACT, g.seq++, 0, c.buf, c.n);
+	v3_end(&g);
+
+	trace_id_t trid;
+	struct posixtrace_image img;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posixtrace_log_info li;
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 5); /* 600, 601, 604, 607, 609 */
+	ck_assert_uint_eq(li.posixtrace_images_dropped, 5); /* 602, 603, 605, the length, -5 */
+	struct posix_trace_event_info ev = event_at(600, 0x5800, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/lib/a.so");
+	ck_assert_uint_eq(img.posixtrace_start, 0x5000);
+	ck_assert_uint_eq(img.posixtrace_end, 0x6000);
+	ck_assert_uint_eq(img.posixtrace_load_bias, 0x5000);
+	ck_assert_uint_eq(img.posixtrace_uid, 77);
+	ck_assert_uint_eq(img.posixtrace_build_id_size, 20);
+	ck_assert_uint_eq(img.posixtrace_build_id[19], 0xa1);
+	ev = event_at(601, 0x6000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/lib/b.so");
+	ev = event_at(604, 0x7fff, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/t2");
+	ev = event_at(607, 0x8000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/lib/a.so");
+	ev = event_at(609, 0x9000, 20);
+	ck_assert_str_eq(image_path(trid, &ev, &img), "/lib/a.so");
+	for (int32_t pid = 602; pid <= 608; pid++) {
+		if (pid == 604 || pid == 607)
+			continue;
+		ev = event_at(pid, pid == 603 || pid == 602 ? 0x6000 : 0x8000, 20);
+		ck_assert_str_eq(image_path(trid, &ev, &img), "-");
+	}
+	ck_assert_ok(posixtrace_log_info(trid, &li));
+	ck_assert_uint_eq(li.posixtrace_images, 5);
+	ck_assert_uint_eq(li.posixtrace_images_dropped, 5);
+	ck_assert_uint_eq(li.posixtrace_damaged_blocks, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
 /* Entries of process 1 (ctx_a) that pass the old table's 2^17; it keeps
  * 4,096 of them (PT_LOGI_PER_PROCESS). */
 #define GREEDY_IMAGES ((1u << 17) + 1024u)
@@ -1697,6 +1859,7 @@ int main(void)
 	tcase_add_test(tc, pipe_reads_the_same);
 	tcase_add_test(tc, images_table_fair_per_process);
 	tcase_add_test(tc, images_shared_crafted);
+	tcase_add_test(tc, images_compact_crafted);
 	tcase_add_test(tc, images_shared_fair_per_process);
 	return pt_run_scratch(s, "pt_logv3");
 }

@@ -111,8 +111,9 @@ enum {
 	PT_LOG_PIDS = 6, /* version 3: the ids of writers in other pid namespaces */
 	PT_LOG_IMAGES = 7, /* version 3: the executable images of traced processes */
 	PT_LOG_IMAGES_SHARED = 8, /* the same, files shared and the describer's uid */
+	PT_LOG_IMAGES_COMPACT = 9, /* the same, files described once per log */
 };
-#define PT_LOG_RESERVED_FIRST 9u
+#define PT_LOG_RESERVED_FIRST 10u
 #define PT_LOG_RESERVED_END 32u
 #define PT_LOG_BLOCK_MAGIC 0x32424c50u /* "PLB2" */
 
@@ -256,6 +257,61 @@ _Static_assert(sizeof(struct pt_log_shared_image) == 64, "shared image entry");
 static inline uint32_t pt_log_shared_file_size(uint32_t path_len)
 {
 	return (uint32_t)sizeof(struct pt_log_shared_file) + ((path_len + 7u) & ~7u);
+}
+
+/* An IMAGES_COMPACT payload (docs/LOG-FORMAT.md): the u64 table its file
+ * ids belong to (the writer's, nonzero), then entries at any byte, each a
+ * kind byte, a varint body length and the body.  A FILE entry gives a file
+ * a log-wide id; a SET entry places files, by id, in a process, each by its
+ * load bias only.  Numbers are unsigned LEB128 varints; signed deltas are
+ * zigzagged. */
+enum { PT_LOG_COMPACT_FILE = 1, PT_LOG_COMPACT_SET = 2 };
+#define PT_LOG_COMPACT_PREFIX 8u
+/* SET flags: biases are counted in pages of 4096 bytes. */
+#define PT_LOG_COMPACT_PAGES 1u
+#define PT_LOG_COMPACT_PAGE_SHIFT 12u
+/* The most bytes a varint of 64 bits takes. */
+#define PT_LOG_VARINT_MAX 10u
+
+static inline uint32_t pt_log_varint_put(unsigned char *p, uint64_t v)
+{
+	uint32_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* The varint at p[*off, len) into *v: 0, or -1 when it runs past len or
+ * past 64 bits. */
+static inline int pt_log_varint_get(const unsigned char *p, uint32_t len, uint32_t *off,
+                                    uint64_t *v)
+{
+	uint64_t x = 0;
+	for (uint32_t shift = 0, i = *off; i < len && shift < 64; shift += 7, i++) {
+		uint64_t b = p[i] & 0x7fu;
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= b << shift;
+		if (!(p[i] & 0x80)) {
+			*off = i + 1;
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static inline uint64_t pt_log_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t pt_log_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
 /* ---- version 3: STAGES and KEEPER payloads --------------------------------

@@ -40,6 +40,22 @@ struct pt_logi_proc {
 	uint32_t path_bytes;
 };
 
+/* A FILE entry of an IMAGES_COMPACT block: file (index in files) placed
+ * start_off and end_off past an image's load bias. */
+struct pt_logi_def {
+	uint64_t table;
+	uint64_t start_off, end_off;
+	uint32_t id, file;
+	int conflicted;     /* described again differently: trusted in neither */
+};
+
+/* An image of a SET entry, its file not yet resolved. */
+struct pt_logi_pend {
+	struct pt_logi_map m;
+	uint64_t table;
+	uint32_t id;
+};
+
 struct pt_logi_set {
 	int32_t pid;
 	uint32_t first, n;  /* its entries, sorted by start */
@@ -188,13 +204,13 @@ static struct pt_logi_proc *proc_of(struct pt_log_images *t, int32_t pid)
 /* The index of the file c names, kept if new and p may pay for its path;
  * UINT32_MAX if not. */
 static uint32_t file_of(struct pt_log_images *t, const struct file_claim *c,
-                        struct pt_logi_proc *p)
+                        struct pt_logi_proc *p, uint32_t budget)
 {
 	uint64_t h = claim_hash(t, c);
 	uint32_t slot, f = file_find(t, c, h, &slot);
 	if (f != UINT32_MAX)
 		return f;
-	if (c->path_len > PT_LOGI_PATHS_PER_PROCESS - p->path_bytes ||
+	if (c->path_len > budget - p->path_bytes ||
 	    c->path_len > PT_LOGI_PATHS - t->npaths)
 		return UINT32_MAX;
 	if (t->nfiles == t->files_cap) {
@@ -236,26 +252,37 @@ static uint32_t file_of(struct pt_log_images *t, const struct file_claim *c,
 	return t->nfiles++;
 }
 
+/* Process pid's account, if it and the table may keep one more image. */
+static struct pt_logi_proc *charge(struct pt_log_images *t, int32_t pid)
+{
+	seed_once(t);
+	struct pt_logi_proc *p = t->n + t->npend < PT_LOGI_MAX ? proc_of(t, pid) : NULL;
+	return p && p->maps < PT_LOGI_PER_PROCESS ? p : NULL;
+}
+
+/* Room for one more image in t->e: 0 or ENOMEM. */
+static int map_room(struct pt_log_images *t)
+{
+	if (t->n < t->cap)
+		return 0;
+	uint32_t cap = t->cap ? t->cap * 2 : 64;
+	struct pt_logi_map *grown = cap <= PT_LOGI_MAX ? realloc(t->e, cap * sizeof *grown) : NULL;
+	if (!grown)
+		return ENOMEM;
+	t->e = grown;
+	t->cap = cap;
+	return 0;
+}
+
 /* Keeps image m of file c, if its process and the table have room. */
 static void keep(struct pt_log_images *t, struct pt_logi_map m, const struct file_claim *c)
 {
-	seed_once(t);
-	struct pt_logi_proc *p = t->n < PT_LOGI_MAX ? proc_of(t, m.pid) : NULL;
-	if (!p || p->maps >= PT_LOGI_PER_PROCESS) {
+	struct pt_logi_proc *p = charge(t, m.pid);
+	if (!p || map_room(t)) {
 		t->dropped++;
 		return;
 	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		struct pt_logi_map *grown = cap <= PT_LOGI_MAX ? realloc(t->e, cap * sizeof *grown) : NULL;
-		if (!grown) {
-			t->dropped++;
-			return;
-		}
-		t->e = grown;
-		t->cap = cap;
-	}
-	m.file = file_of(t, c, p);
+	m.file = file_of(t, c, p, PT_LOGI_PATHS_PER_PROCESS);
 	if (m.file == UINT32_MAX) {
 		t->dropped++;
 		return;
@@ -362,12 +389,274 @@ static void shared_block(struct pt_log_images *t, const unsigned char *p, uint32
 	free(b.off);
 }
 
+
+/* ---- IMAGES_COMPACT ----------------------------------------------------- */
+
+static uint32_t def_hash(const struct pt_log_images *t, uint64_t table, uint32_t id)
+{
+	return (uint32_t)(mix64(mix64(t->seed ^ table) ^ id) >> 32);
+}
+
+/* The description of (table, id), or UINT32_MAX; *free_slot as in
+ * file_find. */
+static uint32_t def_find(const struct pt_log_images *t, uint64_t table, uint32_t id,
+                         uint32_t *free_slot)
+{
+	*free_slot = UINT32_MAX;
+	if (!t->def_slots_n)
+		return UINT32_MAX;
+	uint32_t mask = t->def_slots_n - 1, i = def_hash(t, table, id) & mask;
+	for (uint32_t n = 0; n < PROBES; n++, i = (i + 1) & mask) {
+		uint32_t v = t->def_slots[i];
+		if (!v) {
+			*free_slot = i;
+			return UINT32_MAX;
+		}
+		if (t->defs[v - 1].table == table && t->defs[v - 1].id == id)
+			return v - 1;
+	}
+	return UINT32_MAX;
+}
+
+static int defs_grow(struct pt_log_images *t)
+{
+	if (t->ndefs == t->defs_cap) {
+		uint32_t cap = t->defs_cap ? t->defs_cap * 2 : 64;
+		struct pt_logi_def *grown = realloc(t->defs, cap * sizeof *grown);
+		if (!grown)
+			return ENOMEM;
+		t->defs = grown;
+		t->defs_cap = cap;
+	}
+	if (2 * (t->ndefs + 1) <= t->def_slots_n)
+		return 0;
+	uint32_t n = t->def_slots_n ? t->def_slots_n * 2 : 256;
+	uint32_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return ENOMEM;
+	free(t->def_slots);
+	t->def_slots = slots;
+	t->def_slots_n = n;
+	for (uint32_t d = 0; d < t->ndefs; d++) {
+		uint32_t i = def_hash(t, t->defs[d].table, t->defs[d].id) & (n - 1);
+		for (uint32_t k = 0; k < PROBES && slots[i]; k++)
+			i = (i + 1) & (n - 1);
+		if (!slots[i])
+			slots[i] = d + 1;
+	}
+	return 0;
+}
+
+/* A FILE entry: (table, id) describes file c, start_off and end_off past
+ * a bias.  Described again the same way: nothing new; differently: the id
+ * is trusted in neither, and counted. */
+static void def_keep(struct pt_log_images *t, uint64_t table, uint32_t id,
+                     const struct file_claim *c, uint64_t start_off, uint64_t end_off)
+{
+	seed_once(t);
+	uint32_t slot, d = def_find(t, table, id, &slot);
+	if (d != UINT32_MAX) {
+		const struct pt_logi_def *old = &t->defs[d];
+		if (old->start_off != start_off || old->end_off != end_off ||
+		    !same_file(t, &t->files[old->file], c)) {
+			if (!old->conflicted)
+				t->conflicts++;
+			t->defs[d].conflicted = 1;
+		}
+		return;
+	}
+	/* A description not kept is not counted: the images naming it are. */
+	struct pt_logi_proc described = {0}; /* charged against the whole table's bound only */
+	if (t->ndefs >= PT_LOGI_DEFS || defs_grow(t))
+		return;
+	def_find(t, table, id, &slot);
+	uint32_t f = file_of(t, c, &described, PT_LOGI_PATHS);
+	if (f == UINT32_MAX || slot == UINT32_MAX)
+		return;
+	t->defs[t->ndefs] = (struct pt_logi_def){table, start_off, end_off, id, f, 0};
+	t->def_slots[slot] = ++t->ndefs;
+}
+
+/* The next byte of [p + *off, len) into *v: 0 or -1. */
+static int get_byte(const unsigned char *p, uint32_t len, uint32_t *off, uint8_t *v)
+{
+	if (*off >= len)
+		return -1;
+	*v = p[(*off)++];
+	return 0;
+}
+
+/* A FILE entry's body: 0, or -1 when it is not a valid one. */
+static int compact_file(struct pt_log_images *t, uint64_t table, const unsigned char *p,
+                        uint32_t len)
+{
+	uint32_t off = 0;
+	uint64_t id, start_off, end_off, path_len;
+	uint8_t flags, build_id_len;
+	if (pt_log_varint_get(p, len, &off, &id) || id > UINT32_MAX || get_byte(p, len, &off, &flags) ||
+	    get_byte(p, len, &off, &build_id_len) || build_id_len > 32 || build_id_len > len - off)
+		return -1;
+	const uint8_t *build_id = p + off;
+	off += build_id_len;
+	if (pt_log_varint_get(p, len, &off, &start_off) || pt_log_varint_get(p, len, &off, &end_off) ||
+	    pt_log_varint_get(p, len, &off, &path_len) || path_len > PT_LOG_IMAGE_PATH_MAX ||
+	    path_len > len - off)
+		return -1;
+	struct file_claim c = {build_id, (const char *)p + off, (uint16_t)path_len, build_id_len,
+	                       (uint8_t)(flags & 1u)};
+	def_keep(t, table, (uint32_t)id, &c, start_off, end_off);
+	return 0;
+}
+
+/* Image m of file (table, id), kept until the descriptions are all read. */
+static void pend_keep(struct pt_log_images *t, const struct pt_logi_map *m, uint64_t table,
+                      uint32_t id)
+{
+	struct pt_logi_proc *p = charge(t, m->pid);
+	if (!p) {
+		t->dropped++;
+		return;
+	}
+	if (t->npend == t->pend_cap) {
+		uint32_t cap = t->pend_cap ? t->pend_cap * 2 : 64;
+		struct pt_logi_pend *grown = cap <= PT_LOGI_MAX ? realloc(t->pend, cap * sizeof *grown) : NULL;
+		if (!grown) {
+			t->dropped++;
+			return;
+		}
+		t->pend = grown;
+		t->pend_cap = cap;
+	}
+	p->maps++;
+	t->pend[t->npend++] = (struct pt_logi_pend){*m, table, id};
+	t->indexed = 0;
+}
+
+/* The deltas of a block's SET entries count from the entry before. */
+struct set_base {
+	int32_t pid;
+	uint64_t time_ns, set;
+};
+
+/* A SET entry's body: 0, or -1 when it is not a valid one (the images
+ * before the fault are kept). */
+static int compact_set(struct pt_log_images *t, uint64_t table, const unsigned char *p,
+                       uint32_t len, struct set_base *b)
+{
+	uint32_t off = 0;
+	uint8_t flags;
+	uint64_t dpid, uid, dtime, dset, count, first, n;
+	if (get_byte(p, len, &off, &flags) || pt_log_varint_get(p, len, &off, &dpid) ||
+	    pt_log_varint_get(p, len, &off, &uid) || pt_log_varint_get(p, len, &off, &dtime) ||
+	    pt_log_varint_get(p, len, &off, &dset) || pt_log_varint_get(p, len, &off, &count) ||
+	    pt_log_varint_get(p, len, &off, &first) || pt_log_varint_get(p, len, &off, &n))
+		return -1;
+	int64_t dp = pt_log_unzigzag(dpid);
+	if (dp < -(int64_t)UINT32_MAX || dp > (int64_t)UINT32_MAX)
+		return -1;
+	int64_t pid = (int64_t)b->pid + dp;
+	/* Each image takes 2 bytes at least: a count past the body is a lie. */
+	if (pid <= 0 || pid > INT32_MAX || uid > UINT32_MAX || count == 0 || count > UINT16_MAX ||
+	    first >= count || n == 0 || n > count - first || n > (len - off) / 2)
+		return -1;
+	b->pid = (int32_t)pid;
+	b->time_ns += (uint64_t)pt_log_unzigzag(dtime);
+	b->set += (uint64_t)pt_log_unzigzag(dset);
+	unsigned shift = flags & PT_LOG_COMPACT_PAGES ? PT_LOG_COMPACT_PAGE_SHIFT : 0;
+	uint64_t units = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t id, delta;
+		if (pt_log_varint_get(p, len, &off, &id) || id > UINT32_MAX ||
+		    pt_log_varint_get(p, len, &off, &delta))
+			return -1;
+		units += (uint64_t)pt_log_unzigzag(delta);
+		struct pt_logi_map m = {b->time_ns, b->set, 0, 0, units << shift, b->pid,
+		                        (uint32_t)(uid - 1u), 0, (uint16_t)(first + i), (uint16_t)count};
+		pend_keep(t, &m, table, (uint32_t)id);
+	}
+	return 0;
+}
+
+/* An IMAGES_COMPACT payload: the table, then FILE and SET entries. */
+static void compact_block(struct pt_log_images *t, const unsigned char *p, uint32_t len)
+{
+	if (len < PT_LOG_COMPACT_PREFIX)
+		return;
+	uint64_t table;
+	memcpy(&table, p, sizeof table);
+	struct set_base b = {0, 0, 0};
+	uint32_t off = PT_LOG_COMPACT_PREFIX;
+	while (off < len) {
+		uint8_t kind = p[off];
+		uint32_t at = off + 1;
+		uint64_t n;
+		if (pt_log_varint_get(p, len, &at, &n) || n > len - at) {
+			t->dropped++; /* the block's CRC was right: the writer's damage, or a craft */
+			return;
+		}
+		int bad = kind == PT_LOG_COMPACT_FILE  ? compact_file(t, table, p + at, (uint32_t)n)
+		          : kind == PT_LOG_COMPACT_SET ? compact_set(t, table, p + at, (uint32_t)n, &b)
+		                                       : 0;
+		if (bad) {
+			t->dropped++;
+			return;
+		}
+		off = at + (uint32_t)n;
+	}
+}
+
+/* The image pending image q resolves to, in *m: 0, or -1 when no valid
+ * description gives its file. */
+static int pend_resolve(const struct pt_log_images *t, const struct pt_logi_pend *q,
+                        struct pt_logi_map *m)
+{
+	uint32_t slot, d = def_find(t, q->table, q->id, &slot);
+	if (d == UINT32_MAX || t->defs[d].conflicted)
+		return -1;
+	*m = q->m;
+	m->file = t->defs[d].file;
+	m->start = m->bias + t->defs[d].start_off;
+	m->end = m->bias + t->defs[d].end_off;
+	return image_ok(m) ? 0 : -1;
+}
+
+/* The pending images joined to the others, or dropped. */
+static void settle(struct pt_log_images *t)
+{
+	for (uint32_t i = 0; i < t->npend; i++) {
+		struct pt_logi_map m;
+		if (pend_resolve(t, &t->pend[i], &m) || map_room(t)) {
+			t->dropped++;
+			continue;
+		}
+		t->e[t->n++] = m;
+	}
+	t->npend = 0;
+	t->indexed = 0;
+}
+
+uint64_t pt_logi_count(const struct pt_log_images *t)
+{
+	uint64_t n = t->n;
+	struct pt_logi_map m;
+	for (uint32_t i = 0; i < t->npend; i++)
+		n += pend_resolve(t, &t->pend[i], &m) == 0;
+	return n;
+}
+
+uint64_t pt_logi_dropped(const struct pt_log_images *t)
+{
+	return t->dropped + t->npend - (pt_logi_count(t) - t->n);
+}
+
 void pt_logi_block(struct pt_log_images *t, uint32_t type, const unsigned char *p, uint32_t len)
 {
 	if (type == PT_LOG_IMAGES)
 		images_block(t, p, len);
 	else if (type == PT_LOG_IMAGES_SHARED)
 		shared_block(t, p, len);
+	else if (type == PT_LOG_IMAGES_COMPACT)
+		compact_block(t, p, len);
 }
 
 static int by_set_start(const void *a, const void *b)
@@ -476,6 +765,8 @@ static void fill(const struct pt_log_images *t, const struct pt_logi_map *e,
 int pt_logi_find(struct pt_log_images *t, int32_t pid, uint64_t addr, uint64_t ns,
                  struct posixtrace_image *out)
 {
+	if (t->npend)
+		settle(t);
 	if (!t->indexed) {
 		int err = build_index(t);
 		if (err)
@@ -508,5 +799,8 @@ void pt_logi_free(struct pt_log_images *t)
 	free(t->paths);
 	free(t->file_slots);
 	free(t->procs);
+	free(t->defs);
+	free(t->def_slots);
+	free(t->pend);
 	memset(t, 0, sizeof *t);
 }

@@ -156,7 +156,7 @@ static int type_ok(const struct pt_logr *r, uint32_t type)
 	if (r->hdr.version < 3)
 		return type == PT_LOG_EVENTS;
 	return type == PT_LOG_STAGES || type == PT_LOG_KEEPER || type == PT_LOG_PIDS ||
-	       type == PT_LOG_IMAGES || type == PT_LOG_IMAGES_SHARED ||
+	       type == PT_LOG_IMAGES || type == PT_LOG_IMAGES_SHARED || type == PT_LOG_IMAGES_COMPACT ||
 	       (type >= PT_LOG_RESERVED_FIRST && type < PT_LOG_RESERVED_END);
 }
 
@@ -447,7 +447,8 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 	} else if (b->type == PT_LOG_PIDS) {
 		if (r->hdr.version >= 3)
 			pids_block(r, p, b->payload_len);
-	} else if (b->type == PT_LOG_IMAGES || b->type == PT_LOG_IMAGES_SHARED) {
+	} else if (b->type == PT_LOG_IMAGES || b->type == PT_LOG_IMAGES_SHARED ||
+	           b->type == PT_LOG_IMAGES_COMPACT) {
 		if (r->hdr.version >= 3)
 			pt_logi_block(&r->meta.images, b->type, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
@@ -556,7 +557,8 @@ static int ring_index(struct pt_logr *r)
 		if (found[k].seq > expect)
 			err = ring_push(r, &cap, expect, 0, 0, E_DAMAGE);
 		if (!err && (found[k].kind == PT_LOG_NAMES || found[k].kind == PT_LOG_PIDS ||
-		             found[k].kind == PT_LOG_IMAGES || found[k].kind == PT_LOG_IMAGES_SHARED)) {
+		             found[k].kind == PT_LOG_IMAGES || found[k].kind == PT_LOG_IMAGES_SHARED ||
+		             found[k].kind == PT_LOG_IMAGES_COMPACT)) {
 			struct pt_log_block b;
 			if (block_at(r, found[k].off, 0, &b))
 				meta_block(r, found[k].off, &b);
@@ -672,7 +674,8 @@ static void open_walk(struct pt_logr *r)
 	while ((res = walk(r, r->f.mem != NULL, &off, &b)) != B_END)
 		if (res == B_BLOCK &&
 		    (b.type == PT_LOG_NAMES || b.type == PT_LOG_PIDS || b.type == PT_LOG_IMAGES ||
-		     b.type == PT_LOG_IMAGES_SHARED || b.type == PT_LOG_END))
+		     b.type == PT_LOG_IMAGES_SHARED || b.type == PT_LOG_IMAGES_COMPACT ||
+		     b.type == PT_LOG_END))
 			meta_block(r, off, &b);
 	walk_reset(r);
 }
@@ -1090,9 +1093,9 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*damaged_blocks = r->damaged_max;
 }
 
-uint64_t pt_logr_images(const struct pt_logr *r) { return r->meta.images.n; }
+uint64_t pt_logr_images(const struct pt_logr *r) { return pt_logi_count(&r->meta.images); }
 
-uint64_t pt_logr_images_dropped(const struct pt_logr *r) { return r->meta.images.dropped; }
+uint64_t pt_logr_images_dropped(const struct pt_logr *r) { return pt_logi_dropped(&r->meta.images); }
 
 int pt_logr_image(struct pt_logr *r, int32_t pid, uint64_t addr, uint64_t ns,
                   struct posixtrace_image *out)

@@ -25,6 +25,7 @@
 #include "logfmt.h"
 #include "logio.h"
 #include "logwrite.h"
+#include "logwimages.h"
 #include "logwstate.h"
 
 #define OUT_CAP (4u << 20)
@@ -177,7 +178,7 @@ static int64_t file_find(const struct pt_logw *w, const struct pt_log_shared_fil
 
 /* The gathered entries as an IMAGES_SHARED block: as many of them as the
  * room of an UNTIL_FULL log takes (each refers only to files before it). */
-static void images_flush(struct pt_logw *w)
+static void shared_flush(struct pt_logw *w)
 {
 	if (!w->img_len)
 		return;
@@ -209,12 +210,22 @@ static int images_room(struct pt_logw *w)
 	return w->img ? 0 : ENOMEM;
 }
 
+/* Both gathered image payloads, as blocks. */
+static void images_flush(struct pt_logw *w)
+{
+	pt_logwi_flush(w);
+	shared_flush(w);
+}
+
 int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path, uint32_t uid)
 {
 	if (w->finished || !e || e->path_len > PT_LOG_IMAGE_PATH_MAX ||
 	    e->build_id_len > sizeof e->build_id)
 		return EINVAL;
-	int err = images_room(w);
+	int err = pt_logwi_image(w, e, path, uid);
+	if (err != PT_LOGWI_TABLE_FULL)
+		return err;
+	err = images_room(w);
 	if (err)
 		return err;
 	struct pt_log_shared_file f = {
@@ -229,7 +240,7 @@ int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *p
 	int64_t file = file_find(w, &f, path, &slot);
 	const uint32_t image_size = sizeof(struct pt_log_shared_image);
 	if (w->img_len + (file < 0 ? f.entry_size : 0) + image_size > w->img_cap) {
-		images_flush(w);
+		shared_flush(w);
 		file = file_find(w, &f, path, &slot);
 	}
 	if (file < 0) {
@@ -265,6 +276,7 @@ int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *p
 
 void pt_logw_images_done(struct pt_logw *w)
 {
+	pt_logwi_renew(w);
 	images_flush(w);
 }
 
@@ -559,6 +571,7 @@ int pt_logw_clear(struct pt_logw *w)
 	pt_logb_none(w);
 	w->img_len = w->img_nfiles = 0;
 	memset(w->img_slots, 0, sizeof w->img_slots);
+	pt_logwi_forget(w); /* descriptions not yet written are dropped too */
 	struct pt_logw_progress *d = &w->done;
 	d->log_full = 0;
 	d->status.log_full = POSIX_TRACE_NOT_FULL;
@@ -623,6 +636,7 @@ void pt_logw_free(struct pt_logw *w)
 	free(w->names);
 	free(w->img);
 	w->img = NULL;
+	pt_logwi_free(w);
 	w->img_len = w->img_nfiles = 0;
 	w->out = NULL;
 	w->ctx = NULL;

@@ -49,8 +49,12 @@ PT_LOG_HIDDEN int pt_logw_pids(struct pt_logw *w, const struct pt_log_pid_entry 
 /* One image a traced process described, with e->path_len bytes of path,
  * described in memory of user uid (PT_LOG_UID_UNKNOWN): gathered with the
  * others until pt_logw_images_done (or a sync, a hand, the end), then
- * written as an IMAGES_SHARED block (logfmt.h) in which images of one
- * file share its description.  0, EINVAL, or ENOMEM. */
+ * written as an IMAGES_COMPACT block (logfmt.h, logwimages.h): its file's
+ * id, described once per log, and its load bias; an image of a new file
+ * when the writer's table of files is full goes whole into an
+ * IMAGES_SHARED block, in which images of one file share its description.
+ * pt_logw_images_done also describes again, in a ring, the files whose
+ * description the ring is about to overwrite.  0, EINVAL, or ENOMEM. */
 PT_LOG_HIDDEN int pt_logw_image(struct pt_logw *w, const struct pt_log_image *e, const char *path,
                                 uint32_t uid);
 PT_LOG_HIDDEN void pt_logw_images_done(struct pt_logw *w);

@@ -157,6 +157,9 @@ struct pt_logw {
 	uint32_t img_len, img_cap, img_nfiles;
 	uint32_t img_slots[PT_LOGW_IMG_SLOTS];
 	uint32_t img_file_no[PT_LOGW_IMG_SLOTS];
+	/* The files this log describes once, and the IMAGES_COMPACT payload
+	 * being gathered (logwimages.c); NULL until the first image. */
+	struct pt_logw_compact *cimg;
 
 	/* names given (all ids) and their text, to re-emit after a discard */
 	uint64_t names_given[PT_LOG_NIDS / 64];

@@ -49,6 +49,23 @@ else
 	[ ! -s symerr.txt ] && pass "symbols: no note when every file is there" ||
 		fail "symbols: no note when every file is there" "$(cat symerr.txt)"
 
+	# Processes that share their files (docs/LOG-FORMAT.md, IMAGES_COMPACT:
+	# each file described once per log, each process by ids and load
+	# biases): three runs of the program with its library and plug-in, and
+	# two of another program; every event still names its own site.
+	"$PT" record -o symmany.ptlog -- sh -c './symapp "$1"; ./symapp "$1"; ./symapp "$1";
+		"$2" sym.other; "$2" sym.other' sh "$SYM/sym_plugin.so" "$BUILD/tests/cli/ptemit" \
+		>symmanyrec.txt 2>&1 ||
+		fail "symbols: record processes that share files" "$(cat symmanyrec.txt)"
+	"$PT" dump symmany.ptlog >symmany.txt 2>&1
+	named "symbols: three runs of one program each name its function" sym.app app_work app.c symmany.txt
+	named "symbols: ... its linked library's" sym.lib symlib_post symlib.c symmany.txt
+	named "symbols: ... its dlopen'd plug-in's" sym.plugin plugin_post plugin.c symmany.txt
+	[ "$(grep -c ' sym.app ' symmany.txt)" -eq 12 ] &&
+		[ "$(grep -c ' sym.other .* at post+0x[0-9a-f]* ptemit.c:[0-9]*$' symmany.txt)" -eq 2 ] &&
+		pass "symbols: every run's events are there, another program's named too" ||
+		fail "symbols: every run's events are there, another program's named too" "$(cat symmany.txt)"
+
 	"$PT" dump sym.ptlog --format json >symdump.jsonl 2>/dev/null
 	has "symbols: dump json has site and source" \
 		"\"site\":\"plugin_post+0x[0-9a-f]*\",\"source\":\"plugin.c:$(site_line plugin.c plugin_post)\"" symdump.jsonl

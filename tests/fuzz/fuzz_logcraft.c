@@ -19,8 +19,9 @@
  * the type, the drain number (the same, the next, any), the calibration
  * (points increasing or not, 0 to 65 of them), and section lengths and
  * counts right or wrong; blocks of the reserved types come in between,
- * and IMAGES tables of both forms (entries with their paths, and files
- * shared by images with a uid) whose entries the reader looks events up in.  The log is a memory file (holes are real: it
+ * and IMAGES tables of the three forms (entries with their paths, files
+ * shared by images with a uid, files described once per log by id and
+ * images naming them) whose entries the reader looks events up in.  The log is a memory file (holes are real: it
  * is sparse), read twice with a rewind between; both passes must agree,
  * end by themselves, and take time in proportion to the data written
  * (checked: at most a few seconds, whatever the holes).
@@ -183,6 +184,66 @@ static void shared_images_table(struct gen *g, struct input *in)
 	block(g, PT_LOG_IMAGES_SHARED, g->seq++, 0, t, n, n);
 }
 
+/* An IMAGES_COMPACT table (type 9): one of two tables, FILE entries
+ * (ids few, so that they are described again, the same or not) and SET
+ * entries (ids described or not, counts true or lies), and now and then
+ * an unknown kind, a body length that lies, a varint cut short. */
+static void compact_images_table(struct gen *g, struct input *in)
+{
+	unsigned char t[2048], body[700];
+	uint64_t table = 1 + take(in, 1) % 2;
+	memcpy(t, &table, sizeof table);
+	uint32_t n = PT_LOG_COMPACT_PREFIX, entries = 1 + (uint32_t)take(in, 1) % 6;
+	for (uint32_t i = 0; i < entries; i++) {
+		uint32_t what = (uint32_t)take(in, 1), b = 0;
+		uint8_t kind = (uint8_t)(what % 3 == 0 ? PT_LOG_COMPACT_FILE
+		                         : what % 3 == 1 ? PT_LOG_COMPACT_SET : take(in, 1));
+		if (kind == PT_LOG_COMPACT_FILE) {
+			b += pt_log_varint_put(body + b, take(in, 1) % 8);
+			body[b++] = (uint8_t)take(in, 1);
+			uint8_t idlen = (uint8_t)(take(in, 1) % 40);
+			body[b++] = idlen;
+			memset(body + b, (int)take(in, 1) % 4, idlen);
+			b += idlen;
+			b += pt_log_varint_put(body + b, take(in, 2));
+			b += pt_log_varint_put(body + b, take(in, 2));
+			uint32_t path = (uint32_t)(take(in, 1) & 1 ? take(in, 1) % 8 : take(in, 2) % 600);
+			b += pt_log_varint_put(body + b, path);
+			if (path > sizeof body - b)
+				path = (uint32_t)(sizeof body - b);
+			memset(body + b, 'a' + (int)(take(in, 1) % 4), path);
+			b += path;
+		} else if (kind == PT_LOG_COMPACT_SET) {
+			body[b++] = (uint8_t)take(in, 1);
+			b += pt_log_varint_put(body + b, take(in, 1) % 8);
+			b += pt_log_varint_put(body + b, take(in, 4));
+			b += pt_log_varint_put(body + b, take(in, 4));
+			b += pt_log_varint_put(body + b, take(in, 1) % 8);
+			uint64_t count = take(in, 1), first = take(in, 1) % 4, pairs = take(in, 1) % 6;
+			b += pt_log_varint_put(body + b, count);
+			b += pt_log_varint_put(body + b, first);
+			b += pt_log_varint_put(body + b, what & 0x80 ? take(in, 8) : pairs);
+			for (uint64_t k = 0; k < pairs; k++) {
+				b += pt_log_varint_put(body + b, take(in, 1) % 10);
+				b += pt_log_varint_put(body + b, take(in, 3));
+			}
+		} else {
+			b = (uint32_t)take(in, 1) % 16;
+			memset(body, (int)take(in, 1), b);
+		}
+		uint32_t claimed = what & 0x40 ? (uint32_t)take(in, 2) : b;
+		if (n + 1 + PT_LOG_VARINT_MAX + b > sizeof t)
+			break;
+		t[n++] = kind;
+		n += pt_log_varint_put(t + n, claimed);
+		memcpy(t + n, body, b);
+		n += b;
+	}
+	if (take(in, 1) % 16 == 0)
+		t[n++] = 0x80; /* a varint cut short */
+	block(g, PT_LOG_IMAGES_COMPACT, g->seq++, 0, t, n, n);
+}
+
 static void rec(struct gen *g, const void *bytes, uint32_t n)
 {
 	if (g->len + n > g->cap)
@@ -319,11 +380,14 @@ static void step_v3(struct gen *g, struct input *in, uint32_t op)
 	} else if (op == 2) { /* RESUME */
 		word(g, w0(PT_REC_RESUME, 0, (uint32_t)take(in, 2)));
 		word(g, take(in, 1) & 1 ? take(in, 1) : 0);
-	} else if (take(in, 1) & 1) { /* an IMAGES table, of either form */
-		if (take(in, 1) & 1)
+	} else if (take(in, 1) & 1) { /* an IMAGES table, of any form */
+		uint64_t form = take(in, 1) % 3;
+		if (form == 0)
 			images_table(g, in);
-		else
+		else if (form == 1)
 			shared_images_table(g, in);
+		else
+			compact_images_table(g, in);
 	} else { /* a PIDS table, a table of a later revision, or a type past them */
 		unsigned char t[48];
 		for (size_t i = 0; i < sizeof t; i++)

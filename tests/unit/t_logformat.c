@@ -34,6 +34,7 @@
 #include "../../src/log/logread.c"
 #include "../../src/log/logblock.h"
 #include "../../src/log/logio.h"
+#include "../../src/log/logwimages.h"
 #include "../../src/log/logwrite.h"
 
 static uint32_t logr_nnames(const struct pt_logr *r) { return r->meta.nnames; }
@@ -2582,6 +2583,123 @@ static int seeds(const char *dir)
 	       seed_log(dir, "tiny.ptlog", POSIX_TRACE_APPEND, 1 << 20, 1, 3);
 }
 
+/* ---- images: files described once per log -------------------------------- */
+
+#define IMG_T0 1700000000000000000ull
+
+/* Process pid's only image: file "/lib/fNNNNN.so" (NNNNN: file), at
+ * 0x10000 * (file + 1) and 0x1000 bytes long, its set begun at IMG_T0. */
+static void image_of_file(struct pt_logw *w, int32_t pid, uint32_t file)
+{
+	char path[32];
+	snprintf(path, sizeof path, "/lib/f%05u.so", file);
+	struct pt_log_image e = {.pid = pid, .time_ns = IMG_T0, .set = 1,
+	                         .start = 0x10000ull * (file + 1), .count = 1,
+	                         .path_len = (uint16_t)strlen(path), .build_id_len = 4};
+	e.end = e.start + 0x1000;
+	e.bias = e.start;
+	memcpy(e.build_id, &file, sizeof file);
+	ck_assert_ok(pt_logw_image(w, &e, path, 0));
+}
+
+/* Process pid's image is file's (image_of_file). */
+static void assert_image_of_file(struct pt_logr *r, int32_t pid, uint32_t file)
+{
+	char path[32];
+	snprintf(path, sizeof path, "/lib/f%05u.so", file);
+	struct posixtrace_image img;
+	uint64_t addr = 0x10000ull * (file + 1) + 0x10;
+	ck_assert_msg(pt_logr_image(r, pid, addr, IMG_T0 + 1, &img) == 0, "pid %d: no image", pid);
+	ck_assert_str_eq(img.posixtrace_path, path);
+	ck_assert_uint_eq(img.posixtrace_start, addr - 0x10);
+	uint32_t id;
+	memcpy(&id, img.posixtrace_build_id, sizeof id);
+	ck_assert_uint_eq(id, file);
+}
+
+/* The blocks of a linear log of each type (the test's own walk). */
+static void count_block_types(int fd, uint32_t *by_type)
+{
+	size_t len;
+	unsigned char *img = file_image(fd, &len);
+	for (uint64_t off = PT_LOG_DATA_OFF; off + PT_LOG_BLOCK_HDR <= len;) {
+		struct pt_log_block b;
+		memcpy(&b, img + off, sizeof b);
+		ck_assert_uint_eq(b.magic, PT_LOG_BLOCK_MAGIC);
+		if (b.type < 32)
+			by_type[b.type]++;
+		off += pt_log_pad8(PT_LOG_BLOCK_HDR + b.payload_len);
+	}
+	free(img);
+}
+
+/* The writer's table of files described holds 4,096: the images of files
+ * past it are written whole (IMAGES_SHARED), none lost, and every image
+ * reads back with its own file; files already described are still named
+ * by id after the table filled. */
+START_TEST(images_table_full_falls_back)
+{
+	enum { FILES = PT_LOGW_TABLE_FILES + 300 };
+	int fd = tmp_file();
+	struct pt_logw w;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w, &st, fd, &p));
+	for (uint32_t f = 0; f < FILES; f++) {
+		image_of_file(&w, (int32_t)(100 + f), f);
+		if (f % 500 == 499)
+			pt_logw_images_done(&w);
+	}
+	image_of_file(&w, 99, 7); /* a file described long ago: an id */
+	ck_assert_ok(pt_logw_finish(&w, NULL));
+	pt_logw_free(&w);
+	uint32_t by_type[32] = {0};
+	count_block_types(fd, by_type);
+	ck_assert_uint_gt(by_type[PT_LOG_IMAGES_COMPACT], 0);
+	ck_assert_uint_gt(by_type[PT_LOG_IMAGES_SHARED], 0);
+	struct pt_logr *r = open_ok(fd);
+	ck_assert_uint_eq(pt_logr_images(r), FILES + 1);
+	ck_assert_uint_eq(pt_logr_images_dropped(r), 0);
+	for (uint32_t f = 0; f < FILES; f += 97)
+		assert_image_of_file(r, (int32_t)(100 + f), f);
+	assert_image_of_file(r, (int32_t)(100 + FILES - 1), FILES - 1);
+	assert_image_of_file(r, 99, 7);
+	pt_logr_close(r);
+	close(fd);
+}
+END_TEST
+
+/* A keeper that continues a log (pt_logw_resume) numbers its files from
+ * 0 again, in a table of its own: the images of both keepers read back
+ * with their own files, none taken for the other's. */
+START_TEST(images_after_resume_keep_their_files)
+{
+	int fd = tmp_file();
+	struct pt_logw w1, w2;
+	struct pt_logw_state st;
+	struct pt_logw_params p = params(POSIX_TRACE_APPEND, 1 << 20, 64);
+	ck_assert_ok(pt_logw_begin(&w1, &st, fd, &p));
+	for (uint32_t f = 0; f < 10; f++)
+		image_of_file(&w1, (int32_t)(100 + f), f);
+	ck_assert_ok(pt_logw_sync(&w1, NULL));
+	pt_logw_free(&w1);
+	ck_assert_ok(pt_logw_resume(&w2, &st, fd));
+	for (uint32_t f = 10; f < 20; f++)
+		image_of_file(&w2, (int32_t)(100 + f), f);
+	image_of_file(&w2, 99, 3); /* described by the first keeper: again */
+	ck_assert_ok(pt_logw_finish(&w2, NULL));
+	pt_logw_free(&w2);
+	struct pt_logr *r = open_ok(fd);
+	ck_assert_uint_eq(pt_logr_images(r), 21);
+	ck_assert_uint_eq(pt_logr_images_dropped(r), 0);
+	for (uint32_t f = 0; f < 20; f++)
+		assert_image_of_file(r, (int32_t)(100 + f), f);
+	assert_image_of_file(r, 99, 3);
+	pt_logr_close(r);
+	close(fd);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
@@ -2624,5 +2742,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, until_full_drops_stage_whole);
 	tcase_add_test(tc, until_full_keeps_the_part_of_a_stage_that_fits);
 	tcase_add_test(tc, resume_mark_before_next_event);
+	tcase_add_test(tc, images_table_full_falls_back);
+	tcase_add_test(tc, images_after_resume_keep_their_files);
 	return pt_run(s);
 }
