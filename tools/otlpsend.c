@@ -77,7 +77,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 	z_stream z;
 	memset(&z, 0, sizeof z);
 	/* 15 + 16: a gzip header and trailer around the deflate stream */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		error_msg("export: zlib cannot start");
 		return 0;
 	}
