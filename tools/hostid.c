@@ -146,7 +146,8 @@ static bool parse_id128(const char *s, uint8_t id[16])
 	return n == 32 && (*s == '\0' || *s == '\n');
 }
 
-int host_id_from(const char *machine_id, char out[33])
+/* 32 hex digits in out from a machine id's text; 0 or an error number */
+static int host_id_from(const char *machine_id, char out[33])
 {
 	uint8_t id[16], app[16], mac[32];
 	if (!parse_id128(machine_id, id) || !parse_id128(OTLP_HOST_APP_ID, app))

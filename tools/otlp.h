@@ -21,9 +21,8 @@ void sha256_update(struct sha256 *c, const void *data, size_t len);
 void sha256_final(struct sha256 *c, uint8_t out[32]);
 /* The application id host.id is derived with (hostid.c). */
 #define OTLP_HOST_APP_ID "863bb4c1be9740f0bb34975751328dcf"
-/* 32 hex digits in out from a machine id's text; 0 or an error number */
-int host_id_from(const char *machine_id, char out[33]);
-int host_id(char out[33]); /* of /etc/machine-id */
+/* host.id of /etc/machine-id, 32 hex digits; 0 or an error number */
+int host_id(char out[33]);
 
 enum otlp_signal { OTLP_TRACES, OTLP_LOGS, OTLP_SIGNALS };
 
@@ -59,8 +58,6 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 const struct otlp_counts *otlp_sender_counts(const struct otlp_sender *s, enum otlp_signal sig);
 uint64_t otlp_sender_bytes(const struct otlp_sender *s); /* of bodies as sent */
 void otlp_sender_free(struct otlp_sender *s);
-bool otlp_can_send(void); /* this build has libcurl */
-bool otlp_can_gzip(void); /* this build has zlib */
 
 /* otlp.c: logs to batches */
 #define OTLP_BATCH_SPANS_DEFAULT 512

@@ -50,7 +50,7 @@ struct otlp_sender {
 	double retry_after; /* seconds; < 0: none */
 };
 
-bool otlp_can_send(void)
+static bool otlp_can_send(void)
 {
 #ifdef PT_HAVE_LIBCURL
 	return true;
@@ -59,7 +59,7 @@ bool otlp_can_send(void)
 #endif
 }
 
-bool otlp_can_gzip(void)
+static bool otlp_can_gzip(void)
 {
 #ifdef PT_HAVE_ZLIB
 	return true;
@@ -107,6 +107,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 #endif
 }
 
+#ifdef PT_HAVE_LIBCURL
 /* ---- partial success ---------------------------------------------------------- */
 
 static bool read_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
@@ -211,7 +212,6 @@ static double parse_retry_after(const char *v)
 	return d < 0 ? 0 : d > OTLP_RETRY_AFTER_MAX ? OTLP_RETRY_AFTER_MAX : d;
 }
 
-#ifdef PT_HAVE_LIBCURL
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
 	struct otlp_sender *s = arg;
@@ -332,14 +332,14 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 
 struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 {
-	if (c->gzip && !otlp_can_gzip()) {
-		error_msg("export: this posixtrace was built without zlib: use --compression none");
-		return NULL;
-	}
 	if (!c->discard && !otlp_can_send()) {
 		error_msg("export: this posixtrace was built without libcurl, so it cannot send "
 		          "(install libcurl4-openssl-dev and build again: scripts/install-deps.sh); "
 		          "--discard still encodes");
+		return NULL;
+	}
+	if (c->gzip && !otlp_can_gzip()) {
+		error_msg("export: this posixtrace was built without zlib: use --compression none");
 		return NULL;
 	}
 	struct otlp_sender *s = xmalloc(sizeof *s);
