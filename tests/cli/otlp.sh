@@ -12,7 +12,7 @@
 # status and the summary say what happened.  Headers from --header and
 # OTEL_EXPORTER_OTLP_HEADERS reach the receiver and are never printed;
 # OTEL_EXPORTER_OTLP_ENDPOINT and the per-signal endpoints (used as they
-# are).  host.id is the keyed hash systemd-id128 computes.  Every export
+# are); two logs in one export; --batch-bytes.  host.id is the keyed hash systemd-id128 computes.  Every export
 # runs under timeout(1); each receiver is killed when its check ends.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
@@ -103,6 +103,29 @@ else
 	a=$(grep -h ' span_id:' ot1.rx/*traces.txt | sort | md5sum) b=$(grep -h ' span_id:' ot2.rx/*traces.txt | sort | md5sum)
 	[ "$a" = "$b" ] && pass "otlp: span ids are the same when the log is exported again" ||
 		fail "otlp: span ids are the same when the log is exported again"
+
+	# two logs in one export (each its summary record), requests bounded
+	# by --batch-bytes: each body, uncompressed, at most 4 KiB
+	"$PT" record -o ot2nd.ptlog -- "$EMIT" 'p_begin q:begin q:end p_end solo' >/dev/null 2>&1
+	ot_start ot2b && ot_export ot2b ot.ptlog --batch-bytes 4K ot2nd.ptlog
+	ot_stop
+	"$PT" dump ot.ptlog --format json >ot2b-1.jsonl 2>/dev/null
+	"$PT" dump ot2nd.ptlog --format json >ot2b-2.jsonl 2>/dev/null
+	if [ "$OT_RC" = 0 ] && ot_decode ot2b.rx && out=$($OT_CHECK ot2b.rx ot2b-1.jsonl ot2b-2.jsonl 2>&1); then
+		pass "otlp: two logs in one export match their dumps ($out)"
+	else
+		fail "otlp: two logs in one export match their dumps" "exit $OT_RC: $out $(cat ot2b.err)"
+	fi
+	# (an item larger than the bound goes alone: the span of 128 events)
+	over=""
+	for f in ot2b.rx/*.pb; do
+		[ "$(wc -c <"$f")" -le 4096 ] && continue
+		[ "$(grep -Ec '^    (spans|log_records) \{' "${f%.pb}.txt")" = 1 ] || over="$over $f"
+	done
+	# (without the bound: 4 requests, one per log and signal)
+	[ -z "$over" ] && [ "$(ls ot2b.rx/*.pb | wc -l)" -gt 4 ] &&
+		pass "otlp: --batch-bytes 4K: a body over 4096 bytes holds one item alone" ||
+		fail "otlp: --batch-bytes 4K: a body over 4096 bytes holds one item alone" "$over"
 
 	# endpoints and headers from the environment: the per-signal endpoints
 	# are used as they are (the general one names no receiver here)

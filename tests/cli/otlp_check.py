@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Checks what posixtrace export sent against dump of the same log.
 
-Usage: otlp_check.py DECODED_DIR DUMP.jsonl [--trace-per-log] [--expect-missing]
+Usage: otlp_check.py DECODED_DIR DUMP.jsonl... [--trace-per-log] [--expect-missing]
 DECODED_DIR holds the requests the receiver accepted, as protoc --decode
-printed them (NNNN-traces.txt, NNNN-logs.txt).  From dump's events it
+printed them (NNNN-traces.txt, NNNN-logs.txt), of one export of the logs
+whose dumps are given (each a summary record).  From dump's events it
 builds what export must send, by the rules export documents: begin/end
 pairs of a thread (NAME_begin/NAME_end, NAME:begin/NAME:end; an end closes
 the innermost open begin of its kind, begins open inside it are left open)
@@ -225,7 +226,7 @@ def check_spans(want, got, problems, per_log, missing_ok):
     return len(seen), sum(min(len(w["events"]), EVENTS_PER_SPAN) for w in want)
 
 
-def check_records(want, got, problems, missing_ok):
+def check_records(want, got, problems, missing_ok, logs):
     left = {}
     for r in want:
         left[r] = left.get(r, 0) + 1
@@ -247,25 +248,31 @@ def check_records(want, got, problems, missing_ok):
         left[key] -= 1
     if not missing_ok and sum(left.values()):
         problems.append("%d records missing: %s" % (sum(left.values()), [k for k, v in left.items() if v][:4]))
-    if not missing_ok and summaries != 1:
-        problems.append("%d summary records, not 1" % summaries)
+    if not missing_ok and summaries != logs:
+        problems.append("%d summary records, not %d" % (summaries, logs))
     return len(want) - sum(left.values()), summaries
 
 
 def main():
-    directory, dump = sys.argv[1], sys.argv[2]
+    directory = sys.argv[1]
+    dumps = [a for a in sys.argv[2:] if not a.startswith("--")]
     per_log = "--trace-per-log" in sys.argv
     missing_ok = "--expect-missing" in sys.argv
-    events = []
-    for line in open(dump):
-        e = json.loads(line)
-        if "summary" not in e:
-            events.append(e)
-    want_spans, want_records = expected(events)
+    want_spans, want_records = [], []
+    for dump in dumps:
+        events = []
+        for line in open(dump):
+            e = json.loads(line)
+            if "summary" not in e:
+                events.append(e)
+        spans, records = expected(events)
+        want_spans += spans
+        want_records += records
     got_spans, got_records = read_requests(directory)
     problems = []
     nspans, nevents = check_spans(want_spans, got_spans, problems, per_log, missing_ok)
-    nrecords, nsummaries = check_records(want_records, got_records, problems, missing_ok)
+    nrecords, nsummaries = check_records(want_records, got_records, problems, missing_ok,
+                                         len(dumps))
     if problems:
         print("\n".join(problems[:20]))
         sys.exit(1)
