@@ -7,7 +7,8 @@
 # names, nesting (parent ids, trace ids), times, attributes, resources,
 # counts.  Then the receiver fails on purpose: 429 with Retry-After (seconds
 # and an HTTP date), 503, 500 (not retried: dropped and counted), a closed
-# connection, a stall past --timeout, partial success, no receiver at all,
+# connection, a stall past --timeout, partial success, a hostile answer
+# (1 MiB, a count past the request's, a long message), no receiver at all,
 # attempts spent: nothing is lost silently, retries are bounded, the exit
 # status and the summary say what happened.  Headers from --header and
 # OTEL_EXPORTER_OTLP_HEADERS reach the receiver and are never printed;
@@ -200,6 +201,18 @@ else
 		grep -q 'the receiver says: test refused 2' ot7.err &&
 		pass "otlp: partial success: 2 refused, said, exit 1" ||
 		fail "otlp: partial success: 2 refused, said, exit 1" "exit $OT_RC: $(cat ot7.err)"
+
+	# a hostile answer: 1 MiB of body, 10^12 items rejected, a message of
+	# 5,000 bytes: the refused count cut to the request's 4, the message to
+	# 200 bytes
+	ot_start ot7h "hostile"
+	ot_export ot7h ot.ptlog --batch-spans 4
+	ot_stop
+	long=$(awk 'length > 400' ot7h.err | wc -l)
+	[ "$OT_RC" = 1 ] && [ "$long" = 0 ] && grep -q 'the receiver says: mmmm' ot7h.err &&
+		grep -Eq '(spans: [0-9]* sent, 4 refused by the receiver, 0 dropped; log records: [0-9]* sent, 0|spans: [0-9]* sent, 0 refused by the receiver, 0 dropped; log records: [0-9]* sent, 4) refused' ot7h.err &&
+		pass "otlp: a hostile answer: refused cut to the request's items, message cut, exit 1" ||
+		fail "otlp: a hostile answer: refused cut to the request's items, message cut, exit 1" "exit $OT_RC: $(cut -c1-300 ot7h.err)"
 
 	# no receiver at all: bounded attempts, everything dropped and said
 	timeout 60 "$PT" export ot.ptlog --otlp http://127.0.0.1:1 --attempts 2 --backoff 0.01 >ot8.out 2>ot8.err

@@ -13,6 +13,8 @@ turn (then 200):
   close        the connection closed before any answer
   stall:SECS   no answer for SECS seconds (the client's timeout is shorter)
   partial:N    200 with partial_success.rejected_<signal> = N and a message
+  hostile      200 with a body of 1 MiB: a partial success rejecting 10^12
+               items with a message of 5,000 bytes, then zeros
 Every request's path, answer and body size go to OUT_DIR/requests.log.
 Usage: otlp_receiver.py PORT_FILE OUT_DIR [FAULTS]
 """
@@ -95,7 +97,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             with open(os.path.join(OUT_DIR, "%04d-%s.pb" % (n, signal)), "wb") as f:
                 f.write(body)
-            if kind == "partial":
+            if kind == "hostile":
+                self.answer(200, partial_response(10**12, "m" * 5000) + bytes(1 << 20))
+            elif kind == "partial":
                 self.answer(200, partial_response(int(arg), "test refused %s" % arg))
             else:
                 self.answer(200)
