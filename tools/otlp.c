@@ -105,6 +105,14 @@ static uint8_t *buf_room(struct buf *b, size_t n)
 	return b->p + b->len;
 }
 
+/* n bytes of src at p (src may be NULL when n is 0: an empty buffer) */
+static uint8_t *put_raw(uint8_t *p, const void *src, size_t n)
+{
+	if (n)
+		memcpy(p, src, n);
+	return p + n;
+}
+
 static void buf_done(struct buf *b, uint8_t *end)
 {
 	b->len = (size_t)(end - b->p);
@@ -546,10 +554,8 @@ static void close_span(struct otlp_exporter *x, struct otlp_thread *t, uint64_t 
 	p = pb_uint(p, F_SPAN_KIND, SPAN_KIND_INTERNAL);
 	p = pb_fixed64(p, F_SPAN_START, s->start_ns);
 	p = pb_fixed64(p, F_SPAN_END, ns < s->start_ns ? s->start_ns : ns);
-	memcpy(p, s->attrs.p, s->attrs.len);
-	p += s->attrs.len;
-	memcpy(p, s->events.p, s->events.len);
-	p += s->events.len;
+	p = put_raw(p, s->attrs.p, s->attrs.len);
+	p = put_raw(p, s->events.p, s->events.len);
 	if (s->dropped_events)
 		p = pb_uint(p, F_SPAN_DROPPED_EVENTS, s->dropped_events);
 	buf_done(out, p);
@@ -632,10 +638,8 @@ static void log_record(struct otlp_exporter *x, size_t proc, const struct trace_
 	p = pb_uint(p, F_RECORD_SEVERITY_NUMBER, severity);
 	p = pb_bytes(p, F_RECORD_SEVERITY_TEXT, severity_text, stext_len);
 	p = pb_bytes(pb_head(p, F_RECORD_BODY, body), F_ANY_STRING, name, name_len);
-	memcpy(p, a, alen);
-	p += alen;
-	memcpy(p, extra, extra_len);
-	p += extra_len;
+	p = put_raw(p, a, alen);
+	p = put_raw(p, extra, extra_len);
 	p = pb_bytes(p, F_RECORD_EVENT_NAME, name, name_len);
 	buf_done(out, p);
 	free(big);
