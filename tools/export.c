@@ -331,9 +331,9 @@ static bool print_summary(const struct otlp_sender *s, const struct otlp_exporte
 	if (t->unfinished)
 		note_msg("export: %llu spans unfinished at the end of their log (attribute "
 		         "posixtrace.unfinished)", (unsigned long long)t->unfinished);
-	if (t->dropped_events)
-		note_msg("export: %llu span events past %d in a span, counted in its "
-		         "dropped_events_count", (unsigned long long)t->dropped_events,
+	if (t->linked_records)
+		note_msg("export: %llu events past %d in a span, sent as log records with its "
+		         "trace and span ids", (unsigned long long)t->linked_records,
 		         OTLP_EVENTS_PER_SPAN);
 	if (t->not_opened)
 		note_msg("export: %llu begins past %d unfinished spans open at once, sent as events",

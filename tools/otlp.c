@@ -22,7 +22,7 @@
  * same log again gives the same ids.
  *
  * Memory: a thread's open spans (each with its attributes and at most
- * OTLP_EVENTS_PER_SPAN events; more are counted in dropped_events_count),
+ * OTLP_EVENTS_PER_SPAN events: more become log records linked to it),
  * at most OTLP_OPEN_SPANS_MAX unfinished ones in all (past it a begin is an
  * event), and one batch per signal: at most batch_spans items and
  * batch_bytes bytes of encoded items (an item larger than that goes alone).
@@ -57,7 +57,6 @@
 #define F_SPAN_END 8   /* fixed64 */
 #define F_SPAN_ATTRIBUTES 9
 #define F_SPAN_EVENTS 11
-#define F_SPAN_DROPPED_EVENTS 12
 #define SPAN_KIND_INTERNAL 1
 /* Span.Event */
 #define F_EVENT_TIME 1 /* fixed64 */
@@ -134,7 +133,7 @@ struct open_span {
 	bool unfinished;
 	char name[NAME_SIZE];
 	struct buf attrs, events; /* encoded KeyValue (9) and Event (11) fields */
-	uint32_t nevents, dropped_events;
+	uint32_t nevents;
 };
 
 struct otlp_thread {
@@ -514,7 +513,7 @@ static void open_span(struct otlp_exporter *x, struct otlp_thread *t, const stru
 	s->unfinished = unfinished;
 	snprintf(s->name, sizeof s->name, "%s", slice);
 	s->attrs.len = s->events.len = 0;
-	s->nevents = s->dropped_events = 0;
+	s->nevents = 0;
 	uint8_t *p = buf_room(&s->attrs, ATTRS_FIXED_MAX + 2 * ev->len + 64);
 	p = put_event_attrs(x, p, F_SPAN_ATTRIBUTES, ev, t, undated);
 	p = kv_string(p, F_SPAN_ATTRIBUTES, "posixtrace.begin", ev->name, strlen(ev->name));
@@ -541,8 +540,7 @@ static void close_span(struct otlp_exporter *x, struct otlp_thread *t, uint64_t 
 	}
 	size_t name_len = strlen(s->name);
 	size_t len = 18 + 10 + (s->parent_id ? 10 : 0) + field_size(F_SPAN_NAME, name_len) + 2 +
-	             9 + 9 + s->attrs.len + s->events.len +
-	             (s->dropped_events ? 1 + pb_varint_size(s->dropped_events) : 0);
+	             9 + 9 + s->attrs.len + s->events.len;
 	struct buf *out = &x->process[t->process].items[OTLP_TRACES];
 	size_t from = out->len;
 	uint8_t *p = pb_head(buf_room(out, field_size(F_SCOPE_ITEMS, len)), F_SCOPE_ITEMS, len);
@@ -556,11 +554,8 @@ static void close_span(struct otlp_exporter *x, struct otlp_thread *t, uint64_t 
 	p = pb_fixed64(p, F_SPAN_END, ns < s->start_ns ? s->start_ns : ns);
 	p = put_raw(p, s->attrs.p, s->attrs.len);
 	p = put_raw(p, s->events.p, s->events.len);
-	if (s->dropped_events)
-		p = pb_uint(p, F_SPAN_DROPPED_EVENTS, s->dropped_events);
 	buf_done(out, p);
 	x->totals.spans++;
-	x->totals.dropped_events += s->dropped_events;
 	item_added(x, OTLP_TRACES, t->process, from);
 }
 
@@ -575,12 +570,19 @@ static void end_span(struct otlp_exporter *x, struct otlp_thread *t, uint64_t ns
 		close_span(x, t, ns, ev);
 }
 
+static void event_record(struct otlp_exporter *x, const struct trace_event *ev,
+                         struct otlp_thread *t, uint64_t ns, bool undated,
+                         const struct open_span *in);
+
+/* An event of the innermost span of t; past OTLP_EVENTS_PER_SPAN, a record
+ * linked to the span (its trace and span ids), so that none is dropped. */
 static void span_event(struct otlp_exporter *x, struct otlp_thread *t,
                        const struct trace_event *ev, uint64_t ns, bool undated)
 {
 	struct open_span *s = &t->stack[t->depth - 1];
 	if (s->nevents >= OTLP_EVENTS_PER_SPAN) {
-		s->dropped_events++;
+		x->totals.linked_records++;
+		event_record(x, ev, t, ns, undated, s);
 		return;
 	}
 	s->nevents++;
@@ -616,44 +618,59 @@ static unsigned severity_of(const struct trace_event *ev, const char **text)
 	return SEVERITY_INFO;
 }
 
+/* What a record says beside its event's attributes. */
+struct record_info {
+	uint64_t ns;
+	bool undated;
+	unsigned severity;
+	const char *severity_text, *name;
+	const struct open_span *span; /* the span it belongs to, or NULL */
+};
+
 /* A record of ev (or, ev NULL, the log's summary, its attributes given). */
 static void log_record(struct otlp_exporter *x, size_t proc, const struct trace_event *ev,
-                       const struct otlp_thread *t, uint64_t ns, bool undated,
-                       const uint8_t *extra, size_t extra_len, unsigned severity,
-                       const char *severity_text, const char *name)
+                       const struct otlp_thread *t, const struct record_info *r,
+                       const uint8_t *extra, size_t extra_len)
 {
-	size_t name_len = strlen(name), stext_len = strlen(severity_text);
+	size_t name_len = strlen(r->name), stext_len = strlen(r->severity_text);
 	size_t room = ATTRS_FIXED_MAX + (ev ? 2 * ev->len : 0);
 	uint8_t attrs[ATTRS_FIXED_MAX];
 	uint8_t *big = room > sizeof attrs ? xmalloc(room) : NULL, *a = big ? big : attrs;
-	size_t alen = ev ? (size_t)(put_event_attrs(x, a, F_RECORD_ATTRIBUTES, ev, t, undated) - a) : 0;
+	size_t alen = ev ? (size_t)(put_event_attrs(x, a, F_RECORD_ATTRIBUTES, ev, t, r->undated) - a)
+	                 : 0;
 	size_t body = field_size(F_ANY_STRING, name_len);
 	size_t len = 9 + 2 + field_size(F_RECORD_SEVERITY_TEXT, stext_len) +
-	             field_size(F_RECORD_BODY, body) + alen + extra_len +
+	             field_size(F_RECORD_BODY, body) + alen + extra_len + (r->span ? 18 + 10 : 0) +
 	             field_size(F_RECORD_EVENT_NAME, name_len);
 	struct buf *out = &x->process[proc].items[OTLP_LOGS];
 	size_t from = out->len;
 	uint8_t *p = pb_head(buf_room(out, field_size(F_SCOPE_ITEMS, len)), F_SCOPE_ITEMS, len);
-	p = pb_fixed64(p, F_RECORD_TIME, ns);
-	p = pb_uint(p, F_RECORD_SEVERITY_NUMBER, severity);
-	p = pb_bytes(p, F_RECORD_SEVERITY_TEXT, severity_text, stext_len);
-	p = pb_bytes(pb_head(p, F_RECORD_BODY, body), F_ANY_STRING, name, name_len);
+	p = pb_fixed64(p, F_RECORD_TIME, r->ns);
+	p = pb_uint(p, F_RECORD_SEVERITY_NUMBER, r->severity);
+	p = pb_bytes(p, F_RECORD_SEVERITY_TEXT, r->severity_text, stext_len);
+	p = pb_bytes(pb_head(p, F_RECORD_BODY, body), F_ANY_STRING, r->name, name_len);
 	p = put_raw(p, a, alen);
 	p = put_raw(p, extra, extra_len);
-	p = pb_bytes(p, F_RECORD_EVENT_NAME, name, name_len);
+	if (r->span) {
+		p = pb_bytes(p, F_RECORD_TRACE_ID, r->span->trace_id, 16);
+		p = pb_id(p, F_RECORD_SPAN_ID, r->span->span_id);
+	}
+	p = pb_bytes(p, F_RECORD_EVENT_NAME, r->name, name_len);
 	buf_done(out, p);
 	free(big);
 	x->totals.records++;
 	item_added(x, OTLP_LOGS, proc, from);
 }
 
+/* in: the span it is an event of, past OTLP_EVENTS_PER_SPAN, or NULL */
 static void event_record(struct otlp_exporter *x, const struct trace_event *ev,
-                         struct otlp_thread *t, uint64_t ns, bool undated)
+                         struct otlp_thread *t, uint64_t ns, bool undated,
+                         const struct open_span *in)
 {
-	const char *text;
-	unsigned severity = severity_of(ev, &text);
+	struct record_info r = {ns, undated, 0, NULL, ev->name, in};
+	r.severity = severity_of(ev, &r.severity_text);
 	size_t proc = t ? t->process : process_of(x, ev->info.posix_pid);
-	log_record(x, proc, ev, t, ns, undated, NULL, 0, severity, text, ev->name);
+	log_record(x, proc, ev, t, &r, NULL, 0);
 }
 
 static void summary_record(struct otlp_exporter *x)
@@ -666,9 +683,9 @@ static void summary_record(struct otlp_exporter *x)
 	p = kv_bool(p, F_RECORD_ATTRIBUTES, "posixtrace.damaged", state == LOG_DAMAGED);
 	p = kv_bool(p, F_RECORD_ATTRIBUTES, "posixtrace.cut_short", state == LOG_CUT_SHORT);
 	bool bad = lost || state != LOG_COMPLETE;
-	log_record(x, process_of(x, x->controller), NULL, NULL, x->last_ns, false, extra,
-	           (size_t)(p - extra), bad ? SEVERITY_WARN : SEVERITY_INFO, bad ? "WARN" : "INFO",
-	           "posixtrace log summary");
+	struct record_info r = {x->last_ns, false, bad ? SEVERITY_WARN : SEVERITY_INFO,
+	                        bad ? "WARN" : "INFO", "posixtrace log summary", NULL};
+	log_record(x, process_of(x, x->controller), NULL, NULL, &r, extra, (size_t)(p - extra));
 }
 
 /* ---- the log ---------------------------------------------------------------- */
@@ -697,7 +714,7 @@ static void export_event(struct otlp_exporter *x, const struct trace_event *ev, 
 		if (t && t->depth && !is_system_event(ev->info.posix_event_id))
 			span_event(x, t, ev, ns, undated);
 		else
-			event_record(x, ev, t, ns, undated);
+			event_record(x, ev, t, ns, undated, NULL);
 	}
 }
 

@@ -62,7 +62,7 @@ void otlp_sender_free(struct otlp_sender *s);
 /* otlp.c: logs to batches */
 #define OTLP_BATCH_SPANS_DEFAULT 512
 #define OTLP_BATCH_BYTES_DEFAULT ((size_t)4 << 20)
-#define OTLP_EVENTS_PER_SPAN 128  /* span events kept, as the SDK's limit; more are counted */
+#define OTLP_EVENTS_PER_SPAN 128  /* events of a span, the SDK's limit; more are linked records */
 #define OTLP_OPEN_SPANS_MAX 65536 /* unfinished begins kept open at once, in all */
 struct otlp_options {
 	const char *service_name; /* NULL: each log's trace name */
@@ -74,7 +74,7 @@ struct otlp_options {
 	struct site_options sites;
 };
 struct otlp_totals {
-	uint64_t spans, unfinished, span_events, records, dropped_events, not_opened;
+	uint64_t spans, unfinished, span_events, records, linked_records, not_opened;
 };
 struct otlp_exporter;
 struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otlp_sender *s);

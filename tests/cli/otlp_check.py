@@ -11,7 +11,8 @@ the innermost open begin of its kind, begins open inside it are left open)
 are spans nested by thread; a begin whose end never came is a span marked
 posixtrace.unfinished that ends with its enclosing span or at the log's
 last time; other user events are events of the innermost open span of
-their thread, else log records; system events are log records (ERROR
+their thread (the first 128 of a span; the others are log records with
+the span's trace and span ids), else log records; system events are log records (ERROR
 severity 17, OVERFLOW 13, the others 9), plus one summary record.  Every
 span (name, times, thread, data, parent, trace id), span event and record
 must be there exactly once, with its process's resource.  With
@@ -29,7 +30,7 @@ from perfetto_check import parse_text  # noqa: E402  (protoc's text format)
 
 SYSTEM_IDS = range(1, 9)
 ERROR_ID, OVERFLOW_ID = 8, 4
-EVENTS_PER_SPAN = 128  # the first ones of a span are sent, the others counted
+EVENTS_PER_SPAN = 128  # events of a span; the others are records linked to it
 
 
 def one(msg, key, default=None):
@@ -118,16 +119,21 @@ def expected(events):
             st.append({"name": slice_name, "start": e["ts_ns"], "pid": e["pid"], "tid": e["tid"],
                        "unfinished": i not in paired, "attrs": attrs, "events": [],
                        "parent": spans_parent, "site": e.get("site")})
-        elif st and not system:
+        elif st and not system and len(st[-1]["events"]) < EVENTS_PER_SPAN:
             st[-1]["events"].append((e["ts_ns"], e["name"], tuple(sorted(data_attrs(e).items()))))
         else:
             sev = 17 if e["id"] == ERROR_ID else 13 if e["id"] == OVERFLOW_ID else 9
+            linked = span_start(st[-1]) if st and not system else None
             records.append((e["ts_ns"], e["name"], sev, e["pid"], e["tid"],
-                            tuple(sorted(data_attrs(e).items()))))
+                            tuple(sorted(data_attrs(e).items())), linked))
     for st in stacks.values():
         while st:
             close(st, last)
     return spans, records
+
+
+def span_start(s):
+    return (s["start"], s["tid"], s["name"])
 
 
 def span_key(s):
@@ -192,12 +198,8 @@ def check_spans(want, got, problems, per_log, missing_ok):
                       tuple(sorted((k, v) for k, v in attrs_of(e).items()
                                    if k.startswith("posixtrace.data"))))
                      for e in s.get("events", []))
-        kept = w["events"][:EVENTS_PER_SPAN]
-        if evs != sorted(kept):
-            problems.append("span %s: events %s, not %s" % (key, evs[:4], sorted(kept)[:4]))
-        if one(s, "dropped_events_count", 0) != len(w["events"]) - len(kept):
-            problems.append("span %s: dropped_events_count %s, not %d"
-                            % (key, one(s, "dropped_events_count", 0), len(w["events"]) - len(kept)))
+        if evs != sorted(w["events"]):
+            problems.append("span %s: events %s, not %s" % (key, evs[:4], sorted(w["events"])[:4]))
     if not missing_ok and len(seen) != len(want):
         problems.append("%d spans missing: %s" % (len(want) - len(seen),
                                                   [k for k in by_key if k not in seen][:5]))
@@ -223,10 +225,10 @@ def check_spans(want, got, problems, per_log, missing_ok):
         problems.append("--trace-per-log: %d trace ids" % len(traces))
     if not per_log and len(traces) != tops:
         problems.append("%d top-level spans share %d trace ids" % (tops, len(traces)))
-    return len(seen), sum(min(len(w["events"]), EVENTS_PER_SPAN) for w in want)
+    return len(seen), sum(len(w["events"]) for w in want), by_id
 
 
-def check_records(want, got, problems, missing_ok, logs):
+def check_records(want, got, problems, missing_ok, logs, spans_by_id):
     left = {}
     for r in want:
         left[r] = left.get(r, 0) + 1
@@ -237,9 +239,13 @@ def check_records(want, got, problems, missing_ok, logs):
         if name == "posixtrace log summary":
             summaries += 1
             continue
+        span = spans_by_id.get(one(r, "span_id"))
+        if one(r, "span_id") and (span is None or one(span[1], "trace_id") != one(r, "trace_id")):
+            problems.append("record %s at %s: its span or trace id is no span's" % (name, one(r, "time_unix_nano")))
         key = (one(r, "time_unix_nano"), name, one(r, "severity_number"),
                res.get("process.pid"), a.get("thread.id"),
-               tuple(sorted((k, v) for k, v in a.items() if k.startswith("posixtrace.data"))))
+               tuple(sorted((k, v) for k, v in a.items() if k.startswith("posixtrace.data"))),
+               span_start(span[0]) if span else None)
         if one(one(r, "body", {}), "string_value", b"").decode() != name:
             problems.append("record %s: body is not its name" % (key,))
         if left.get(key, 0) == 0:
@@ -270,14 +276,15 @@ def main():
         want_records += records
     got_spans, got_records = read_requests(directory)
     problems = []
-    nspans, nevents = check_spans(want_spans, got_spans, problems, per_log, missing_ok)
+    nspans, nevents, by_id = check_spans(want_spans, got_spans, problems, per_log, missing_ok)
     nrecords, nsummaries = check_records(want_records, got_records, problems, missing_ok,
-                                         len(dumps))
+                                         len(dumps), by_id)
     if problems:
         print("\n".join(problems[:20]))
         sys.exit(1)
-    print("%d spans (%d unfinished), %d span events, %d records + %d summary match dump"
-          % (nspans, sum(1 for s in want_spans if s["unfinished"]), nevents, nrecords, nsummaries))
+    print("%d spans (%d unfinished), %d span events, %d records (%d linked to a span) + %d summary match dump"
+          % (nspans, sum(1 for s in want_spans if s["unfinished"]), nevents, nrecords,
+             sum(1 for r in want_records if r[-1]), nsummaries))
 
 
 if __name__ == "__main__":
