@@ -75,11 +75,22 @@ endif
 LIBDW_CFLAGS += $(if $(DEMANGLE),-DPT_HAVE_DEMANGLE)
 LIBDW_LIBS   += $(if $(DEMANGLE),-lstdc++)
 
+# posixtrace export (tools/otlpsend.c) sends with libcurl and compresses
+# with zlib, when pkg-config finds them (LIBCURL= or ZLIB= builds without:
+# export then says why it cannot send, or compress).  These flags join the
+# command's others.
+LIBCURL      ?= $(shell pkg-config --exists libcurl 2>/dev/null && echo yes)
+ZLIB         ?= $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+LIBDW_CFLAGS += $(if $(LIBCURL),$(shell pkg-config --cflags libcurl 2>/dev/null) -DPT_HAVE_LIBCURL)
+LIBDW_LIBS   += $(if $(LIBCURL),$(shell pkg-config --libs libcurl 2>/dev/null))
+LIBDW_CFLAGS += $(if $(ZLIB),$(shell pkg-config --cflags zlib 2>/dev/null) -DPT_HAVE_ZLIB)
+LIBDW_LIBS   += $(if $(ZLIB),$(shell pkg-config --libs zlib 2>/dev/null))
+
 # What the command is built with, in a file rewritten only when it changes
 # (libdw installed since the last build, or LIBDW= given): what depends on
 # the detection is rebuilt then, and only then.
 TOOL_CONFIG  := $(BUILD)/tool-config
-TOOL_CONFIG_TEXT := libdw=$(LIBDW) demangle=$(DEMANGLE) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
+TOOL_CONFIG_TEXT := libdw=$(LIBDW) demangle=$(DEMANGLE) libcurl=$(LIBCURL) zlib=$(ZLIB) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(TOOL_CONFIG) 2>/dev/null)" = '$(TOOL_CONFIG_TEXT)' ] || \
   echo '$(TOOL_CONFIG_TEXT)' > $(TOOL_CONFIG); })

@@ -8,7 +8,9 @@
 # file-capability program), make (the workload test's build), libdw-dev
 # (the command's symbols for addresses, tools/symbolize.c; without it the
 # command is built without them), g++ (libstdc++'s demangler for the
-# command, and the C++ program of the demangling checks); the checks that need them say SKIP
+# command, and the C++ program of the demangling checks), libcurl4-openssl-dev and
+# zlib1g-dev (posixtrace export's OTLP/HTTP client and gzip; without them the
+# command is built without sending); the checks that need them say SKIP
 # without them.  apt-get is used when the caller is root;
 # otherwise the script says what to install, and fails only for what is
 # required.
@@ -24,6 +26,8 @@ command -v setcap >/dev/null 2>&1 || [ -x /sbin/setcap ] || want="$want libcap2-
 command -v make >/dev/null 2>&1 || want="$want make"
 pkg-config --exists libdw 2>/dev/null || want="$want libdw-dev"
 command -v g++ >/dev/null 2>&1 || want="$want g++"
+pkg-config --exists libcurl 2>/dev/null || want="$want libcurl4-openssl-dev"
+pkg-config --exists zlib 2>/dev/null || want="$want zlib1g-dev"
 [ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: installing$need$want" >&2

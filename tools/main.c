@@ -18,6 +18,7 @@ static const struct {
 	{"dump", cmd_dump, "print the events of a log, one line each"},
 	{"stats", cmd_stats, "counts, rates, losses and attributes of a log"},
 	{"convert", cmd_convert, "convert a log to CTF 1.8 or Chrome trace JSON"},
+	{"export", cmd_export, "send logs to an OpenTelemetry collector (OTLP/HTTP)"},
 	{"archive", cmd_archive, "copy the files a log's call sites need, by build id (--symfs)"},
 	{"list", cmd_list, "list instrumented processes you may trace, and their event types"},
 };

@@ -505,3 +505,15 @@ bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size)
 	         PAIR_THREADS_MAX, PAIR_OPEN_MAX);
 	return true;
 }
+
+/* The role ev's type plays by the rules, whether or not it was paired (a
+ * begin whose end never came: PAIR_BEGIN), and its slice's name. */
+enum pair_role pairing_type_role(struct pairing *p, const struct trace_event *ev,
+                                 const char **slice)
+{
+	if ((!p->pairer->rules->suffixes && !p->pairer->rules->count) || !can_pair(ev))
+		return PAIR_NONE;
+	const struct id_role *r = type_role(p->pairer, ev);
+	*slice = r->slice;
+	return (enum pair_role)r->role;
+}

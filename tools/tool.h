@@ -34,6 +34,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_export(int argc, char **argv); /* export.c, with otlp.h */
 
 /* util.c */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -534,6 +535,10 @@ struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rul
                              struct log_overview *o);
 enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trace_event *ev,
                             const char **slice);
+/* The role of ev's type by the rules, paired or not (an unpaired begin is
+ * PAIR_BEGIN), and its slice: export makes unfinished spans of begins. */
+enum pair_role pairing_type_role(struct pairing *p, const struct trace_event *ev,
+                                 const char **slice);
 const struct pair_limits *pairing_limits(const struct pairing *p);
 void pairing_free(struct pairing *p);
 /* The limits' counts as one line of text; false (nothing) if all are 0. */

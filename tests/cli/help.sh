@@ -9,7 +9,7 @@
 MAN=$ROOT/docs/posixtrace.1
 sed 's/\\-/-/g; s/\\f[BIRP]//g' "$MAN" >man.txt
 "$PT" --help >main-help.txt
-for c in record attach dump stats convert archive; do
+for c in record attach dump stats convert archive export; do
 	grep -q "^  $c " main-help.txt || fail "help: posixtrace --help lists $c"
 	"$PT" $c --help >h-$c.txt 2>&1
 	grep -o -- '--[a-z][a-z-]*' h-$c.txt | sort -u >opts-$c.txt

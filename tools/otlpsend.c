@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OTLP/HTTP requests (the OpenTelemetry protocol specification, "OTLP/HTTP"):
+ * a protobuf body POSTed with Content-Type application/x-protobuf,
+ * compressed with gzip (Content-Encoding: gzip) unless told not to.  A 2xx
+ * answer is a success, its body an Export*ServiceResponse whose
+ * partial_success says how many items the receiver rejected; 429, 502, 503
+ * and 504, a connection refused, reset or closed before the answer, and a
+ * timeout are retried after a wait (the answer's Retry-After, in seconds or
+ * as an HTTP date, at most OTLP_RETRY_AFTER_MAX; else an exponential
+ * backoff from config.backoff, doubling, at most config.backoff_max), up to
+ * config.attempts attempts in all; any other answer drops the request.
+ * Every item ends counted as sent, refused or dropped.
+ *
+ * libcurl does the HTTP (http and https only, no redirects followed, no
+ * signals), zlib the gzip; without libcurl in the build the command says
+ * so (otlp_can_send).  Of a response, at most OTLP_RESPONSE_MAX bytes of
+ * body are kept; the headers given are never printed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "otlp.h"
+
+#ifdef PT_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef PT_HAVE_LIBCURL
+#include <curl/curl.h>
+#endif
+
+static const char *const signal_names[OTLP_SIGNALS] = {"traces", "logs"};
+static const char *const item_names[OTLP_SIGNALS] = {"spans", "log records"};
+
+struct otlp_sender {
+	struct otlp_config c;
+	struct otlp_counts counts[OTLP_SIGNALS];
+	uint64_t bytes;
+	unsigned char *zbuf;
+	size_t zcap;
+#ifdef PT_HAVE_LIBCURL
+	CURL *curl;
+	struct curl_slist *headers;
+#endif
+	/* of the response being read */
+	unsigned char *response;
+	size_t response_len;
+	double retry_after; /* seconds; < 0: none */
+};
+
+static bool otlp_can_send(void)
+{
+#ifdef PT_HAVE_LIBCURL
+	return true;
+#else
+	return false;
+#endif
+}
+
+static bool otlp_can_gzip(void)
+{
+#ifdef PT_HAVE_ZLIB
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* ---- gzip ------------------------------------------------------------------ */
+
+/* The body as gzip in s->zbuf; its length, 0 on failure (said). */
+static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
+{
+#ifdef PT_HAVE_ZLIB
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	/* 15 + 16: a gzip header and trailer around the deflate stream */
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		error_msg("export: zlib cannot start");
+		return 0;
+	}
+	size_t need = deflateBound(&z, (uLong)len);
+	if (s->zcap < need) {
+		free(s->zbuf);
+		s->zbuf = xmalloc(need);
+		s->zcap = need;
+	}
+	z.next_in = (Bytef *)(uintptr_t)body;
+	z.avail_in = (uInt)len;
+	z.next_out = s->zbuf;
+	z.avail_out = (uInt)need;
+	int rc = deflate(&z, Z_FINISH);
+	size_t out = z.total_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		error_msg("export: zlib failed to compress a request");
+		return 0;
+	}
+	return out;
+#else
+	(void)s;
+	(void)body;
+	(void)len;
+	return 0;
+#endif
+}
+
+#ifdef PT_HAVE_LIBCURL
+/* ---- partial success ---------------------------------------------------------- */
+
+static bool read_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The bytes of field `field` (length-delimited) of a message, or of the
+ * varint field into *v; false if absent or malformed. */
+static bool find_field(const unsigned char *p, const unsigned char *end, uint32_t field,
+                       const unsigned char **value, size_t *len, uint64_t *v)
+{
+	uint64_t key, n;
+	while (p < end) {
+		if (!read_varint(&p, end, &key))
+			return false;
+		switch (key & 7) {
+		case 0:
+			if (!read_varint(&p, end, &n))
+				return false;
+			if (key >> 3 == field && v) {
+				*v = n;
+				return true;
+			}
+			break;
+		case 1: if (end - p < 8) return false; p += 8; break;
+		case 5: if (end - p < 4) return false; p += 4; break;
+		case 2:
+			if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+				return false;
+			if (key >> 3 == field && value) {
+				*value = p;
+				*len = (size_t)n;
+				return true;
+			}
+			p += n;
+			break;
+		default: return false;
+		}
+	}
+	return false;
+}
+
+/* ExportTraceServiceResponse.partial_success (1): rejected_spans (1),
+ * error_message (2); the same numbers in ExportLogsServiceResponse. */
+static uint64_t rejected_items(struct otlp_sender *s, enum otlp_signal sig)
+{
+	const unsigned char *ps, *msg, *end = s->response + s->response_len;
+	size_t ps_len, msg_len;
+	uint64_t rejected = 0;
+	if (!s->response_len || !find_field(s->response, end, 1, &ps, &ps_len, NULL))
+		return 0;
+	find_field(ps, ps + ps_len, 1, NULL, NULL, &rejected);
+	if ((int64_t)rejected < 0)
+		rejected = 0;
+	if (find_field(ps, ps + ps_len, 2, &msg, &msg_len, NULL) && msg_len) {
+		char text[201], esc[ESCAPED_SIZE(200)];
+		snprintf(text, sizeof text, "%.*s", (int)(msg_len > 200 ? 200 : msg_len), msg);
+		note_msg("export: %s: the receiver says: %s", signal_names[sig],
+		         escape_text(text, esc, sizeof esc));
+	}
+	return rejected;
+}
+
+/* ---- retries ------------------------------------------------------------------- */
+
+static bool retried_status(long status)
+{
+	return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+static void sleep_seconds(double sec)
+{
+	struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
+		;
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110, 10.2.3). */
+static double parse_retry_after(const char *v)
+{
+	char *end;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (*v >= '0' && *v <= '9') {
+		unsigned long long sec = strtoull(v, &end, 10);
+		return sec > OTLP_RETRY_AFTER_MAX ? OTLP_RETRY_AFTER_MAX : (double)sec;
+	}
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	const char *rest = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (!rest)
+		return -1;
+	double d = difftime(timegm(&tm), time(NULL));
+	return d < 0 ? 0 : d > OTLP_RETRY_AFTER_MAX ? OTLP_RETRY_AFTER_MAX : d;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct otlp_sender *s = arg;
+	size_t len = size * n, keep = OTLP_RESPONSE_MAX - s->response_len;
+	if (keep > len)
+		keep = len;
+	memcpy(s->response + s->response_len, data, keep);
+	s->response_len += keep;
+	return len; /* the rest is read and not kept */
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct otlp_sender *s = arg;
+	size_t len = size * n;
+	char line[256];
+	if (len > 12 && len < sizeof line && !strncasecmp(data, "retry-after:", 12)) {
+		memcpy(line, data + 12, len - 12);
+		line[len - 12] = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+		s->retry_after = parse_retry_after(line);
+	}
+	return len;
+}
+
+/* A failure of the transport worth another attempt. */
+static bool retried_error(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
+	       rc == CURLE_GOT_NOTHING || rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR ||
+	       rc == CURLE_PARTIAL_FILE;
+}
+
+/* One attempt: the HTTP status (0: none came, *err the transport's error). */
+static long attempt(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body, size_t len,
+                    CURLcode *err)
+{
+	long status = 0;
+	s->response_len = 0;
+	s->retry_after = -1;
+	curl_easy_setopt(s->curl, CURLOPT_URL, s->c.url[sig]);
+	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)body);
+	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	*err = curl_easy_perform(s->curl);
+	if (*err == CURLE_OK)
+		curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	return status;
+}
+#endif
+
+static void drop(struct otlp_sender *s, enum otlp_signal sig, uint64_t items, const char *why)
+{
+	s->counts[sig].dropped += items;
+	error_msg("export: %s: %llu %s dropped: %s", signal_names[sig], (unsigned long long)items,
+	          item_names[sig], why);
+}
+
+void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body, size_t len,
+               uint64_t items)
+{
+	struct otlp_counts *n = &s->counts[sig];
+	n->requests++;
+	if (s->c.gzip) {
+		len = gzip_body(s, body, len);
+		body = s->zbuf;
+		if (!len) {
+			drop(s, sig, items, "not compressed");
+			return;
+		}
+	}
+	s->bytes += len;
+	if (s->c.discard) {
+		n->sent += items;
+		return;
+	}
+#ifdef PT_HAVE_LIBCURL
+	double wait = s->c.backoff;
+	char why[160];
+	for (unsigned k = 1;; k++) {
+		CURLcode err;
+		long status = attempt(s, sig, body, len, &err);
+		if (status >= 200 && status < 300) {
+			uint64_t rejected = rejected_items(s, sig);
+			n->sent += items;
+			n->refused += rejected > items ? items : rejected;
+			if (s->c.verbose)
+				note_msg("export: %s: HTTP %ld, %llu %s, %llu refused", signal_names[sig],
+				         status, (unsigned long long)items, item_names[sig],
+				         (unsigned long long)rejected);
+			return;
+		}
+		if (status)
+			snprintf(why, sizeof why, "HTTP %ld", status);
+		else
+			snprintf(why, sizeof why, "%s", curl_easy_strerror(err));
+		bool again = status ? retried_status(status) : retried_error(err);
+		if (!again) {
+			drop(s, sig, items, why);
+			return;
+		}
+		if (k >= s->c.attempts || stop_requested) {
+			snprintf(why + strlen(why), sizeof why - strlen(why), " after %u attempts", k);
+			drop(s, sig, items, why);
+			return;
+		}
+		double delay = s->retry_after >= 0 ? s->retry_after : wait;
+		if (s->c.verbose)
+			note_msg("export: %s: %s, attempt %u again in %.3f s", signal_names[sig], why,
+			         k + 1, delay);
+		n->retries++;
+		sleep_seconds(delay);
+		wait = wait * 2 > s->c.backoff_max ? s->c.backoff_max : wait * 2;
+	}
+#else
+	drop(s, sig, items, "this posixtrace was built without libcurl");
+#endif
+}
+
+struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
+{
+	if (!c->discard && !otlp_can_send()) {
+		error_msg("export: this posixtrace was built without libcurl, so it cannot send "
+		          "(install libcurl4-openssl-dev and build again: scripts/install-deps.sh); "
+		          "--discard still encodes");
+		return NULL;
+	}
+	if (c->gzip && !otlp_can_gzip()) {
+		error_msg("export: this posixtrace was built without zlib: use --compression none");
+		return NULL;
+	}
+	struct otlp_sender *s = xmalloc(sizeof *s);
+	memset(s, 0, sizeof *s);
+	s->c = *c;
+	s->response = xmalloc(OTLP_RESPONSE_MAX);
+#ifdef PT_HAVE_LIBCURL
+	if (!c->discard) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(s->curl = curl_easy_init())) {
+			error_msg("export: libcurl cannot start");
+			free(s->response);
+			free(s);
+			return NULL;
+		}
+		s->headers = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+		if (c->gzip)
+			s->headers = curl_slist_append(s->headers, "Content-Encoding: gzip");
+		for (size_t i = 0; i < c->nheaders; i++)
+			s->headers = curl_slist_append(s->headers, c->headers[i]);
+		s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+		curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+		curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(s->curl, CURLOPT_FOLLOWLOCATION, 0L);
+		curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+		curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout * 1000));
+		curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
+		curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
+		curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "posixtrace-otlp/1");
+	}
+#endif
+	return s;
+}
+
+const struct otlp_counts *otlp_sender_counts(const struct otlp_sender *s, enum otlp_signal sig)
+{
+	return &s->counts[sig];
+}
+
+uint64_t otlp_sender_bytes(const struct otlp_sender *s)
+{
+	return s->bytes;
+}
+
+void otlp_sender_free(struct otlp_sender *s)
+{
+	if (!s)
+		return;
+#ifdef PT_HAVE_LIBCURL
+	if (s->curl) {
+		curl_easy_cleanup(s->curl);
+		curl_slist_free_all(s->headers);
+		curl_global_cleanup();
+	}
+#endif
+	free(s->response);
+	free(s->zbuf);
+	free(s);
+}
