@@ -590,7 +590,60 @@ tool_rows() {
 		sample tool_chrome_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/chrome.json")")"
 	fi
 	rm -f "$LOGDIR/chrome.json"
+	rm -f "$LOGDIR/perfetto.pftrace"
+	if tool_timed tool_perfetto "posixtrace convert --to perfetto LOG FILE" /dev/null \
+		"$TOOL" convert --to perfetto "$READLOG" "$LOGDIR/perfetto.pftrace"; then
+		meta tool_perfetto_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_perfetto_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/perfetto.pftrace")")"
+	fi
+	rm -f "$LOGDIR/perfetto.pftrace"
+	if [ "$HAVE_SPANS" = 1 ]; then
+		TT_EVENTS=$N_SPANS
+		tool_timed tool_otlp "posixtrace export LOG --discard --compression none (M spans/s)" \
+			/dev/null "$TOOL" export "$SPANSLOG" --discard --compression none
+		tool_timed tool_otlp_gzip "  the same, gzip (the default)" /dev/null \
+			"$TOOL" export "$SPANSLOG" --discard
+		TT_EVENTS=""
+	fi
 }
+
+# The OpenTelemetry export: a log of bench_spans (N_SPANS begin/end pairs,
+# nested two deep, 16 bytes of text each) encoded as OTLP requests and
+# thrown away (--discard: nothing goes over a socket), with and without
+# gzip.
+SPANSLOG=$WORK/spans.ptlog
+N_SPANS=$(scaled 1000000)
+HAVE_SPANS=0
+if [ "$HAVE_TOOL" = 1 ] && [ -x "$BIN/bench_spans" ] &&
+	"$TOOL" export --help 2>&1 | grep -q discard &&
+	"$TOOL" record -o "$SPANSLOG" --size 512M -- "$BIN/bench_spans" "$N_SPANS" >/dev/null 2>&1; then
+	HAVE_SPANS=1
+else
+	say "export rows skipped: no log of bench_spans, or a command without export"
+fi
+
+# Log bytes per short-lived process: N_SHORT runs of bench_sites posting
+# one event each, under one posixtrace record, with images and without;
+# the difference is what the images of a process cost (IMAGES_COMPACT:
+# each file described once per log).
+N_SHORT=${N_SHORT:-2000}
+short_log_bytes() { # OUT [RECORD-OPTIONS...]
+	out=$1
+	shift
+	rm -f "$out"
+	"$TOOL" record -o "$out" "$@" -- sh -c 'i=0; while [ $i -lt "$1" ]; do "$0" 1 >/dev/null; i=$((i + 1)); done' \
+		"$BIN/bench_sites" "$N_SHORT" >/dev/null 2>&1 && wc -c <"$out"
+}
+if [ "$HAVE_TOOL" = 1 ] && [ -x "$BIN/bench_sites" ]; then
+	SHORT_WITH=$(short_log_bytes "$WORK/short.ptlog")
+	SHORT_WITHOUT=$(short_log_bytes "$WORK/short-noimg.ptlog" --no-images)
+	rm -f "$WORK/short.ptlog" "$WORK/short-noimg.ptlog"
+	if [ -n "$SHORT_WITH" ] && [ -n "$SHORT_WITHOUT" ]; then
+		meta short_proc log "log bytes per short-lived process (1 event; $N_SHORT processes)" B
+		sample short_proc "$(calc "printf \"%.1f\", $SHORT_WITH / $N_SHORT")" \
+			"$(calc "printf \"%.1f\", ($SHORT_WITH - $SHORT_WITHOUT) / $N_SHORT")"
+	fi
+fi
 
 # The cost of symbols: a log of bench_sites (a PIE with debug information
 # and 1,000 call sites, each a function) recorded by posixtrace record, so
@@ -826,7 +879,9 @@ note_of() {
 	pc_*_miss) echo "(posted - user events in the log) / posted; med $(printf %.0f "$aux")" ;;
 	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
 	tool_dump) echo "peak RSS med $aux MiB" ;;
-	tool_ctf | tool_chrome) echo "includes its start; output written into the temporary directory" ;;
+	tool_ctf | tool_chrome | tool_perfetto) echo "includes its start; output written into the temporary directory" ;;
+	tool_otlp | tool_otlp_gzip) echo "$N_SPANS spans (and their 16-byte texts) encoded into OTLP requests, thrown away; peak RSS med $aux MiB" ;;
+	short_proc) echo "of which images med $aux B ($N_SHORT processes with images, minus the same with --no-images, per process)" ;;
 	tool_*_rss) echo "output med $aux B per event" ;;
 	bt_print) echo "first $BT_REPS repetitions; peak RSS med $aux MiB" ;;
 	logr_2w) echo "$(printf %.0f "$aux") events; median of 3 passes, after an untimed one" ;;
@@ -1034,6 +1089,14 @@ if [ "$HAVE_TOOL" = 1 ]; then
 		"peak RSS med $(get tool_chrome_rss) MiB"
 	target "posixtrace convert --to ctf (M events/s)" "$(get tool_ctf)" ">=" 5 \
 		"peak RSS med $(get tool_ctf_rss) MiB"
+	target "posixtrace convert --to perfetto (M events/s)" "$(get tool_perfetto)" ">=" 5 \
+		"peak RSS med $(get tool_perfetto_rss) MiB"
+	target "perfetto bytes per event (16-byte binary payload, as hex)" "$(get tool_perfetto_rss 5)" "<=" 32 \
+		"Chrome JSON: $(get tool_chrome_rss 5) B per event"
+	target "posixtrace export, encoded spans (M spans/s, gzip)" "$(get tool_otlp_gzip)" ">=" 1 \
+		"$(why "$(get tool_otlp)" "without compression $(get tool_otlp) M spans/s" "no log of bench_spans")"
+	target "log bytes of images per short-lived process" "$(get short_proc 5)" "<=" 64 \
+		"$(why "$(get short_proc)" "whole log $(get short_proc) B per process" "not measured")"
 	target "dump with symbols / without, 1,000 call sites (x)" \
 		"$(pair_median tool_dump_sym tool_dump_raw ratio)" ">=" 0.5 \
 		"$(why "$(get tool_dump_sym)" "$(pair_spread tool_dump_sym tool_dump_raw ratio); medians $(get tool_dump_sym) / $(get tool_dump_raw) M events/s; page cache $([ "$(id -u)" = 0 ] && echo dropped || echo kept) before each" "no log of bench_sites")"

@@ -474,7 +474,7 @@ static uint8_t *put_location(uint8_t *p, uint64_t iid, const struct call_site *c
 
 #define LOCATION_MAX (64 + CALL_SITE_WHERE_MAX + CALL_SITE_SOURCE_MAX + CALL_SITE_INLINED_MAX)
 /* An event's packet but its data: framing, two names, a call site. */
-#define EVENT_FIXED_MAX (512 + 2 * TRACE_EVENT_NAME_MAX + 2 * LOCATION_MAX)
+#define EVENT_FIXED_MAX (512 + 2 * ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 2 * LOCATION_MAX)
 
 static uint8_t *put_annotation_string(uint8_t *p, enum annotation name, const void *s, size_t n)
 {
@@ -508,6 +508,31 @@ static uint8_t *put_data(uint8_t *p, const struct trace_event *ev, bool end)
 		p = put_annotation_uint(p, end ? DA_END_TRUNCATION : DA_TRUNCATION, F_ANNOTATION_UINT,
 		                        (uint64_t)ev->info.posix_truncation_status);
 	return p;
+}
+
+/* An event's name as a string field: valid UTF-8 as it is (protobuf's
+ * strings are UTF-8), any other name as dump prints it (escape_text: an
+ * invalid byte as \xHH), so that names stay distinct and readable. */
+static bool valid_utf8(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s);
+	uint32_t code;
+	for (size_t i = 0; i < len;) {
+		size_t k = u[i] < 0x80 ? 1 : utf8_sequence(u + i, len - i, &code);
+		if (k == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+static uint8_t *put_name_string(uint8_t *p, uint32_t field, const char *name)
+{
+	char buf[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
+	if (valid_utf8(name))
+		return pb_string(p, field, name);
+	return pb_string(p, field, escape_text(name, buf, sizeof buf));
 }
 
 /* The event's name: interned (its iid, and the entry the first time on
@@ -558,7 +583,7 @@ static uint8_t *put_interned(uint8_t *p, const struct event_name *n, const struc
 	if (n->new_entry) {
 		p = pb_open(p, F_INTERNED_EVENT_NAMES, &entry);
 		p = pb_uint(p, F_INTERNED_IID, n->iid);
-		p = pb_close(entry, pb_string(p, F_INTERNED_NAME, n->str));
+		p = pb_close(entry, put_name_string(p, F_INTERNED_NAME, n->str));
 	}
 	if (s->new_entry) {
 		p = pb_open(p, F_INTERNED_SOURCE_LOCATIONS, &entry);
@@ -581,7 +606,7 @@ static uint8_t *put_track_event(uint8_t *p, const struct trace_event *ev, enum p
 	if (n->iid)
 		p = pb_uint(p, F_EVENT_NAME_IID, n->iid);
 	else if (n->str)
-		p = pb_string(p, F_EVENT_NAME, n->str);
+		p = put_name_string(p, F_EVENT_NAME, n->str);
 	if (s->iid) {
 		p = pb_uint(p, F_EVENT_SOURCE_LOCATION_IID, s->iid);
 	} else if (s->site) {

@@ -3,7 +3,7 @@
 # Names as users read them (UTF-8): event names café:crème_brûlée,
 # запрос_begin, 日本語 and one with bytes that are not UTF-8 (0xff 0xc0),
 # posted as names and as data, come back in dump's text and JSON, Chrome
-# JSON and CTF (babeltrace2) as they were, the invalid bytes as \xHH, each
+# JSON, CTF (babeltrace2) and Perfetto as they were, the invalid bytes as \xHH, each
 # name distinct (before: \u00c3\u00a9 in JSON for each byte of é, "?" for
 # every byte above 0x7f in the CTF metadata, so names collided).
 # Sourced by tests/cli/run.sh (its helpers and variables).
@@ -58,6 +58,23 @@ print([e["name"] for e in evs if e.get("ph") == "i" or e.get("ph") == "B" or e.g
 			fail "names: CTF text field keeps UTF-8 data" "$(grep -a "$U2" utf8bt.txt | head -c 300)"
 	else
 		skip "names: CTF round trip" "no babeltrace2"
+	fi
+	# Perfetto: protobuf strings are UTF-8; the invalid name as dump prints it
+	if command -v protoc >/dev/null 2>&1 && [ $have_python = 1 ]; then
+		"$PT" convert utf8.ptlog --to perfetto utf8.pftrace 2>/dev/null
+		protoc --decode=perfetto.protos.Trace --proto_path="$ROOT/tests/perfetto" \
+			"$ROOT/tests/perfetto/trace_subset.proto" <utf8.pftrace >utf8pf.txt 2>&1
+		got=$(python3 -c 'import codecs, re, sys
+names = set()
+for line in open(sys.argv[1], encoding="ascii"):
+    m = re.match(r"\s*name: \"(.*)\"$", line)
+    if m:
+        names.add(codecs.escape_decode(m.group(1).encode())[0].decode("utf-8"))
+print(all(n in names for n in sys.argv[2:]))' utf8pf.txt "$U1" "$U2" "$U3" 'bad\xff\xc0x' 2>&1)
+		[ "$got" = True ] && pass "names: Perfetto names are UTF-8 as they are, invalid bytes as \\xHH" ||
+			fail "names: Perfetto names are UTF-8 as they are, invalid bytes as \\xHH" "$got $(head -c 300 utf8pf.txt)"
+	else
+		skip "names: Perfetto round trip" "no protoc or python3"
 	fi
 fi
 
