@@ -1046,16 +1046,29 @@ void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
 	ext->posixtrace_pidns = e ? e->ns : 0;
 }
 
+/* pt_logr_next_posix without a source in front: a version 2 block, or the
+ * merge's full step.  Apart, so that the front source's path saves only
+ * the registers it needs. */
+__attribute__((noinline)) static int next_posix_other(struct pt_logr *r,
+                                                      struct posix_trace_event_info *info,
+                                                      struct posixtrace_event_ext *ext,
+                                                      void *data, size_t num_bytes,
+                                                      size_t *data_len)
+{
+	struct out o = {NULL, info, ext};
+	if (likely(take_event(r, &o, data, num_bytes, data_len)))
+		return 1;
+	return next_slow(r, &o, data, num_bytes, data_len);
+}
+
 int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
                        struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
                        size_t *data_len)
 {
+	if (unlikely(r->m.cur == NULL))
+		return next_posix_other(r, info, ext, data, num_bytes, data_len);
 	struct out o = {NULL, info, ext};
-	if (likely(r->m.cur != NULL))
-		return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
-	if (likely(take_event(r, &o, data, num_bytes, data_len)))
-		return 1;
-	return next_slow(r, &o, data, num_bytes, data_len);
+	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 }
 
 /* ---- accessors ----------------------------------------------------------- */
