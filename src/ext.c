@@ -19,18 +19,35 @@
 #include "registry.h"
 #include "remote.h"
 
+/* The caller holds the handle (its lock or its bias). */
+static int copy_ext(const struct pt_handle *h, struct posixtrace_event_ext *ext)
+{
+	if (!h->has_ext)
+		return EINVAL;
+	*ext = h->ext;
+	if (h->kind == PT_H_LOG)
+		pt_logr_own_ids(h->log->r, ext);
+	return 0;
+}
+
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext)
 {
 	if (!ext)
 		return EINVAL;
-	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	/* The thread that reads the handle alone asks without the lock: the
+	 * extension is its own (getnext.c, biased_next).  A biased handle is
+	 * valid and of either kind this function accepts. */
+	struct pt_thread *t = pt_thread_peek();
+	struct pt_handle *h = pt_handle_enter_biased(trid, t);
+	if (h) {
+		int err = copy_ext(h, ext);
+		pt_handle_leave_biased(t);
+		return err;
+	}
+	h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
 	if (!h)
 		return EINVAL;
-	int err = h->has_ext ? 0 : EINVAL;
-	if (!err)
-		*ext = h->ext;
-	if (!err && h->kind == PT_H_LOG)
-		pt_logr_own_ids(h->log->r, ext);
+	int err = copy_ext(h, ext);
 	pt_handle_put(h);
 	return err;
 }

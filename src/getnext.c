@@ -111,39 +111,42 @@ static int wait_for_event(struct pt_handle *h, int *naps, const struct timespec 
 }
 
 /*
- * A handle biased to the calling thread (handle.c), read without the lock:
+ * A handle biased to the calling thread (handle.h), read without the lock:
  * a log, or an active stream without a log that this thread alone reads.
  * Every other thread's call on the handle (posix_trace_stop, set_filter,
  * get_status, clear, shutdown, another reader) takes the lock through
  * pt_handle_get or pt_handle_relock, which revokes the bias and waits until
  * this thread is outside, so what the lock guards (the reader, the
  * handle's extension) is this thread's alone in here, and shutdown frees
- * nothing while it is inside.  1 when the call is done: an event taken,
- * the end of a log, or nothing for trygetnext; 0 when it must go the
- * locked way (not biased, or a getnext that has to wait).
+ * nothing while it is inside.  The bias proves the identifier and the
+ * handle's kind: a log is biased only by posix_trace_getnext_event, which
+ * accepts it, so nothing is checked again per event.  1 when the call is
+ * done: an event taken, the end of a log, or nothing for trygetnext; 0
+ * when it must go the locked way (not biased, trygetnext on a log, or a
+ * getnext that has to wait).
  */
-static int biased_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
-                       size_t num_bytes, size_t *data_len, int *unavailable, int mode,
-                       uintptr_t pc)
+static __attribute__((noinline)) int biased_next(trace_id_t trid, struct posix_trace_event_info *ev, void *data,
+                                             size_t num_bytes, size_t *data_len,
+                                             int *unavailable, int mode, uintptr_t pc)
 {
 	struct pt_thread *t = pt_thread_peek();
 	struct pt_handle *h = pt_handle_enter_biased(trid, t);
 	if (!h)
 		return 0;
-	int done = 0;
-	if (h->kind == PT_H_LOG) {
+	int done = 1;
+	if (PT_LIKELY(h->kind == PT_H_LOG)) {
 		/* A pre-recorded stream never blocks; trygetnext refuses it
 		 * (EINVAL), the locked way. */
-		if (mode == GET_BLOCK) {
+		if (mode == GET_BLOCK)
 			*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
-			done = 1;
-		}
+		else
+			done = 0;
 	} else if (take(h, ev, data, num_bytes, data_len, pc)) {
 		*unavailable = 0;
-		done = 1;
 	} else if (mode == GET_TRY) {
 		*unavailable = 1;
-		done = 1;
+	} else {
+		done = 0;
 	}
 	pt_handle_leave_biased(t);
 	return done;
@@ -216,16 +219,39 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 	return rc;
 }
 
+/* Every getnext but a biased log's: a biased stream's, then the locked way. */
+static __attribute__((noinline)) int getnext_other(trace_id_t trid,
+                                                   struct posix_trace_event_info *ev, void *data,
+                                                   size_t num_bytes, size_t *data_len,
+                                                   int *unavailable, uintptr_t pc)
+{
+	if (biased_next(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, pc))
+		return 0;
+	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL, pc);
+}
+
+/* The log's read is the fast path: a biased handle of a log goes straight
+ * to the reader (pt_logfile_next), with nothing on the stack to save but
+ * what is needed after the reader's call; the rest is getnext_other's. */
 int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
                               void *restrict data, size_t num_bytes, size_t *restrict data_len,
                               int *restrict unavailable)
 {
 	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
-	/* A handle read by one thread: no lock, nothing else. */
-	if (ev && data_len && unavailable && (data || !num_bytes) &&
-	    biased_next(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, pc))
-		return 0;
-	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_BLOCK, NULL, pc);
+	if (!ev || !data_len || !unavailable || (!data && num_bytes))
+		return EINVAL;
+	struct pt_thread *t = pt_thread_peek();
+	struct pt_handle *h = pt_handle_enter_biased(trid, t);
+	if (PT_LIKELY(h != NULL)) {
+		if (PT_LIKELY(h->kind == PT_H_LOG)) {
+			int got = pt_logfile_next(h, ev, data, num_bytes, data_len);
+			pt_handle_leave_biased(t);
+			*unavailable = !got;
+			return 0;
+		}
+		pt_handle_leave_biased(t);
+	}
+	return getnext_other(trid, ev, data, num_bytes, data_len, unavailable, pc);
 }
 
 int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,

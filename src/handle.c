@@ -20,14 +20,13 @@
 #include "thread.h"
 #include "writer.h"
 
-static struct pt_handle handles[TRACE_SYS_MAX];
+struct pt_handle pt_handles[TRACE_SYS_MAX];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
 static _Atomic int handles_ready;
 
 #define TRID_SLOT_BITS 8
-#define TRID_SLOT_MASK 0xffu
-_Static_assert(TRACE_SYS_MAX <= TRID_SLOT_MASK, "a slot fits its bits of trace_id_t");
+#define TRID_SLOT_MASK PT_TRID_SLOT_MASK
 
 static void handle_reset(struct pt_handle *h)
 {
@@ -45,10 +44,10 @@ static void handle_reset(struct pt_handle *h)
 static void handles_init(void)
 {
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {
-		pthread_mutex_init(&handles[i].lock, NULL);
-		pthread_cond_init(&handles[i].idle, NULL);
-		handles[i].gen = 1;
-		handle_reset(&handles[i]);
+		pthread_mutex_init(&pt_handles[i].lock, NULL);
+		pthread_cond_init(&pt_handles[i].idle, NULL);
+		pt_handles[i].gen = 1;
+		handle_reset(&pt_handles[i]);
 	}
 }
 
@@ -58,46 +57,15 @@ static void handles_ensure(void)
 	if (PT_LIKELY(atomic_load_explicit(&handles_ready, memory_order_acquire)))
 		return;
 	pthread_once(&handles_once, handles_init);
-	/* Pairs with the acquire loads of handles_ready above and in
-	 * pt_handle_enter_biased. */
+	/* Pairs with the acquire loads of handles_ready above, in
+	 * pt_handles_keeper_progress and in pt_handles_keepers. */
 	atomic_store_explicit(&handles_ready, 1, memory_order_release);
 }
 
 /* ---- biased handles ----------------------------------------------------
- * The owner marks itself inside (odd rd_seq), then checks the bias; a
- * revoker clears the bias, then issues membarrier(2) and waits for the
- * owner to be seen outside.  The owner's compiler barrier pairs with that
- * membarrier (as enter() in writer.c pairs with pt_barrier_locked). */
-
-struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
-{
-	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
-	/* Pairs with the release store of handles_ready in handles_ensure. */
-	if (!t || idx >= TRACE_SYS_MAX ||
-	    !atomic_load_explicit(&handles_ready, memory_order_acquire))
-		return NULL;
-	struct pt_handle *h = &handles[idx];
-	if (atomic_load_explicit(&h->bias, memory_order_relaxed) != t)
-		return NULL;
-	uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_relaxed);
-	atomic_store_explicit(&t->rd_seq, seq + 1, memory_order_relaxed);
-	/* Odd rd_seq, then bias: the barrier pairs with the membarrier in
-	 * revoke_bias; the load with the release store in pt_handle_bias. */
-	atomic_signal_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&h->bias, memory_order_acquire) == t &&
-	    atomic_load_explicit(&h->bias_trid, memory_order_relaxed) == trid)
-		return h;
-	/* Pairs with the acquire loads of rd_seq in revoke_bias. */
-	atomic_store_explicit(&t->rd_seq, seq + 2, memory_order_release);
-	return NULL;
-}
-
-/* Pairs with the acquire load of rd_seq in revoke_bias. */
-void pt_handle_leave_biased(struct pt_thread *t)
-{
-	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
-	                      memory_order_release);
-}
+ * pt_handle_enter_biased and pt_handle_leave_biased are inline (handle.h);
+ * a revoker clears the bias, then issues membarrier(2) and waits for the
+ * owner to be seen outside. */
 
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid)
 {
@@ -157,7 +125,7 @@ struct pt_handle *pt_handle_get(trace_id_t trid, int kinds)
 	trace_id_t idx = (trid & TRID_SLOT_MASK) - 1;
 	if (idx >= TRACE_SYS_MAX || (trid >> TRID_SLOT_BITS) > UINT32_MAX)
 		return NULL;
-	struct pt_handle *h = &handles[idx];
+	struct pt_handle *h = &pt_handles[idx];
 	pt_handle_relock(h);
 	if (!h->in_use || h->dying || h->gen != (uint32_t)(trid >> TRID_SLOT_BITS) ||
 	    !(h->kind & kinds)) {
@@ -176,7 +144,7 @@ struct pt_handle *pt_handle_alloc(void)
 	pthread_mutex_lock(&handles_lock);
 	struct pt_handle *found = NULL;
 	for (int i = 0; i < TRACE_SYS_MAX && !found; i++) {
-		struct pt_handle *h = &handles[i];
+		struct pt_handle *h = &pt_handles[i];
 		pthread_mutex_lock(&h->lock);
 		if (!h->in_use) {
 			found = h;
@@ -196,7 +164,7 @@ trace_id_t pt_handle_publish(struct pt_handle *h)
 {
 	pthread_mutex_lock(&h->lock);
 	h->dying = 0;
-	trace_id_t trid = ((trace_id_t)h->gen << TRID_SLOT_BITS) | (trace_id_t)(h - handles + 1);
+	trace_id_t trid = ((trace_id_t)h->gen << TRID_SLOT_BITS) | (trace_id_t)(h - pt_handles + 1);
 	pthread_mutex_unlock(&h->lock);
 	return trid;
 }
@@ -216,9 +184,9 @@ void pt_handle_release(struct pt_handle *h)
 void pt_handle_forget_map(const struct pt_map *m)
 {
 	for (int i = 0; i < TRACE_SYS_MAX; i++)
-		if (&handles[i].src.map == m) {
-			handles[i].src.map.base = NULL;
-			handles[i].src.map.fd = -1;
+		if (&pt_handles[i].src.map == m) {
+			pt_handles[i].src.map.base = NULL;
+			pt_handles[i].src.map.fd = -1;
 		}
 }
 
@@ -251,7 +219,7 @@ void pt_handles_after_fork(void)
 {
 	pthread_mutex_init(&handles_lock, NULL);
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {
-		struct pt_handle *h = &handles[i];
+		struct pt_handle *h = &pt_handles[i];
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->idle, NULL);
 		if (h->in_use && h->kind == PT_H_ACTIVE)
@@ -275,7 +243,7 @@ uint64_t pt_handles_keeper_progress(void)
 	if (!atomic_load_explicit(&handles_ready, memory_order_acquire))
 		return 0; /* pairs with the release store in handles_ensure */
 	for (int i = 0; i < TRACE_SYS_MAX; i++) {
-		volatile struct pt_handle *h = &handles[i];
+		volatile struct pt_handle *h = &pt_handles[i];
 		struct pt_ctl *c = h->src.ctl;
 		if (h->in_use && h->kind == PT_H_ACTIVE && h->keeper_pidfd >= 0 && c)
 			sum += atomic_load_explicit(&c->keeper_progress, memory_order_relaxed);
@@ -293,7 +261,7 @@ int pt_handles_keepers(struct pollfd *p, int max, uint64_t *room)
 	if (!atomic_load_explicit(&handles_ready, memory_order_acquire))
 		return 0; /* pairs with the release store in handles_ensure */
 	for (int i = 0; i < TRACE_SYS_MAX && n < max; i++) {
-		volatile struct pt_handle *h = &handles[i];
+		volatile struct pt_handle *h = &pt_handles[i];
 		int sock = h->keeper_sock, pidfd = h->keeper_pidfd;
 		if (!h->in_use || h->kind != PT_H_ACTIVE || sock < 0 || pidfd < 0)
 			continue;

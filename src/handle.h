@@ -12,6 +12,7 @@
 #include "remote.h"
 #include "rdv_serve.h"
 #include "rotate.h"
+#include "thread.h"
 
 struct pollfd;
 
@@ -87,12 +88,49 @@ struct pt_handle *pt_handle_get(trace_id_t trid, int kinds);
 /* Caller holds the lock: the calling thread may enter the handle (a log,
  * or an active stream it alone reads) without it from now on. */
 void pt_handle_bias(struct pt_handle *h, trace_id_t trid);
-/* The handle of trid if it is biased to t, with t marked inside it until
+/* The table of handles (handle.c); a trace_id_t's low byte is its slot + 1. */
+#define PT_TRID_SLOT_MASK 0xffu
+_Static_assert(TRACE_SYS_MAX <= PT_TRID_SLOT_MASK, "a slot fits its bits of trace_id_t");
+extern struct pt_handle pt_handles[TRACE_SYS_MAX];
+
+/*
+ * The handle of trid if it is biased to t, with t marked inside it until
  * pt_handle_leave_biased(t); else NULL.  Inside, t may use what the lock
  * guards: any other thread that takes the lock first waits for it to
- * leave (revoke_bias). */
-struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t);
-void pt_handle_leave_biased(struct pt_thread *t);
+ * leave (revoke_bias, handle.c).  Inline: a biased read is a few loads and
+ * two stores to this thread's own line.  The owner marks itself inside
+ * (odd rd_seq), then checks the bias; the bias is only ever t's after
+ * pt_handle_bias, under the lock of an initialized table, and its release
+ * store orders that.  A bias matched with bias_trid means the identifier
+ * was valid when biased and still is: release and every revoker clear it.
+ */
+static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
+{
+	trace_id_t idx = (trid & PT_TRID_SLOT_MASK) - 1;
+	if (!t || idx >= TRACE_SYS_MAX)
+		return NULL;
+	struct pt_handle *h = &pt_handles[idx];
+	if (atomic_load_explicit(&h->bias, memory_order_relaxed) != t)
+		return NULL;
+	uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_relaxed);
+	atomic_store_explicit(&t->rd_seq, seq + 1, memory_order_relaxed);
+	/* Odd rd_seq, then bias: the barrier pairs with the membarrier in
+	 * revoke_bias; the load with the release store in pt_handle_bias. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (PT_LIKELY(atomic_load_explicit(&h->bias, memory_order_acquire) == t &&
+	              atomic_load_explicit(&h->bias_trid, memory_order_relaxed) == trid))
+		return h;
+	/* Pairs with the acquire loads of rd_seq in revoke_bias. */
+	atomic_store_explicit(&t->rd_seq, seq + 2, memory_order_release);
+	return NULL;
+}
+
+/* Pairs with the acquire load of rd_seq in revoke_bias. */
+static inline void pt_handle_leave_biased(struct pt_thread *t)
+{
+	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
 /* Takes h->lock as pt_handle_get does, revoking another thread's bias:
  * also for a thread that gave the lock up for a while (a reader's wait). */
 void pt_handle_relock(struct pt_handle *h);

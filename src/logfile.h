@@ -19,10 +19,9 @@ struct pt_logfile {
 static inline int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev,
                                   void *data, size_t num_bytes, size_t *data_len)
 {
-	if (!pt_logr_next_posix(h->log->r, ev, &h->ext, data, num_bytes, data_len))
-		return 0;
-	h->has_ext = 1;
-	return 1;
+	int got = pt_logr_next_posix(h->log->r, ev, &h->ext, data, num_bytes, data_len);
+	h->has_ext |= got;
+	return got;
 }
 
 int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out);

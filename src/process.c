@@ -199,7 +199,7 @@ void pt_proc_setup(void)
  * themselves because membarrier is unavailable).  Returns 0 when the
  * barrier covered other processes.  The heavy side of the asymmetric pairs:
  * the compiler barriers in enter(), append_record (writer.c) and
- * pt_handle_enter_biased (handle.c). */
+ * pt_handle_enter_biased (handle.h). */
 /* membarrier(2) failed although writers count on it (they fence with a
  * compiler barrier only): a store still in another CPU's store buffer
  * reaches memory within nanoseconds, and a thread switched out went through

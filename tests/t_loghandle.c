@@ -11,9 +11,13 @@
  */
 #include "harness.h"
 
+#include <posixtrace.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define NEVENTS 20000
 
@@ -185,6 +189,103 @@ START_TEST(close_from_another_thread_while_reading)
 }
 END_TEST
 
+/* Asks posixtrace_event_ext after every event until stopped: 0 with the
+ * writer's thread id, or EINVAL before the first event. */
+struct ext_asker {
+	trace_id_t trid;
+	pid_t writer_tid;
+	_Atomic int stop;
+	int asked, wrong;
+};
+
+static void *ask_ext(void *p)
+{
+	struct ext_asker *a = p;
+	while (!atomic_load(&a->stop)) {
+		struct posixtrace_event_ext ext;
+		int rc = posixtrace_event_ext(a->trid, &ext);
+		a->wrong += !(rc == EINVAL || (rc == 0 && ext.posixtrace_tid == a->writer_tid));
+		a->asked++;
+	}
+	return NULL;
+}
+
+/* The reading thread's posixtrace_event_ext goes without the lock while it
+ * alone uses the handle: it gives the extension of the event just read,
+ * and another thread asking at the same time takes the handle from it
+ * (the reader still gets every event once, in order, each with its
+ * extension); none is given before the first event. */
+START_TEST(event_ext_follows_each_event_also_with_another_thread_asking)
+{
+	int fd = make_log();
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posixtrace_event_ext ext;
+	ck_assert_err(posixtrace_event_ext(trid, &ext), EINVAL);
+	/* make_log's events are the main thread's. */
+	struct ext_asker a = {.trid = trid, .writer_tid = (pid_t)syscall(SYS_gettid)};
+	uint32_t next = 0;
+	pthread_t th;
+	for (;;) {
+		struct posix_trace_event_info ev;
+		uint32_t seq;
+		size_t len;
+		int unavailable;
+		ck_assert_ok(posix_trace_getnext_event(trid, &ev, &seq, sizeof seq, &len, &unavailable));
+		if (unavailable)
+			break;
+		ck_assert_ok(posixtrace_event_ext(trid, &ext));
+		if (ev.posix_event_id < POSIX_TRACE_UNNAMED_USEREVENT || len != sizeof seq)
+			continue;
+		ck_assert_int_eq(ext.posixtrace_tid, a.writer_tid);
+		ck_assert_uint_eq(seq, next);
+		/* Alone for the first half, then with the other thread asking. */
+		if (++next == NEVENTS / 2)
+			ck_assert_int_eq(pthread_create(&th, NULL, ask_ext, &a), 0);
+	}
+	ck_assert_uint_eq(next, NEVENTS);
+	atomic_store(&a.stop, 1);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(a.wrong, 0);
+	ck_assert_int_gt(a.asked, 0);
+	ck_assert_ok(posix_trace_close(trid));
+	fclose(logfile);
+}
+END_TEST
+
+/* The bias proves the identifier: once closed, a log's identifier is
+ * refused by the thread that read it, also when a new log it reads has
+ * taken the same slot. */
+START_TEST(closed_identifier_refused_by_the_thread_that_read_it)
+{
+	int fd = make_log();
+	trace_id_t old, cur;
+	struct posix_trace_event_info ev;
+	uint32_t seq;
+	size_t len;
+	int unavailable;
+	struct posixtrace_event_ext ext;
+	ck_assert_ok(posix_trace_open(fd, &old));
+	for (int i = 0; i < 3; i++)
+		ck_assert_ok(posix_trace_getnext_event(old, &ev, &seq, sizeof seq, &len, &unavailable));
+	ck_assert_ok(posix_trace_close(old));
+	ck_assert_err(posix_trace_getnext_event(old, &ev, &seq, sizeof seq, &len, &unavailable),
+	              EINVAL);
+	ck_assert_err(posixtrace_event_ext(old, &ext), EINVAL);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_ok(posix_trace_open(fd, &cur));
+	ck_assert_uint_eq(cur & 0xff, old & 0xff); /* the same slot, a new generation */
+	for (int i = 0; i < 3; i++)
+		ck_assert_ok(posix_trace_getnext_event(cur, &ev, &seq, sizeof seq, &len, &unavailable));
+	ck_assert_err(posix_trace_getnext_event(old, &ev, &seq, sizeof seq, &len, &unavailable),
+	              EINVAL);
+	ck_assert_err(posixtrace_event_ext(old, &ext), EINVAL);
+	ck_assert_ok(posixtrace_event_ext(cur, &ext));
+	ck_assert_ok(posix_trace_close(cur));
+	fclose(logfile);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loghandle");
@@ -192,5 +293,7 @@ int main(void)
 	tcase_add_test(tc, threads_taking_turns_read_every_event_once_in_order);
 	tcase_add_test(tc, two_threads_at_once_share_the_events);
 	tcase_add_test(tc, close_from_another_thread_while_reading);
+	tcase_add_test(tc, event_ext_follows_each_event_also_with_another_thread_asking);
+	tcase_add_test(tc, closed_identifier_refused_by_the_thread_that_read_it);
 	return pt_run(s);
 }
