@@ -373,7 +373,7 @@ fi
 
 # ---- the issue items, one file each -----------------------------------------------
 for item in pairs stdio damage order stats filters help files pidns hostile rendezvous flight symbols addrspace static \
-            names archive perfetto windows rotate; do
+            names archive perfetto windows rotate cpu; do
 	. "$HERE/$item.sh"
 done
 
