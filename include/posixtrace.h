@@ -50,7 +50,15 @@ struct posixtrace_event_ext {
 	pid_t posixtrace_ns_pid;
 	pid_t posixtrace_ns_tid;
 	uint64_t posixtrace_pidns;
-	uint64_t posixtrace_reserved[2];
+	/* The CPU the thread ran on when it posted the event (the kernel's
+	 * rseq cpu_id, read as the event is recorded), valid when
+	 * posixtrace_cpu_valid is 1: CPU 0 is a CPU.  0 and 0 where the
+	 * writer's thread has no rseq area registered (glibc before 2.35, or
+	 * its glibc.pthread.rseq tunable set to 0), for system events and
+	 * for events of logs written before version 4.  Since 0.3. */
+	uint32_t posixtrace_cpu;
+	uint32_t posixtrace_cpu_valid;
+	uint64_t posixtrace_reserved[1];
 };
 
 /* The extension fields of the event that the most recent successful

@@ -216,7 +216,7 @@ static uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg)
 uint32_t pt_images_take(unsigned char *rec, uint32_t len, uint32_t max_data,
                         const struct pt_owner *start, pt_image_taken_fn *fn, void *arg)
 {
-	struct pt_rec_ctx ctx = {.owner = *start};
+	struct pt_rec_ctx ctx = {.owner = *start, .cpu = PT_CPU_NONE};
 	struct pt_rec r;
 	uint32_t off = 0, out = 0;
 	while (off < len && pt_rec_at(rec, off, len, max_data, &r) != PT_RK_BAD) {

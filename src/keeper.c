@@ -196,6 +196,10 @@ static void log_became_full(struct keeper *k)
 	                                        memory_order_acq_rel, memory_order_relaxed);
 }
 
+_Static_assert(PT_ID_CPU == PT_LOG_STAGE_CPU && PT_CPU_NONE == PT_LOG_CPU_NONE &&
+                   PT_CPU_LIMIT == PT_LOG_CPU_LIMIT && PT_CPU_REC_SIZE == PT_LOG_CPU_REC,
+               "a stream's CPU records go into the log as they are");
+
 /* The owner of a stream record and the context of a log record are the
  * same 32 bytes. */
 _Static_assert(sizeof(struct pt_owner) == sizeof(struct pt_log_ctx) &&
@@ -383,6 +387,7 @@ static void log_stage(struct keeper *k, const struct pt_stage *st)
 	    .how = st->how,
 	    .events = st->events,
 	    .start_pc = st->start.pc,
+	    .start_cpu = st->start.cpu,
 	    .first_ns = calibrated_ns(k, st->first_raw),
 	    .last_ns = calibrated_ns(k, st->last_raw),
 	};

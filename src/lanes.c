@@ -154,7 +154,7 @@ static void continue_chunk(struct pt_wlane *w, const struct pt_map *m, struct pt
 		return;
 	if (reclaimed) {
 		/* The dead owner stored no event_bytes: counted again. */
-		struct pt_rec_ctx ctx = {0};
+		struct pt_rec_ctx ctx = {.cpu = PT_CPU_NONE};
 		struct pt_rec_walk walk;
 		pt_rec_walk((const unsigned char *)ch, PT_CHUNK_HDR, off, off, m->max_data, &ctx, &walk);
 		if (walk.off != off)
@@ -273,7 +273,7 @@ static uint32_t unread_events(const struct pt_map *m, const unsigned char *chunk
                               uint64_t *first_ts)
 {
 	uint32_t total_untrusted = (uint32_t)(commit_untrusted >> 32);
-	struct pt_rec_ctx ctx = {0};
+	struct pt_rec_ctx ctx = {.cpu = PT_CPU_NONE};
 	struct pt_rec_walk walk;
 	struct pt_rec r;
 	*first_ts = UINT64_MAX;

@@ -20,7 +20,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 5u
+#define PT_LAYOUT_VERSION 6u /* 6: CPU records */
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -45,12 +45,23 @@ _Static_assert(PT_NAME_SIZE == 64, "name entries are one cache line");
  *          record of the chunk, as in a loop that posts from one place.
  * The delta is in raw clock units (clock.h) from the lane's current
  * base: the chunk's base, or the last OWNER or TIME record before it.
- * Ids 9 to 31 are never events; three of them are meta records (always with
+ * Ids 9 to 31 are never events; four of them are meta records (always with
  * both words) that the reader consumes and never reports; after one, the
- * next event carries its address again. */
+ * next event carries its address again (after CPU, the address is kept
+ * for the reader, but the writer gives it anyway). */
 #define PT_ID_TIME 9u  /* data: u64, the new base */
 #define PT_ID_OWNER 10u /* data: struct pt_owner_rec; a new owner took the lane over */
 #define PT_ID_IMAGE 11u /* data: struct pt_image_rec and its path; see images.c */
+/* data: u32 cpu, u32 0: the CPU of the events that follow, up to the next
+ * CPU or OWNER record (PT_CPU_NONE: unknown).  A chunk's records start
+ * with the CPU unknown. */
+#define PT_ID_CPU 12u
+#define PT_CPU_NONE 0xffffffffu
+/* CPU numbers a reader takes from a record: below this (Linux's NR_CPUS
+ * is at most 8192); any other value reads as unknown. */
+#define PT_CPU_LIMIT 65536u
+#define PT_CPU_REC_SIZE 24u
+static inline int pt_cpu_known(uint32_t cpu) { return cpu < PT_CPU_LIMIT; }
 
 _Static_assert(PT_NEVENT_IDS - 1 <= PT_REC_ID_MASK, "ids fit");
 _Static_assert(PT_MAX_DATA_LIMIT <= PT_REC_LEN_MASK, "lengths fit");

@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#endif
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -179,9 +183,30 @@ static void register_membarrier(void)
 
 /* The process's own state, before any stream: who it is, the objects it
  * falls back on, the barrier writers count on, the word a fork wipes. */
+/* -1 in every thread: the CPU number read where rseq is not registered. */
+static __thread int32_t pt_no_cpu __attribute__((tls_model("initial-exec"))) = -1;
+
+/* Where each thread's CPU number is, from its thread pointer: glibc
+ * (2.35 and later) registers an rseq area for every thread at a fixed
+ * offset (__rseq_offset), whose cpu_id the kernel keeps; __rseq_size 0:
+ * none registered (the glibc.pthread.rseq tunable), and events carry no
+ * CPU.  A static TLS variable's offset is the same in every thread too. */
+static void find_cpu_word(void)
+{
+	char *tp = __builtin_thread_pointer();
+#ifdef RSEQ_SIG
+	if (__rseq_size >= offsetof(struct rseq, cpu_id) + sizeof(uint32_t)) {
+		pt_proc.cpu_off = (intptr_t)__rseq_offset + (intptr_t)offsetof(struct rseq, cpu_id);
+		return;
+	}
+#endif
+	pt_proc.cpu_off = (intptr_t)((char *)&pt_no_cpu - tp);
+}
+
 void pt_proc_setup(void)
 {
 	pt_proc_identify();
+	find_cpu_word();
 	pt_proc.pcb_fallback.magic = PT_PCB_MAGIC;
 	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
 	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;

@@ -63,6 +63,10 @@ struct pt_process {
 	 * Outside one it holds pt_fork_word_value(): the recording path's one
 	 * test (== PT_FORK_WORD_FAST) also says writers need no fence. */
 	volatile uint64_t *fork_word;
+	/* Where, from the thread pointer, each thread's CPU number is (an
+	 * int32): the cpu_id of its rseq area, or a -1 of its own where glibc
+	 * registers none (pt_cpu_now, thread.h). */
+	intptr_t cpu_off;
 	int pcb_fd;
 	struct pt_registry *reg;       /* names (reg_fallback until it exists) */
 	int reg_fd;

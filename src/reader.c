@@ -237,6 +237,7 @@ static void enter_chunk(struct pt_reader *rd, struct pt_cursor *cur, uint32_t c,
 	cur->ctx.base = id->base;
 	cur->ctx.owner = id->owner;
 	cur->ctx.pc = 0;
+	cur->ctx.cpu = PT_CPU_NONE;
 	cur->chunk = c;
 	cur->off = cur->end = PT_CHUNK_HDR;
 	cur->end_known = 0;
@@ -309,7 +310,7 @@ static int resync(struct pt_reader *rd, const struct pt_map *m, struct pt_cursor
 	/* Entered, or the cursor's own chunk: checked. */
 	uint32_t c = c_untrusted;
 	uint64_t hd = hd_untrusted;
-	struct pt_rec_ctx ctx = {id.base, 0, id.owner};
+	struct pt_rec_ctx ctx = {id.base, 0, id.owner, PT_CPU_NONE};
 	struct pt_rec_walk walk;
 	const unsigned char *chunk = (const unsigned char *)pt_chunk_at(m, c);
 	pt_rec_walk(chunk, PT_CHUNK_HDR, off, off, m->max_data, &ctx, &walk);
@@ -674,6 +675,7 @@ static void fill_system(struct pt_source *h, struct pt_rawev *e, trace_event_id_
                         uint64_t raw, const struct pt_caller *who)
 {
 	memset(e, 0, sizeof *e);
+	e->cpu = PT_CPU_NONE;
 	e->id = id;
 	e->who.pid = who->pid;
 	e->who.tid = who->tid;
@@ -750,6 +752,7 @@ static void consume(struct pt_source *h, struct pt_cursor *cur, struct pt_rawev 
 	                                            : POSIX_TRACE_NOT_TRUNCATED;
 	e->pc = cur->ctx.pc;
 	e->who = cur->ctx.owner;
+	e->cpu = cur->ctx.cpu;
 	/* The value only (the writer's claim, like the ids it wrote); the
 	 * cursor's lane is readable (lanes_readable). */
 	e->ns = atomic_load_explicit(&pt_lane_at(&h->map, (uint32_t)(cur - h->rd.cur))->owner_ns,
@@ -921,6 +924,7 @@ int pt_read_raw(struct pt_source *h, struct pt_rawev *e, void *data, size_t num_
 	struct pt_stream_hdr *hdr = pt_hdr(&h->map);
 	int gathered = 0;
 	e->ns = 0;
+	e->cpu = PT_CPU_NONE;
 	if (atomic_load_explicit(&hdr->state, memory_order_relaxed) != PT_ST_RUNNING)
 		live = 0;
 	/* Each turn either returns or lost a race with a writer taking a
@@ -1028,6 +1032,10 @@ int pt_read_next(struct pt_source *h, struct posix_trace_event_info *ev,
 	pt_ns_to_timespec(&h->map, e.real_ns, &ev->posix_timestamp);
 	ext->posixtrace_tid = e.who.tid;
 	memcpy(ext->posixtrace_comm, e.who.comm, PT_COMM_SIZE);
+	if (pt_cpu_known(e.cpu)) {
+		ext->posixtrace_cpu = e.cpu;
+		ext->posixtrace_cpu_valid = 1;
+	}
 	return 1;
 }
 

@@ -99,6 +99,7 @@ struct pt_rawev {
 	uint64_t pc;
 	struct pt_owner who;     /* system events: comm empty, tid/thread maybe 0 */
 	uint64_t ns;             /* the writer's pid namespace, 0 unknown: who's ids are there */
+	uint32_t cpu;            /* the CPU it was posted on; PT_CPU_NONE: unknown */
 	/* POSIX_TRACE_OVERFLOW read with the lanes left alone: RESUME is due
 	 * before the next event, whose time the caller does not know. */
 	int resume_due;

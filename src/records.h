@@ -11,7 +11,7 @@
  *  - its size (8 or 16 bytes of header, then the data padded to 8) must fit
  *    in the bytes known to be there;
  *  - an event has a user id and at most max-data-size bytes of data;
- *  - a meta record (TIME, OWNER, IMAGE) has both header words and its
+ *  - a meta record (TIME, OWNER, IMAGE, CPU) has both header words and its
  *    data's size (IMAGE: within its bounds); its data is copied once before it is applied;
  *  - anything else is damage.
  *
@@ -54,7 +54,7 @@ __attribute__((no_sanitize("thread"))) static inline void pt_racy_copy(void *dst
 static inline void pt_racy_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 #endif
 
-enum pt_rec_kind { PT_RK_BAD = 0, PT_RK_EVENT, PT_RK_TIME, PT_RK_OWNER, PT_RK_IMAGE };
+enum pt_rec_kind { PT_RK_BAD = 0, PT_RK_EVENT, PT_RK_TIME, PT_RK_OWNER, PT_RK_IMAGE, PT_RK_CPU };
 
 struct pt_rec {
 	uint64_t w0;
@@ -90,6 +90,8 @@ static inline uint32_t pt_rec_decode(uint64_t w0, uint32_t avail, uint32_t max_d
 		else if (r->id == PT_ID_IMAGE && r->len >= sizeof(struct pt_image_rec) &&
 		         r->len <= sizeof(struct pt_image_rec) + PT_IMAGE_PATH_MAX)
 			r->kind = PT_RK_IMAGE;
+		else if (r->id == PT_ID_CPU && r->len == sizeof(uint64_t))
+			r->kind = PT_RK_CPU;
 	}
 	return r->kind;
 }
@@ -106,12 +108,22 @@ static inline uint32_t pt_rec_at(const unsigned char *buf, uint32_t off, uint32_
 }
 
 /* What a lane's records say about the ones after them: the clock base,
- * who writes, the address the next same-address event repeats. */
+ * who writes, the address the next same-address event repeats, the CPU
+ * (PT_CPU_NONE: unknown; set it so where a chunk starts). */
 struct pt_rec_ctx {
 	uint64_t base;
 	uint64_t pc;
 	struct pt_owner owner;
+	uint32_t cpu;
 };
+
+/* A CPU record's number, checked: a value out of bounds is unknown. */
+static inline uint32_t pt_rec_cpu(const unsigned char *p)
+{
+	uint32_t cpu;
+	pt_racy_copy(&cpu, p + PT_REC_HDR, sizeof cpu);
+	return pt_cpu_known(cpu) ? cpu : PT_CPU_NONE;
+}
 
 /* Applies the decoded record `r` found at `p` (a meta record changes the
  * base and the owner; an event with its address sets the address the next
@@ -124,6 +136,12 @@ static inline void pt_rec_apply(struct pt_rec_ctx *c, const struct pt_rec *r,
 			pt_racy_copy(&c->pc, p + 8, sizeof c->pc);
 		return;
 	}
+	if (r->kind == PT_RK_CPU) {
+		/* The address stays: the keeper puts one after a section's
+		 * OWNER, before events that repeat the section's address. */
+		c->cpu = pt_rec_cpu(p);
+		return;
+	}
 	c->pc = 0; /* after a meta record the next event carries its address */
 	if (r->kind == PT_RK_OWNER) {
 		struct pt_owner_rec o;
@@ -131,6 +149,7 @@ static inline void pt_rec_apply(struct pt_rec_ctx *c, const struct pt_rec *r,
 		c->base = o.base;
 		c->owner = o.owner;
 		c->owner.comm[PT_COMM_SIZE - 1] = '\0';
+		c->cpu = PT_CPU_NONE; /* a new writer: its CPU is not known yet */
 	} else if (r->kind == PT_RK_TIME) {
 		pt_racy_copy(&c->base, p + PT_REC_HDR, sizeof c->base);
 	}

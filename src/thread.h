@@ -29,7 +29,11 @@ struct pt_wlane {              /* a thread's writing position in one stream */
 	uint32_t meta_bytes;   /* bytes of OWNER and TIME records in the chunk */
 	uint32_t in_gap;       /* events lost since the last one recorded: the run is marked */
 	uint64_t last_pc;      /* address of the chunk's last event record; 0: none */
+	/* The CPU the chunk's records last said (a CPU record), as
+	 * pt_cpu_now() read it; PT_CPU_NONE where a chunk starts. */
+	uint32_t cpu;
 };
+_Static_assert(sizeof(struct pt_wlane) == 64, "a lane is one line");
 
 static inline uint32_t pt_wlane_end(const struct pt_wlane *w) { return (uint32_t)w->commit; }
 /* Bytes of event records in the thread's chunk (the "held" accounting). */
@@ -46,6 +50,7 @@ static inline void pt_wlane_claimed(struct pt_wlane *w, uint32_t lane)
 {
 	memset(w, 0, sizeof *w);
 	w->lane = lane;
+	w->cpu = PT_CPU_NONE;
 }
 
 /* Tied to a slot's stream (its pt_attached.gen), or to none (0). */
@@ -62,6 +67,7 @@ static inline void pt_wlane_continue(struct pt_wlane *w, unsigned char *chunk, u
 	w->last_pc = 0;
 	w->in_gap = 0;
 	w->limit = 0;
+	w->cpu = PT_CPU_NONE;
 }
 
 /* A chunk of the thread's own, started at raw time now. */
@@ -81,6 +87,9 @@ static inline void pt_wlane_put_meta(struct pt_wlane *w, uint32_t size)
 	w->meta_bytes += size;
 	w->last_pc = 0;
 }
+
+/* The chunk's records say the CPU is cpu from here on. */
+static inline void pt_wlane_on_cpu(struct pt_wlane *w, uint32_t cpu) { w->cpu = cpu; }
 
 /* The OWNER record is in: events may fill the chunk. */
 static inline void pt_wlane_owned(struct pt_wlane *w, uint32_t chunk_size) { w->limit = chunk_size; }
@@ -145,6 +154,22 @@ struct pt_thread {
 	struct pt_frame nest_at[PT_NEST_MAX];
 	struct pt_wlane nest[PT_NEST_MAX][PT_MAX_STREAMS];
 };
+
+/* The CPU the calling thread runs on, as the kernel last wrote it into
+ * the thread's rseq area on its way back to user space (a load, no
+ * call); PT_CPU_NONE-like values (-1, -2 as a u32) where the thread has
+ * no rseq area registered.  A migration between this load and the record
+ * is not seen: the CPU is the one the thread ran on just before. */
+static inline __attribute__((always_inline)) uint32_t pt_cpu_now(void)
+{
+	int32_t cpu;
+#if defined(__x86_64__)
+	__asm__ volatile("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(pt_proc.cpu_off));
+#else
+	cpu = *(volatile const int32_t *)((char *)__builtin_thread_pointer() + pt_proc.cpu_off);
+#endif
+	return (uint32_t)cpu;
+}
 
 /* The calling thread's, NULL if it never registered. */
 extern __thread struct pt_thread *pt_self __attribute__((tls_model("initial-exec")));

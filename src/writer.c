@@ -441,12 +441,36 @@ void pt_images_recheck(void)
 	}
 }
 
+/* Whether the chunk's records must say the thread's CPU anew: it
+ * changed, and it or the one they said is known (a thread without rseq
+ * writes none). */
+static int cpu_to_say(const struct pt_wlane *w, uint32_t cpu)
+{
+	return cpu != w->cpu && ((int32_t)cpu >= 0 || (int32_t)w->cpu >= 0);
+}
+
+/* A CPU record before the event (keep bytes), if it has room; otherwise
+ * the next event tries again, in a new chunk. */
+static void say_cpu(struct pt_wlane *w, uint32_t cpu, uint32_t keep, uint32_t chunk_size)
+{
+	if (!cpu_to_say(w, cpu)) {
+		pt_wlane_on_cpu(w, cpu);
+		return;
+	}
+	if (pt_wlane_end(w) + PT_CPU_REC_SIZE + keep > chunk_size)
+		return;
+	uint32_t said[2] = {(int32_t)cpu >= 0 ? cpu : PT_CPU_NONE, 0};
+	put_meta(w, PT_ID_CPU, said, sizeof said);
+	pt_wlane_on_cpu(w, cpu);
+}
+
 /* The record does not go straight in: the thread has no lane yet, its
- * chunk is full, the delta would not fit, or it continues the chunk of a
- * lane's previous owner.  0: the event is lost. */
+ * chunk is full, the delta would not fit, it continues the chunk of a
+ * lane's previous owner, or it runs on another CPU than the chunk's
+ * records last said.  0: the event is lost. */
 __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt_attached *a,
                                                    const struct pt_map *m, uint64_t now,
-                                                   uint32_t size, uintptr_t pc)
+                                                   uint32_t size, uintptr_t pc, uint32_t cpu)
 {
 	struct pt_thread *t = pt_self;
 	if (w->gen != a->gen) {
@@ -463,11 +487,14 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		meta = (uint32_t)pt_record_size(sizeof(struct pt_owner_rec));
 	else if (w->chunk && (now - w->base) > PT_REC_DELTA_MAX)
 		meta = (uint32_t)pt_record_size(sizeof(uint64_t));
+	if (cpu_to_say(w, cpu))
+		meta += PT_CPU_REC_SIZE;
 	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size) {
 		if (!next_chunk(t, w, m, now, pc))
 			return 0;
 		if (describes_images(t, w, m))
-			describe_images(w, a, m, now, size, 1);
+			describe_images(w, a, m, now, size + PT_CPU_REC_SIZE, 1);
+		say_cpu(w, cpu, size, m->chunk_size);
 		return 1;
 	}
 	if (owner) {
@@ -478,12 +505,15 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		memcpy(o.owner.comm, t->comm, PT_COMM_SIZE);
 		put_meta(w, PT_ID_OWNER, &o, sizeof o);
 		pt_wlane_owned(w, m->chunk_size);
+		pt_wlane_rebase(w, now);
 		if (describes_images(t, w, m))
-			describe_images(w, a, m, now, size, 0);
-	} else if (meta) {
+			describe_images(w, a, m, now, size + PT_CPU_REC_SIZE, 0);
+	} else if ((now - w->base) > PT_REC_DELTA_MAX) {
 		put_meta(w, PT_ID_TIME, &now, sizeof now);
+		pt_wlane_rebase(w, now);
 	}
-	pt_wlane_rebase(w, now);
+	/* A CPU record leaves the base as it is. */
+	say_cpu(w, cpu, size, m->chunk_size);
 	return 1;
 }
 
@@ -547,9 +577,10 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 		len = data ? a->max_data : 0;
 	}
 	uint32_t size = (uint32_t)pt_record_size(len); /* room for both words */
+	uint32_t cpu = pt_cpu_now();
 	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
-	                now - w->base > PT_REC_DELTA_MAX) &&
-	    !prepare(w, a, m, now, size, pc))
+	                now - w->base > PT_REC_DELTA_MAX || cpu != w->cpu) &&
+	    !prepare(w, a, m, now, size, pc, cpu))
 		return now;
 	unsigned char *p = w->chunk + pt_wlane_end(w);
 	/* The same call site as the last event: no second word.  Without a

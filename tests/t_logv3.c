@@ -1437,10 +1437,10 @@ START_TEST(version2_log_reads)
 }
 END_TEST
 
-/* Versions other than 2 and 3 are refused. */
+/* Versions other than 2, 3 and 4 are refused. */
 START_TEST(other_versions_refused)
 {
-	const uint32_t versions[] = {0, 1, 4, 0x03000000};
+	const uint32_t versions[] = {0, 1, 5, 0x03000000};
 	for (int i = 0; i < 4; i++) {
 		int fd = new_file();
 		struct v3 g;
@@ -1451,6 +1451,69 @@ START_TEST(other_versions_refused)
 		ck_assert_int_eq(posix_trace_open(fd, &trid), EINVAL);
 		close(fd);
 	}
+}
+END_TEST
+
+/* A CPU record (version 4) in a STAGES section: the events after it carry
+ * that CPU (0 is one), up to the next CPU record or OWNER (unknown after
+ * it); a value out of bounds (from the traced process) reads as unknown;
+ * events before any CPU record have none; the address is kept across a
+ * CPU record. */
+START_TEST(v4_cpu_records_give_the_events_their_cpu)
+{
+	int fd = new_file();
+	struct v3 g;
+	uint32_t cpu0[2] = {0, 0}, cpu3[2] = {3, 0}, huge[2] = {1u << 30, 0};
+	v3_begin(&g, fd, 4, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x100);
+	v3_ev(&g, 40, 1, 0x100, NULL, 0);
+	v3_rec(&g, v3_w0(PT_LOG_STAGE_CPU, 8, 0), 0, cpu0, 8);
+	v3_ev(&g, 41, 2, 0x100, NULL, 0);
+	v3_rec(&g, v3_w0(PT_LOG_STAGE_CPU, 8, 0), 0, cpu3, 8);
+	v3_ev(&g, 42, 3, 0x100, NULL, 0);
+	v3_ev(&g, 43, 4, 0, NULL, 0);
+	v3_rec(&g, v3_w0(PT_LOG_STAGE_CPU, 8, 0), 0, huge, 8);
+	v3_ev(&g, 44, 5, 0, NULL, 0); /* the address before the CPU record */
+	v3_rec(&g, v3_w0(PT_LOG_STAGE_CPU, 8, 0), 0, cpu3, 8);
+	v3_owner(&g, 0, &ctx_a);
+	v3_ev(&g, 45, 6, 0x100, NULL, 0);
+	v3_seal(&g);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	const int valid[] = {0, 1, 1, 1, 0, 0}, cpu[] = {0, 0, 3, 3, 0, 0};
+	ck_assert_uint_eq(r.n, 6);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_uint_eq(r.ev[i].info.posix_event_id, 40 + (unsigned)i);
+		ck_assert_uint_eq(r.ev[i].ext.posixtrace_cpu_valid, valid[i]);
+		ck_assert_uint_eq(r.ev[i].ext.posixtrace_cpu, cpu[i]);
+		ck_assert_uint_eq((uintptr_t)r.ev[i].info.posix_prog_address, 0x100);
+	}
+	ck_assert_uint_eq(r.log.posixtrace_version, 4);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 0);
+	close(fd);
+}
+END_TEST
+
+/* Version 3 has no CPU record: one in a section is damage (the block). */
+START_TEST(v3_cpu_record_is_damage)
+{
+	int fd = new_file();
+	struct v3 g;
+	uint32_t cpu1[2] = {1, 0};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	v3_stages_mono(&g, 1, T0);
+	v3_lane(&g, 0, 0, &ctx_a, 0x100);
+	v3_ev(&g, 40, 1, 0x100, NULL, 0);
+	v3_rec(&g, v3_w0(PT_LOG_STAGE_CPU, 8, 0), 0, cpu1, 8);
+	v3_ev(&g, 41, 2, 0x100, NULL, 0);
+	v3_seal(&g);
+	v3_end(&g);
+	struct v3_read r = v3_read(fd);
+	ck_assert_uint_eq(r.n, 1);
+	expect_error(&r.ev[0], 0);
+	ck_assert_uint_eq(r.log.posixtrace_damaged_blocks, 1);
+	close(fd);
 }
 END_TEST
 
@@ -1854,6 +1917,8 @@ int main(void)
 	tc = pt_tcase_fixture(s, "layouts", setup, teardown);
 	tcase_add_test(tc, version2_log_reads);
 	tcase_add_test(tc, other_versions_refused);
+	tcase_add_test(tc, v4_cpu_records_give_the_events_their_cpu);
+	tcase_add_test(tc, v3_cpu_record_is_damage);
 	tcase_add_test(tc, ring_of_stages_blocks);
 	tcase_add_test(tc, cut_short_inside_a_drain);
 	tcase_add_test(tc, pipe_reads_the_same);

@@ -201,6 +201,8 @@ static char *put_args_head(char *p, const struct trace_event *ev, bool paired,
 	*p++ = '"';
 	if (raised)
 		p = put_u64(put_str(p, ",\"time_raised_ns\":"), raised);
+	if (ev->cpu >= 0)
+		p = put_int(put_str(p, ",\"cpu\":"), ev->cpu);
 	return p;
 }
 
@@ -468,6 +470,7 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	w.first_ns = overview.first_ns;
 	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_track() asks for them */
+	log->with_cpu = true;                /* args.cpu */
 	progress_init(&pr, "converting", overview.count);
 	int rc = write_chrome(&w, log, &pr);
 	progress_end(&pr);

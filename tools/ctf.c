@@ -85,8 +85,9 @@ struct ctf_writer {
 #define NEEDS_COUNT 1
 
 /* The fields of an event before its data: id, timestamp (the header),
- * pid, tid, prog_address, truncation, data_len; time_raised at the end. */
-#define EVENT_FIXED_SIZE (2 + 8 + 4 + 8 + 8 + 1 + 4)
+ * cpu_id (the context), pid, tid, prog_address, truncation, data_len;
+ * time_raised at the end. */
+#define EVENT_FIXED_SIZE (2 + 8 + 4 + 4 + 8 + 8 + 1 + 4)
 #define EVENT_TAIL_SIZE 8
 
 /* Room for n more bytes in the stream's packet.  A packet is written once
@@ -319,6 +320,7 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	unsigned char *p = payload_room(s, size);
 	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
 	PUT_VALUE(p, uint64_t, ts);
+	PUT_VALUE(p, int32_t, ev->cpu);
 	PUT_VALUE(p, int32_t, ev->info.posix_pid);
 	PUT_VALUE(p, uint64_t, (unsigned long)ev->info.posix_thread_id);
 	PUT_VALUE(p, uint64_t, (uintptr_t)ev->info.posix_prog_address);
@@ -405,6 +407,9 @@ static void write_metadata_head(FILE *out, struct trace_log *log)
 	      "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	      "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
 	      "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_t timestamp;\n\t};\n"
+	      /* A stream is a thread's: the CPU changes from event to event
+	       * (-1: unknown). */
+	      "\tevent.context := struct {\n\t\tint32_t cpu_id;\n\t};\n"
 	      "};\n\n",
 	      out);
 }
@@ -551,6 +556,7 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct si
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
 	log->without_thread_names = true; /* CTF's tid is the pthread_t */
+	log->with_cpu = true;                /* the event context's cpu_id */
 	if (progress_wanted())
 		count_events(log, &w); /* the line shows the total */
 	progress_init(&pr, "converting", w.events);

@@ -13,7 +13,7 @@
 
 struct dump_options {
 	const char *log;
-	bool json, date, utc;
+	bool json, date, utc, cpu;
 	struct event_window window;
 	struct site_options sites;
 };
@@ -30,6 +30,9 @@ static void dump_help(FILE *out)
 	        WINDOW_HELP
 	        "  --clock-date         absolute times as local date and time of day\n"
 	        "  --clock-gmt          the same in UTC\n"
+	        "  --cpu                text: the CPU each event was posted on, in [ ]\n"
+	        "                       after the thread ([  -]: unknown); json has \"cpu\"\n"
+	        "                       whenever it is known\n"
 	        SITE_HELP
 	        "  -h, --help           this help\n"
 	        "Each event's call site ends its line: function+offset and file:line,\n"
@@ -40,7 +43,7 @@ static void dump_help(FILE *out)
 	        PROG);
 }
 
-enum { OPT_CLOCK_DATE = 256, OPT_CLOCK_GMT };
+enum { OPT_CLOCK_DATE = 256, OPT_CLOCK_GMT, OPT_CPU };
 
 static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 {
@@ -48,6 +51,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{"format", required_argument, 0, 'f'},
 		{"clock-date", no_argument, 0, OPT_CLOCK_DATE},
 		{"clock-gmt", no_argument, 0, OPT_CLOCK_GMT},
+		{"cpu", no_argument, 0, OPT_CPU},
 		WINDOW_LONGOPTS,
 		SITE_LONGOPTS,
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
@@ -62,6 +66,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
+		case OPT_CPU: o->cpu = true; break;
 		case 'h': dump_help(stdout); return 0;
 		case ':': return usage_error("dump", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -106,7 +111,8 @@ static int dump(struct dump_options *o)
 	struct trace_log *log = trace_log_open(o->log);
 	if (!log)
 		return EXIT_FAIL;
-	struct event_printer printer = {.json = o->json, .date = o->date, .utc = o->utc};
+	struct event_printer printer = {
+	    .json = o->json, .date = o->date, .utc = o->utc, .cpu_column = o->cpu};
 	/* relative times count from the log's first event, before any window */
 	printer.first_ns = log_time_base(log);
 	printer.have_first = true;

@@ -195,6 +195,27 @@ static char *put_thread_columns(struct event_printer *pr, char *p, const struct 
 	return p + c->len;
 }
 
+/* "[%3d] " of the CPU, as perf script shows it ("[  -] " unknown). */
+static char *put_cpu_column(char *p, const struct trace_event *ev)
+{
+	char num[16], *end = num;
+	if (ev->cpu >= 0)
+		end = put_int(num, ev->cpu);
+	else
+		*end++ = '-';
+	size_t k = (size_t)(end - num);
+	*p++ = '[';
+	if (k < 3) {
+		memset(p, ' ', 3 - k);
+		p += 3 - k;
+	}
+	memcpy(p, num, k);
+	p += k;
+	*p++ = ']';
+	*p++ = ' ';
+	return p;
+}
+
 /* "%-24s " of the escaped name.  A log's events mostly come in runs of a
  * type: the column is formatted once a run.  The run is known by the id
  * and the name's address: name_cache_get() gives an id the same name at
@@ -229,6 +250,8 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
 	p = put_thread_columns(pr, p, ev);
+	if (pr->cpu_column)
+		p = put_cpu_column(p, ev);
 	p = put_name_column(pr, p, ev);
 	if (ev->len <= INLINE_DATA_MAX) { /* system events' data always is */
 		p = put_data(p, ev, text);
@@ -284,6 +307,8 @@ static char *put_json_head(struct event_printer *pr, char *p,
 		p = put_json_chars(p, (const unsigned char *)ev->comm, strlen(ev->comm));
 		p = put_str(p, "\",");
 	}
+	if (ev->cpu >= 0)
+		p = put_str(put_int(put_str(p, "\"cpu\":"), (int)ev->cpu), ",");
 	p = put_hex_u64(put_str(p, "\"prog_address\":\""),
 	                (unsigned long)(uintptr_t)ev->info.posix_prog_address);
 	if (pr->site) {

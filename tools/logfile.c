@@ -68,8 +68,11 @@ void read_event_ext(trace_id_t trid, struct trace_event *ev)
 	struct posixtrace_event_ext ext;
 	ev->tid = 0;
 	ev->comm[0] = '\0';
+	ev->cpu = -1;
 	if (posixtrace_event_ext(trid, &ext) == 0) {
 		ev->tid = ext.posixtrace_tid;
+		if (ext.posixtrace_cpu_valid && ext.posixtrace_cpu <= INT32_MAX)
+			ev->cpu = (int32_t)ext.posixtrace_cpu;
 		memcpy(ev->comm, ext.posixtrace_comm, sizeof ev->comm);
 		ev->comm[sizeof ev->comm - 1] = '\0';
 	}
@@ -347,6 +350,7 @@ static void read_thread(struct trace_log *log, struct trace_event *ev, bool name
 	} else {
 		ev->tid = 0;
 		ev->comm[0] = '\0';
+		ev->cpu = -1;
 	}
 }
 
@@ -378,7 +382,8 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 		int rc = read_event(log, ev);
 		if (rc <= 0)
 			return rc;
-		read_thread(log, ev, !log->without_thread_names || filter_needs_tid(log));
+		read_thread(log, ev,
+		            !log->without_thread_names || log->with_cpu || filter_needs_tid(log));
 		if (is_damage_marker(ev)) {
 			log->damage_reports++;
 			log->events_after_damage = 0;

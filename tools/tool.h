@@ -217,6 +217,9 @@ struct trace_event {
 	 * unknown) and the thread's name ("" when unknown): read_event_ext(). */
 	pid_t tid;
 	char comm[16]; /* POSIXTRACE_COMM_MAX */
+	/* The CPU it was posted on (posixtrace_cpu), -1 when unknown or not
+	 * read (a converter without thread names and without with_cpu). */
+	int32_t cpu;
 };
 void read_event_ext(trace_id_t trid, struct trace_event *ev);
 /* The library gives a time of 0 to an event it cannot date (the marker of
@@ -255,6 +258,7 @@ struct trace_log {
 	/* Set by a caller that uses neither tid nor comm of an event: they
 	 * are then 0 and "", but for events with no pid and no pthread_t. */
 	bool without_thread_names;
+	bool with_cpu; /* read each event's CPU even without thread names */
 	uint64_t events_read;
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */
@@ -363,6 +367,7 @@ struct event_printer {
 	bool have_first;
 	uint64_t first_ns;
 	bool date, utc; /* absolute times as a date (--clock-date, --clock-gmt) */
+	bool cpu_column; /* text: the CPU after the thread (--cpu) */
 	struct time_cache rel_seconds, abs_seconds;
 	struct thread_columns last_thread;
 	struct name_column last_name;

@@ -412,13 +412,24 @@ static void open_stages_block(struct pt_logw *w)
 		w->blk_end = w->pos;
 }
 
+/* What an OWNER record at the stage's start takes, with the CPU record
+ * that says the CPU it resets (when known). */
+static uint32_t owner_bytes(const struct pt_logw_stage *s)
+{
+	return PT_LOG_OWNER_REC + (s->start_cpu < PT_LOG_CPU_LIMIT ? PT_LOG_CPU_REC : 0);
+}
+
 /* Appends the stage to the open section, after an OWNER record that gives
- * its base and writer when `owner_first`. */
+ * its base and writer, and a CPU record, when `owner_first`. */
 static void section_append(struct pt_logw *w, const struct pt_logw_stage *s, int owner_first)
 {
 	unsigned char *start = w->pos;
 	if (owner_first)
 		put_meta(w, PT_LOG_STAGE_OWNER, 0, &s->start, sizeof s->start);
+	if (owner_first && s->start_cpu < PT_LOG_CPU_LIMIT) {
+		uint32_t cpu[2] = {s->start_cpu, 0};
+		put_meta(w, PT_LOG_STAGE_CPU, 0, cpu, sizeof cpu);
+	}
 	memcpy(w->pos, s->rec, s->len);
 	w->pos += s->len;
 	struct pt_log_section h;
@@ -445,8 +456,8 @@ static void section_open(struct pt_logw *w, const struct pt_logw_stage *s)
 static int stage_into_block(struct pt_logw *w, const struct pt_logw_stage *s)
 {
 	uint64_t left = (uint64_t)(w->blk_end - w->pos);
-	uint64_t more = (uint64_t)s->len + (s->how == PT_STAGE_NEW_CHUNK ? PT_LOG_OWNER_REC : 0);
-	uint64_t fresh = sizeof(struct pt_log_section) + PT_LOG_OWNER_REC + (uint64_t)s->len;
+	uint64_t more = (uint64_t)s->len + (s->how == PT_STAGE_NEW_CHUNK ? owner_bytes(s) : 0);
+	uint64_t fresh = sizeof(struct pt_log_section) + owner_bytes(s) + (uint64_t)s->len;
 	if (w->sec && w->sec_lane == s->lane && s->how != PT_STAGE_ELSEWHERE && more <= left) {
 		section_append(w, s, s->how == PT_STAGE_NEW_CHUNK);
 		return 1;

@@ -59,6 +59,7 @@ struct pt_logw_stage {
 	uint32_t events;
 	struct pt_log_owner start; /* base and writer at the first record */
 	uint64_t start_pc;       /* the address a same-address first event repeats */
+	uint32_t start_cpu;      /* the CPU at the first record; PT_LOG_CPU_NONE: unknown */
 	uint64_t first_ns, last_ns; /* times of its first and last events */
 };
 

@@ -24,7 +24,9 @@
 #include "../recword.h"
 
 #define PT_LOG_MAGIC "PTRACLOG"
-#define PT_LOG_VERSION 3u
+/* 4: STAGES sections may hold CPU records, which a version 3 reader
+ * takes for damage. */
+#define PT_LOG_VERSION 4u
 #define PT_LOG_VERSION_MIN 2u /* the oldest a reader reads */
 #define PT_LOG_BOM 0x01020304u /* reads 0x04030201 in the other byte order */
 #define PT_LOG_HEADER_SIZE 4096u
@@ -165,6 +167,7 @@ struct pt_log_event {
 	uint64_t pc;            /* program address */
 	uint64_t ts_ns;         /* ns since the Epoch, CLOCK_REALTIME scale */
 	uint32_t data_len;      /* the data's full length in the log */
+	uint32_t cpu;           /* the CPU it was posted on; PT_LOG_CPU_NONE: unknown */
 };
 
 /* CONTEXT record data. */
@@ -318,7 +321,8 @@ static inline int64_t pt_log_unzigzag(uint64_t v)
  * A STAGES payload: a prefix, ncal calibration points, then nsections
  * sections, each a header and `len` bytes of stream records (layout.h):
  * deltas in raw clock units from the section's base, TIME (9) and OWNER
- * (10) the meta records, an OWNER record first.  A KEEPER payload: the u64
+ * (10) the meta records, and CPU (12) since version 4, an OWNER record
+ * first.  A KEEPER payload: the u64
  * drain number, then records as in an EVENTS payload, plus RESUME (12). */
 struct pt_log_stages {
 	uint64_t drain;
@@ -349,6 +353,17 @@ _Static_assert(sizeof(struct pt_log_section) == 16, "section header");
 
 #define PT_LOG_STAGE_TIME 9u   /* data: u64, the new raw base */
 #define PT_LOG_STAGE_OWNER 10u /* data: struct pt_log_owner */
+/* data: u32 cpu, u32 0; version 4.  The CPU of the section's events that
+ * follow, up to the next CPU or OWNER record; PT_LOG_CPU_NONE and any
+ * value from PT_LOG_CPU_LIMIT up: unknown (the section starts so). */
+#define PT_LOG_STAGE_CPU 12u
+#define PT_LOG_CPU_REC 24u
+#define PT_LOG_CPU_NONE 0xffffffffu
+#define PT_LOG_CPU_LIMIT 65536u
+static inline uint32_t pt_log_cpu_checked(uint32_t cpu)
+{
+	return cpu < PT_LOG_CPU_LIMIT ? cpu : PT_LOG_CPU_NONE;
+}
 struct pt_log_owner {
 	uint64_t base;             /* raw base of the records that follow */
 	struct pt_log_ctx ctx;     /* their writer */
@@ -471,7 +486,10 @@ static inline uint64_t pt_log_data_max(uint64_t max_data_size)
 static inline uint32_t pt_log_block_size_of(uint32_t version, uint64_t max_data_size)
 {
 	max_data_size = pt_log_data_max(max_data_size);
-	uint64_t fixed = version >= 3 ? PT_LOG_STAGES_OVERHEAD : PT_LOG_CTX_REC; /* v2: a context */
+	/* v2: a context; v4: a section may start with a CPU record too */
+	uint64_t fixed = version >= 4   ? PT_LOG_STAGES_OVERHEAD + PT_LOG_CPU_REC
+	                 : version == 3 ? PT_LOG_STAGES_OVERHEAD
+	                                : PT_LOG_CTX_REC;
 	uint64_t need = PT_LOG_BLOCK_HDR + fixed + PT_LOG_TIME_REC + PT_REC_HDR +
 	                ((max_data_size + 7u) & ~(uint64_t)7u);
 	uint32_t size = PT_LOG_MIN_BLOCK;

@@ -92,7 +92,7 @@ static struct src *new_src(struct pt_logr *r, struct drain *d, uint32_t kind,
  * exactly.  An event shaped as the last one checked is good without a
  * second look, and its size is known before its word is read: a run of
  * alike events is checked at the speed of the loads, not of their chain. */
-static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data)
+static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data, int cpu_recs)
 {
 	if (len < PT_LOG_OWNER_REC || pt_rec_id(ld64(p)) != PT_LOG_STAGE_OWNER)
 		return 0;
@@ -114,7 +114,8 @@ static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data)
 			shape_size = (uint32_t)size;
 		} else if ((w0 & PT_REC_SAMEPC) || size > left ||
 		           !((id == PT_LOG_STAGE_TIME && dlen == 8) ||
-		             (id == PT_LOG_STAGE_OWNER && dlen == sizeof(struct pt_log_owner)))) {
+		             (id == PT_LOG_STAGE_OWNER && dlen == sizeof(struct pt_log_owner)) ||
+		             (id == PT_LOG_STAGE_CPU && dlen == 8 && cpu_recs))) {
 			return 0;
 		}
 		off += (uint32_t)size;
@@ -145,7 +146,8 @@ static int add_stages(struct pt_logr *r, struct drain *d, const unsigned char *p
 			goto bad;
 		memcpy(&sec, pl + off, sizeof sec);
 		off += sizeof sec;
-		if (sec.len % 8 || sec.len > len - off || !section_ok(pl + off, sec.len, r->max_data))
+		if (sec.len % 8 || sec.len > len - off ||
+		    !section_ok(pl + off, sec.len, r->max_data, r->hdr.version >= 4))
 			goto bad;
 		struct src *s = new_src(r, d, S_STAGES, pl + off, pl + off + sec.len);
 		if (!s) {
@@ -330,11 +332,18 @@ static int src_advance(struct src *s)
 				s->head = stage_time(s, s->base + pt_rec_delta(w0));
 				return 1;
 			}
-			/* TIME or OWNER: a new base; the next event carries its address */
-			s->base = ld64(rec + PT_REC_HDR);
-			s->pc = 0;
-			if (id == PT_LOG_STAGE_OWNER)
-				s->ctx = rec + PT_REC_HDR + 8;
+			/* TIME or OWNER: a new base, and the next event carries
+			 * its address; CPU: a CPU only */
+			if (id == PT_LOG_STAGE_CPU) {
+				s->cpu = pt_log_cpu_checked(ld32(rec + PT_REC_HDR));
+			} else {
+				s->base = ld64(rec + PT_REC_HDR);
+				s->pc = 0;
+				if (id == PT_LOG_STAGE_OWNER) {
+					s->ctx = rec + PT_REC_HDR + 8;
+					s->cpu = PT_LOG_CPU_NONE;
+				}
+			}
 		} else {
 			uint64_t t = s->base + pt_rec_delta(w0);
 			s->resume = id == PT_REC_RESUME;
@@ -364,6 +373,7 @@ static int src_start(struct src *s)
 {
 	s->seg_lo = 1;
 	s->seg_hi = 0; /* no segment yet */
+	s->cpu = PT_LOG_CPU_NONE;
 	if (s->kind == S_STAGES) {
 		s->base = ld64(s->p + PT_REC_HDR);
 		s->ctx = s->p + PT_REC_HDR + 8;
@@ -516,7 +526,8 @@ __attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *
 
 static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, size_t *data_len)
 {
-	emit(o, POSIX_TRACE_RESUME, 0, (const unsigned char *)&r->m.resume_ctx, 0, ts, 0);
+	emit(o, POSIX_TRACE_RESUME, 0, (const unsigned char *)&r->m.resume_ctx, 0, ts, 0,
+	     PT_LOG_CPU_NONE);
 	*data_len = 0;
 	r->m.resume_pending = 0;
 	return 1;

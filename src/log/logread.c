@@ -929,7 +929,7 @@ int pt_logr_damage(struct pt_logr *r, const struct out *o, void *data, size_t nu
 	if (r->damaged > r->damaged_max)
 		r->damaged_max = r->damaged;
 	emit(o, POSIX_TRACE_ERROR, pt_rec_word0(0, POSIX_TRACE_ERROR, sizeof err, 0),
-	     (const unsigned char *)&nobody, 0, r->last_good_ts, n);
+	     (const unsigned char *)&nobody, 0, r->last_good_ts, n, PT_LOG_CPU_NONE);
 	if (n)
 		memcpy(data, &err, n);
 	*data_len = n;
@@ -991,7 +991,7 @@ static inline int take_event(struct pt_logr *r, const struct out *o, void *data,
 	r->v2.p = p + size;
 	if (hdr == PT_REC_HDR)
 		r->v2.pc = ld64(p + 8);
-	emit(o, id, w0, (const unsigned char *)r->v2.ctx, r->v2.pc, ts, n);
+	emit(o, id, w0, (const unsigned char *)r->v2.ctx, r->v2.pc, ts, n, PT_LOG_CPU_NONE);
 	copy_out(data, p + hdr, n);
 	*data_len = n;
 	return 1;

@@ -56,6 +56,7 @@ struct src {
 	uint64_t base;              /* STAGES: the raw base; KEEPER: the current time */
 	uint64_t pc;                /* the address a same-address event repeats */
 	const unsigned char *ctx;   /* 32 bytes of struct pt_log_ctx in the payload */
+	uint32_t cpu;               /* STAGES: the current CPU, checked; PT_LOG_CPU_NONE */
 	struct pt_log_calseg seg;   /* STAGES: the calibration segment of raw in */
 	uint64_t seg_lo, seg_hi;    /* ... [seg_lo, seg_hi] */
 	uint64_t order;             /* equal times: drain, then block, then section order */
@@ -225,7 +226,8 @@ struct out {
  * stores match the loads that follow them. */
 __attribute__((always_inline)) static inline void emit(const struct out *o, uint32_t id,
                                                        uint64_t w0, const unsigned char *ctx,
-                                                       uint64_t pc, uint64_t ts, size_t n)
+                                                       uint64_t pc, uint64_t ts, size_t n,
+                                                       uint32_t cpu)
 {
 	uint32_t len = pt_rec_len(w0);
 	uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
@@ -246,6 +248,8 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		o->ext->posixtrace_ns_pid = i->posix_pid;
 		memcpy(o->ext->posixtrace_comm, &comm0, 8);
 		memcpy(o->ext->posixtrace_comm + 8, &comm1, 8);
+		o->ext->posixtrace_cpu_valid = cpu != PT_LOG_CPU_NONE;
+		o->ext->posixtrace_cpu = cpu != PT_LOG_CPU_NONE ? cpu : 0;
 	} else {
 		struct pt_log_event *e = o->ev;
 		e->id = id;
@@ -258,6 +262,7 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		e->pc = pc;
 		e->ts_ns = ts;
 		e->data_len = len;
+		e->cpu = cpu;
 	}
 }
 
@@ -334,7 +339,7 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 	uint64_t ts = s->head;
 	if (hdr == PT_REC_HDR)
 		s->pc = ld64(p + 8);
-	emit(o, pt_rec_id(w0), w0, s->ctx, s->pc, ts, n);
+	emit(o, pt_rec_id(w0), w0, s->ctx, s->pc, ts, n, s->cpu);
 	copy_out(data, p + hdr, n);
 	*data_len = n;
 	r->last_good_ts = ts;

@@ -71,7 +71,7 @@ def compare_emitted(emitted_path, dump_path, group):
 
 
 BT_LINE = re.compile(
-    r"^\[(\d+)\.(\d+)\] \(\S+\) (.*?): \{ pid = (-?\d+), tid = (\S+), "
+    r"^\[(\d+)\.(\d+)\] \(\S+\) (.*?): \{ cpu_id = (-?\d+) \}, \{ pid = (-?\d+), tid = (\S+), "
     r"prog_address = (\S+), truncation = \( \"(\w+)\" : container = \d+ \), "
     r"data_len = (\d+), data = \[ (.*?) ?\], text = .*, time_raised = (\d+) \}$")
 
@@ -79,7 +79,7 @@ BT_LINE = re.compile(
 def compare_ctf(dump_path, bt_path):
     want = collections.Counter()
     for e in dump_events(dump_path):
-        want[(e["ts_ns"], e["name"], e["pid"], int(e["thread"], 16),
+        want[(e["ts_ns"], e["name"], e.get("cpu", -1), e["pid"], int(e["thread"], 16),
               int(e["prog_address"], 16), e["truncation"], e["data_hex"])] += 1
     got = collections.Counter()
     with open(bt_path) as f:
@@ -88,12 +88,13 @@ def compare_ctf(dump_path, bt_path):
             if not m:
                 print("unparsed babeltrace2 line:", line[:120])
                 return 1
-            sec, nsec, name, pid, tid, pc, trunc, n, data, raised = m.groups()
+            sec, nsec, name, cpu, pid, tid, pc, trunc, n, data, raised = m.groups()
             data_bytes = bytes(int(b) for b in re.findall(r"\[\d+\] = (\d+)", data))
             if len(data_bytes) != int(n):
                 print("data length mismatch:", line[:120])
                 return 1
-            got[(int(sec) * 1000000000 + int(nsec) - int(raised), name, int(pid), int(tid, 16),
+            got[(int(sec) * 1000000000 + int(nsec) - int(raised), name, int(cpu), int(pid),
+                 int(tid, 16),
                  int(pc, 16), trunc, data_bytes.hex())] += 1
     if got != want:
         print("only in dump:", list((want - got).items())[:3])

@@ -313,7 +313,7 @@ START_TEST(roundtrip_every_field)
 	uint64_t damaged;
 	pt_logr_info(r, &version, &closed, &damaged);
 	ck_assert_uint_eq(version, PT_LOG_VERSION);
-	ck_assert_uint_eq(version, 3);
+	ck_assert_uint_eq(version, 4);
 	ck_assert_int_eq(closed, 1);
 	ck_assert_uint_eq(damaged, 0);
 	char name[PT_LOG_NAME_SIZE];
