@@ -100,22 +100,33 @@ $(BUILD)/libposixtrace.so: $(SHLIB)
 $(STLIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
-$(BUILD)/obj $(BUILD)/obj/log $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/examples $(BUILD)/bench:
+$(BUILD)/obj $(BUILD)/obj/log $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/tests/harness \
+  $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@
 
 # Programs link the shared library (the way users do) with an rpath to it.
 APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
+# The test harness (tests/harness.h): its functions compiled once, in an
+# archive every test program links (tests/harness_trace.c, the part that
+# calls the trace API, is left out of a program that does not use it).
+HARNESS_SRCS := tests/harness.c tests/harness_trace.c
+HARNESS := $(BUILD)/tests/libharness.a
+$(BUILD)/tests/harness/%.o: tests/%.c tests/harness.h include/trace.h | $(BUILD)/tests/harness
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+$(HARNESS): $(patsubst tests/%.c,$(BUILD)/tests/harness/%.o,$(HARNESS_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/%: tests/%.c tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) -o $@ $(APP_LINK) $(CHECK_LIBS)
 
 $(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images $(BUILD)/tests/t_logsize: tests/logtest.h
 
 # t_logv3 also calls the log reader's own functions (its drain bound): it
 # links the static library.
-$(BUILD)/tests/t_logv3: tests/t_logv3.c tests/harness.h tests/logtest.h tests/logv3.h $(STLIB) \
-  | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
+$(BUILD)/tests/t_logv3: tests/t_logv3.c tests/harness.h tests/logtest.h tests/logv3.h $(HARNESS) \
+  $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
@@ -247,27 +258,27 @@ $(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.
-$(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/image.h \
+$(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h $(HARNESS) tests/symbolize/image.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
   $(BUILD)/tests/helpers/sym_nopie $(TOOL_CONFIG) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< $(HARNESS) -o $@ $(APP_LINK) \
 	  $(CHECK_LIBS) $(LIBDW_LIBS)
 # The confined symbolizer (tools/symproc.c, over tools/symbolize.c),
 # compiled into its test, which also runs the command on logs of
 # symproc_app with the symbols checks' plug-in and library.
-$(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h tests/logtest.h tests/logv3.h \
+$(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h $(HARNESS) tests/logtest.h tests/logv3.h \
   tools/symproc.c tools/symproc.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
   $(BUILD)/tests/helpers/symproc_app $(SYM_DIR)/sym_plugin.so $(SYM_DIR)/libsymlib.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tools/symproc.c \
-	  tools/symbolize.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
+	  tools/symbolize.c $(HARNESS) -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
 # t_symengine: the symbolizer on files the test crafts (ELF and DWARF
 # written byte by byte, a zlib-compressed section: -lz).
-$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h tests/symbolize/image.h \
+$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h $(HARNESS) tests/symbolize/image.h \
   tests/symbolize/craft.h tools/symbolize.c tools/symbolize.h include/posixtrace.h \
   $(BUILD)/libposixtrace.so | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
-	  $(CHECK_LIBS) $(LIBDW_LIBS) -lz
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< $(HARNESS) -o $@ \
+	  $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS) -lz
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
   include/posixtrace.h | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@
@@ -278,25 +289,25 @@ $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.
 # with the other test programs.
 # What the log needs below it: src/memcheck.c.
 LOG_BELOW_SRCS := src/memcheck.c
-$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOG_SRCS) $(LOG_BELOW_SRCS) \
-  $(LIB_HDRS) include/trace.h | $(BUILD)/tests
+$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(HARNESS) $(LOG_SRCS) \
+  $(LOG_BELOW_SRCS) $(LIB_HDRS) include/trace.h | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) tests/unit/t_logformat.c \
-	  $(filter-out src/log/logread.c,$(LOG_SRCS)) $(LOG_BELOW_SRCS) -o $@ $(CHECK_LIBS) $(LDLIBS)
+	  $(filter-out src/log/logread.c,$(LOG_SRCS)) $(LOG_BELOW_SRCS) $(HARNESS) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_logformat
 
 # The consumers of stream memory on images a test writes
 # (tests/unit/t_streamimg.c, tests/streamimg.h): the test links the static
 # library, whose internal functions it calls.
-$(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/streamimg.h $(STLIB) \
-  | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
+$(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/streamimg.h $(HARNESS) \
+  $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
 # The reader's translation of ids of other pid namespaces
 # (tests/unit/t_pidmap.c): linked with the static library, opendir and
 # readdir wrapped so that the test counts every look through /proc.
-$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(STLIB) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
+$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(HARNESS) $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
 	  -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_pidmap
 
