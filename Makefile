@@ -375,6 +375,10 @@ uninstall:
 # tools/symbolize.c with libdw, in process, with its budgets), from seeds
 # sym_seeds crafts.  Each target keeps what it finds in a corpus of its own, and
 # crashes in $(FUZZ_DIR)/crash-*.
+# Everything is built first (the library's sources compiled once for the
+# fuzzers, into FUZZ_DIR/obj), then the five parts run, each for its fifth
+# of FUZZ_SECONDS: as many at once as make's -j allows, each part's output
+# printed whole when it ends.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
 FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -383,32 +387,75 @@ FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 5 > 0 ? $(FUZZ_SECONDS) / 5 : 1)) \
   -max_len=524288 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
+# The library's objects as the byte fuzzers build them (-fsanitize=fuzzer
+# only instruments them: the fuzzers' entry points are in their own files).
+FUZZ_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRCS))
+FUZZ_LOG_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out src/log/logread.c,$(LOG_SRCS)) \
+  $(LOG_BELOW_SRCS))
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,fuzz_log fuzz_stream fuzz_logread fuzz_logcraft make_seeds)
+FUZZ_PARTS := log logread logcraft stream symbolize
+
+.PHONY: fuzz fuzz-bins $(addprefix fuzz-run-,$(FUZZ_PARTS))
 fuzz:
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
-	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream $(FUZZ_DIR)/corpus-symbolize \
-	  $(FUZZ_DIR)/seeds-symbolize
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c $(filter-out src/log/logread.c,$(LOG_SRCS)) \
-	  $(LOG_BELOW_SRCS) -o $(FUZZ_DIR)/fuzz_logread -lpthread
-	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c $(LOG_SRCS) $(LOG_BELOW_SRCS) \
-	  -o $(FUZZ_DIR)/fuzz_logcraft -lpthread
-	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
+	@$(MAKE) --no-print-directory fuzz-bins $(FUZZ_SYM_BINS)
+	@$(MAKE) --no-print-directory fuzz-seeds fuzz-sym-seeds
+	@$(MAKE) --no-print-directory --output-sync=target $(addprefix fuzz-run-,$(FUZZ_PARTS))
+fuzz-bins: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/obj $(FUZZ_DIR)/obj/log:
+	mkdir -p $@
+$(FUZZ_DIR)/obj/%.o: src/%.c $(LIB_HDRS) include/trace.h include/posixtrace.h \
+  | $(FUZZ_DIR)/obj $(FUZZ_DIR)/obj/log
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_DIR)/fuzz_log: tests/fuzz/fuzz_log.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_OBJS) -o $@ -lpthread
+$(FUZZ_DIR)/fuzz_stream: tests/fuzz/fuzz_stream.c tests/streamimg.h $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_OBJS) -o $@ -lpthread
+$(FUZZ_DIR)/fuzz_logread: tests/fuzz/fuzz_logread.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_logr.h \
+  $(FUZZ_LOG_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_LOG_OBJS) -o $@ -lpthread
+# With the CRCs checked: the log's sources built with other flags.
+$(FUZZ_DIR)/fuzz_logcraft: tests/fuzz/fuzz_logcraft.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_logr.h \
+  $(LOG_SRCS) $(LOG_BELOW_SRCS) $(LIB_HDRS) | $(FUZZ_DIR)/obj
+	clang $(FUZZ_CFLAGS_CRC) $< $(LOG_SRCS) $(LOG_BELOW_SRCS) -o $@ -lpthread
+# The seeds are written by the library as applications link it.
+$(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(STLIB) | $(FUZZ_DIR)/obj
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< $(STLIB) -o $@ -lpthread
+
+# The seeds, made anew by each make fuzz; each part keeps its corpus.
+.PHONY: fuzz-seeds fuzz-sym-seeds
+fuzz-seeds: $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
+fuzz-run-log: $(FUZZ_DIR)/fuzz_log
+	@mkdir -p $(FUZZ_DIR)/corpus-log
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
+fuzz-run-logread: $(FUZZ_DIR)/fuzz_logread
+	@mkdir -p $(FUZZ_DIR)/corpus-logread
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
+fuzz-run-logcraft: $(FUZZ_DIR)/fuzz_logcraft
+	@mkdir -p $(FUZZ_DIR)/corpus-logcraft
 	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
+fuzz-run-stream: $(FUZZ_DIR)/fuzz_stream
+	@mkdir -p $(FUZZ_DIR)/corpus-stream
 	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
-	$(MAKE) --no-print-directory fuzz-symbolize
 
 # The symbolizer's part alone (needs libdw).
+FUZZ_SYM_BINS := $(FUZZ_DIR)/fuzz_symbolize $(FUZZ_DIR)/sym_seeds
 .PHONY: fuzz-symbolize
-fuzz-symbolize:
-	@mkdir -p $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
-	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) tests/fuzz/fuzz_symbolize.c tools/symbolize.c \
-	  -o $(FUZZ_DIR)/fuzz_symbolize $(LIBDW_LIBS)
-	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/sym_seeds.c -o $(FUZZ_DIR)/sym_seeds
+fuzz-symbolize: $(FUZZ_SYM_BINS)
+	@$(MAKE) --no-print-directory fuzz-sym-seeds
+	@$(MAKE) --no-print-directory fuzz-run-symbolize
+$(FUZZ_DIR)/fuzz_symbolize: tests/fuzz/fuzz_symbolize.c tools/symbolize.c tools/symbolize.h \
+  $(TOOL_CONFIG) | $(FUZZ_DIR)/obj
+	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) $< tools/symbolize.c -o $@ $(LIBDW_LIBS)
+$(FUZZ_DIR)/sym_seeds: tests/fuzz/sym_seeds.c | $(FUZZ_DIR)/obj
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< -o $@
+fuzz-sym-seeds: $(FUZZ_DIR)/sym_seeds
+	rm -rf $(FUZZ_DIR)/seeds-symbolize && mkdir -p $(FUZZ_DIR)/seeds-symbolize
 	$(FUZZ_DIR)/sym_seeds $(FUZZ_DIR)/seeds-symbolize
+fuzz-run-symbolize: $(FUZZ_SYM_BINS)
+	@mkdir -p $(FUZZ_DIR)/corpus-symbolize
 	$(FUZZ_DIR)/fuzz_symbolize $(FUZZ_RUN) $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
 
 clean:
