@@ -254,6 +254,12 @@ check: $(if $(TESTS),,deps)
 	  else failed=$$((failed + 1)); fi; done; \
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
+# The workload programs (processes, threads) and what they share.
+$(BUILD)/tests/t_workload $(BUILD)/tests/t_wlthreads: $(BUILD)/tests/%: tests/%.c tests/workload.c \
+  tests/workload.h tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tests/workload.c $(HARNESS) -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS)
+
 # The command's helpers, compiled into their test.
 $(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
 
