@@ -8,7 +8,8 @@
 # much of the suite's time is spent waiting (sleeps, children, timeouts).
 # Each program's output is kept apart and printed whole, in the order of the
 # names, once it and those before it have ended.  The programs in SERIAL
-# run alone, before the others.
+# run alone, before the others.  PT_RUN_TIMES=1: each program's wall time
+# is printed after its output.
 BUILD=${BUILD:-build}
 
 # Programs that must not run beside others: they create users (useradd
@@ -18,7 +19,7 @@ BUILD=${BUILD:-build}
 SERIAL="t_isolation t_symproc t_images t_sigjump"
 # Started first among the others: the longest, so that the last to end
 # does not begin late.
-LONGEST="cli t_consumer t_log t_keeper t_loss t_xproc t_inherit t_stress"
+LONGEST="cli t_consumer t_signal t_workload t_wlthreads t_log t_keeper t_loss t_xproc t_inherit t_stress"
 
 jobs=${PT_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 if [ "$1" = -j ]; then jobs=$2; shift 2; fi
@@ -48,9 +49,12 @@ in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
 # Runs one program (or cli) to its end: its output in NAME.out, then its
 # exit status in NAME.rc (written last, whole).
 run_one() {
+	t0=$(date +%s)
 	if [ "$1" = cli ]; then sh tests/cli/run.sh "$BUILD"; else "$BUILD/tests/$1"; fi \
 		> "$out_dir/$1.out" 2>&1
-	echo $? > "$out_dir/$1.rc.new" && mv "$out_dir/$1.rc.new" "$out_dir/$1.rc"
+	rc=$?
+	[ -n "$PT_RUN_TIMES" ] && echo "$1: $(($(date +%s) - t0)) s" >> "$out_dir/$1.out"
+	echo $rc > "$out_dir/$1.rc.new" && mv "$out_dir/$1.rc.new" "$out_dir/$1.rc"
 }
 
 # The counts of a Check program's output.
