@@ -12,14 +12,16 @@
 # is printed after its output.
 BUILD=${BUILD:-build}
 
-# Programs that must not run beside others: they create users (useradd
-# takes a lock on /etc/passwd: two at once fail), or what they check
-# depends on the machine's load (rates of signals and timers, thousands of
-# processes started, bounds on the waits of a reader).
-SERIAL="t_isolation t_symproc t_images t_sigjump"
+# Programs that must not run beside others: they create users (t_isolation,
+# t_symproc, t_images: useradd locks /etc/passwd), count jumps per second
+# and time a shutdown (t_sigjump), plant objects in /dev/shm that
+# t_xproc counts (t_isolation), take a pid back through ns_last_pid
+# (t_xproc), or start thousands of processes in seconds (t_workload),
+# which would use up the pids another check predicts (cli's files.sh).
+SERIAL="t_isolation t_symproc t_images t_sigjump t_xproc t_workload"
 # Started first among the others: the longest, so that the last to end
 # does not begin late.
-LONGEST="cli t_consumer t_signal t_workload t_wlthreads t_log t_keeper t_loss t_xproc t_inherit t_stress"
+LONGEST="cli t_consumer t_signal t_wlthreads t_log t_keeper t_loss t_inherit t_stress"
 
 jobs=${PT_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 if [ "$1" = -j ]; then jobs=$2; shift 2; fi
