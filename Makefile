@@ -254,6 +254,12 @@ check: $(if $(TESTS),,deps)
 	  else failed=$$((failed + 1)); fi; done; \
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
+# The consumers of damaged stream memory (shapes, floods) and what they share.
+$(BUILD)/tests/t_consumer $(BUILD)/tests/t_consumerbounds: $(BUILD)/tests/%: tests/%.c tests/consumer.c \
+  tests/consumer.h tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tests/consumer.c $(HARNESS) -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS)
+
 # The workload programs (processes, threads) and what they share.
 $(BUILD)/tests/t_workload $(BUILD)/tests/t_wlthreads: $(BUILD)/tests/%: tests/%.c tests/workload.c \
   tests/workload.h tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests

@@ -21,7 +21,7 @@ BUILD=${BUILD:-build}
 SERIAL="t_isolation t_symproc t_images t_sigjump t_xproc t_workload"
 # Started first among the others: the longest, so that the last to end
 # does not begin late.
-LONGEST="cli t_consumer t_signal t_wlthreads t_log t_keeper t_loss t_inherit t_stress"
+LONGEST="cli t_consumerbounds t_signal t_wlthreads t_log t_keeper t_loss t_inherit t_stress"
 
 jobs=${PT_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 if [ "$1" = -j ]; then jobs=$2; shift 2; fi
