@@ -19,9 +19,9 @@ BUILD=${BUILD:-build}
 # (t_xproc), or start thousands of processes in seconds (t_workload),
 # which would use up the pids another check predicts (cli's files.sh).
 SERIAL="t_isolation t_symproc t_images t_sigjump t_xproc t_workload"
-# Started first among the others: the longest, so that the last to end
-# does not begin late.
-LONGEST="cli t_consumerbounds t_signal t_wlthreads t_log t_keeper t_loss t_inherit t_stress"
+# Started first among the others: the longest (as PT_RUN_TIMES=1 showed
+# them), so that the last to end does not begin late.
+LONGEST="t_keeper cli t_signal t_consumerbounds t_wlthreads t_toolbounds t_clock t_log t_logdamage t_logsec"
 
 jobs=${PT_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 if [ "$1" = -j ]; then jobs=$2; shift 2; fi
