@@ -120,22 +120,34 @@ $(BUILD)/libposixtrace.so: $(SHLIB)
 $(STLIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
-$(BUILD)/obj $(BUILD)/obj/log $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/examples $(BUILD)/bench:
+$(BUILD)/obj $(BUILD)/obj/log $(BUILD)/tests $(BUILD)/tests/helpers $(BUILD)/tests/harness \
+  $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@
 
 # Programs link the shared library (the way users do) with an rpath to it.
 APP_LINK = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lposixtrace $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) $(CHECK_LIBS)
+# The test harness (tests/harness.h): its functions compiled once, in an
+# archive every test program links (tests/harness_trace.c, the part that
+# calls the trace API, is left out of a program that does not use it).
+HARNESS_SRCS := tests/harness.c tests/harness_trace.c
+HARNESS := $(BUILD)/tests/libharness.a
+$(BUILD)/tests/harness/%.o: tests/%.c tests/harness.h include/trace.h | $(BUILD)/tests/harness
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+$(HARNESS): $(patsubst tests/%.c,$(BUILD)/tests/harness/%.o,$(HARNESS_SRCS))
+	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/tests/%: tests/%.c tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) -o $@ $(APP_LINK) $(CHECK_LIBS)
+
+$(BUILD)/tests/t_signal $(BUILD)/tests/t_sigjump: tests/sigtest.h
 $(BUILD)/tests/t_log $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images $(BUILD)/tests/t_logsize: tests/logtest.h
 
 # t_logv3 also calls the log reader's own functions (its drain bound): it
 # links the static library.
-$(BUILD)/tests/t_logv3: tests/t_logv3.c tests/harness.h tests/logtest.h tests/logv3.h $(STLIB) \
-  | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
+$(BUILD)/tests/t_logv3: tests/t_logv3.c tests/harness.h tests/logtest.h tests/logv3.h $(HARNESS) \
+  $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/harness.h $(BUILD)/libposixtrace.so | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $< -o $@ $(APP_LINK)
@@ -271,32 +283,44 @@ check: $(if $(TESTS),,deps)
 	  else failed=$$((failed + 1)); fi; done; \
 	  PT_EXTRA_PASSED=$$passed PT_EXTRA_FAILED=$$failed BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
+# The consumers of damaged stream memory (shapes, floods) and what they share.
+$(BUILD)/tests/t_consumer $(BUILD)/tests/t_consumerbounds: $(BUILD)/tests/%: tests/%.c tests/consumer.c \
+  tests/consumer.h tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tests/consumer.c $(HARNESS) -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS)
+
+# The workload programs (processes, threads) and what they share.
+$(BUILD)/tests/t_workload $(BUILD)/tests/t_wlthreads: $(BUILD)/tests/%: tests/%.c tests/workload.c \
+  tests/workload.h tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tests/workload.c $(HARNESS) -o $@ $(APP_LINK) \
+	  $(CHECK_LIBS)
+
 # The command's helpers, compiled into their test.
 $(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.
-$(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h tests/symbolize/image.h \
+$(BUILD)/tests/t_symbolize: tests/t_symbolize.c tests/harness.h $(HARNESS) tests/symbolize/image.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
   $(BUILD)/tests/helpers/sym_nopie $(TOOL_CONFIG) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< $(HARNESS) -o $@ $(APP_LINK) \
 	  $(CHECK_LIBS) $(LIBDW_LIBS)
 # The confined symbolizer (tools/symproc.c, over tools/symbolize.c),
 # compiled into its test, which also runs the command on logs of
 # symproc_app with the symbols checks' plug-in and library.
-$(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h tests/logtest.h tests/logv3.h \
+$(BUILD)/tests/t_symproc: tests/t_symproc.c tests/harness.h $(HARNESS) tests/logtest.h tests/logv3.h \
   tools/symproc.c tools/symproc.h tools/demangle.c tools/demangle.h \
   tools/symbolize.c tools/symbolize.h include/posixtrace.h $(BUILD)/libposixtrace.so \
   $(BUILD)/tests/helpers/symproc_app $(SYM_DIR)/sym_plugin.so $(SYM_DIR)/libsymlib.so | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< tools/symproc.c \
-	  tools/symbolize.c tools/demangle.c -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
+	  tools/symbolize.c tools/demangle.c $(HARNESS) -o $@ $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS)
 # t_symengine: the symbolizer on files the test crafts (ELF and DWARF
 # written byte by byte, a zlib-compressed section: -lz).
-$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h tests/symbolize/image.h \
+$(BUILD)/tests/t_symengine: tests/t_symengine.c tests/harness.h $(HARNESS) tests/symbolize/image.h \
   tests/symbolize/craft.h tools/symbolize.c tools/symbolize.h include/posixtrace.h \
   $(BUILD)/libposixtrace.so | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< -o $@ $(APP_LINK) \
-	  $(CHECK_LIBS) $(LIBDW_LIBS) -lz
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -g $(CHECK_CFLAGS) $< $(HARNESS) -o $@ \
+	  $(APP_LINK) $(CHECK_LIBS) $(LIBDW_LIBS) -lz
 $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.h \
   include/posixtrace.h | $(BUILD)/tests/helpers
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g -fno-pie -no-pie $< -o $@
@@ -307,25 +331,25 @@ $(BUILD)/tests/helpers/sym_nopie: tests/symbolize/nopie.c tests/symbolize/image.
 # with the other test programs.
 # What the log needs below it: src/memcheck.c.
 LOG_BELOW_SRCS := src/memcheck.c
-$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(LOG_SRCS) $(LOG_BELOW_SRCS) \
-  $(LIB_HDRS) include/trace.h | $(BUILD)/tests
+$(BUILD)/tests/t_logformat: tests/unit/t_logformat.c tests/harness.h $(HARNESS) $(LOG_SRCS) \
+  $(LOG_BELOW_SRCS) $(LIB_HDRS) include/trace.h | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) tests/unit/t_logformat.c \
-	  $(filter-out src/log/logread.c,$(LOG_SRCS)) $(LOG_BELOW_SRCS) -o $@ $(CHECK_LIBS) $(LDLIBS)
+	  $(filter-out src/log/logread.c,$(LOG_SRCS)) $(LOG_BELOW_SRCS) $(HARNESS) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_logformat
 
 # The consumers of stream memory on images a test writes
 # (tests/unit/t_streamimg.c, tests/streamimg.h): the test links the static
 # library, whose internal functions it calls.
-$(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/streamimg.h $(STLIB) \
-  | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
+$(BUILD)/tests/t_streamimg: tests/unit/t_streamimg.c tests/harness.h tests/streamimg.h $(HARNESS) \
+  $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_streamimg
 
 # The reader's translation of ids of other pid namespaces
 # (tests/unit/t_pidmap.c): linked with the static library, opendir and
 # readdir wrapped so that the test counts every look through /proc.
-$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(STLIB) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
+$(BUILD)/tests/t_pidmap: tests/unit/t_pidmap.c tests/harness.h $(HARNESS) $(STLIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) $(STLIB) -Wl,--wrap=opendir,--wrap=readdir \
 	  -o $@ $(CHECK_LIBS) $(LDLIBS)
 tests: $(BUILD)/tests/t_pidmap
 
@@ -395,6 +419,10 @@ uninstall:
 # tools/symbolize.c with libdw, in process, with its budgets), from seeds
 # sym_seeds crafts.  Each target keeps what it finds in a corpus of its own, and
 # crashes in $(FUZZ_DIR)/crash-*.
+# Everything is built first (the library's sources compiled once for the
+# fuzzers, into FUZZ_DIR/obj), then the five parts run, each for its fifth
+# of FUZZ_SECONDS: as many at once as make's -j allows, each part's output
+# printed whole when it ends.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR ?= $(BUILD)/fuzz
 FUZZ_CFLAGS_CRC = $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -403,32 +431,75 @@ FUZZ_CFLAGS = $(FUZZ_CFLAGS_CRC) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_RUN = -max_total_time=$$(($(FUZZ_SECONDS) / 5 > 0 ? $(FUZZ_SECONDS) / 5 : 1)) \
   -max_len=524288 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix=$(FUZZ_DIR)/
+# The library's objects as the byte fuzzers build them (-fsanitize=fuzzer
+# only instruments them: the fuzzers' entry points are in their own files).
+FUZZ_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRCS))
+FUZZ_LOG_OBJS := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out src/log/logread.c,$(LOG_SRCS)) \
+  $(LOG_BELOW_SRCS))
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,fuzz_log fuzz_stream fuzz_logread fuzz_logcraft make_seeds)
+FUZZ_PARTS := log logread logcraft stream symbolize
+
+.PHONY: fuzz fuzz-bins $(addprefix fuzz-run-,$(FUZZ_PARTS))
 fuzz:
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/corpus-logread \
-	  $(FUZZ_DIR)/corpus-logcraft $(FUZZ_DIR)/corpus-stream $(FUZZ_DIR)/corpus-symbolize \
-	  $(FUZZ_DIR)/seeds-symbolize
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_log.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_log -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_stream.c $(LIB_SRCS) -o $(FUZZ_DIR)/fuzz_stream -lpthread
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_logread.c $(filter-out src/log/logread.c,$(LOG_SRCS)) \
-	  $(LOG_BELOW_SRCS) -o $(FUZZ_DIR)/fuzz_logread -lpthread
-	clang $(FUZZ_CFLAGS_CRC) tests/fuzz/fuzz_logcraft.c $(LOG_SRCS) $(LOG_BELOW_SRCS) \
-	  -o $(FUZZ_DIR)/fuzz_logcraft -lpthread
-	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/make_seeds.c $(LIB_SRCS) -o $(FUZZ_DIR)/make_seeds -lpthread
+	@$(MAKE) --no-print-directory fuzz-bins $(FUZZ_SYM_BINS)
+	@$(MAKE) --no-print-directory fuzz-seeds fuzz-sym-seeds
+	@$(MAKE) --no-print-directory --output-sync=target $(addprefix fuzz-run-,$(FUZZ_PARTS))
+fuzz-bins: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/obj $(FUZZ_DIR)/obj/log:
+	mkdir -p $@
+$(FUZZ_DIR)/obj/%.o: src/%.c $(LIB_HDRS) include/trace.h include/posixtrace.h \
+  | $(FUZZ_DIR)/obj $(FUZZ_DIR)/obj/log
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_DIR)/fuzz_log: tests/fuzz/fuzz_log.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_OBJS) -o $@ -lpthread
+$(FUZZ_DIR)/fuzz_stream: tests/fuzz/fuzz_stream.c tests/streamimg.h $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_OBJS) -o $@ -lpthread
+$(FUZZ_DIR)/fuzz_logread: tests/fuzz/fuzz_logread.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_logr.h \
+  $(FUZZ_LOG_OBJS)
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_LOG_OBJS) -o $@ -lpthread
+# With the CRCs checked: the log's sources built with other flags.
+$(FUZZ_DIR)/fuzz_logcraft: tests/fuzz/fuzz_logcraft.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_logr.h \
+  $(LOG_SRCS) $(LOG_BELOW_SRCS) $(LIB_HDRS) | $(FUZZ_DIR)/obj
+	clang $(FUZZ_CFLAGS_CRC) $< $(LOG_SRCS) $(LOG_BELOW_SRCS) -o $@ -lpthread
+# The seeds are written by the library as applications link it.
+$(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(STLIB) | $(FUZZ_DIR)/obj
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< $(STLIB) -o $@ -lpthread
+
+# The seeds, made anew by each make fuzz; each part keeps its corpus.
+.PHONY: fuzz-seeds fuzz-sym-seeds
+fuzz-seeds: $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
+fuzz-run-log: $(FUZZ_DIR)/fuzz_log
+	@mkdir -p $(FUZZ_DIR)/corpus-log
 	$(FUZZ_DIR)/fuzz_log $(FUZZ_RUN) $(FUZZ_DIR)/corpus-log $(FUZZ_DIR)/seeds
+fuzz-run-logread: $(FUZZ_DIR)/fuzz_logread
+	@mkdir -p $(FUZZ_DIR)/corpus-logread
 	$(FUZZ_DIR)/fuzz_logread $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logread $(FUZZ_DIR)/seeds
+fuzz-run-logcraft: $(FUZZ_DIR)/fuzz_logcraft
+	@mkdir -p $(FUZZ_DIR)/corpus-logcraft
 	$(FUZZ_DIR)/fuzz_logcraft $(FUZZ_RUN) $(FUZZ_DIR)/corpus-logcraft
+fuzz-run-stream: $(FUZZ_DIR)/fuzz_stream
+	@mkdir -p $(FUZZ_DIR)/corpus-stream
 	$(FUZZ_DIR)/fuzz_stream $(FUZZ_RUN) $(FUZZ_DIR)/corpus-stream
-	$(MAKE) --no-print-directory fuzz-symbolize
 
 # The symbolizer's part alone (needs libdw).
+FUZZ_SYM_BINS := $(FUZZ_DIR)/fuzz_symbolize $(FUZZ_DIR)/sym_seeds
 .PHONY: fuzz-symbolize
-fuzz-symbolize:
-	@mkdir -p $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
-	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) tests/fuzz/fuzz_symbolize.c tools/symbolize.c \
-	  -o $(FUZZ_DIR)/fuzz_symbolize $(LIBDW_LIBS)
-	$(CC) $(CPPFLAGS) $(WARN) -O2 tests/fuzz/sym_seeds.c -o $(FUZZ_DIR)/sym_seeds
+fuzz-symbolize: $(FUZZ_SYM_BINS)
+	@$(MAKE) --no-print-directory fuzz-sym-seeds
+	@$(MAKE) --no-print-directory fuzz-run-symbolize
+$(FUZZ_DIR)/fuzz_symbolize: tests/fuzz/fuzz_symbolize.c tools/symbolize.c tools/symbolize.h \
+  $(TOOL_CONFIG) | $(FUZZ_DIR)/obj
+	clang $(FUZZ_CFLAGS_CRC) $(LIBDW_CFLAGS) $< tools/symbolize.c -o $@ $(LIBDW_LIBS)
+$(FUZZ_DIR)/sym_seeds: tests/fuzz/sym_seeds.c | $(FUZZ_DIR)/obj
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< -o $@
+fuzz-sym-seeds: $(FUZZ_DIR)/sym_seeds
+	rm -rf $(FUZZ_DIR)/seeds-symbolize && mkdir -p $(FUZZ_DIR)/seeds-symbolize
 	$(FUZZ_DIR)/sym_seeds $(FUZZ_DIR)/seeds-symbolize
+fuzz-run-symbolize: $(FUZZ_SYM_BINS)
+	@mkdir -p $(FUZZ_DIR)/corpus-symbolize
 	$(FUZZ_DIR)/fuzz_symbolize $(FUZZ_RUN) $(FUZZ_DIR)/corpus-symbolize $(FUZZ_DIR)/seeds-symbolize
 
 clean:

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by every test program: Check (each test forked, with a timeout)
- * plus the helpers more than one test program needs.  A test program is one
- * file tests/t_NAME.c whose main() builds a suite and returns pt_run(suite).
- * The helper programs (tests/helpers/) include it too, for the payload of
- * the writers (pt_payload); they use nothing of Check.
+ * plus the helpers more than one test program needs, declared here and
+ * defined in tests/harness.c (what needs only the C library and Check) and
+ * tests/harness_trace.c (what calls the trace API), compiled once into
+ * BUILD/tests/libharness.a, which every test program links.  A test program
+ * is one file tests/t_NAME.c whose main() builds a suite and returns
+ * pt_run(suite).  The helper programs (tests/helpers/) include it too, for
+ * the payload of the writers (pt_payload, inline here); they use nothing of
+ * Check and link nothing of the harness.
  *
  * A test program that reads events back with pt_drain and friends may set
- * PT_EV_DATA, the room for an event's data, before including this header.
+ * PT_EV_DATA, the room for an event's data, before including this header:
+ * the inline wrappers below pass that program's layout of struct pt_ev to
+ * the compiled functions.
  */
 #ifndef PT_TEST_HARNESS_H
 #define PT_TEST_HARNESS_H
@@ -22,6 +28,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,31 +49,15 @@
 	"posixtrace " PT_TEST_STR(POSIXTRACE_VERSION_MAJOR) "." PT_TEST_STR(     \
 	    POSIXTRACE_VERSION_MINOR) "." PT_TEST_STR(POSIXTRACE_VERSION_PATCH)
 
-static inline TCase *pt_tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-	tcase_set_timeout(tc, PT_TEST_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
+/* A test case with the default timeout, added to s. */
+TCase *pt_tcase(Suite *s, const char *name);
 
 /* The same, with a fixture run in each test's own process. */
-static inline TCase *pt_tcase_fixture(Suite *s, const char *name, void (*setup)(void),
-                                      void (*teardown)(void))
-{
-	TCase *tc = pt_tcase(s, name);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	return tc;
-}
+TCase *pt_tcase_fixture(Suite *s, const char *name, void (*setup)(void),
+                        void (*teardown)(void));
 
-static inline int pt_run(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+/* Runs the suite; EXIT_SUCCESS if every test passed. */
+int pt_run(Suite *s);
 
 /* Asserts that a call returns the error number (not -1/errno) expected. */
 #define ck_assert_err(call, expected)                                            \
@@ -87,31 +78,16 @@ static inline int pt_run(Suite *s)
 			return (step);                                           \
 	} while (0)
 
-/* ---- streams -------------------------------------------------------------- */
+/* ---- streams (tests/harness_trace.c) --------------------------------------- */
 
 /* A user event id for `name` (registered if new). */
-static inline trace_event_id_t pt_event_id(const char *name)
-{
-	trace_event_id_t id = 0;
-	ck_assert_ok(posix_trace_eventid_open(name, &id));
-	return id;
-}
+trace_event_id_t pt_event_id(const char *name);
 
 /* A stream for this process with default attributes. */
-static inline trace_id_t pt_create_default(void)
-{
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_create(0, NULL, &trid));
-	return trid;
-}
+trace_id_t pt_create_default(void);
 
 /* The same, started. */
-static inline trace_id_t pt_create_started(void)
-{
-	trace_id_t trid = pt_create_default();
-	ck_assert_ok(posix_trace_start(trid));
-	return trid;
-}
+trace_id_t pt_create_started(void);
 
 /* Attributes of a stream made by pt_create: a member left 0 keeps the
  * default (its setter is not called). */
@@ -122,39 +98,15 @@ struct pt_attrs {
 };
 
 /* A stream for pid (0: this process) with those attributes. */
-static inline trace_id_t pt_create(pid_t pid, struct pt_attrs a)
-{
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	if (a.policy)
-		ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, a.policy));
-	if (a.size)
-		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, a.size));
-	if (a.max_data)
-		ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, a.max_data));
-	ck_assert_ok(posix_trace_create(pid, &attr, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	return trid;
-}
+trace_id_t pt_create(pid_t pid, struct pt_attrs a);
 
 /* posix_trace_get_status into a status filled with garbage first. */
-static inline struct posix_trace_status_info pt_status(trace_id_t trid)
-{
-	struct posix_trace_status_info st;
-	memset(&st, 0xa5, sizeof st);
-	ck_assert_ok(posix_trace_get_status(trid, &st));
-	return st;
-}
+struct posix_trace_status_info pt_status(trace_id_t trid);
 
 /* Whether the stream names `id` `name`. */
-static inline int pt_name_is(trace_id_t trid, trace_event_id_t id, const char *name)
-{
-	char buf[TRACE_EVENT_NAME_MAX + 1];
-	return posix_trace_eventid_get_name(trid, id, buf) == 0 && strcmp(buf, name) == 0;
-}
+int pt_name_is(trace_id_t trid, trace_event_id_t id, const char *name);
 
-/* ---- events read back ------------------------------------------------------- */
+/* ---- events read back (tests/harness_trace.c) -------------------------------- */
 
 #ifndef PT_EV_DATA
 #define PT_EV_DATA 1024
@@ -168,6 +120,16 @@ struct pt_ev {
 	size_t len;
 };
 
+/* Where a struct pt_ev's members are in this program (PT_EV_DATA is the
+ * program's own): what the compiled functions that fill arrays of them
+ * need to know. */
+struct pt_ev_layout {
+	size_t size, data_offset, data_room, len_offset;
+};
+#define PT_EV_LAYOUT                                                             \
+	((struct pt_ev_layout){sizeof(struct pt_ev), offsetof(struct pt_ev, data), \
+	                       PT_EV_DATA, offsetof(struct pt_ev, len)})
+
 /* A stream that gives more events than this in one read-out never runs
  * empty: a bound that only catches a runaway. */
 #define PT_DRAIN_LIMIT 1000000
@@ -177,31 +139,26 @@ static inline int pt_is_user(const struct pt_ev *e)
 	return e->info.posix_event_id >= POSIX_TRACE_UNNAMED_USEREVENT;
 }
 
-/* The next event if one is there now (posix_trace_trygetnext_event): 1, or
- * 0 when none is. */
+/* The next event if one is there now (posix_trace_trygetnext_event) into
+ * info, data (room bytes) and *len: 1, or 0 when none is. */
+int pt_try_event(trace_id_t trid, struct posix_trace_event_info *info, void *data,
+                 size_t room, size_t *len);
+
 static inline int pt_try_ev(trace_id_t trid, struct pt_ev *e)
 {
-	int unavailable = -1;
-	ck_assert_ok(posix_trace_trygetnext_event(trid, &e->info, e->data, sizeof e->data,
-	                                          &e->len, &unavailable));
-	return !unavailable;
+	return pt_try_event(trid, &e->info, e->data, sizeof e->data, &e->len);
 }
+
+/* pt_drain_into for an array of events laid out as `layout` says. */
+int pt_drain_into_layout(trace_id_t trid, void *out, int max, int user_only,
+                         struct pt_ev_layout layout);
 
 /* Reads every event there is now, oldest first, and keeps in out[] every
  * one, or with user_only the user events alone; returns how many it kept.
  * More than max to keep fails the test. */
 static inline int pt_drain_into(trace_id_t trid, struct pt_ev *out, int max, int user_only)
 {
-	struct pt_ev e;
-	int n = 0;
-	for (int all = 0; pt_try_ev(trid, &e); all++) {
-		ck_assert_msg(all < PT_DRAIN_LIMIT, "the stream never runs empty");
-		if (user_only && !pt_is_user(&e))
-			continue;
-		ck_assert_msg(n < max, "more than %d events to keep", max);
-		out[n++] = e;
-	}
-	return n;
+	return pt_drain_into_layout(trid, out, max, user_only, PT_EV_LAYOUT);
 }
 
 /* Every event there is now, into out[0..max-1]; returns how many. */
@@ -216,23 +173,14 @@ static inline int pt_drain_user(trace_id_t trid, struct pt_ev *out, int max)
 	return pt_drain_into(trid, out, max, 1);
 }
 
+/* pt_drain_all for events laid out as `layout` says. */
+void *pt_drain_all_layout(trace_id_t trid, size_t *n, struct pt_ev_layout layout);
+
 /* Every event there is now, into an array that grows as needed; the
  * caller frees it.  Its length goes to *n. */
 static inline struct pt_ev *pt_drain_all(trace_id_t trid, size_t *n)
 {
-	size_t cap = 256;
-	struct pt_ev *out = malloc(cap * sizeof *out);
-	ck_assert_ptr_nonnull(out);
-	for (*n = 0;; ++*n) {
-		ck_assert_msg(*n <= PT_DRAIN_LIMIT, "the stream never runs empty");
-		if (*n == cap) {
-			cap *= 2;
-			out = realloc(out, cap * sizeof *out);
-			ck_assert_ptr_nonnull(out);
-		}
-		if (!pt_try_ev(trid, &out[*n]))
-			return out;
-	}
+	return pt_drain_all_layout(trid, n, PT_EV_LAYOUT);
 }
 
 /* How many of the n events have type id. */
@@ -244,16 +192,16 @@ static inline int pt_count_id(const struct pt_ev *evs, int n, trace_event_id_t i
 	return c;
 }
 
+/* The uint32_t in data, which must be all its len bytes hold. */
+uint32_t pt_data_u32(const void *data, size_t len);
+
 /* The data of an event posted with a uint32_t, which must be all it holds. */
 static inline uint32_t pt_ev_u32(const struct pt_ev *e)
 {
-	uint32_t v;
-	ck_assert_uint_eq(e->len, sizeof v);
-	memcpy(&v, e->data, sizeof v);
-	return v;
+	return pt_data_u32(e->data, e->len);
 }
 
-/* ---- the writers' payload ------------------------------------------------------ */
+/* ---- the writers' payload (inline: the helper programs use it) ------------------ */
 
 /* What the stress and workload writers post (t_stress, t_workload and the
  * helper programs wl_*): 16 bytes {writer, sequence number, mix of both},
@@ -288,30 +236,11 @@ struct pt_progress {
 
 /* ---- time ---------------------------------------------------------------------- */
 
-static inline void pt_sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
+void pt_sleep_ms(long ms);
 
 /* CLOCK_REALTIME `ms` milliseconds from now, or ago when ms < 0 (an
  * abstime for timedgetnext). */
-static inline struct timespec pt_in_ms(long ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	} else if (ts.tv_nsec < 0) {
-		ts.tv_sec--;
-		ts.tv_nsec += 1000000000L;
-	}
-	return ts;
-}
+struct timespec pt_in_ms(long ms);
 
 static inline int pt_ts_le(const struct timespec *a, const struct timespec *b)
 {
@@ -323,23 +252,12 @@ static inline int64_t pt_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
-static inline int64_t pt_realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return pt_ns(&ts);
-}
+int64_t pt_realtime_ns(void);
 
 /* ---- threads ------------------------------------------------------------------ */
 
 /* A count scaled by $PT_STRESS_SCALE (default 1), kept within [min, max]. */
-static inline uint32_t pt_stress_scaled(double count, uint32_t min, uint32_t max)
-{
-	const char *s = getenv("PT_STRESS_SCALE");
-	double scale = s ? strtod(s, NULL) : 1.0;
-	double n = count * (scale > 0 ? scale : 1.0);
-	return n < min ? min : n > max ? max : (uint32_t)n;
-}
+uint32_t pt_stress_scaled(double count, uint32_t min, uint32_t max);
 
 /* One of several writer threads that start posting together: it calls
  * post(id, thread, i) for i = 0 .. count - 1. */
@@ -351,28 +269,10 @@ struct pt_writer {
 	pthread_barrier_t *go;    /* set by pt_run_writers */
 };
 
-static inline void *pt_writer_main(void *p)
-{
-	struct pt_writer *w = p;
-	pthread_barrier_wait(w->go);
-	for (uint32_t i = 0; i < w->count; i++)
-		w->post(w->id, w->thread, i);
-	return NULL;
-}
+void *pt_writer_main(void *p);
 
 /* Runs the n writers w[] (released together by a barrier) to their end. */
-static inline void pt_run_writers(struct pt_writer *w, uint32_t n)
-{
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, n);
-	for (uint32_t i = 0; i < n; i++) {
-		w[i].go = &go;
-		ck_assert_int_eq(pthread_create(&w[i].self, NULL, pt_writer_main, &w[i]), 0);
-	}
-	for (uint32_t i = 0; i < n; i++)
-		pthread_join(w[i].self, NULL);
-	pthread_barrier_destroy(&go);
-}
+void pt_run_writers(struct pt_writer *w, uint32_t n);
 
 /* A thread blocked reading the next event: posix_trace_getnext_event, or
  * with timed posix_trace_timedgetnext_event until 10 s after it began.  Its
@@ -384,206 +284,59 @@ struct pt_blocked_reader {
 	atomic_int done;
 };
 
-static inline void *pt_blocked_reader_main(void *p)
-{
-	struct pt_blocked_reader *b = p;
-	struct posix_trace_event_info info;
-	unsigned char data[64];
-	size_t len;
-	int unavailable;
-	struct timespec abstime = pt_in_ms(10000);
-	if (b->timed)
-		b->rc = posix_trace_timedgetnext_event(b->trid, &info, data, sizeof data, &len,
-		                                       &unavailable, &abstime);
-	else
-		b->rc = posix_trace_getnext_event(b->trid, &info, data, sizeof data, &len,
-		                                  &unavailable);
-	atomic_store(&b->done, 1);
-	return NULL;
-}
+void *pt_blocked_reader_main(void *p);
 
 /* ---- files ----------------------------------------------------------------------- */
 
 /* A second, read-only open file description of the file behind fd. */
-static inline int pt_reopen_ro(int fd)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	int ro = open(path, O_RDONLY);
-	ck_assert_int_ge(ro, 0);
-	return ro;
-}
-
-static inline int pt_remove_entry_(const char *path, const struct stat *st, int flag,
-                                   struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path); /* what cannot be removed is left; keep going */
-	return 0;
-}
+int pt_reopen_ro(int fd);
 
 /* Removes path and everything below it, never following a link. */
-static inline void pt_remove_tree(const char *path)
-{
-	if (path[0])
-		nftw(path, pt_remove_entry_, 16, FTW_DEPTH | FTW_PHYS);
-}
+void pt_remove_tree(const char *path);
 
 /* ---- processes --------------------------------------------------------------------- */
 
 /* fork(), which must succeed. */
-static inline pid_t pt_fork(void)
-{
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	return pid;
-}
+pid_t pt_fork(void);
 
 /* The pid of a process that has ended and been reaped (a child of ours). */
-static inline pid_t pt_gone_pid(void)
-{
-	pid_t child = pt_fork();
-	if (child == 0)
-		_exit(0);
-	ck_assert_int_eq(waitpid(child, NULL, 0), child);
-	return child;
-}
+pid_t pt_gone_pid(void);
 
 /* Waits (up to 5 s) until process `pid` runs another program than this one. */
-static inline void pt_wait_exec(pid_t pid)
-{
-	char self[PATH_MAX], exe[PATH_MAX], path[64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	for (int i = 0; i < 500; i++) {
-		n = readlink(path, exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strcmp(exe, self) != 0)
-				return;
-		}
-		usleep(10000);
-	}
-	ck_abort_msg("process %d did not exec", (int)pid);
-}
+void pt_wait_exec(pid_t pid);
 
 /* From /proc/PID/stat: the command name (cut to commlen - 1), the state
- * letter and the parent.  0, or -1 if there is no such process. */
+ * letter and the parent.  0, or -1 if there is no such process.  Compiled
+ * under another name: the library has a pt_proc_stat of its own, which the
+ * tests that link the static library would find twice. */
+int pt_harness_proc_stat(pid_t pid, char *comm, size_t commlen, char *state, pid_t *ppid);
 static inline int pt_proc_stat(pid_t pid, char *comm, size_t commlen, char *state, pid_t *ppid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -1;
-	size_t len = (size_t)(close_paren - open_paren - 1);
-	if (comm && commlen) {
-		if (len >= commlen)
-			len = commlen - 1;
-		memcpy(comm, open_paren + 1, len);
-		comm[len] = '\0';
-	}
-	char st = 0;
-	int pp = 0;
-	if (sscanf(close_paren + 1, " %c %d", &st, &pp) != 2)
-		return -1;
-	if (state)
-		*state = st;
-	if (ppid)
-		*ppid = pp;
-	return 0;
+	return pt_harness_proc_stat(pid, comm, commlen, state, ppid);
 }
 
 /* Processes whose parent is `parent` named comm (any state, zombies too):
  * how many, and the first found in *first. */
-static inline int pt_procs_named(pid_t parent, const char *comm, pid_t *first)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-	while (d && (e = readdir(d))) {
-		char name[64];
-		pid_t pid = atoi(e->d_name), ppid = 0;
-		if (pid <= 0 || pt_proc_stat(pid, name, sizeof name, NULL, &ppid) != 0 ||
-		    ppid != parent || strcmp(name, comm) != 0)
-			continue;
-		if (n++ == 0 && first)
-			*first = pid;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
+int pt_procs_named(pid_t parent, const char *comm, pid_t *first);
 
 /* A wait status in words, for messages. */
-static inline void pt_describe_status(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-	else
-		snprintf(buf, len, "status 0x%x", status);
-}
+void pt_describe_status(int status, char *buf, size_t len);
 
 /* Appends the arguments first, ... (ended by NULL) to argv[argc...], at
  * most up to argv[max - 2], then NULL; returns the new argc. */
-static inline int pt_append_args(char **argv, int argc, int max, const char *first, va_list ap)
-{
-	for (const char *a = first; a && argc < max - 1; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	argv[argc] = NULL;
-	return argc;
-}
+int pt_append_args(char **argv, int argc, int max, const char *first, va_list ap);
 
 /* Where the helper programs are: $PT_TEST_HELPERS (tests/run.sh sets it),
  * else, for a test program run by hand, BUILD/tests/helpers next to it. */
-static inline const char *pt_helpers_dir(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("PT_TEST_HELPERS");
-	if (env)
-		return env;
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
-	ck_assert_int_gt(n, 0);
-	path[n] = '\0';
-	strcpy(strrchr(path, '/'), "/helpers");
-	return path;
-}
+const char *pt_helpers_dir(void);
 
 /* The helper program `name`, which must exist; the path stays valid for
  * the next three calls. */
-static inline char *pt_helper_path(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-	int n = snprintf(p, PATH_MAX, "%s/%s", pt_helpers_dir(), name);
-	ck_assert_msg(n > 0 && n < PATH_MAX && access(p, X_OK) == 0,
-	              "%s not found: build the tests, or set PT_TEST_HELPERS", p);
-	return p;
-}
+char *pt_helper_path(const char *name);
 
 /* The posixtrace command beside the helpers, or NULL (the caller then
  * says it skipped, naming `test`). */
-static inline char *pt_tool_path(const char *test)
-{
-	static char path[PATH_MAX];
-	int n = snprintf(path, sizeof path, "%s/../../posixtrace", pt_helpers_dir());
-	if (n > 0 && n < (int)sizeof path && access(path, X_OK) == 0)
-		return path;
-	fprintf(stderr, "%s: SKIPPED (no posixtrace command at %s)\n", test, path);
-	return NULL;
-}
+char *pt_tool_path(const char *test);
 
 /* ---- child processes a test starts, killed when it ends ------------------------------ */
 
@@ -595,160 +348,53 @@ struct pt_children {
 	int nused;
 };
 
-static inline struct pt_children *pt_children(void)
-{
-	static struct pt_children c;
-	return &c;
-}
+/* The test's record of them (one per process). */
+struct pt_children *pt_children(void);
 
 /* At the start of a test: nothing tracked; the test's own pid is used. */
-static inline void pt_children_setup(void)
-{
-	struct pt_children *c = pt_children();
-	c->test_pid = getpid();
-	c->nlive = 0;
-	c->used[0] = c->test_pid;
-	c->nused = 1;
-}
+void pt_children_setup(void);
 
 /* pid is one whose leftovers the test checks (it is not a child to kill). */
-static inline void pt_use_pid(pid_t pid)
-{
-	struct pt_children *c = pt_children();
-	if (c->nused < (int)(sizeof c->used / sizeof c->used[0]))
-		c->used[c->nused++] = pid;
-}
+void pt_use_pid(pid_t pid);
 
 /* A child of the test: killed with it, and a pid it used. */
-static inline void pt_track(pid_t pid)
-{
-	struct pt_children *c = pt_children();
-	ck_assert_int_lt(c->nlive, (int)(sizeof c->live / sizeof c->live[0]));
-	c->live[c->nlive++] = pid;
-	pt_use_pid(pid);
-}
+void pt_track(pid_t pid);
 
 /* The child was reaped: no longer one to kill. */
-static inline void pt_untrack(pid_t pid)
-{
-	struct pt_children *c = pt_children();
-	for (int i = 0; i < c->nlive; i++)
-		if (c->live[i] == pid)
-			c->live[i] = c->live[--c->nlive];
-}
+void pt_untrack(pid_t pid);
 
 /* Kills and reaps one tracked child (nothing if it is not tracked: a pid
  * already reaped may be someone else's now). */
-static inline void pt_reap(pid_t pid)
-{
-	struct pt_children *c = pt_children();
-	for (int i = 0; i < c->nlive; i++) {
-		if (c->live[i] != pid)
-			continue;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		pt_untrack(pid);
-		return;
-	}
-}
+void pt_reap(pid_t pid);
 
 /* Kills and reaps every tracked child; in a forked child (which inherits
  * an atexit handler calling this) nothing. */
-static inline void pt_kill_children(void)
-{
-	struct pt_children *c = pt_children();
-	if (getpid() != c->test_pid)
-		return;
-	while (c->nlive > 0)
-		pt_reap(c->live[c->nlive - 1]);
-}
+void pt_kill_children(void);
 
 /* Waits (up to timeout_ms) for a child to end by itself and returns its
  * wait status; not ending in time fails the test. */
-static inline int pt_wait_exit(pid_t pid, int timeout_ms)
-{
-	int status = 0;
-	for (int waited = 0;; waited += 5) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		ck_assert_msg(r == 0, "waitpid(%d) failed", (int)pid);
-		ck_assert_msg(waited < timeout_ms, "child %d did not exit", (int)pid);
-		usleep(5000);
-	}
-	pt_untrack(pid);
-	return status;
-}
+int pt_wait_exit(pid_t pid, int timeout_ms);
 
 /* The end of a test: children killed, then (within 2.5 s) left(pid, name,
  * len) must find nothing for every pid the test used; it returns how many
  * things pid left behind and names one of them in name. */
-static inline void pt_children_finish(int (*left)(pid_t pid, char *name, size_t len))
-{
-	struct pt_children *c = pt_children();
-	char name[320] = "";
-	pt_kill_children();
-	for (int waited = 0;; waited += 20) {
-		int n = 0;
-		for (int i = 0; i < c->nused && !n; i++)
-			n = left(c->used[i], name, sizeof name);
-		if (!n)
-			return;
-		ck_assert_msg(waited < 2500, "left behind: %s", name);
-		usleep(20000);
-	}
-}
+void pt_children_finish(int (*left)(pid_t pid, char *name, size_t len));
 
 /* Kills and reaps every child of the test process, tracked or not (with
  * pt_subreaper_setup, orphans of its children too), until none is left;
  * returns how many it killed.  In another process, nothing. */
-static inline int pt_kill_children_of_self(void)
-{
-	int killed = 0;
-	for (int round = 0; round < 100; round++) {
-		int found = 0;
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			pid_t pid = (pid_t)atoi(e->d_name), ppid = 0;
-			if (pid > 0 && pt_proc_stat(pid, NULL, 0, NULL, &ppid) == 0 && ppid == getpid()) {
-				kill(pid, SIGKILL);
-				found++;
-			}
-		}
-		if (d)
-			closedir(d);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		if (!found)
-			break;
-		killed += found;
-		usleep(10000);
-	}
-	return killed;
-}
+int pt_kill_children_of_self(void);
 
-static inline int pt_kill_descendants(void)
-{
-	if (getpid() != pt_children()->test_pid)
-		return 0;
-	pt_children()->nlive = 0;
-	return pt_kill_children_of_self();
-}
-
-static inline void pt_kill_descendants_at_exit(void) { pt_kill_descendants(); }
+/* The same, from the test's own process only (tracked children
+ * forgotten); 0 elsewhere. */
+int pt_kill_descendants(void);
 
 /* Makes the test process the reaper of its orphaned descendants: a keeper
  * whose controller was killed is then reparented to the test, which ends
  * it with the rest when its teardown or exit() runs.  A failed check ends
  * the test's process with _exit(): then pt_run_scratch's runner, a reaper
  * too, ends them. */
-static inline void pt_subreaper_setup(void)
-{
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	atexit(pt_kill_descendants_at_exit);
-}
+void pt_subreaper_setup(void);
 
 /* Scratch directories.  pt_run_scratch (instead of pt_run) makes one root
  * directory under /tmp for the whole program and, once every test has run,
@@ -757,34 +403,7 @@ static inline void pt_subreaper_setup(void)
  * removes the root with whatever the tests left in it: the logs a test
  * makes can be large (sparse files of gigabytes).  pt_scratch_dir gives a
  * test a directory of its own inside the root. */
-static inline char *pt_scratch_root_(void)
-{
-	static char root[96];
-	return root;
-}
-
-static inline const char *pt_scratch_dir(const char *name)
-{
-	static char path[160];
-	ck_assert_msg(pt_scratch_root_()[0], "pt_scratch_dir needs pt_run_scratch");
-	snprintf(path, sizeof path, "%s/%s.XXXXXX", pt_scratch_root_(), name);
-	ck_assert_ptr_nonnull(mkdtemp(path));
-	return path;
-}
-
-static inline int pt_run_scratch(Suite *s, const char *prefix)
-{
-	char *root = pt_scratch_root_();
-	snprintf(root, 96, "/tmp/%s.XXXXXX", prefix);
-	if (!mkdtemp(root) || chmod(root, 0755) != 0 ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-		perror(prefix);
-		return EXIT_FAILURE;
-	}
-	int rc = pt_run(s);
-	pt_kill_children_of_self();
-	pt_remove_tree(root);
-	return rc;
-}
+const char *pt_scratch_dir(const char *name);
+int pt_run_scratch(Suite *s, const char *prefix);
 
 #endif

@@ -18,9 +18,12 @@ emit = sys.argv[1]
 for i in range(20):
     subprocess.run([emit] + ["rdv.child"] * 10, check=True)
 PY
-	ls -d "${TMPDIR:-/tmp}"/posixtrace-* 2>/dev/null >rdvdirs.before
-	"$PT" record -o rdv.ptlog -- python3 rdv.py "$EMIT" >rdv.out 2>&1; rc=$?
-	ls -d "${TMPDIR:-/tmp}"/posixtrace-* 2>/dev/null >rdvdirs.after
+	# the rendezvous directory in a TMPDIR of this check's own: what other
+	# programs running meanwhile make in /tmp is not seen
+	mkdir rdvtmp
+	ls -d "$PWD/rdvtmp"/posixtrace-* 2>/dev/null >rdvdirs.before
+	TMPDIR="$PWD/rdvtmp" "$PT" record -o rdv.ptlog -- python3 rdv.py "$EMIT" >rdv.out 2>&1; rc=$?
+	ls -d "$PWD/rdvtmp"/posixtrace-* 2>/dev/null >rdvdirs.after
 	[ $rc -eq 0 ] && pass "rendezvous: record of python3 exits 0" ||
 		fail "rendezvous: record of python3 exits 0" "exit $rc: $(cat rdv.out)"
 	"$PT" dump rdv.ptlog >rdv.txt 2>&1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Soak: the workload tests (t_workload) at a larger scale, several rounds.
+# Soak: the workload tests (t_workload, t_wlthreads) at a larger scale, several rounds.
 # PT_WORKLOAD_SCALE multiplies their counts (a shell loop of 2,000 x SCALE
 # processes, 200 x SCALE build jobs, 5,000 x SCALE requests per server worker,
 # 2,000 x SCALE short-lived threads, 60 x SCALE events per thread of 1,000,
@@ -11,8 +11,10 @@
 BUILD=${1:-build}
 SCALE=${2:-5}
 ROUNDS=${3:-3}
-prog=$BUILD/tests/t_workload
-[ -x "$prog" ] || { echo "no $prog: run make BUILD=$BUILD all tests first" >&2; exit 2; }
+progs="$BUILD/tests/t_workload $BUILD/tests/t_wlthreads"
+for prog in $progs; do
+	[ -x "$prog" ] || { echo "no $prog: run make BUILD=$BUILD all tests first" >&2; exit 2; }
+done
 case $SCALE$ROUNDS in *[!0-9]*) echo "usage: $0 [BUILD_DIR [SCALE [ROUNDS]]]" >&2; exit 2;; esac
 export PT_TEST_HELPERS="$BUILD/tests/helpers"
 export PT_WORKLOAD_SCALE=$SCALE
@@ -21,8 +23,11 @@ failed=0
 round=1
 while [ "$round" -le "$ROUNDS" ]; do
 	start=$(date +%s)
-	out=$("$prog" 2>&1); rc=$?
-	printf '%s\n' "$out" | sed "s|^|[round $round] |"
+	rc=0
+	for prog in $progs; do
+		out=$("$prog" 2>&1) || rc=$?
+		printf '%s\n' "$out" | sed "s|^|[round $round] |"
+	done
 	echo "[round $round] exit $rc after $(( $(date +%s) - start )) s"
 	[ $rc -eq 0 ] || failed=$((failed + 1))
 	round=$((round + 1))

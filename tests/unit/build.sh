@@ -21,6 +21,8 @@ BELOW_SRCS=$(make_list LOG_BELOW_SRCS)
 [ -n "$LOG_SRCS" ] && [ -n "$BELOW_SRCS" ] || { echo "build.sh: no file list from the Makefile" >&2; exit 2; }
 # the reader is included by the test itself
 SRCS=$(for f in $LOG_SRCS $BELOW_SRCS; do [ "$f" = src/log/logread.c ] || echo "$f"; done | tr '\n' ' ')
+# the test harness's functions, the part that needs no library (tests/harness.c)
+HARNESS_SRCS=tests/harness.c
 FLAGS="-std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude"
 CHECK=$(pkg-config --cflags --libs check)
 
@@ -28,7 +30,7 @@ build() { # CC OUT EXTRA...
 	cc=$1 out=$2
 	shift 2
 	# shellcheck disable=SC2086
-	$cc $FLAGS "$@" $SRCS tests/unit/t_logformat.c -o "$out" $CHECK -lpthread
+	$cc $FLAGS "$@" $SRCS tests/unit/t_logformat.c $HARNESS_SRCS -o "$out" $CHECK -lpthread
 }
 
 mode=${1:-test}
