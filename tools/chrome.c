@@ -440,19 +440,6 @@ static void free_writer(struct chrome_writer *w)
 	pairing_free(w->pairing);
 }
 
-static FILE *open_output(const char *file, bool force)
-{
-	if (is_stdio_name(file))
-		return stdout;
-	int fd = create_output_file(file, force);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (fd >= 0 && !f) {
-		error_msg("%s: %s", file, strerror(errno));
-		close(fd);
-	}
-	return f;
-}
-
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,
                       const struct pair_rules *pairs, struct site_table *sites)
 {
@@ -460,7 +447,7 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	struct progress pr;
 	struct log_overview overview;
 	char limits[PAIR_LIMITS_TEXT_SIZE];
-	w.file = open_output(file, force);
+	w.file = open_output_stream(file, force);
 	if (!w.file)
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
@@ -479,14 +466,7 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	if (w.raised)
 		note_msg("convert: %llu events placed later than their time, where times went back "
 		         "within a track (args.time_raised_ns)", (unsigned long long)w.raised);
-	int err = outbuf_flush(&w.out) ? 0 : w.out.err;
-	outbuf_free(&w.out);
+	int err = close_output_stream(w.file, &w.out, file);
 	free_writer(&w);
-	if ((w.file == stdout ? fflush(w.file) : fclose(w.file)) != 0 && !err)
-		err = errno;
-	if (err) {
-		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(err));
-		return EXIT_FAIL;
-	}
-	return rc < 0 ? EXIT_FAIL : 0;
+	return err || rc < 0 ? EXIT_FAIL : 0;
 }

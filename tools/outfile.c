@@ -180,3 +180,27 @@ int create_file_in(int dirfd, const char *dir, const char *name)
 		error_msg("%s/%s: %s", dir, name, strerror(errno));
 	return fd;
 }
+
+FILE *open_output_stream(const char *file, bool force)
+{
+	if (is_stdio_name(file))
+		return stdout;
+	int fd = create_output_file(file, force);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !f) {
+		error_msg("%s: %s", file, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+int close_output_stream(FILE *f, struct outbuf *out, const char *file)
+{
+	int err = outbuf_flush(out) ? 0 : out->err;
+	outbuf_free(out);
+	if ((f == stdout ? fflush(f) : fclose(f)) != 0 && !err)
+		err = errno;
+	if (err)
+		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(err));
+	return err;
+}

@@ -718,19 +718,6 @@ static void read_trace_name(struct trace_log *log, char *name)
 	}
 }
 
-static FILE *open_output(const char *file, bool force)
-{
-	if (is_stdio_name(file))
-		return stdout;
-	int fd = create_output_file(file, force);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (fd >= 0 && !f) {
-		error_msg("%s: %s", file, strerror(errno));
-		close(fd);
-	}
-	return f;
-}
-
 static void free_writer(struct pf_writer *w)
 {
 	thread_table_free(&w->threads);
@@ -753,7 +740,7 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	struct log_overview overview;
 	char limits[PAIR_LIMITS_TEXT_SIZE];
 	w.interned.generation = 1; /* a sequence of generation 0 has not started */
-	w.file = open_output(file, force);
+	w.file = open_output_stream(file, force);
 	if (!w.file)
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
@@ -770,14 +757,7 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	if (w.undated)
 		note_msg("convert: %llu events without a time, placed at the time of the event "
 		         "before on their track (annotation undated)", (unsigned long long)w.undated);
-	int err = outbuf_flush(&w.out) ? 0 : w.out.err;
-	outbuf_free(&w.out);
+	int err = close_output_stream(w.file, &w.out, file);
 	free_writer(&w);
-	if ((w.file == stdout ? fflush(w.file) : fclose(w.file)) != 0 && !err)
-		err = errno;
-	if (err) {
-		error_msg("%s: %s", is_stdio_name(file) ? "standard output" : file, strerror(err));
-		return EXIT_FAIL;
-	}
-	return rc < 0 ? EXIT_FAIL : 0;
+	return err || rc < 0 ? EXIT_FAIL : 0;
 }

@@ -190,6 +190,12 @@ int create_output_file_excl(const char *path);      /* fd, -1 (errno EEXIST: tak
 int create_output_dir(const char *path, bool force,
                       bool (*ours)(const char *name)); /* dir fd, or -1 */
 int create_file_in(int dirfd, const char *dir, const char *name); /* fd, or -1 */
+/* A converter's output as a stream: standard output for "-", else a new
+ * file as create_output_file makes it; NULL after one line on stderr.
+ * close_output_stream flushes the buffer written to it, frees that, closes
+ * the stream (stdout is flushed) and says what failed: 0 or an errno. */
+FILE *open_output_stream(const char *file, bool force);
+int close_output_stream(FILE *f, struct outbuf *out, const char *file);
 
 /* logfile.c: event type names of a trace stream, cached per id. */
 struct name_cache {
