@@ -5,7 +5,8 @@
 # with posixtrace dump and stats, converts it to CTF and reads it back with
 # babeltrace2 when that is installed, catches a crash with the flight
 # recorder and shows where its last events came from (function and line),
-# then shows the library used directly
+# converts for Perfetto, rotates a log, archives the files symbols need,
+# encodes spans for an OpenTelemetry Collector, then shows the library used directly
 # from C: one process in all three roles, and a controller tracing another
 # process by its pid.
 set -e
@@ -39,6 +40,15 @@ else
 fi
 echo "(open $OUT/forker.json in Perfetto or chrome://tracing)"
 
+step "Perfetto's own format, smaller, with a window and the CPU of each event" \
+     "posixtrace convert $OUT/forker.ptlog --to perfetto $OUT/forker.pftrace; posixtrace dump --cpu ... | head -n 3"
+"$PT" convert "$OUT/forker.ptlog" --to perfetto "$OUT/forker.pftrace"
+"$PT" convert "$OUT/forker.ptlog" --to perfetto "$OUT/child.pftrace" --only forker:child
+printf '%s bytes of Perfetto protobuf, %s of Chrome JSON; %s bytes with --only forker:child\n' \
+	"$(wc -c <"$OUT/forker.pftrace")" "$(wc -c <"$OUT/forker.json")" "$(wc -c <"$OUT/child.pftrace")"
+"$PT" dump --cpu "$OUT/forker.ptlog" | sed -n 2,4p | cut -c1-150
+echo "(open $OUT/forker.pftrace in ui.perfetto.dev, or: trace_processor_shell $OUT/forker.pftrace)"
+
 step "a flight recorder catches a crash: the newest events, written when the program dies" \
      "posixtrace record --flight-recorder=1M -o $OUT/crash.ptlog -- $BUILD/examples/server -n 100000 -c 99990"
 status=0
@@ -53,6 +63,24 @@ step "its last events, each with the function and line that posted it" \
 step "request durations and the hottest call sites" \
      "posixtrace stats $OUT/crash.ptlog | sed -n '/^durations/,/^lost/p'"
 "$PT" stats "$OUT/crash.ptlog" | sed -n '/^durations/,/^lost/p'
+
+step "a long run in rotated files (a new one past 64 KiB, at the end of a drain), the newest 3 kept, read as one trace" \
+     "posixtrace record --rotate 64K,3 -o $OUT/rotated -- sh -c 'for i in \$(seq 300); do server -n 300; done'"
+"$PT" record --rotate 64K,3 -o "$OUT/rotated" -- \
+	sh -c 'for i in $(seq 300); do "$0" -n 300; done' "$BUILD/examples/server" >/dev/null
+ls "$OUT/rotated"
+"$PT" stats "$OUT/rotated" | sed -n 1,2p
+
+step "the files its call sites need, by build id, to read the log on another machine" \
+     "posixtrace archive $OUT/crash.ptlog $OUT/crash.symfs"
+"$PT" archive "$OUT/crash.ptlog" "$OUT/crash.symfs"
+"$PT" dump "$OUT/crash.ptlog" --symfs "$OUT/crash.symfs" | grep -v posix_trace_ | tail -n 2 | head -n 1 |
+	cut -c1-150
+
+step "spans for an OpenTelemetry Collector (here encoded and thrown away: --otlp URL sends them)" \
+     "posixtrace export $OUT/crash.ptlog --discard"
+"$PT" export "$OUT/crash.ptlog" --discard 2>&1 | cut -c1-150 ||
+	echo "(posixtrace was built without libcurl: export says why)"
 
 step "the library from C: controller, traced threads and analyzer in one process" \
      "$BUILD/examples/demo"
