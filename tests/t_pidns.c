@@ -33,11 +33,13 @@
 
 static trace_event_id_t ev;
 
-/* In the new namespace (pid 1 there): waits for the go, posts, exits. */
-static void target(int go)
+/* In the new namespace (pid 1 there): says it is ready (its fork handler
+ * has made its own control block, which a controller looks for), waits
+ * for the go, posts, exits. */
+static void target(int go, int ready)
 {
-	char c;
-	if (read(go, &c, 1) != 1)
+	char c = 'r';
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		_exit(3);
 	for (uint32_t i = 0; i < NPOSTS; i++)
 		posix_trace_event(ev, &i, sizeof i);
@@ -45,16 +47,20 @@ static void target(int go)
 }
 
 /* Forks the target into a new pid namespace; returns its pid here, or 0 when
- * namespaces cannot be made. */
+ * namespaces cannot be made.  Returns once the target is ready: a
+ * controller that looked for a process forked an instant before, ahead of
+ * the child's fork handler, would find no block of its own yet (the
+ * keeper reaches it later, and events posted meanwhile are not recorded). */
 static pid_t start_target(int go, pid_t *middle)
 {
-	int p[2];
+	int p[2], ready[2];
 	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(pipe(ready), 0);
 	*middle = pt_fork();
 	if (*middle == 0) {
 		pid_t t = 0;
 		if (unshare(CLONE_NEWPID) == 0 && (t = fork()) == 0)
-			target(go);
+			target(go, ready[1]);
 		if (write(p[1], &t, sizeof t) != sizeof t)
 			_exit(5);
 		int status = 0;
@@ -65,8 +71,13 @@ static pid_t start_target(int go, pid_t *middle)
 	pt_track(*middle);
 	pid_t t = 0;
 	ck_assert_int_eq(read(p[0], &t, sizeof t), (ssize_t)sizeof t);
+	char c;
+	if (t > 0)
+		ck_assert_int_eq(read(ready[0], &c, 1), 1);
 	close(p[0]);
 	close(p[1]);
+	close(ready[0]);
+	close(ready[1]);
 	return t;
 }
 
