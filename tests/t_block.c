@@ -44,13 +44,25 @@ static struct posixtrace_block_info block_info(trace_id_t trid)
 	return info;
 }
 
-/* A test that fails with the keeper stopped lets it go on, so that it
- * ends with the test's process. */
+/* A test that fails or times out with the keeper stopped lets it go on,
+ * so that it ends with the test's process: at exit, and from a watcher
+ * process once the test's process is gone (Check kills it at its timeout). */
 static pid_t keeper_held;
 static void release_keeper(void)
 {
 	if (keeper_held > 0)
 		kill(keeper_held, SIGCONT);
+}
+
+static void watch_keeper(pid_t keeper)
+{
+	pid_t test = getpid();
+	if (fork() != 0)
+		return;
+	for (int i = 0; i < 120 * 100 && getppid() == test; i++)
+		usleep(10000);
+	kill(keeper, SIGCONT);
+	_exit(0);
 }
 
 static pid_t stopped_keeper(void)
@@ -61,6 +73,7 @@ static pid_t stopped_keeper(void)
 	ck_assert_int_gt(keeper, 0);
 	keeper_held = keeper;
 	atexit(release_keeper);
+	watch_keeper(keeper);
 	ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
 	char state = 0;
 	for (int i = 0; i < 5000 && (pt_proc_stat(keeper, NULL, 0, &state, NULL) != 0 || state != 'T');
