@@ -83,6 +83,33 @@ static pid_t stopped_keeper(void)
 	return keeper;
 }
 
+/* Whether a thread of this process other than the caller sleeps (the
+ * writers sleep only in their wait for room), looked for up to 10 s. */
+static int wait_for_a_sleeping_thread(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+		int found = 0;
+		while (d && !found && (e = readdir(d))) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			char path[64], state = 0;
+			snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+			FILE *f = tid > 0 && tid != (pid_t)gettid() ? fopen(path, "r") : NULL;
+			if (f) {
+				found = fscanf(f, "%*d (%*[^)]) %c", &state) == 1 && state == 'S';
+				fclose(f);
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found)
+			return 1;
+		pt_sleep_ms(1);
+	}
+	return 0;
+}
+
 /* ---- flat-out writers lose nothing --------------------------------------- */
 
 static uint32_t per_writer;
@@ -101,10 +128,16 @@ START_TEST(flat_out_writers_lose_nothing)
 {
 	per_writer = pt_stress_scaled(50000, 5000, 50000);
 	int fd = lt_new_log_file();
-	trace_id_t trid = create_blocking(fd, 10000);
+	trace_id_t trid = create_blocking(fd, 30000);
+	/* The keeper held until a writer sleeps in its wait, so that some
+	 * writer waits however fast the keeper is (under a sanitizer, the
+	 * writers can be slower than it). */
+	pid_t keeper = stopped_keeper();
 	pthread_t th[WRITERS];
 	for (uintptr_t i = 0; i < WRITERS; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, flat_out, (void *)i), 0);
+	ck_assert_msg(wait_for_a_sleeping_thread(), "no writer sleeps");
+	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
 	for (int i = 0; i < WRITERS; i++)
 		pthread_join(th[i], NULL);
 	ck_assert_uint_eq(pt_status(trid).posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
