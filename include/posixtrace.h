@@ -257,6 +257,32 @@ struct posixtrace_logdir {
 int posixtrace_create_withlogdir(pid_t pid, const trace_attr_t *attr,
                                  const struct posixtrace_logdir *dir, trace_id_t *trid);
 
+/* A writer that may wait: with the POSIX_TRACE_FLUSH stream full policy,
+ * a writer that finds the stream full waits up to *timeout for the
+ * stream's keeper to flush it, instead of losing the event (a zero
+ * timeout, the default: never wait).  A writer that was still short of
+ * room at the timeout loses the event, counted as before; an event posted
+ * from a signal handler that interrupted a posting never waits.  With
+ * another stream full policy the attribute is kept and has no effect.
+ * EINVAL: attr or timeout invalid, a negative or unnormalized timespec, or
+ * a timeout longer than 60 s.  Since 0.3. */
+int posixtrace_attr_setblocking(trace_attr_t *attr, const struct timespec *timeout);
+int posixtrace_attr_getblocking(const trace_attr_t *__PT_RESTRICT attr,
+                                struct timespec *__PT_RESTRICT timeout);
+
+/* What the writers of an active stream waited (posixtrace_attr_setblocking):
+ * events whose writer found the stream full and waited, and the time they
+ * waited in all.  An event that waited and still found no room is also
+ * one of posix_trace_get_status's lost events.  Counts the traced
+ * processes keep in the stream: a hint, as they report it.  EINVAL: trid
+ * is not an active trace stream, or info is NULL.  Since 0.3. */
+struct posixtrace_block_info {
+	uint64_t posixtrace_waited_events;
+	uint64_t posixtrace_waited_ns;
+	uint64_t posixtrace_reserved[2];
+};
+int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_info *info);
+
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many
  * there are.  ENOMEM: no memory for the scan. */

@@ -247,3 +247,26 @@ int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t v)
 	a->stream_size = v;
 	return 0;
 }
+
+int posixtrace_attr_setblocking(trace_attr_t *attr, const struct timespec *timeout)
+{
+	struct pt_attr *a = attr_rw(attr);
+	if (!a || !timeout || timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
+	    timeout->tv_nsec >= 1000000000L ||
+	    (uint64_t)timeout->tv_sec > PT_BLOCK_MAX_NS / 1000000000u ||
+	    (uint64_t)timeout->tv_sec * 1000000000u + (uint64_t)timeout->tv_nsec > PT_BLOCK_MAX_NS)
+		return EINVAL;
+	a->block_ns = (uint64_t)timeout->tv_sec * 1000000000u + (uint64_t)timeout->tv_nsec;
+	return 0;
+}
+
+int posixtrace_attr_getblocking(const trace_attr_t *restrict attr,
+                                struct timespec *restrict timeout)
+{
+	const struct pt_attr *a = attr_ro(attr);
+	if (!a || !timeout)
+		return EINVAL;
+	timeout->tv_sec = (time_t)(a->block_ns / 1000000000u);
+	timeout->tv_nsec = (long)(a->block_ns % 1000000000u);
+	return 0;
+}

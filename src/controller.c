@@ -241,6 +241,9 @@ static void stop_locked(struct pt_handle *h, const struct pt_caller *who)
 		int manual = 0;
 		target_arm(h, 0);
 		record(h, POSIX_TRACE_STOP, &manual, sizeof manual, who);
+		/* Writers waiting for room give up at once: a shutdown's grace
+		 * period does not wait for their timeout. */
+		pt_wake_room_waiters(hdr);
 	}
 	h->running = 0;
 }

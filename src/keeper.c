@@ -194,6 +194,7 @@ static void log_became_full(struct keeper *k)
 	/* The state's value only: nothing is published with it. */
 	atomic_compare_exchange_strong_explicit(&k->shdr->state, &running, PT_ST_SUSPENDED,
 	                                        memory_order_acq_rel, memory_order_relaxed);
+	pt_wake_room_waiters(k->shdr); /* stopped: they give up */
 }
 
 _Static_assert(PT_ID_CPU == PT_LOG_STAGE_CPU && PT_CPU_NONE == PT_LOG_CPU_NONE &&
@@ -466,6 +467,9 @@ static void drain(struct keeper *k, int last)
 		pt_logw_images_done(&k->w); /* the drain's images, one description per file */
 	move_own_events(k);
 	pt_read_end_drain(&k->h->src);
+	/* The drain gave its chunks back (retire, reader.c): writers waiting
+	 * for room take them. */
+	pt_wake_room_waiters(k->shdr);
 }
 
 /* ---- a rotated log (rotate.h) ------------------------------------------ */
@@ -658,6 +662,7 @@ __attribute__((noreturn)) static void controller_gone(struct keeper *k)
 		pt_ctl_put(k->ctl, k->h->src.map.clock, POSIX_TRACE_STOP, &manual, sizeof manual, &ctl);
 	pt_stream_end(k->shdr);
 	pt_wake_readers(k->shdr);
+	pt_wake_room_waiters(k->shdr);
 	if (k->h->remote)
 		pt_remote_withdraw(&k->h->target);
 	finish(k, &ctl);

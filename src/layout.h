@@ -20,7 +20,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 6u /* 6: CPU records */
+#define PT_LAYOUT_VERSION 7u /* 7: a writer that may wait */
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -31,6 +31,8 @@
 #define PT_USER_FIRST 32u           /* POSIX_TRACE_UNNAMED_USER_EVENT */
 #define PT_NAME_SIZE (TRACE_EVENT_NAME_MAX + 1)
 #define PT_MAX_DATA_LIMIT (1u << 20)
+/* The longest a writer waits for room (posixtrace_attr_setblocking). */
+#define PT_BLOCK_MAX_NS (60ull * 1000000000ull)
 
 _Static_assert(PT_NEVENT_IDS - PT_USER_FIRST == TRACE_USER_EVENT_MAX, "user id range");
 _Static_assert(sizeof(trace_event_set_t) * 8 == PT_NEVENT_IDS, "event set size");
@@ -218,6 +220,9 @@ struct pt_attr {
 	int64_t create_sec, create_nsec;
 	char name[TRACE_NAME_MAX];
 	char genversion[TRACE_NAME_MAX];
+	/* FLUSH: how long a writer that finds the stream full waits for the
+	 * keeper (posixtrace_attr_setblocking); 0: never. */
+	uint64_t block_ns;
 };
 _Static_assert(sizeof(struct pt_attr) <= sizeof(trace_attr_t), "attr fits");
 
@@ -282,6 +287,10 @@ struct pt_stream_hdr {
 	/* Processes that could map only part of the stream (RLIMIT_AS): the
 	 * chunks past their mapping are full for them (pt_stream_map_fd). */
 	_Atomic uint64_t short_maps;
+	/* Events whose writers waited for room (posixtrace_attr_setblocking),
+	 * and the nanoseconds they waited: counts only. */
+	_Atomic uint64_t waited_events;
+	_Atomic uint64_t waited_ns;
 
 	/* A pending POSIX_TRACE_OVERFLOW: count and first lost time (raw).
 	 * The reader looks at it for every event, so it is away from the
@@ -306,6 +315,10 @@ struct pt_stream_hdr {
 	 * keeper's hold-off per type (a stream made before it was added
 	 * leaves it 0: one hold-off for every type). */
 	_Atomic uint32_t trigger_id;
+	/* Writers waiting for room set room_waiters; the keeper (a drain) and
+	 * a stop bump room_seq, and wake them only when someone waits. */
+	_Atomic uint32_t room_seq;
+	_Atomic uint32_t room_waiters;
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };

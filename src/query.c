@@ -152,3 +152,19 @@ int posix_trace_eventtypelist_rewind(trace_id_t trid)
 	pt_handle_put(h);
 	return 0;
 }
+
+int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_info *info)
+{
+	if (!info)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
+	if (!h)
+		return EINVAL;
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
+	memset(info, 0, sizeof *info);
+	/* Counts only: relaxed.  The target writes them: they are what it says. */
+	info->posixtrace_waited_events = atomic_load_explicit(&hdr->waited_events, memory_order_relaxed);
+	info->posixtrace_waited_ns = atomic_load_explicit(&hdr->waited_ns, memory_order_relaxed);
+	pt_handle_put(h);
+	return 0;
+}

@@ -149,6 +149,10 @@ static void fill_map(struct pt_map *m, const struct pt_stream_hdr *h)
 	m->event_room = h->event_room;
 	m->base_mono_ns = h->base_mono_ns;
 	m->base_real_ns = h->base_real_ns;
+	/* Whatever another process wrote there, a writer waits at most this. */
+	m->block_ns = h->attr.block_ns < PT_BLOCK_MAX_NS ? h->attr.block_ns : PT_BLOCK_MAX_NS;
+	if (m->policy != POSIX_TRACE_FLUSH)
+		m->block_ns = 0;
 }
 
 static void pool_init(const struct pt_map *m)
@@ -415,6 +419,16 @@ void pt_wake_waiting_readers(struct pt_stream_hdr *h)
 	pt_full_fence();
 	if (atomic_load_explicit(&h->waiters, memory_order_relaxed))
 		pt_wake_readers(h);
+}
+
+void pt_wake_room_waiters(struct pt_stream_hdr *h)
+{
+	/* The count moves first, then a look at room_waiters: pairs with the
+	 * waiter's increment of room_waiters, then its load of room_seq
+	 * (wait_for_room, writer.c), all sequentially consistent. */
+	atomic_fetch_add(&h->room_seq, 1);
+	if (atomic_load(&h->room_waiters))
+		syscall(SYS_futex, &h->room_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name)

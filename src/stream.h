@@ -24,6 +24,7 @@ struct pt_map {
 	int inherited;              /* POSIX_TRACE_INHERITED */
 	uint64_t event_room;
 	uint64_t base_mono_ns, base_real_ns;
+	uint64_t block_ns;          /* FLUSH: a full stream's wait, at most PT_BLOCK_MAX_NS */
 };
 
 static inline struct pt_stream_hdr *pt_hdr(const struct pt_map *m)
@@ -127,6 +128,9 @@ void pt_wake_readers(struct pt_stream_hdr *h);
  * own (an overflow, the stream full): a reader that announced its sleep is
  * woken, as by an event (append_record, writer.c). */
 void pt_wake_waiting_readers(struct pt_stream_hdr *h);
+/* Chunks came back, or the stream stopped: writers waiting for room look
+ * again (posixtrace_attr_setblocking). */
+void pt_wake_room_waiters(struct pt_stream_hdr *h);
 uint64_t pt_stream_lost(const struct pt_map *m);
 void pt_stream_end(struct pt_stream_hdr *h);
 void pt_stream_set_name(const struct pt_map *m, trace_event_id_t id, const char *name);

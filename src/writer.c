@@ -256,6 +256,68 @@ static void note_loss(struct pt_wlane *w, const struct pt_map *m, uint64_t now)
 	                      memory_order_relaxed);
 }
 
+/* A chunk from the pool, growing the stream when it is dry, while the
+ * sealed chunks hold less than the room (*held: what they hold). */
+static uint32_t take_chunk(const struct pt_map *m, uint64_t *held)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint32_t c = PT_NONE;
+	*held = atomic_load_explicit(&h->held, memory_order_relaxed);
+	/* Other writers may take the chunks this one's growth step added (or
+	 * grow at the same time): every step adds chunks for someone, and the
+	 * steps end where the mapping does, so trying until then is bounded. */
+	uint32_t steps = m->max_chunks / m->grow_chunks + 16;
+	for (uint32_t tries = 0; *held < m->event_room && c == PT_NONE && tries < steps; tries++) {
+		c = pt_pool_pop(m);
+		if (c == PT_NONE && pt_stream_grow(m) != 0)
+			break;
+		*held = atomic_load_explicit(&h->held, memory_order_relaxed);
+	}
+	return c;
+}
+
+/* Whether a writer may wait for room: a FLUSH stream that asks for it, at
+ * the thread's first level (a signal handler that interrupted an entry
+ * writes on a level of its own, t->nest, and never waits: the entry it
+ * interrupted could be the one waiting). */
+static int may_wait(const struct pt_thread *t, const struct pt_wlane *w, const struct pt_map *m)
+{
+	return m->block_ns && w >= t->lanes && w < t->lanes + PT_MAX_STREAMS;
+}
+
+/* The stream is full and its writer may wait (posixtrace_attr_setblocking):
+ * the keeper is asked for a flush and the writer sleeps until a drain
+ * gives chunks back (pt_wake_room_waiters), at most m->block_ns, which the
+ * stream's header cannot make longer than PT_BLOCK_MAX_NS (fill_map,
+ * stream.c).  A stop ends the wait at once. */
+static uint32_t wait_for_room(const struct pt_map *m, uint64_t *held, uintptr_t pc)
+{
+	struct pt_stream_hdr *h = pt_hdr(m);
+	uint64_t start = pt_mono_ns(), now = start;
+	uint32_t c = PT_NONE, state = PT_ST_RUNNING;
+	/* Sequentially consistent, as in pt_wake_room_waiters (stream.c): the
+	 * waiter counts itself, then reads room_seq; the keeper bumps room_seq,
+	 * then reads room_waiters.  One of the two sees the other. */
+	atomic_fetch_add(&h->room_waiters, 1);
+	while (now - start < m->block_ns && (state == PT_ST_RUNNING || state == PT_ST_FULL)) {
+		uint32_t seq = atomic_load(&h->room_seq);
+		c = take_chunk(m, held);
+		if (c != PT_NONE)
+			break;
+		pt_keeper_kick(h, pc);
+		uint64_t left = m->block_ns - (now - start);
+		struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+		syscall(SYS_futex, &h->room_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+		now = pt_mono_ns();
+		state = atomic_load_explicit(&h->state, memory_order_relaxed);
+	}
+	atomic_fetch_sub(&h->room_waiters, 1);
+	/* Counts only: relaxed. */
+	atomic_fetch_add_explicit(&h->waited_events, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->waited_ns, pt_mono_ns() - start, memory_order_relaxed);
+	return c;
+}
+
 /*
  * A new chunk for the lane.  The stream holds stream-min-size bytes of
  * events in sealed chunks before it is full (held); the chunks each writer
@@ -267,20 +329,12 @@ static int next_chunk(struct pt_thread *t, struct pt_wlane *w, const struct pt_m
                       uint64_t now, uintptr_t pc)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
-	uint64_t held = atomic_load_explicit(&h->held, memory_order_relaxed);
-	uint32_t c = PT_NONE;
-	/* Other writers may take the chunks this one's growth step added (or
-	 * grow at the same time): every step adds chunks for someone, and the
-	 * steps end where the mapping does, so trying until then is bounded. */
-	uint32_t steps = m->max_chunks / m->grow_chunks + 16;
-	for (uint32_t tries = 0; held < m->event_room && c == PT_NONE && tries < steps; tries++) {
-		c = pt_pool_pop(m);
-		if (c == PT_NONE && pt_stream_grow(m) != 0)
-			break;
-		held = atomic_load_explicit(&h->held, memory_order_relaxed);
-	}
+	uint64_t held;
+	uint32_t c = take_chunk(m, &held);
 	if (c == PT_NONE && m->policy == POSIX_TRACE_LOOP)
 		c = pt_steal_oldest(m);
+	if (c == PT_NONE && may_wait(t, w, m))
+		c = wait_for_room(m, &held, pc);
 	if (c == PT_NONE) {
 		/* FLUSH is UNTIL_FULL with regular flushes
 		 * (posix_trace_attr_setstreamfullpolicy): it stops too, and its

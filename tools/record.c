@@ -34,6 +34,7 @@ struct record_options {
 	bool images; /* the traced processes describe their images (symbols) */
 	bool flight;
 	bool log_policy_given;
+	struct timespec block; /* --block: a writer's wait for room; 0: none */
 	struct rotation rotate; /* size 0: one log file */
 	struct name_list exclude, only, triggers;
 	char **command;
@@ -57,6 +58,9 @@ static void record_help(FILE *out)
 	        "  --log-policy P          log full policy: loop, until-full, append (default;\n"
 	        "                          the only one for a pipe)\n"
 	        "  --log-size BYTES        log size limit for loop and until-full\n"
+	        "  --block[=SECONDS]       with --policy flush: a writer that finds the stream\n"
+	        "                          full waits up to SECONDS (default 1, at most 60)\n"
+	        "                          for room instead of losing the event\n"
 	        "  --rotate SIZE[,COUNT]   write LOG as a directory of numbered files, each a\n"
 	        "                          complete append log, a new one past SIZE (at\n"
 	        "                          least 64K), the oldest removed past COUNT files\n"
@@ -95,7 +99,8 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 }
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
-       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES, OPT_ROTATE };
+       OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES, OPT_ROTATE,
+       OPT_BLOCK };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -110,6 +115,20 @@ static int flight_options(struct record_options *o, const char *size, bool polic
 	if (!o->stream_size || size)
 		o->stream_size = n;
 	return -1;
+}
+
+/* --block[=SECONDS]: 1 s by default; more than 0, at most the library's
+ * 60 s. */
+static bool parse_block(const char *arg, struct timespec *out)
+{
+	double seconds = 1;
+	if (arg && (!parse_seconds(arg, &seconds) || !(seconds > 0) || seconds > 60))
+		return false;
+	out->tv_sec = (time_t)seconds;
+	out->tv_nsec = (long)((seconds - (double)out->tv_sec) * 1e9);
+	if (out->tv_sec == 0 && out->tv_nsec == 0)
+		out->tv_nsec = 1;
+	return true;
 }
 
 /* Returns -1 when the options are good, else the exit status. */
@@ -128,6 +147,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"rotate", required_argument, 0, OPT_ROTATE},
+		{"block", optional_argument, 0, OPT_BLOCK},
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *flight_size = NULL;
 	bool policy_given = false;
@@ -172,6 +192,11 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 				return usage_error("record", "bad --rotate '%s' (SIZE[,COUNT], SIZE at least "
 				                   "64K, COUNT at least 1)", optarg);
 			break;
+		case OPT_BLOCK:
+			if (!parse_block(optarg, &o->block))
+				return usage_error("record", "bad --block '%s' (seconds, more than 0, at "
+				                   "most 60)", optarg);
+			break;
 		case OPT_FILTER:
 			if (!name_list_parse(&o->exclude, optarg))
 				return usage_error("record", "bad --filter '%s'", optarg);
@@ -196,6 +221,9 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	    !rotation_fits("record", o->log, o->log_policy_given, o->log_policy, o->log_size))
 		return EXIT_USAGE;
 	int rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
+	if (rc < 0 && (o->block.tv_sec || o->block.tv_nsec) && o->stream_policy != POSIX_TRACE_FLUSH)
+		return usage_error("record", "--block waits for the keeper's flush: it takes --policy "
+		                   "flush only");
 	if (rc >= 0)
 		return rc;
 	if (optind >= argc)
@@ -218,6 +246,8 @@ static int build_attr(const struct record_options *o, trace_attr_t *attr)
 		err = posix_trace_attr_setstreamsize(attr, o->stream_size);
 	if (!err && o->log_size)
 		err = posix_trace_attr_setlogsize(attr, o->log_size);
+	if (!err && (o->block.tv_sec || o->block.tv_nsec))
+		err = posixtrace_attr_setblocking(attr, &o->block);
 	if (!err)
 		err = posix_trace_attr_setinherited(attr, o->inherit ? POSIX_TRACE_INHERITED
 		                                                     : POSIX_TRACE_CLOSE_FOR_CHILD);
@@ -657,6 +687,17 @@ static void report_rendezvous(trace_id_t trid)
 		         (unsigned long long)rdv.posixtrace_short_maps);
 }
 
+/* --block: how long the writers waited for room. */
+static void report_waits(const struct record_options *o, trace_id_t trid)
+{
+	struct posixtrace_block_info info;
+	if ((!o->block.tv_sec && !o->block.tv_nsec) || posixtrace_block_info(trid, &info) != 0)
+		return;
+	note_msg("%llu events waited for room in the stream (--block), %.3f s in all",
+	         (unsigned long long)info.posixtrace_waited_events,
+	         (double)info.posixtrace_waited_ns / 1e9);
+}
+
 /* The command could not be run: nothing to keep. */
 static int give_up_on_exec(const struct record_options *o, pid_t child, trace_id_t trid,
                            const char *path, int err)
@@ -748,6 +789,7 @@ static int record(struct record_options *o)
 	if (to_stdout)
 		print_pipe_summary(trid, seconds);
 	report_rendezvous(trid);
+	report_waits(o, trid);
 	if (o->flight)
 		flight_before_shutdown(&flight);
 	int err = posix_trace_shutdown(trid);
