@@ -736,21 +736,31 @@ static bool send_request(struct child *c, const struct posixtrace_image *img, ui
 
 enum wait_result { ANSWERED, TIMED_OUT, FAILED };
 
-/* The reply in p->reply, *len bytes, waiting until deadline at most. */
-static enum wait_result wait_reply(struct symproc *p, struct child *c, uint64_t deadline,
-                                   size_t *len)
+/* ANSWERED once fd has something to read, before deadline at most. */
+static enum wait_result wait_readable(int fd, uint64_t deadline)
 {
 	for (;;) {
 		uint64_t now = now_ns();
 		if (now >= deadline)
 			return TIMED_OUT;
 		uint64_t left_ms = (deadline - now + 999999) / 1000000;
-		struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
 		int n = poll(&pf, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+		if (n > 0)
+			return ANSWERED;
 		if (n < 0 && errno != EINTR)
 			return FAILED;
-		if (n <= 0)
-			continue;
+	}
+}
+
+/* The reply in p->reply, *len bytes, waiting until deadline at most. */
+static enum wait_result wait_reply(struct symproc *p, struct child *c, uint64_t deadline,
+                                   size_t *len)
+{
+	for (;;) {
+		enum wait_result readable = wait_readable(c->fd, deadline);
+		if (readable != ANSWERED)
+			return readable;
 		struct iovec iov = {p->reply, sizeof p->reply};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t got = recvmsg(c->fd, &mh, MSG_DONTWAIT);
@@ -829,16 +839,9 @@ static enum wait_result wait_files_reply(struct symproc *p, struct child *c, uin
 {
 	*nfds = 0;
 	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= deadline)
-			return TIMED_OUT;
-		uint64_t left_ms = (deadline - now + 999999) / 1000000;
-		struct pollfd pf = {.fd = c->fd, .events = POLLIN};
-		int n = poll(&pf, 1, left_ms > 60000 ? 60000 : (int)left_ms);
-		if (n < 0 && errno != EINTR)
-			return FAILED;
-		if (n <= 0)
-			continue;
+		enum wait_result readable = wait_readable(c->fd, deadline);
+		if (readable != ANSWERED)
+			return readable;
 		union {
 			char buf[CMSG_SPACE(3 * sizeof(int))];
 			struct cmsghdr align;
