@@ -276,12 +276,12 @@ int posixtrace_attr_getblocking(const trace_attr_t *__PT_RESTRICT attr,
  * one of posix_trace_get_status's lost events.  Counts the traced
  * processes keep in the stream: a hint, as they report it.  EINVAL: trid
  * is not an active trace stream, or info is NULL.  Since 0.3. */
-struct posixtrace_block_info {
+struct posixtrace_block_stats {
 	uint64_t posixtrace_waited_events;
 	uint64_t posixtrace_waited_ns;
 	uint64_t posixtrace_reserved[2];
 };
-int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_info *info);
+int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_stats *info);
 
 /* The processes that have loaded libposixtrace and that the caller may trace
  * (the ptrace access rule), at most max of them into pids; *count is how many

@@ -153,7 +153,7 @@ int posix_trace_eventtypelist_rewind(trace_id_t trid)
 	return 0;
 }
 
-int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_info *info)
+int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_stats *info)
 {
 	if (!info)
 		return EINVAL;

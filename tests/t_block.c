@@ -37,9 +37,9 @@ static trace_id_t create_blocking(int fd, long timeout_ms)
 	return trid;
 }
 
-static struct posixtrace_block_info block_info(trace_id_t trid)
+static struct posixtrace_block_stats block_info(trace_id_t trid)
 {
-	struct posixtrace_block_info info;
+	struct posixtrace_block_stats info;
 	ck_assert_ok(posixtrace_block_info(trid, &info));
 	return info;
 }
@@ -145,7 +145,7 @@ START_TEST(flat_out_writers_lose_nothing)
 	for (int i = 0; i < WRITERS; i++)
 		pthread_join(th[i], NULL);
 	ck_assert_uint_eq(pt_status(trid).posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
-	struct posixtrace_block_info info = block_info(trid);
+	struct posixtrace_block_stats info = block_info(trid);
 	ck_assert_ok(posix_trace_shutdown(trid));
 
 	trace_id_t log;
@@ -198,7 +198,7 @@ START_TEST(stopped_keeper_wait_times_out_and_loss_is_counted)
 		uint32_t v[2] = {0, posted++};
 		posix_trace_event(block_id, v, sizeof v);
 	}
-	struct posixtrace_block_info info = block_info(trid);
+	struct posixtrace_block_stats info = block_info(trid);
 	ck_assert_uint_eq(info.posixtrace_waited_events, 1);
 	ck_assert_uint_ge(info.posixtrace_waited_ns, 200000000u);
 	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
@@ -301,7 +301,7 @@ START_TEST(attribute_default_set_get_and_errors)
 	memset(&junk, 0, sizeof junk);
 	ck_assert_err(posixtrace_attr_setblocking(&junk, &ok), EINVAL);
 	ck_assert_err(posixtrace_attr_getblocking(&junk, &t), EINVAL);
-	struct posixtrace_block_info info;
+	struct posixtrace_block_stats info;
 	ck_assert_err(posixtrace_block_info((trace_id_t)12345, &info), EINVAL);
 }
 END_TEST

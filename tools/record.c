@@ -690,7 +690,7 @@ static void report_rendezvous(trace_id_t trid)
 /* --block: how long the writers waited for room. */
 static void report_waits(const struct record_options *o, trace_id_t trid)
 {
-	struct posixtrace_block_info info;
+	struct posixtrace_block_stats info;
 	if ((!o->block.tv_sec && !o->block.tv_nsec) || posixtrace_block_info(trid, &info) != 0)
 		return;
 	note_msg("%llu events waited for room in the stream (--block), %.3f s in all",
