@@ -74,10 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		if (!fuzz_digest_same(&d1, &d2) || e1 != e2)
 			abort(); /* a second pass reads the same */
 		/* one ERROR per damaged block (a forged log may also hold
-		 * recorded ERROR events); the library writes version 3 and
-		 * reads 2 and 3 (docs/LOG-FORMAT.md) */
-		if (posixtrace_log_info(trid, &info) != 0 ||
-		    (info.posixtrace_version != 2 && info.posixtrace_version != 3) ||
+		 * recorded ERROR events); the library writes version 4 and
+		 * reads 2, 3 and 4 (docs/LOG-FORMAT.md) */
+		if (posixtrace_log_info(trid, &info) != 0 || info.posixtrace_version < 2 ||
+		    info.posixtrace_version > 4 ||
 		    info.posixtrace_damaged_blocks > e2 ||
 		    (info.posixtrace_closed != 0 && info.posixtrace_closed != 1))
 			abort();
