@@ -481,8 +481,10 @@ static void repeat_image(const struct pt_rot_image *im, void *arg)
 }
 
 /* A new file of the log begun on fd, with what a reader of it alone needs
- * first: the names, and the images of the processes still alive.  It
- * counts its events from 0, as the claims do from now on. */
+ * first: the names, and the images of the processes still alive; the ids
+ * of writers of other pid namespaces are written again (PIDS) before
+ * their first events in it.  It counts its events from 0, as the claims
+ * do from now on. */
 static void begin_file(struct keeper *k, int fd)
 {
 	struct pt_logw_params p;
@@ -501,6 +503,7 @@ static void begin_file(struct keeper *k, int fd)
 	log_new_names(k);
 	pt_rot_images_each(&k->rot_images, repeat_image, k);
 	pt_logw_images_done(&k->w);
+	pt_pidmap_unuse(&k->h->src.rd.ids);
 }
 
 /* File n, made now; the files past the count removed.  Its number is
