@@ -150,6 +150,10 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 	/* A count only: relaxed. */
 	uint64_t suppressed = atomic_load_explicit(&k->ctl->trigger_suppressed, memory_order_relaxed);
 	st->triggers_suppressed = suppressed > UINT32_MAX ? UINT32_MAX : (uint32_t)suppressed;
+	/* Counts only: relaxed.  The target writes them: they are what it says. */
+	st->waits.waited_events = atomic_load_explicit(&s->waited_events, memory_order_relaxed);
+	st->waits.waited_ns = atomic_load_explicit(&s->waited_ns, memory_order_relaxed);
+	st->waits.waited_lost = atomic_load_explicit(&s->waited_lost, memory_order_relaxed);
 }
 
 /* The log's own state, where the controller's get_status finds it. */
