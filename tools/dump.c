@@ -95,14 +95,13 @@ static void print_summary(const struct dump_options *o, struct trace_log *log,
 	trace_log_lost(log, &lost);
 	trace_log_waits(log, &w);
 	if (o->json)
-		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"damaged\":%s,"
-		       "\"cut_short\":%s,\"waited\":%llu,\"waited_ns\":%llu,\"waited_lost\":%llu}}\n",
+		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"waited\":%llu,"
+		       "\"waited_ns\":%llu,\"waited_lost\":%llu,\"damaged\":%s,\"cut_short\":%s}}\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, state == LOG_DAMAGED ? "true" : "false",
-		       state == LOG_CUT_SHORT ? "true" : "false",
-		       (unsigned long long)w.posixtrace_waited_events,
+		       (unsigned long long)lost, (unsigned long long)w.posixtrace_waited_events,
 		       (unsigned long long)w.posixtrace_waited_ns,
-		       (unsigned long long)w.posixtrace_waited_lost);
+		       (unsigned long long)w.posixtrace_waited_lost, state == LOG_DAMAGED ? "true" : "false",
+		       state == LOG_CUT_SHORT ? "true" : "false");
 	else {
 		printf("# %llu events (%llu shown), %llu lost%s", (unsigned long long)log->events_read,
 		       (unsigned long long)shown, (unsigned long long)lost,
