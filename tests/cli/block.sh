@@ -3,7 +3,8 @@
 # A writer that may wait (issue 34): four threads posting flat out into a
 # 64K FLUSH stream under record --block lose nothing (the summary says
 # 0 lost, dump finds every event); the waits record's note counts are the
-# log's own, shown by stats and by dump's summary (text and JSON); --block
+# log's own, shown by stats and by dump's summary (text and JSON), and by stats
+# of a rotated set (its last file's); --block
 # with --policy loop is refused.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
@@ -39,6 +40,24 @@ else
 		# says no writer waited either.
 		! grep -q "^waited for room" block-stats.txt && pass "block: stats shows no waits (none in the note)" ||
 			fail "block: stats shows no waits (none in the note)" "$(grep -i wait block-stats.txt)"
+	fi
+	# A rotated set: each file counts the waits since the stream began, the
+	# set says the most (its last file's), as record's note does.
+	rm -rf blockrot
+	timeout 120 "$PT" record --size 64K --block=10 --rotate 256K -o blockrot -- "$EMIT" "$flat" "$flat" "$flat" "$flat" \
+		>/dev/null 2>blockrot.err
+	waited=$(sed -n 's/.*note: \([0-9]*\) events waited for room.*/\1/p' blockrot.err)
+	first=$("$PT" stats blockrot/00000001.ptlog 2>/dev/null | sed -n 's/^waited for room: \([0-9]*\) events.*/\1/p')
+	"$PT" stats blockrot >blockrot-stats.txt 2>&1
+	if [ "${waited:-0}" -gt 0 ]; then
+		grep -q "^waited for room: $waited events" blockrot-stats.txt && [ "${first:-0}" -le "$waited" ] &&
+			[ "$(ls blockrot | wc -l)" -ge 2 ] &&
+			pass "block: stats of a rotated set gives the waits of its last file" ||
+			fail "block: stats of a rotated set gives the waits of its last file" \
+				"note: $waited, first file: ${first:-none}; $(grep -i wait blockrot-stats.txt); $(ls blockrot | wc -l) files"
+	else
+		! grep -q "^waited for room" blockrot-stats.txt && pass "block: stats of a rotated set shows no waits (none in the note)" ||
+			fail "block: stats of a rotated set shows no waits (none in the note)" "$(grep -i wait blockrot-stats.txt)"
 	fi
 	"$PT" record --policy loop --block -o block-loop.ptlog -- true >/dev/null 2>block-loop.err
 	rc=$?
