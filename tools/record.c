@@ -693,9 +693,11 @@ static void report_waits(const struct record_options *o, trace_id_t trid)
 	struct posixtrace_block_stats info;
 	if ((!o->block.tv_sec && !o->block.tv_nsec) || posixtrace_block_info(trid, &info) != 0)
 		return;
-	note_msg("%llu events waited for room in the stream (--block), %.3f s in all",
+	note_msg("%llu events waited for room in the stream (--block), %.3f s in all, %llu of "
+	         "them lost at the timeout",
 	         (unsigned long long)info.posixtrace_waited_events,
-	         (double)info.posixtrace_waited_ns / 1e9);
+	         (double)info.posixtrace_waited_ns / 1e9,
+	         (unsigned long long)info.posixtrace_waited_lost);
 }
 
 /* The command could not be run: nothing to keep. */

@@ -279,6 +279,7 @@ struct trace_log {
 	size_t nfiles, file;
 	enum log_state files_state;
 	uint64_t files_lost;
+	struct posixtrace_block_stats files_waits;
 	struct log_filter *filter; /* NULL: every event */
 };
 struct trace_log *trace_log_open(const char *path); /* prints the error */
@@ -291,6 +292,9 @@ int trace_log_skim(struct trace_log *log, struct trace_event *ev);
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);
+/* What the writers waited for room (--block), as the log says: for a
+ * rotated log the most any file read says. */
+void trace_log_waits(struct trace_log *log, struct posixtrace_block_stats *waits);
 enum log_state log_state(const struct trace_log *log);
 int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */

@@ -72,6 +72,18 @@ struct pt_log_status {
 };
 _Static_assert(sizeof(struct pt_log_status) == 48, "log status");
 
+/* What the stream's writers waited for room (posixtrace_attr_setblocking),
+ * as its status is: in the header's reserved bytes and after the status in
+ * an END block; 0 in logs written before. */
+struct pt_log_waits {
+	uint64_t waited_events; /* events whose writer found the stream full and waited */
+	uint64_t waited_ns;     /* the time they waited in all */
+	uint64_t waited_lost;   /* of those, events still without room: lost */
+};
+_Static_assert(sizeof(struct pt_log_waits) == 24, "log waits");
+/* An END block's payload: the status, then the waits. */
+#define PT_LOG_END_PAYLOAD ((uint32_t)(sizeof(struct pt_log_status) + sizeof(struct pt_log_waits)))
+
 struct pt_log_header {
 	char magic[8];             /* PT_LOG_MAGIC */
 	uint32_t version;          /* PT_LOG_VERSION */
@@ -96,10 +108,12 @@ struct pt_log_header {
 	struct pt_log_status status;
 	uint64_t blocks_written;   /* blocks in the log (next sequence number) */
 	uint64_t data_end;         /* linear, seekable: end of the blocks; else 0 */
-	uint32_t reserved[7];
+	struct pt_log_waits waits; /* as of the last update; 0 in logs written before */
+	uint32_t reserved;
 	uint32_t crc;              /* CRC-32C of every byte above */
 };
 _Static_assert(sizeof(struct pt_log_header) == 360, "log header");
+_Static_assert(offsetof(struct pt_log_header, waits) == 328, "the waits LOG-FORMAT.md gives");
 _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
 
 /* block.type: EVENTS in version 2 logs only, STAGES and KEEPER in version 3

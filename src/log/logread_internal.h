@@ -188,6 +188,7 @@ struct pt_logr {
 	uint64_t last_good_ts;    /* the time of a damage event */
 	struct pt_log_header hdr;
 	struct pt_log_status status;
+	struct pt_log_waits waits;
 	uint64_t data_off;
 	uint32_t block_size, max_data;
 	uint32_t max_ctx;         /* contexts a block can define */
