@@ -81,6 +81,28 @@ struct pt_log_waits {
 	uint64_t waited_lost;   /* of those, events still without room: lost */
 };
 _Static_assert(sizeof(struct pt_log_waits) == 24, "log waits");
+/* The waits as the header keeps them: 20 bytes are what its first sector
+ * has left, so the lost count saturates there (END keeps it whole). */
+struct pt_log_header_waits {
+	uint64_t waited_events;
+	uint64_t waited_ns;
+	uint32_t waited_lost;   /* saturating at UINT32_MAX */
+} __attribute__((packed));
+_Static_assert(sizeof(struct pt_log_header_waits) == 20, "header waits");
+
+static inline struct pt_log_header_waits pt_log_header_waits_of(const struct pt_log_waits *w)
+{
+	struct pt_log_header_waits h = { w->waited_events, w->waited_ns,
+	                                 w->waited_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)w->waited_lost };
+	return h;
+}
+
+static inline struct pt_log_waits pt_log_waits_of_header(const struct pt_log_header_waits *h)
+{
+	struct pt_log_waits w = { h->waited_events, h->waited_ns, h->waited_lost };
+	return w;
+}
+
 /* An END block's payload: the status, then the waits. */
 #define PT_LOG_END_PAYLOAD ((uint32_t)(sizeof(struct pt_log_status) + sizeof(struct pt_log_waits)))
 
@@ -108,12 +130,12 @@ struct pt_log_header {
 	struct pt_log_status status;
 	uint64_t blocks_written;   /* blocks in the log (next sequence number) */
 	uint64_t data_end;         /* linear, seekable: end of the blocks; else 0 */
-	struct pt_log_waits waits; /* as of the last update; 0 in logs written before */
-	uint32_t reserved;
+	uint64_t reserved_328;
+	struct pt_log_header_waits waits; /* as of the last update; 0 in logs written before */
 	uint32_t crc;              /* CRC-32C of every byte above */
 };
 _Static_assert(sizeof(struct pt_log_header) == 360, "log header");
-_Static_assert(offsetof(struct pt_log_header, waits) == 328, "the waits LOG-FORMAT.md gives");
+_Static_assert(offsetof(struct pt_log_header, waits) == 336, "the waits LOG-FORMAT.md gives");
 _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
 
 /* block.type: EVENTS in version 2 logs only, STAGES and KEEPER in version 3

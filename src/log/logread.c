@@ -726,7 +726,7 @@ static int open_log(struct pt_logr *r, int fd)
 	struct pt_log_header *h = &r->hdr;
 	h->trace_name[TRACE_NAME_MAX - 1] = h->genversion[TRACE_NAME_MAX - 1] = '\0';
 	r->status = h->status;
-	r->waits = h->waits;
+	r->waits = pt_log_waits_of_header(&h->waits);
 	r->data_off = h->data_off;
 	r->block_size = h->block_size;
 	r->max_data = (uint32_t)pt_log_data_max(h->max_data_size);

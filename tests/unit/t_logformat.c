@@ -358,6 +358,7 @@ START_TEST(roundtrip_every_field)
 	const struct pt_log_header *h = logr_header(r);
 	ck_assert_uint_eq(h->flags, PT_LOG_CLOSED | PT_LOG_SEEKABLE);
 	ck_assert_uint_eq(h->waits.waited_events, 5);
+	ck_assert_uint_eq(h->waits.waited_lost, 2);
 	ck_assert_uint_eq(h->layout, PT_LOG_LINEAR);
 	pt_logr_close(r);
 	close(fd);
