@@ -37,7 +37,7 @@ static const char *const item_names[OTLP_SIGNALS] = {"spans", "log records"};
 struct otlp_sender {
 	struct otlp_config c;
 	struct otlp_counts counts[OTLP_SIGNALS];
-	uint64_t bytes;
+	uint64_t bytes, cancelled;
 	unsigned char *zbuf;
 	size_t zcap;
 #ifdef PT_HAVE_LIBCURL
@@ -186,11 +186,22 @@ static bool retried_status(long status)
 	return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-static void sleep_seconds(double sec)
+/* A stop signal, or the caller's cancel when it gave one, ends the
+ * attempts (config.cancel). */
+static bool stopping(const struct otlp_sender *s)
 {
-	struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
-		;
+	return s->c.cancel ? atomic_load(s->c.cancel) : stop_requested != 0;
+}
+
+/* In steps of at most 50 ms, so that a cancel ends the wait soon. */
+static void sleep_seconds(const struct otlp_sender *s, double sec)
+{
+	while (sec > 0 && !stopping(s)) {
+		double step = sec < 0.05 ? sec : 0.05;
+		struct timespec ts = {0, (long)(step * 1e9)};
+		nanosleep(&ts, NULL);
+		sec -= step;
+	}
 }
 
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110, 10.2.3). */
@@ -221,6 +232,15 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	memcpy(s->response + s->response_len, data, keep);
 	s->response_len += keep;
 	return len; /* the rest is read and not kept */
+}
+
+/* libcurl asks at least once a second during a transfer: a nonzero answer
+ * aborts it (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return stopping(arg);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -273,6 +293,11 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
                uint64_t items)
 {
 	struct otlp_counts *n = &s->counts[sig];
+	if (s->c.cancel && atomic_load(s->c.cancel)) {
+		s->cancelled++;
+		n->dropped += items;
+		return;
+	}
 	n->requests++;
 	if (s->c.gzip) {
 		len = gzip_body(s, body, len);
@@ -312,7 +337,7 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 			drop(s, sig, items, why);
 			return;
 		}
-		if (k >= s->c.attempts || stop_requested) {
+		if (k >= s->c.attempts || stopping(s)) {
 			snprintf(why + strlen(why), sizeof why - strlen(why), " after %u attempts", k);
 			drop(s, sig, items, why);
 			return;
@@ -322,7 +347,7 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 			note_msg("export: %s: %s, attempt %u again in %.3f s", signal_names[sig], why,
 			         k + 1, delay);
 		n->retries++;
-		sleep_seconds(delay);
+		sleep_seconds(s, delay);
 		wait = wait * 2 > s->c.backoff_max ? s->c.backoff_max : wait * 2;
 	}
 #else
@@ -371,6 +396,11 @@ struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 		curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
 		curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "posixtrace-otlp/1");
+		if (c->cancel) {
+			curl_easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+			curl_easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
+			curl_easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
+		}
 	}
 #endif
 	return s;
@@ -384,6 +414,11 @@ const struct otlp_counts *otlp_sender_counts(const struct otlp_sender *s, enum o
 uint64_t otlp_sender_bytes(const struct otlp_sender *s)
 {
 	return s->bytes;
+}
+
+uint64_t otlp_sender_cancelled(const struct otlp_sender *s)
+{
+	return s->cancelled;
 }
 
 void otlp_sender_free(struct otlp_sender *s)
