@@ -213,7 +213,8 @@ void otlp_cli_init(struct otlp_cli *o)
 {
 	memset(o, 0, sizeof *o);
 	o->config = (struct otlp_config){.gzip = true, .timeout = 10, .connect_timeout = 5,
-	                                 .attempts = 5, .backoff = 1, .backoff_max = 30};
+	                                 .attempts = 5, .backoff = 1, .backoff_max = 30,
+	                                 .label = "export"};
 	o->otlp.pairs.suffixes = true;
 	o->otlp.batch_spans = OTLP_BATCH_SPANS_DEFAULT;
 	o->otlp.batch_bytes = OTLP_BATCH_BYTES_DEFAULT;

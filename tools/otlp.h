@@ -50,6 +50,7 @@ struct otlp_config {
 	unsigned attempts;      /* of one request, the first included */
 	double backoff, backoff_max; /* seconds: the first wait, the longest */
 	bool verbose;           /* each request's outcome on stderr */
+	const char *label;      /* what messages begin with: "export", "otlp" */
 	/* NULL: a stop signal (stop_requested) ends the retries; else, once
 	 * it is set, the request under way is given up and no other is made
 	 * (its items counted dropped): the live sender's end (otlplive.c) */

@@ -63,6 +63,11 @@ struct otlp_live {
 	uint64_t lost;
 	enum log_state state;
 	bool read_failed;
+	/* One table of call sites for all the files, as for a rotated log read
+	 * as one trace: what an earlier file's images named is known in a
+	 * later file (whose images may not all be repeated). */
+	struct site_table sites;
+	bool sites_ready;
 };
 
 static int open_numbered(int dirfd, uint64_t n)
@@ -118,15 +123,14 @@ static bool log_closed(struct trace_log *log)
 
 static void export_file(struct otlp_live *l, struct trace_log *log)
 {
-	struct site_table sites;
 	uint64_t lost;
-	if (sites_init(&sites, log, &l->cli->otlp.sites)) {
-		if (otlp_live_file(l->x, log, &sites) != 0)
-			l->read_failed = true;
-		sites_free(&sites);
-	} else {
-		l->read_failed = true;
+	if (!l->sites_ready && sites_init(&l->sites, log, &l->cli->otlp.sites)) {
+		l->sites_ready = true;
+		l->sites.no_images = false; /* a later file may have images */
 	}
+	l->sites.log = log;
+	if (!l->sites_ready || otlp_live_file(l->x, log, &l->sites) != 0)
+		l->read_failed = true;
 	enum log_state s = log_state(log);
 	if (s > l->state)
 		l->state = s;
@@ -210,6 +214,10 @@ static void *sender_main(void *arg)
 			wait_a_poll(l);
 	}
 	otlp_live_end(l->x, l->lost, l->state);
+	if (l->sites_ready) {
+		sites_notes(&l->sites, "otlp");
+		sites_free(&l->sites);
+	}
 	pthread_mutex_lock(&l->lock);
 	l->done = true;
 	pthread_cond_broadcast(&l->cond);
@@ -237,6 +245,7 @@ struct otlp_live *otlp_live_start(struct otlp_cli *cli, int dirfd, const char *l
 	l->label = label;
 	l->next = 1;
 	cli->config.cancel = &l->cancel;
+	cli->config.label = "otlp";
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
 	l->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);

@@ -78,7 +78,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 	memset(&z, 0, sizeof z);
 	/* 15 + 16: a gzip header and trailer around the deflate stream */
 	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		error_msg("export: zlib cannot start");
+		error_msg("%s: zlib cannot start", s->c.label);
 		return 0;
 	}
 	size_t need = deflateBound(&z, (uLong)len);
@@ -95,7 +95,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 	size_t out = z.total_out;
 	deflateEnd(&z);
 	if (rc != Z_STREAM_END) {
-		error_msg("export: zlib failed to compress a request");
+		error_msg("%s: zlib failed to compress a request", s->c.label);
 		return 0;
 	}
 	return out;
@@ -173,7 +173,7 @@ static uint64_t rejected_items(struct otlp_sender *s, enum otlp_signal sig)
 	if (find_field(ps, ps + ps_len, 2, &msg, &msg_len, NULL) && msg_len) {
 		char text[201], esc[ESCAPED_SIZE(200)];
 		snprintf(text, sizeof text, "%.*s", (int)(msg_len > 200 ? 200 : msg_len), msg);
-		note_msg("export: %s: the receiver says: %s", signal_names[sig],
+		note_msg("%s: %s: the receiver says: %s", s->c.label, signal_names[sig],
 		         escape_text(text, esc, sizeof esc));
 	}
 	return rejected;
@@ -285,8 +285,8 @@ static long attempt(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *
 static void drop(struct otlp_sender *s, enum otlp_signal sig, uint64_t items, const char *why)
 {
 	s->counts[sig].dropped += items;
-	error_msg("export: %s: %llu %s dropped: %s", signal_names[sig], (unsigned long long)items,
-	          item_names[sig], why);
+	error_msg("%s: %s: %llu %s dropped: %s", s->c.label, signal_names[sig],
+	          (unsigned long long)items, item_names[sig], why);
 }
 
 void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body, size_t len,
@@ -323,8 +323,8 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 			n->sent += items;
 			n->refused += rejected > items ? items : rejected;
 			if (s->c.verbose)
-				note_msg("export: %s: HTTP %ld, %llu %s, %llu refused", signal_names[sig],
-				         status, (unsigned long long)items, item_names[sig],
+				note_msg("%s: %s: HTTP %ld, %llu %s, %llu refused", s->c.label,
+				         signal_names[sig], status, (unsigned long long)items, item_names[sig],
 				         (unsigned long long)rejected);
 			return;
 		}
@@ -344,8 +344,8 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 		}
 		double delay = s->retry_after >= 0 ? s->retry_after : wait;
 		if (s->c.verbose)
-			note_msg("export: %s: %s, attempt %u again in %.3f s", signal_names[sig], why,
-			         k + 1, delay);
+			note_msg("%s: %s: %s, attempt %u again in %.3f s", s->c.label,
+			         signal_names[sig], why, k + 1, delay);
 		n->retries++;
 		sleep_seconds(s, delay);
 		wait = wait * 2 > s->c.backoff_max ? s->c.backoff_max : wait * 2;
@@ -358,13 +358,14 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 {
 	if (!c->discard && !otlp_can_send()) {
-		error_msg("export: this posixtrace was built without libcurl, so it cannot send "
+		error_msg("%s: this posixtrace was built without libcurl, so it cannot send "
 		          "(install libcurl4-openssl-dev and build again: scripts/install-deps.sh); "
-		          "--discard still encodes");
+		          "--discard still encodes", c->label);
 		return NULL;
 	}
 	if (c->gzip && !otlp_can_gzip()) {
-		error_msg("export: this posixtrace was built without zlib: use --compression none");
+		error_msg("%s: this posixtrace was built without zlib: use --compression none",
+		          c->label);
 		return NULL;
 	}
 	struct otlp_sender *s = xmalloc(sizeof *s);
@@ -374,7 +375,7 @@ struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 #ifdef PT_HAVE_LIBCURL
 	if (!c->discard) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(s->curl = curl_easy_init())) {
-			error_msg("export: libcurl cannot start");
+			error_msg("%s: libcurl cannot start", c->label);
 			free(s->response);
 			free(s);
 			return NULL;
