@@ -307,36 +307,6 @@ static int export_one(struct otlp_cli *o, struct otlp_exporter *x, const char *p
 	return rc;
 }
 
-bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
-                        const struct otlp_exporter *x, bool discard)
-{
-	const struct otlp_counts *sp = otlp_sender_counts(s, OTLP_TRACES);
-	const struct otlp_counts *lr = otlp_sender_counts(s, OTLP_LOGS);
-	const struct otlp_totals *t = otlp_exporter_totals(x);
-	fprintf(stderr,
-	        "%s %s: spans: %llu %s, %llu refused by the receiver, %llu dropped; "
-	        "log records: %llu %s, %llu refused, %llu dropped; %llu requests, %llu retries, "
-	        "%llu bytes%s\n",
-	        PROG, cmd, (unsigned long long)(sp->sent - sp->refused), discard ? "encoded" : "sent",
-	        (unsigned long long)sp->refused, (unsigned long long)sp->dropped,
-	        (unsigned long long)(lr->sent - lr->refused), discard ? "encoded" : "sent",
-	        (unsigned long long)lr->refused, (unsigned long long)lr->dropped,
-	        (unsigned long long)(sp->requests + lr->requests),
-	        (unsigned long long)(sp->retries + lr->retries),
-	        (unsigned long long)otlp_sender_bytes(s), discard ? " (discarded)" : "");
-	if (t->unfinished)
-		note_msg("%s: %llu spans unfinished at the end of their log (attribute "
-		         "posixtrace.unfinished)", cmd, (unsigned long long)t->unfinished);
-	if (t->linked_records)
-		note_msg("%s: %llu events past %d in a span, sent as log records with its "
-		         "trace and span ids", cmd, (unsigned long long)t->linked_records,
-		         OTLP_EVENTS_PER_SPAN);
-	if (t->not_opened)
-		note_msg("%s: %llu begins past %d spans open at once, sent as events", cmd,
-		         (unsigned long long)t->not_opened, OTLP_OPEN_SPANS_MAX);
-	return !sp->refused && !sp->dropped && !lr->refused && !lr->dropped;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	struct otlp_cli o;

@@ -905,6 +905,37 @@ void otlp_live_end(struct otlp_exporter *x, uint64_t lost, enum log_state state)
 	end_log(x, lost, state);
 }
 
+/* The summary of export and of record/attach --otlp (cmd). */
+bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
+                        const struct otlp_exporter *x, bool discard)
+{
+	const struct otlp_counts *sp = otlp_sender_counts(s, OTLP_TRACES);
+	const struct otlp_counts *lr = otlp_sender_counts(s, OTLP_LOGS);
+	const struct otlp_totals *t = &x->totals;
+	fprintf(stderr,
+	        "%s %s: spans: %llu %s, %llu refused by the receiver, %llu dropped; "
+	        "log records: %llu %s, %llu refused, %llu dropped; %llu requests, %llu retries, "
+	        "%llu bytes%s\n",
+	        PROG, cmd, (unsigned long long)(sp->sent - sp->refused), discard ? "encoded" : "sent",
+	        (unsigned long long)sp->refused, (unsigned long long)sp->dropped,
+	        (unsigned long long)(lr->sent - lr->refused), discard ? "encoded" : "sent",
+	        (unsigned long long)lr->refused, (unsigned long long)lr->dropped,
+	        (unsigned long long)(sp->requests + lr->requests),
+	        (unsigned long long)(sp->retries + lr->retries),
+	        (unsigned long long)otlp_sender_bytes(s), discard ? " (discarded)" : "");
+	if (t->unfinished)
+		note_msg("%s: %llu spans unfinished at the end of their log (attribute "
+		         "posixtrace.unfinished)", cmd, (unsigned long long)t->unfinished);
+	if (t->linked_records)
+		note_msg("%s: %llu events past %d in a span, sent as log records with its "
+		         "trace and span ids", cmd, (unsigned long long)t->linked_records,
+		         OTLP_EVENTS_PER_SPAN);
+	if (t->not_opened)
+		note_msg("%s: %llu begins past %d spans open at once, sent as events", cmd,
+		         (unsigned long long)t->not_opened, OTLP_OPEN_SPANS_MAX);
+	return !sp->refused && !sp->dropped && !lr->refused && !lr->dropped;
+}
+
 struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otlp_sender *s)
 {
 	struct otlp_exporter *x = xmalloc(sizeof *x);
@@ -919,11 +950,6 @@ struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otl
 	if (host_id(x->host_id) != 0)
 		x->host_id[0] = '\0'; /* no machine id: no host.id */
 	return x;
-}
-
-const struct otlp_totals *otlp_exporter_totals(const struct otlp_exporter *x)
-{
-	return &x->totals;
 }
 
 void otlp_exporter_free(struct otlp_exporter *x)

@@ -90,7 +90,6 @@ struct otlp_exporter;
 struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otlp_sender *s);
 /* Exports one log (opened, windowed); the exit status of reading it. */
 int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites);
-const struct otlp_totals *otlp_exporter_totals(const struct otlp_exporter *x);
 void otlp_exporter_free(struct otlp_exporter *x);
 /* Live (record and attach --otlp): the files of one rotated log, each as
  * it is complete, exported as one trace: begins are opened as they come
@@ -101,6 +100,10 @@ void otlp_exporter_free(struct otlp_exporter *x);
 void otlp_live_begin(struct otlp_exporter *x, uint64_t key_ns, pid_t controller);
 int otlp_live_file(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites);
 void otlp_live_end(struct otlp_exporter *x, uint64_t lost, enum log_state state);
+/* What became of everything, on standard error (cmd: "export", "otlp");
+ * true if all was delivered. */
+bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
+                        const struct otlp_exporter *x, bool discard);
 
 /* export.c: the options of a sender, export's and record's and attach's
  * (--otlp and what goes with it) and the OTEL_EXPORTER_OTLP_* variables. */
@@ -160,9 +163,6 @@ int otlp_cli_option(struct otlp_cli *o, int c, const char *arg, const char *cmd,
 /* After the options: the environment's headers, the URLs; false (said
  * as a usage error of cmd) when they are bad or name no receiver. */
 bool otlp_cli_finish(struct otlp_cli *o, const char *cmd);
-/* What became of everything, on standard error; true if all was delivered. */
-bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
-                        const struct otlp_exporter *x, bool discard);
 void otlp_cli_free(struct otlp_cli *o);
 
 /* record.c: --otlp's checks and implied rotation, for record and attach;

@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,9 +201,20 @@ static void wait_a_poll(struct otlp_live *l)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* The sender is the least urgent work of the recording: niced by
+ * SENDER_NICE (this thread only, Linux's per-thread priority), so that on a
+ * busy machine the traced program and the keeper run first and the files
+ * wait on disk instead. */
+#define SENDER_NICE 10
+
 static void *sender_main(void *arg)
 {
 	struct otlp_live *l = arg;
+	errno = 0;
+	int nice_now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(),
+		                  nice_now + SENDER_NICE > 19 ? 19 : nice_now + SENDER_NICE);
 	for (;;) {
 		pthread_mutex_lock(&l->lock);
 		bool ended = l->ended;
