@@ -94,7 +94,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"otlp-wait", required_argument, 0, OPT_OTLP_WAIT},
 		OTLP_LONGOPTS,
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-	int c;
+	int c, rc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:o:f:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -137,19 +137,17 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 			break;
 		case 'h': attach_help(stdout); return 0;
 		case ':': return usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
-		default: {
-			int rc = otlp_cli_option(&o->send, c, optarg, "attach", argv[optind - 1]);
+		default:
+			rc = otlp_cli_option(&o->send, c, optarg, "attach", argv[optind - 1]);
 			if (rc > 0)
 				return rc;
 			if (rc == 0)
 				return usage_error("attach", "unknown option '%s'", argv[optind - 1]);
 			o->otlp |= c == OTLP_OPT_URL || c == OTLP_OPT_DISCARD;
 		}
-		}
 	}
 	if (o->otlp && !o->log)
 		return usage_error("attach", "--otlp follows the log as it is written: give -o DIR");
-	int rc;
 	if (o->otlp && (rc = live_options("attach", o->flight_size != 0, o->log, false,
 	                                  POSIX_TRACE_APPEND, &o->rotate, &o->send)) >= 0)
 		return rc;

@@ -290,8 +290,9 @@ struct otlp_live *otlp_live_start(struct otlp_cli *cli, int dirfd, const char *l
 static void print_live_summary(struct otlp_live *l)
 {
 	otlp_print_summary("otlp", l->sender, l->x, l->cli->config.discard);
-	fprintf(stderr, "%s otlp: %llu files of %s read and sent", PROG,
-	        (unsigned long long)l->files_sent, l->label);
+	fprintf(stderr, "%s otlp: %llu files of %s read and %s", PROG,
+	        (unsigned long long)l->files_sent, l->label,
+	        l->cli->config.discard ? "encoded (discarded)" : "sent");
 	if (l->files_missed)
 		fprintf(stderr, ", %llu removed (--rotate's COUNT) before they were read: their "
 		        "events were not sent", (unsigned long long)l->files_missed);

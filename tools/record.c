@@ -254,14 +254,13 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			break;
 		case 'h': record_help(stdout); return 0;
 		case ':': return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
-		default: {
-			int rc = otlp_cli_option(&o->send, c, optarg, "record", argv[optind - 1]);
+		default:
+			rc = otlp_cli_option(&o->send, c, optarg, "record", argv[optind - 1]);
 			if (rc > 0)
 				return rc;
 			if (rc == 0)
 				return usage_error("record", "unknown option '%s'", argv[optind - 1]);
 			o->otlp |= c == OTLP_OPT_URL || c == OTLP_OPT_DISCARD;
-		}
 		}
 	}
 	if (o->otlp && (rc = live_options("record", o->flight, o->log, o->log_policy_given,
@@ -474,29 +473,32 @@ static int create_default_log(const char *command, pid_t pid, char **path)
 	return -1;
 }
 
-/* --otlp without -o: a new directory of the default log's name. */
+/* --otlp without -o: a new directory of the default log's name (a
+ * taken name is passed over, as create_default_log does). */
 static int create_default_dir(const char *command, pid_t pid, char **path)
 {
 	char *copy = strdup(command);
 	const char *base = copy ? basename(copy) : "cmd";
 	size_t size = strlen(base) + 64;
 	char *name = xmalloc(size);
-	int fd = -1;
-	for (int n = 0; n < 100 && fd < 0; n++) {
+	int fd = -1, n;
+	for (n = 0; n < 100; n++) {
 		if (n == 0)
 			snprintf(name, size, "posixtrace-%s-%d.ptlog", base, (int)pid);
 		else
 			snprintf(name, size, "posixtrace-%s-%d-%d.ptlog", base, (int)pid, n);
-		if (mkdir(name, 0700) == 0)
+		if (mkdir(name, 0700) == 0) {
 			fd = rotation_dir(name);
-		else if (errno != EEXIST)
 			break;
+		}
+		if (errno != EEXIST) {
+			error_msg("%s: %s", name, strerror(errno));
+			break;
+		}
 	}
-	if (fd < 0 && errno == EEXIST)
+	if (n == 100)
 		error_msg("posixtrace-%s-%d.ptlog and 99 other names are taken; give one with -o",
 		          base, (int)pid);
-	else if (fd < 0 && errno)
-		error_msg("%s: %s", name, strerror(errno));
 	free(copy);
 	*path = name;
 	return fd;
