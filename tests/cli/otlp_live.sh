@@ -8,6 +8,7 @@
 # receiver holds its first request while the traced program runs (the
 # program finishes while it is held: it never waits for the network),
 # answers 503 (retries and drops counted in the summary, exit status 1),
+# holds a request while --rotate's COUNT removes files not yet read (counted),
 # is down from the start (bounded attempts, the log complete), holds
 # everything while the recorder is stopped by SIGTERM (the wait at the end
 # is bounded by --otlp-wait, the rest said), is stopped by SIGINT with a
@@ -118,6 +119,24 @@ else
 		pass "otlp live: 503 retried, then dropped and counted in the summary, exit 1" ||
 		fail "otlp live: 503 retried, then dropped and counted in the summary, exit 1" "exit $rc: $(cat ol3.err)"
 	ol_matches "otlp live: after 503s, what arrived is exact, none twice" ol3 ol3.d --expect-missing
+
+	# --rotate 64K,2 while the receiver holds the first request: the keeper
+	# removes the oldest files whether they were sent or not (the program
+	# never waits); the sender counts the files it never read, exit 1
+	ol_start olc "hold:release"
+	timeout 120 "$PT" record -o olc.d --otlp "http://127.0.0.1:$OL_PORT" --timeout 100 \
+		--size 16K --block --rotate 64K,2 -- "$EMIT" \
+		"s_begin count=20000,tick wait=olc.rx/held count=40000,tock s_end ready=olc.done" \
+		>olc.out 2>olc.err &
+	rec=$!; BG="$BG $rec"
+	wait_for 60 test -e olc.done
+	touch olc.rx/release
+	wait $rec; rc=$?
+	ol_stop
+	[ $rc = 1 ] && [ "$(ls olc.d | wc -l)" = 2 ] &&
+		grep -Eq 'otlp: [0-9]+ files of olc.d read and sent, [1-9][0-9]* removed \(--rotate.s COUNT\) before they were read' olc.err &&
+		pass "otlp live: files removed past --rotate's COUNT before they were read are counted, exit 1" ||
+		fail "otlp live: files removed past --rotate's COUNT before they were read are counted, exit 1" "exit $rc: $(cat olc.err)"
 
 	# no receiver from the start: each request tried twice, all dropped,
 	# the program runs as usual and the log is complete
