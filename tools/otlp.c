@@ -21,6 +21,12 @@
  * same of the key and the index with two other constants.  Exporting the
  * same log again gives the same ids.
  *
+ * Live (record and attach --otlp, otlplive.c): the files of a rotated log
+ * as they are completed, in one pass: every begin opens a span, an end
+ * closes the span of the begin pairs.c's pairer matched it with, the spans
+ * opened inside it end with it unfinished (as the first pass would have
+ * left them); the open spans go on from one file to the next.
+ *
  * Memory: a thread's open spans (each with its attributes and at most
  * OTLP_EVENTS_PER_SPAN events: more become log records linked to it),
  * at most OTLP_OPEN_SPANS_MAX unfinished ones in all (past it a begin is an
