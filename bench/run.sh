@@ -633,6 +633,46 @@ else
 	say "export rows skipped: no log of bench_spans, or a command without export"
 fi
 
+# The traced program under record --otlp (issue 35: sending while recording
+# costs it nothing measurable): bench_spans times its own posting loop (ns
+# per event; N_LIVE pairs, each two events) under record -o LOG and under
+# record --otlp --discard (the sender thread follows the rotated log,
+# encodes and compresses each file as it is completed, and throws the
+# requests away: a sink that discards, no socket), adjacent runs whose
+# order alternates from one repetition to the next.
+N_LIVE=$(scaled 1000000)
+HAVE_LIVE=0
+if [ "$HAVE_TOOL" = 1 ] && [ -x "$BIN/bench_spans" ] &&
+	"$TOOL" record --help 2>&1 | grep -q -- '--otlp URL'; then
+	HAVE_LIVE=1
+else
+	say "record --otlp rows skipped: no bench_spans, or a command without record --otlp"
+fi
+live_run() { # KEY NAME RECORD-OPTIONS...
+	key=$1 name=$2
+	shift 2
+	rm -rf "$WORK/live.ptlog" "$WORK/live.d"
+	if $LIMIT "$TOOL" record "$@" -- "$BIN/bench_spans" "$N_LIVE" --time >"$WORK/out" 2>"$WORK/err"; then
+		meta "$key" tool "$name" ns/ev
+		sample "$key" "$(tail -1 "$WORK/out")"
+	else
+		say "$name failed:"
+		sed 's/^/    /' "$WORK/err" >&2
+		FAILED="$FAILED live"
+	fi
+	rm -rf "$WORK/live.ptlog" "$WORK/live.d"
+}
+live_pair() {
+	if [ $(($1 % 2)) = 1 ]; then order="plain otlp"; else order="otlp plain"; fi
+	for w in $order; do
+		if [ "$w" = plain ]; then
+			live_run live_plain "traced program under record -o LOG (bench_spans)" -o "$WORK/live.ptlog"
+		else
+			live_run live_otlp "  the same under record --otlp (--discard)" -o "$WORK/live.d" --otlp http://127.0.0.1:9 --discard
+		fi
+	done
+}
+
 # Log bytes per short-lived process: N_SHORT runs of bench_sites posting
 # one event each, under one posixtrace record, with images and without;
 # the difference is what the images of a process cost (IMAGES_COMPACT:
@@ -805,6 +845,7 @@ while [ "$r" -le "$REPS" ]; do
 	fi
 	[ "$HAVE_TOOL" = 1 ] && tool_rows "$r"
 	[ "$HAVE_SITES" = 1 ] && sites_pair "$r"
+	[ "$HAVE_LIVE" = 1 ] && live_pair "$r"
 	if [ "$HAVE_FLOOR" = 1 ]; then
 		run floor "$BIN/floor" "$SCALE" && collect floor <"$WORK/out"
 	fi
@@ -915,6 +956,7 @@ note_of() {
 	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
 	tool_dump) echo "peak RSS med $aux MiB" ;;
 	tool_ctf | tool_chrome | tool_perfetto) echo "includes its start; output written into the temporary directory" ;;
+	live_plain | live_otlp) echo "$N_LIVE begin/end pairs posted flat out, the loop timed by the program itself" ;;
 	tool_otlp | tool_otlp_gzip) echo "$N_SPANS spans (and their 16-byte texts) encoded into OTLP requests, thrown away; peak RSS med $aux MiB" ;;
 	short_proc) echo "of which images med $aux B ($N_SHORT processes with images, minus the same with --no-images, per process)" ;;
 	tool_*_rss) echo "output med $aux B per event" ;;
@@ -1137,6 +1179,8 @@ if [ "$HAVE_TOOL" = 1 ]; then
 		"Chrome JSON: $(get tool_chrome_rss 5) B per event"
 	target "posixtrace export, encoded spans (M spans/s, gzip)" "$(get tool_otlp_gzip)" ">=" 1 \
 		"$(why "$(get tool_otlp)" "without compression $(get tool_otlp) M spans/s" "no log of bench_spans")"
+	target "traced program, record --otlp / record -o (x)" "$(pair_median live_otlp live_plain ratio)" \
+		"<=" 1.05 "$(why "$(get live_otlp)" "$(pair_spread live_otlp live_plain ratio); medians $(get live_otlp) ns / $(get live_plain) ns per event" "no record --otlp sample")"
 	target "log bytes of images per short-lived process" "$(get short_proc 5)" "<=" 64 \
 		"$(why "$(get short_proc)" "whole log $(get short_proc) B per process" "not measured")"
 	target "dump with symbols / without, 1,000 call sites (x)" \

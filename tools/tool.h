@@ -539,6 +539,9 @@ struct pairer *pairer_new(const struct pair_rules *rules);
 bool pairer_event(struct pairer *p, const struct trace_event *ev, uint64_t index,
                   struct pair_match *m);
 const struct pair_limits *pairer_limits(const struct pairer *p);
+/* The role of ev's type by the rules (pairing_type_role, in one pass). */
+enum pair_role pairer_type_role(struct pairer *p, const struct trace_event *ev,
+                                const char **slice);
 void pairer_free(struct pairer *p);
 /* Two passes (convert): which events of a log are paired. */
 struct pairing;
