@@ -886,9 +886,10 @@ __attribute__((noinline, cold)) static void record_slot_and_leave(struct pt_wlan
 	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	struct pt_stream_hdr *h = pt_hdr(m);
-	if (!pt_filtered(h, id) && a->traced) {
+	int watched = pt_watched(h, id);
+	if (a->traced && !(watched && pt_filtered(h, id))) {
 		append_record(w, a, m, id, data, len, pc, 0, 0);
-		if (PT_UNLIKELY(pt_triggers(h, id)))
+		if (PT_UNLIKELY(watched && pt_triggers(h, id)))
 			trigger_fire(h, id, pc);
 	}
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
