@@ -936,18 +936,18 @@ static inline __attribute__((always_inline)) int publish(const struct pt_wlane *
 }
 
 /* The inline record of a payload longer than its word moves take: the
- * copy (a call), then its end (the record of `size` bytes), here. */
-__attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w,
-                                                         struct pt_stream_hdr *h,
-                                                         unsigned char *dst, const void *data,
-                                                         size_t len, uint32_t size, uintptr_t pc)
+ * copy (a call), then its end (the record of `size` bytes, posted from
+ * pc), here.  No more arguments than registers: a tail call. */
+__attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, unsigned char *dst,
+                                                         const void *data, size_t len,
+                                                         uint32_t size, uintptr_t pc)
 {
 	memcpy(dst, data, len);
 	pt_wlane_event_at(w, pc);
 	pt_wlane_put_event(w, size);
-	int wake = publish(w, h);
 	struct pt_thread *t = pt_self;
-	if (PT_UNLIKELY(wake))
+	struct pt_stream_hdr *h = pt_proc.attached[w - t->lanes].hdr;
+	if (PT_UNLIKELY(publish(w, h)))
 		wake_and_leave(t, h);
 	else
 		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
@@ -990,7 +990,7 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	 * record out of what the next event commits, and its address out of
 	 * what the next record may leave out. */
 	if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
-		copy_long_and_leave(w, h, p, data, len, size - skip, pc);
+		copy_long_and_leave(w, p, data, len, size - skip, pc);
 		return;
 	}
 	if (len > 16) {
