@@ -872,24 +872,37 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	leave(t, seq);
 }
 
-/* The general record of one slot, then the leave: what the inline
- * record does not take (a stream this process does not record into, a
- * watched id, a payload too long for the inline copy or truncated, the
- * clock that is not the TSC).  A function of its own, entered by a tail
- * call, so that the inline path saves no registers. */
-__attribute__((noinline, cold)) static void record_slot_and_leave(struct pt_wlane *w,
-                                                                  trace_event_id_t id,
-                                                                  const void *data, size_t len,
-                                                                  uintptr_t pc)
+/* The general record of one slot (w, of the thread t), then the leave:
+ * what the inline record does not take in an id the stream does not
+ * watch (a payload past max-data-size, the clock that is not the TSC:
+ * every event where the TSC is not used, so not cold; a stream this
+ * process does not record into).  A function of its own, entered by a
+ * tail call, so that the inline path keeps few registers. */
+__attribute__((noinline)) static void append_and_leave(struct pt_thread *t, struct pt_wlane *w,
+                                                       trace_event_id_t id, const void *data,
+                                                       size_t len, uintptr_t pc)
 {
-	struct pt_thread *t = pt_self;
+	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
+	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	if (a->traced)
+		append_record(w, a, m, id, data, len, pc, 0, 0);
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* The same for an id the stream watches (filter | trigger): recorded
+ * unless filtered out, and a trigger's fired once it is. */
+__attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *t,
+                                                              struct pt_wlane *w,
+                                                              trace_event_id_t id,
+                                                              const void *data, size_t len,
+                                                              uintptr_t pc)
+{
 	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	struct pt_stream_hdr *h = pt_hdr(m);
-	int watched = pt_watched(h, id);
-	if (a->traced && !(watched && pt_filtered(h, id))) {
+	if (a->traced && !pt_filtered(h, id)) {
 		append_record(w, a, m, id, data, len, pc, 0, 0);
-		if (PT_UNLIKELY(watched && pt_triggers(h, id)))
+		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
 	}
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
@@ -1042,10 +1055,12 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
 		struct pt_stream_hdr *h = a->hdr;
 		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
-			if (PT_LIKELY(!pt_watched(h, id) && len < a->fast_len))
+			if (PT_UNLIKELY(pt_watched(h, id)))
+				watched_and_leave(t, w, id, data, len, pc);
+			else if (PT_LIKELY(len < a->fast_len))
 				append_fast(t, w, a, h, id, data, len, pc);
 			else
-				record_slot_and_leave(w, id, data, len, pc);
+				append_and_leave(t, w, id, data, len, pc);
 			return;
 		}
 	}
