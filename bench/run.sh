@@ -38,7 +38,11 @@
 # NO_INSTALL=1 (never apt-get);
 # CC [cc] compiles the peer;  RUN_TIMEOUT [300] seconds one program may take;
 # BASE_EVENT [396aa2f], BASE_READ [22ad7c4] and BASE_CPU [54e355e], the
-# commits of the baseline libraries (SKIP_BASE=1: none);  SKIP_CALLGRIND=1.
+# commits of the baseline libraries (SKIP_BASE=1: none);  SKIP_CALLGRIND=1;
+# BENCH_CLOCK [cpu]: the clock bench_event, floor and the LTTng peer time
+# their loops with (cpu: the timed thread's own CPU time, which leaves out
+# the time other jobs of a shared machine took its CPU; mono:
+# CLOCK_MONOTONIC).
 # Nothing is written into the repository: the peer and the baselines go to
 # BUILD/bench, logs and traces to a mktemp directory that is removed at exit.
 set -u
@@ -51,6 +55,8 @@ BT_REPS=${BT_REPS:-3}
 PACED_SECONDS=${PACED_SECONDS:-10}
 PACED_REPS=${PACED_REPS:-3}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+BENCH_CLOCK=${BENCH_CLOCK:-cpu}
+export BENCH_CLOCK
 CC=${CC:-cc}
 BIN=$BUILD/bench
 PEER=$BIN/peer
@@ -829,6 +835,8 @@ baseline_pairs() {
 }
 
 # ---------------------------------------------------------------- repetitions
+say "bench_event, floor and the LTTng peer time their loops with BENCH_CLOCK=$BENCH_CLOCK" \
+	"($( [ "$BENCH_CLOCK" = cpu ] && echo "the thread's CPU time" || echo CLOCK_MONOTONIC))"
 say "REPS=$REPS SCALE=$SCALE; a repetition: bench_event, bench_log, the paced writer" \
 	"(first $PACED_REPS), posixtrace dump and convert, floor, LTTng-UST"
 r=1

@@ -20,7 +20,7 @@
 #include "../include/posixtrace.h"
 #pragma GCC visibility pop
 
-#define PT_LAYOUT_VERSION 7u /* 7: a writer that may wait */
+#define PT_LAYOUT_VERSION 8u /* 8: watching, beside state */
 #define PT_SEALS_REQUIRED 0x0007 /* F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW */
 
 /* ---- event type identifiers ------------------------------------------ */
@@ -246,8 +246,13 @@ struct pt_stream_hdr {
 
 	/* Read by every writer per event; written only by control calls. */
 	_Alignas(128) _Atomic uint32_t state;
-	/* filter | trigger: the one word per id the recording path tests,
-	 * next to state; only an id whose bit is set looks at the two apart. */
+	/* Set once a filter or a trigger is (pt_watch_store), never cleared:
+	 * while it is 0, no id is watched, and the recording path tests it
+	 * on state's line instead of the id's watch word. */
+	_Atomic uint32_t watching;
+	/* filter | trigger: the one word per id the recording path tests
+	 * once watching is set; only an id whose bit is set looks at the two
+	 * apart. */
 	_Alignas(64) _Atomic uint64_t watch[PT_NEVENT_IDS / 64];
 	/* What <trace.h>'s macro reads through its mirror of this page. */
 	_Alignas(64) _Atomic uint64_t filter[PT_NEVENT_IDS / 64];

@@ -25,6 +25,10 @@ struct pt_attached {
 	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
 	int traced;                   /* this process records into it */
 	uint32_t names_synced;        /* registry entries copied into the stream */
+	/* Payloads shorter than this take the recording path's inline record
+	 * (writer.c, append_fast): what clock, max_data and traced allow, in
+	 * one compare; 0: none does. */
+	uint32_t fast_len;
 	struct pt_map own;            /* storage for a stream this process joined */
 	/* The token by which the stream crosses this process's exec and goes
 	 * to the children it starts by exec (token.h); -1 for none. */
@@ -129,6 +133,21 @@ void pt_fence_all_slowly(void);
 pid_t pt_gettid(void);
 pid_t pt_proc_pid(void);
 void pt_set_pcb(struct pt_pcb *pcb);
+/* The payloads the inline record takes: those of a stream this process
+ * records into, timed with the TSC (the one clock read inline), up to
+ * max_data (a longer one is truncated, by the general record).  Those
+ * longer than PT_FAST_COPY_MAX are copied by a call, the others with a
+ * few word moves. */
+#define PT_FAST_COPY_MAX 32u
+static inline uint32_t pt_fast_len(int traced, uint32_t clock, uint32_t max_data)
+{
+#if defined(__x86_64__)
+	if (traced && clock == PT_CLOCK_TSC)
+		return max_data + 1;
+#endif
+	(void)traced, (void)clock, (void)max_data;
+	return 0;
+}
 /* Publishes m in a slot: the copies the recording path reads, then map
  * (release: pairs with the acquire loads of map in record, record_general
  * and pt_release_lanes, writer.c). */
@@ -137,6 +156,7 @@ static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 	a->hdr = (struct pt_stream_hdr *)m->base;
 	a->clock = m->clock;
 	a->max_data = m->max_data;
+	a->fast_len = pt_fast_len(a->traced, m->clock, m->max_data);
 	atomic_store_explicit(&a->map, m, memory_order_release);
 }
 void pt_arm(int slot, int on);

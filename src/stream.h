@@ -142,8 +142,12 @@ static inline int pt_filtered(const struct pt_stream_hdr *h, trace_event_id_t id
 	return (int)((w >> (id % 64)) & 1);
 }
 
+/* Whether the id is watched (filter | trigger): its word is looked at only
+ * once a filter or a trigger was ever set. */
 static inline int pt_watched(const struct pt_stream_hdr *h, trace_event_id_t id)
 {
+	if (PT_LIKELY(!atomic_load_explicit(&h->watching, memory_order_relaxed)))
+		return 0;
 	uint64_t w = atomic_load_explicit(&h->watch[id / 64], memory_order_relaxed);
 	return (int)((w >> (id % 64)) & 1);
 }
@@ -156,10 +160,14 @@ static inline int pt_triggers(const struct pt_stream_hdr *h, trace_event_id_t id
 
 /* A word of the filter and of the trigger set into the header: watch is
  * a superset of both whenever a writer may look (set before, cleared
- * after).  Numbers only: relaxed, as the filter always was. */
+ * after), and watching is set before any watch bit (and stays: two
+ * controllers may set filters at once, and a cleared flag could hide the
+ * other's).  Numbers only: relaxed, as the filter always was. */
 static inline void pt_watch_store(struct pt_stream_hdr *h, unsigned i, uint64_t filter,
                                   uint64_t trigger)
 {
+	if ((filter | trigger) && !atomic_load_explicit(&h->watching, memory_order_relaxed))
+		atomic_store_explicit(&h->watching, 1, memory_order_relaxed);
 	atomic_fetch_or_explicit(&h->watch[i], filter | trigger, memory_order_relaxed);
 	atomic_store_explicit(&h->filter[i], filter, memory_order_relaxed);
 	atomic_store_explicit(&h->trigger[i], trigger, memory_order_relaxed);

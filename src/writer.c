@@ -644,10 +644,11 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	uint64_t same = pc == w->last_pc ? PT_REC_SAMEPC : 0, w1 = pc;
 	uint32_t hdr = PT_REC_HDR - (uint32_t)(same >> 28);
 	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, truncated) | same;
-	pt_wlane_event_at(w, pc);
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &w1, 8);
 	copy_data(p + hdr, data, len);
+	/* After the copy, as in append_fast. */
+	pt_wlane_event_at(w, pc);
 	size -= PT_REC_HDR - hdr;
 	uint64_t commit = pt_wlane_put_event(w, size);
 	/* Publishes the record: pairs with the acquire loads of commit in
@@ -873,36 +874,153 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	leave(t, seq);
 }
 
-/* The record, then the leave: a function of its own, so that the test
- * before it needs no registers saved (a filtered event stays cheap), and
- * with no more arguments than registers. */
-__attribute__((noinline)) static void append_and_leave(struct pt_thread *t, int slot,
+/* The general record of one slot (w, of the thread t), then the leave:
+ * what the inline record does not take in an id the stream does not
+ * watch (a payload past max-data-size, the clock that is not the TSC:
+ * every event where the TSC is not used, so not cold; a stream this
+ * process does not record into).  A function of its own, entered by a
+ * tail call, so that the inline path keeps few registers. */
+__attribute__((noinline)) static void append_and_leave(struct pt_thread *t, struct pt_wlane *w,
                                                        trace_event_id_t id, const void *data,
                                                        size_t len, uintptr_t pc)
 {
-	struct pt_attached *a = &pt_proc.attached[slot];
+	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
+	if (a->traced)
+		append_record(w, a, m, id, data, len, pc, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
 /* The same for an id the stream watches (filter | trigger): recorded
- * unless filtered out, and a trigger's fired once it is.  The filter is
- * tested here, not inline: testing it in record() made the compiler set
- * up its word's index, and save a register, on the common path. */
-__attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *t, int slot,
+ * unless filtered out, and a trigger's fired once it is. */
+__attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *t,
+                                                              struct pt_wlane *w,
                                                               trace_event_id_t id,
                                                               const void *data, size_t len,
                                                               uintptr_t pc)
 {
-	struct pt_attached *a = &pt_proc.attached[slot];
+	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	struct pt_stream_hdr *h = pt_hdr(m);
-	if (!pt_filtered(h, id)) {
-		append_record(&t->lanes[slot], a, m, id, data, len, pc, 0, 0);
+	if (a->traced && !pt_filtered(h, id)) {
+		append_record(w, a, m, id, data, len, pc, 0, 0);
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
 	}
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* The inline record's lane must be prepared first (a chunk to start or
+ * to own, a TIME or CPU record): the general record with the time now
+ * already taken, then the leave.  w is one of the calling thread's
+ * first-level lanes. */
+__attribute__((noinline, cold)) static void prepare_and_leave(struct pt_wlane *w,
+                                                              trace_event_id_t id,
+                                                              const void *data, size_t len,
+                                                              uintptr_t pc, uint64_t now)
+{
+	struct pt_thread *t = pt_self;
+	int slot = (int)(w - t->lanes);
+	struct pt_attached *a = &pt_proc.attached[slot];
+	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
+	append_record(w, a, m, id, data, len, pc, now, 0);
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* A reader sleeps on the stream: woken, then the leave. */
+__attribute__((noinline, cold)) static void wake_and_leave(struct pt_thread *t,
+                                                           struct pt_stream_hdr *h)
+{
+	pt_wake_readers(h);
+	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* The inline record's end: published, then the readers that sleep on
+ * the stream looked at, then the leave.  The release store pairs with the
+ * acquire loads of commit in chunk_end (reader.c), continue_chunk and
+ * pt_steal_oldest (lanes.c); the look after it with the reader's store of
+ * waiters, membarrier, second look (wait_for_event in getnext.c): no
+ * fence, the inline record runs only where membarrier(2) orders them. */
+static inline __attribute__((always_inline)) int publish(const struct pt_wlane *w,
+                                                        const struct pt_stream_hdr *h)
+{
+	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit,
+	                      memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&h->waiters, memory_order_relaxed) != 0;
+}
+
+/* The inline record of a payload longer than its word moves take: the
+ * copy (a call), then its end (the record of `size` bytes, posted from
+ * pc), here.  No more arguments than registers: a tail call. */
+__attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, unsigned char *dst,
+                                                         const void *data, size_t len,
+                                                         uint32_t size, uintptr_t pc)
+{
+	memcpy(dst, data, len);
+	pt_wlane_event_at(w, pc);
+	pt_wlane_put_event(w, size);
+	struct pt_thread *t = pt_self;
+	struct pt_stream_hdr *h = pt_proc.attached[w - t->lanes].hdr;
+	if (PT_UNLIKELY(publish(w, h)))
+		wake_and_leave(t, h);
+	else
+		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/*
+ * The record of the common case, inline and with no call but tail calls:
+ * a payload the slot's fast_len admits (the TSC, no truncation) into a
+ * lane that needs nothing before the record (its chunk has room, the
+ * delta fits, the CPU is the one the chunk last said).  The same record
+ * as append_record's; what does not fit goes there.
+ */
+static inline __attribute__((always_inline)) void append_fast(struct pt_thread *t,
+                                                             struct pt_wlane *w,
+                                                             const struct pt_attached *a,
+                                                             struct pt_stream_hdr *h,
+                                                             trace_event_id_t id,
+                                                             const void *data, size_t len,
+                                                             uintptr_t pc)
+{
+	uint64_t now = record_clock(PT_CLOCK_TSC);
+	/* NULL data: no payload, as in append_record. */
+	len = data ? len : 0;
+	uint32_t size = (uint32_t)pt_record_size(len), end = pt_wlane_end(w);
+	if (PT_UNLIKELY(w->gen != a->gen || end + size > w->limit ||
+	                now - w->base > PT_REC_DELTA_MAX || pt_cpu_now() != w->cpu)) {
+		prepare_and_leave(w, id, data, len, pc, now);
+		return;
+	}
+	unsigned char *p = w->chunk + end;
+	/* The same call site as the last event: no second word.  Without a
+	 * branch: the address is stored anyway, and the data go over it. */
+	uint32_t skip = (uint32_t)(pc == w->last_pc) * 8u; /* 8 bytes less */
+	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, 0) | (uint64_t)skip << 28;
+	memcpy(p, &w0, 8);
+	memcpy(p + 8, &pc, 8);
+	p += PT_REC_HDR - skip;
+	/* The lane moves past the record only once its data are in: a copy
+	 * that faults, jumped out of by a handler (siglongjmp), leaves the
+	 * record out of what the next event commits, and its address out of
+	 * what the next record may leave out. */
+	if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
+		copy_long_and_leave(w, p, data, len, size - skip, pc);
+		return;
+	}
+	if (len > 16) {
+		memcpy(p, data, 16);
+		memcpy(p + len - 16, (const unsigned char *)data + len - 16, 16);
+	} else {
+		copy_data(p, data, len);
+	}
+	pt_wlane_event_at(w, pc);
+	pt_wlane_put_event(w, size - skip);
+	if (PT_UNLIKELY(publish(w, h))) {
+		wake_and_leave(t, h);
+		return;
+	}
+	/* From the word: one register less kept through the record. */
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
@@ -928,22 +1046,23 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 #endif
 		return;
 	}
-	int slot = __builtin_ctzll(armed);
+	unsigned slot = (unsigned)__builtin_ctzll(armed);
 	struct pt_attached *a = &pt_proc.attached[slot];
+	struct pt_wlane *w = &t->lanes[slot];
+	/* Each address computed once (gcc would compute them again, in
+	 * other forms, for each use). */
+	__asm__("" : "+r"(a), "+r"(w));
 	/* Pairs with the release store of map in pt_publish_map (process.h):
-	 * a->hdr is the map's. */
+	 * a->hdr and a->fast_len are the map's. */
 	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
-		const struct pt_stream_hdr *h = a->hdr;
+		struct pt_stream_hdr *h = a->hdr;
 		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
-			if (PT_LIKELY(!pt_watched(h, id) && a->traced)) {
-				append_and_leave(t, slot, id, data, len, pc);
-				return;
-			}
-			if (a->traced) {
-				watched_and_leave(t, slot, id, data, len, pc);
-				return;
-			}
-			leave(t, seq);
+			if (PT_UNLIKELY(pt_watched(h, id)))
+				watched_and_leave(t, w, id, data, len, pc);
+			else if (PT_LIKELY(len < a->fast_len))
+				append_fast(t, w, a, h, id, data, len, pc);
+			else
+				append_and_leave(t, w, id, data, len, pc);
 			return;
 		}
 	}

@@ -158,11 +158,73 @@ START_TEST(siglongjmp_out_of_posix_trace_event)
 }
 END_TEST
 
+/* ---- a jumped-out event's address ------------------------------------- */
+
+/* An event whose data fault, jumped out of by the SIGSEGV handler, leaves
+ * nothing behind in the thread's lane: the next event, posted from the
+ * site the jumped-out one was posted from, records its own address, not
+ * that of the event before (a lane that took the jumped-out event's
+ * address as its last one left the next record's address out). */
+static sigjmp_buf addr_env;
+
+static void addr_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if ((unsigned char *)si->si_addr < bad_page ||
+	    (unsigned char *)si->si_addr >= bad_page + page_size)
+		abort();
+	siglongjmp(addr_env, 1);
+}
+
+__attribute__((noipa)) static void post_from_a(const void *data)
+{
+	posix_trace_event(ev_id, data, 16);
+}
+
+__attribute__((noipa)) static void post_from_b(const void *data)
+{
+	posix_trace_event(ev_id, data, 16);
+}
+
+START_TEST(jumped_out_event_leaves_no_address)
+{
+	page_size = sysconf(_SC_PAGESIZE);
+	bad_page = mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(bad_page, MAP_FAILED);
+	trace_id_t trid = pt_create(0, (struct pt_attrs){.policy = POSIX_TRACE_LOOP});
+	ev_id = pt_event_id("signal.jump.address");
+	ck_assert_ok(posix_trace_start(trid));
+	on_signal(SIGSEGV, addr_fault, NULL, SA_SIGINFO | SA_NODEFER);
+	uint64_t good[2] = {1, 2};
+	post_from_a(good);
+	volatile int jumped = 0;
+	if (sigsetjmp(addr_env, 1))
+		jumped = 1;
+	else
+		post_from_b(bad_page);
+	ck_assert_int_eq(jumped, 1);
+	post_from_b(good);
+	signal(SIGSEGV, SIG_DFL);
+	ck_assert_ok(posix_trace_stop(trid));
+	struct pt_ev e;
+	void *addr[3] = {0};
+	int n = 0;
+	while (pt_try_ev(trid, &e))
+		if (pt_is_user(&e) && n < 3)
+			addr[n++] = e.info.posix_prog_address;
+	ck_assert_int_eq(n, 2);
+	ck_assert_msg(addr[1] != addr[0], "the event from b recorded a's address %p", addr[0]);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	munmap(bad_page, page_size);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sigjump");
 	TCase *tc = pt_tcase(s, "siglongjmp");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, siglongjmp_out_of_posix_trace_event);
+	tcase_add_test(tc, jumped_out_event_leaves_no_address);
 	return pt_run(s);
 }
