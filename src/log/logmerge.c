@@ -38,7 +38,7 @@ static void drain_release(struct pt_logr *r, uint32_t k)
 
 void pt_logm_reset(struct pt_logr *r)
 {
-	r->m.nheap = 0;
+	r->m.nheap = r->m.nlater = 0;
 	r->m.cur = NULL;
 	r->m.root_moved = 0;
 	drain_release(r, 0);
@@ -387,10 +387,9 @@ static inline int src_before(const struct src *a, const struct src *b)
 	return a->head < b->head || (a->head == b->head && a->order < b->order);
 }
 
-static void sift_down(struct pt_logm *m, uint32_t i)
+static void sift_down_in(struct src **h, uint32_t n, uint32_t i)
 {
-	struct src **h = m->heap, *x = h[i];
-	uint32_t n = m->nheap;
+	struct src *x = h[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
@@ -405,6 +404,31 @@ static void sift_down(struct pt_logm *m, uint32_t i)
 	h[i] = x;
 }
 
+static void sift_down(struct pt_logm *m, uint32_t i) { sift_down_in(m->heap, m->nheap, i); }
+
+/*
+ * The sources whose first event comes before the heap's root move from
+ * the heap of later ones into the merge's heap, so that its root is the first of
+ * all.  A later source's key (its first event's time, its order) does
+ * not change until it moves, so the merge delivers what one heap of every
+ * source would, in the same order.
+ */
+static void reach(struct pt_logm *m)
+{
+	while (m->nlater && (!m->nheap || src_before(m->later[0], m->heap[0]))) {
+		struct src *s = m->later[0];
+		m->later[0] = m->later[--m->nlater];
+		if (m->nlater)
+			sift_down_in(m->later, m->nlater, 0);
+		uint32_t i = m->nheap++;
+		while (i && src_before(s, m->heap[(i - 1) / 2])) {
+			m->heap[i] = m->heap[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		m->heap[i] = s;
+	}
+}
+
 /* Drain k, gathered, joins the merge: its sources that have events go
  * into the heap, beside those of the drain before it still there.  No
  * memory for the heap: the drain is one error. */
@@ -412,7 +436,9 @@ static void join(struct pt_logr *r, uint32_t k)
 {
 	struct drain *d = &r->m.dr[k];
 	d->joined = 1;
-	if (!grow((void **)&r->m.heap, &r->m.heap_cap, r->m.nheap + d->nsrc, sizeof *r->m.heap)) {
+	uint32_t all = r->m.nheap + r->m.nlater + d->nsrc;
+	if (all < d->nsrc || !grow((void **)&r->m.heap, &r->m.heap_cap, all, sizeof *r->m.heap) ||
+	    !grow((void **)&r->m.later, &r->m.later_cap, r->m.nlater + d->nsrc, sizeof *r->m.later)) {
 		d->nsrc = 0;
 		d->errors++;
 		return;
@@ -426,12 +452,13 @@ static void join(struct pt_logr *r, uint32_t k)
 		else if (d->kctx)
 			s->kctx = d->kctx + s->at;
 		if (src_start(s)) {
-			r->m.heap[r->m.nheap++] = s;
+			r->m.later[r->m.nlater++] = s;
 			d->live++;
 		}
 	}
-	for (uint32_t i = r->m.nheap / 2; i-- > 0;)
-		sift_down(&r->m, i);
+	for (uint32_t i = r->m.nlater / 2; i-- > 0;)
+		sift_down_in(r->m.later, r->m.nlater, i);
+	reach(&r->m);
 }
 
 /* The root delivered and moved on: back into place, or out when done. */
@@ -444,6 +471,7 @@ static void fix_root(struct pt_logm *m)
 	}
 	if (m->nheap)
 		sift_down(m, 0);
+	reach(m);
 	m->root_moved = 0;
 }
 
@@ -478,7 +506,8 @@ static int next_drain(struct pt_logr *r)
 	return 1;
 }
 
-/* The runner-up of the root s: what s's next events are compared with. */
+/* The runner-up of the root s: what s's next events are compared with
+ * (in the heap or later). */
 static void set_limit(struct pt_logm *m, const struct src *s)
 {
 	const struct src *run = NULL;
@@ -486,6 +515,8 @@ static void set_limit(struct pt_logm *m, const struct src *s)
 		run = m->heap[1];
 	if (m->nheap > 2 && src_before(m->heap[2], run))
 		run = m->heap[2];
+	if (m->nlater && (!run || src_before(m->later[0], run)))
+		run = m->later[0];
 	m->limit = run ? run->head : UINT64_MAX;
 	m->tie_first = run ? s->order < run->order : 1;
 }
@@ -497,8 +528,35 @@ static void set_limit(struct pt_logm *m, const struct src *s)
  * RESUME at the new root is left to pt_logm_next. */
 __attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
 {
+	struct src **h = m->heap, *s = h[0], *l = m->nlater ? m->later[0] : NULL;
+	uint32_t n = m->nheap;
+	/* A heap of two or three (the lanes of two writers taking turns, and
+	 * the keeper's): the first child that comes before s and every later
+	 * source takes its place; both children are leaves. */
+	if (n == 2 || n == 3) {
+		uint32_t c = n == 3 && src_before(h[2], h[1]) ? 2 : 1;
+		struct src *o = h[c];
+		if (src_before(o, s) && (!l || src_before(o, l))) {
+			h[0] = o;
+			h[c] = s;
+			if (o->resume || m->resume_pending) {
+				m->cur = NULL;
+				return;
+			}
+			struct src *run = h[1];
+			if (n == 3 && src_before(h[2], run))
+				run = h[2];
+			if (l && src_before(l, run))
+				run = l;
+			m->limit = run->head;
+			m->tie_first = o->order < run->order;
+			m->cur = o;
+			return;
+		}
+	}
 	sift_down(m, 0);
-	struct src *s = m->heap[0];
+	reach(m);
+	s = m->heap[0];
 	if (s->resume || m->resume_pending) {
 		m->cur = NULL;
 		return;

@@ -798,6 +798,7 @@ void pt_logr_close(struct pt_logr *r)
 		free(r->m.dr[k].kctx);
 	}
 	free(r->m.heap);
+	free(r->m.later);
 	free(r->meta.pids);
 	free(r);
 }

@@ -157,8 +157,14 @@ struct pt_logm {
 	uint32_t old;
 	int started;              /* the pass has gathered its first drain */
 	uint64_t next_order;      /* of the next source gathered */
-	struct src **heap;
+	struct src **heap;        /* the sources that have delivered or are due */
 	uint32_t nheap, heap_cap;
+	/* Sources not yet reached: their first event is after the heap's root.
+	 * A heap of its own (keys fixed until a source is reached), so that
+	 * the merge's heap holds the few sources that overlap in time, not all
+	 * of two drains' sections. */
+	struct src **later;
+	uint32_t nlater, later_cap;
 	uint64_t drain_errors;    /* ERROR events to deliver before anything else */
 	uint64_t carried_errors;  /* damage after a drain: first in the next one */
 	uint64_t drain_cap;
