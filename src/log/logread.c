@@ -1040,9 +1040,15 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
+void pt_logr_event_ext(const struct pt_logr *r, struct posixtrace_event_ext *ext)
 {
-	pid_t pid = ext->posixtrace_ns_pid; /* the event's pid, as emit left it */
+	const struct logr_last *l = &r->last;
+	pid_t pid = (pid_t)ld32(l->ctx);
+	memset(ext, 0, sizeof *ext);
+	ext->posixtrace_tid = (pid_t)ld32(l->ctx + 4);
+	memcpy(ext->posixtrace_comm, l->ctx + 16, 15);
+	ext->posixtrace_cpu_valid = l->cpu != PT_LOG_CPU_NONE;
+	ext->posixtrace_cpu = l->cpu != PT_LOG_CPU_NONE ? l->cpu : 0;
 	int32_t tid = ext->posixtrace_tid ? ext->posixtrace_tid : pid;
 	const struct pt_log_pid_entry *e = pids_find(r, pid, tid);
 	ext->posixtrace_ns_pid = e ? e->ns_pid : 0;
@@ -1055,23 +1061,21 @@ void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
  * the registers it needs. */
 __attribute__((noinline)) static int next_posix_other(struct pt_logr *r,
                                                       struct posix_trace_event_info *info,
-                                                      struct posixtrace_event_ext *ext,
                                                       void *data, size_t num_bytes,
                                                       size_t *data_len)
 {
-	struct out o = {NULL, info, ext};
+	struct out o = {NULL, info, &r->last};
 	if (likely(take_event(r, &o, data, num_bytes, data_len)))
 		return 1;
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
-                       struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
-                       size_t *data_len)
+int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
+                       size_t num_bytes, size_t *data_len)
 {
 	if (unlikely(r->m.cur == NULL))
-		return next_posix_other(r, info, ext, data, num_bytes, data_len);
-	struct out o = {NULL, info, ext};
+		return next_posix_other(r, info, data, num_bytes, data_len);
+	struct out o = {NULL, info, &r->last};
 	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 }
 

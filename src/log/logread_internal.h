@@ -187,9 +187,17 @@ struct logr_meta {
 	struct pt_log_images images;
 };
 
+/* The writer's context of the event pt_logr_next_posix gave last (32
+ * bytes of struct pt_log_ctx, its name not yet terminated) and its CPU. */
+struct logr_last {
+	unsigned char ctx[32];
+	uint32_t cpu;
+};
+
 /* The reader: the log's header and status, and one part per concern. */
 struct pt_logr {
 	struct pt_logm m;         /* first: the per-event path starts here */
+	struct logr_last last;
 	struct logr_v2 v2;
 	uint64_t last_good_ts;    /* the time of a damage event */
 	struct pt_log_header hdr;
@@ -220,11 +228,11 @@ static inline uint32_t ld32(const unsigned char *p)
 }
 
 /* Where an event goes: the reader's own record (pt_logr_next) or the
- * caller's posix_trace_event_info and extension (pt_logr_next_posix). */
+ * caller's posix_trace_event_info and the reader's last (pt_logr_next_posix). */
 struct out {
 	struct pt_log_event *ev;
 	struct posix_trace_event_info *info;
-	struct posixtrace_event_ext *ext;
+	struct logr_last *last;
 };
 
 /* Fills the output from the event's parts; ctx is the 32 bytes of a
@@ -236,7 +244,6 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
                                                        uint32_t cpu)
 {
 	uint32_t len = pt_rec_len(w0);
-	uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
 	if (o->info) {
 		struct posix_trace_event_info *i = o->info;
 		i->posix_event_id = id;
@@ -248,16 +255,13 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		i->posix_truncation_status = n < len               ? POSIX_TRACE_TRUNCATED_READ
 		                             : (w0 >> 63)          ? POSIX_TRACE_TRUNCATED_RECORD
 		                                                   : POSIX_TRACE_NOT_TRUNCATED;
-		o->ext->posixtrace_tid = (pid_t)ld32(ctx + 4);
-		/* The pid again, beside the thread id: pt_logr_own_ids finds
-		 * the writer's own ids from both, when they are asked for. */
-		o->ext->posixtrace_ns_pid = i->posix_pid;
-		memcpy(o->ext->posixtrace_comm, &comm0, 8);
-		memcpy(o->ext->posixtrace_comm + 8, &comm1, 8);
-		o->ext->posixtrace_cpu_valid = cpu != PT_LOG_CPU_NONE;
-		o->ext->posixtrace_cpu = cpu != PT_LOG_CPU_NONE ? cpu : 0;
+		/* The context as it is: the extension is made of it when
+		 * asked for (pt_logr_event_ext). */
+		memcpy(o->last->ctx, ctx, sizeof o->last->ctx);
+		o->last->cpu = cpu;
 	} else {
 		struct pt_log_event *e = o->ev;
+		uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
 		e->id = id;
 		e->truncated = (int)(w0 >> 63);
 		e->ctx.pid = (int32_t)ld32(ctx);
