@@ -379,7 +379,7 @@ START_TEST(resume_before_the_next_event)
 	v3_resume(&g, 0); /* nothing after it */
 	v3_seal_at(&g, T0 + 200);
 	v3_end(&g);
-	struct v3_read r = v3_read(fd);
+	struct v3_read r = v3_read_twice(fd);
 	ck_assert_uint_eq(r.n, 7);
 	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x77);
 	expect_tagged(&r.ev[1], 0, T0 + 10);
@@ -451,7 +451,7 @@ START_TEST(keeper_events_merged)
 	v3_ev(&g, POSIX_TRACE_STOP, 0, 0x3, &one, sizeof one);
 	v3_seal_at(&g, T0);
 	stage_block(&g, 1, 0, 0, ts, 2);
-	struct v3_read r = v3_read(fd);
+	struct v3_read r = v3_read_twice(fd);
 	ck_assert_uint_eq(r.n, 6);
 	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x1);
 	expect_tagged(&r.ev[1], 0, T0 + 10);
@@ -548,7 +548,7 @@ START_TEST(stages_damage_costs_the_block_once)
 	stage_block(&g, 2, 1, 2, d2b, 1);
 	v3_end(&g);
 	for (int pass = 0; pass < 2; pass++) {
-		struct v3_read r = v3_read(fd);
+		struct v3_read r = v3_read_twice(fd);
 		ck_assert_msg(r.n == 4, "damage kind %d: %zu events", kind, r.n);
 		expect_tagged(&r.ev[0], 0, T0 + 100);
 		expect_error(&r.ev[1], T0 + 100);
@@ -677,7 +677,7 @@ START_TEST(keeper_damage)
 		v3_ev(&g, POSIX_TRACE_STOP, 5, 0x1, NULL, 0);
 		v3_seal_at(&g, T0);
 		stage_block(&g, 1, 0, 0, ts, 1);
-		struct v3_read r = v3_read(fd);
+		struct v3_read r = v3_read_twice(fd);
 		if (kind == 2) { /* nothing of it is good */
 			ck_assert_uint_eq(r.n, 2);
 			expect_error(&r.ev[0], 0);

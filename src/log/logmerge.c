@@ -44,7 +44,7 @@ void pt_logm_reset(struct pt_logr *r)
 	drain_release(r, 0);
 	drain_release(r, 1);
 	r->m.old = 0;
-	r->m.started = 0;
+	r->m.started = r->m.at_first = 0;
 	r->m.next_order = 0;
 	r->m.drain_errors = r->m.carried_errors = 0;
 	r->m.resume_pending = 0;
@@ -451,6 +451,9 @@ static void join(struct pt_logr *r, uint32_t k)
 			s->cal = d->cal + s->at;
 		else if (d->kctx)
 			s->kctx = d->kctx + s->at;
+		s->start = s->p;
+		s->start_base = s->base;
+		s->start_pc = s->pc;
 		if (src_start(s)) {
 			r->m.later[r->m.nlater++] = s;
 			d->live++;
@@ -459,6 +462,39 @@ static void join(struct pt_logr *r, uint32_t k)
 	for (uint32_t i = r->m.nlater / 2; i-- > 0;)
 		sift_down_in(r->m.later, r->m.nlater, i);
 	reach(&r->m);
+}
+
+int pt_logm_restart(struct pt_logr *r)
+{
+	struct pt_logm *m = &r->m;
+	if (!m->at_first)
+		return 0;
+	m->nheap = m->nlater = 0;
+	m->cur = NULL;
+	m->root_moved = m->resume_pending = 0;
+	m->drain_errors = m->first_errors;
+	for (uint32_t k = 0; k < 2; k++) {
+		struct drain *d = &m->dr[k];
+		if (!d->joined)
+			continue;
+		d->live = 0;
+		for (uint32_t i = 0; i < d->nsrc; i++) {
+			struct src *s = &d->src[i];
+			s->p = s->start;
+			s->base = s->start_base;
+			s->pc = s->start_pc;
+			s->ctx = NULL;
+			s->resume = 0;
+			if (src_start(s)) {
+				m->later[m->nlater++] = s;
+				d->live++;
+			}
+		}
+	}
+	for (uint32_t i = m->nlater / 2; i-- > 0;)
+		sift_down_in(m->later, m->nlater, i);
+	reach(m);
+	return 1;
 }
 
 /* The root delivered and moved on: back into place, or out when done. */
@@ -487,8 +523,9 @@ static int next_drain(struct pt_logr *r)
 	if (r->m.dr[k].used) {
 		drain_release(r, k);
 		k = r->m.old ^= 1;
+		r->m.at_first = 0;
 	} else if (!r->m.started) {
-		r->m.started = 1;
+		r->m.started = r->m.at_first = 1;
 		if (gather(r, k))
 			join(r, k);
 	}
@@ -497,6 +534,8 @@ static int next_drain(struct pt_logr *r)
 		return 0;
 	if (!d->joined)
 		join(r, k); /* drain 0, or next to one: it waited */
+	if (r->m.at_first)
+		r->m.first_errors = r->m.drain_errors + d->errors;
 	r->m.drain_errors += d->errors;
 	d->errors = 0;
 	/* Drain 0 (blocks written outside any drain) is merged with no other:

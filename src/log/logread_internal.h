@@ -67,6 +67,10 @@ struct src {
 	uint32_t kind;              /* S_STAGES, S_KEEPER */
 	uint32_t resume;            /* KEEPER: p is a RESUME record */
 	uint32_t slot;              /* the drain it belongs to (r->m.dr) */
+	/* where it starts, as gathered: a rewind before the first drains are
+	 * released starts it again (pt_logm_restart) */
+	const unsigned char *start;
+	uint64_t start_base, start_pc;
 };
 
 /*
@@ -156,6 +160,8 @@ struct pt_logm {
 	struct drain dr[2];
 	uint32_t old;
 	int started;              /* the pass has gathered its first drain */
+	int at_first;             /* no drain released since: a rewind restarts the sources */
+	uint64_t first_errors;    /* the first drain's errors, due first */
 	uint64_t next_order;      /* of the next source gathered */
 	struct src **heap;        /* the sources that have delivered or are due */
 	uint32_t nheap, heap_cap;
@@ -183,6 +189,11 @@ struct logr_meta {
 	/* PIDS entries, sorted by (pid, tid) once the log is open */
 	struct pt_log_pid_entry *pids;
 	uint32_t npids, pids_cap;
+	/* the last writer looked up, and its entry (NULL: none): a writer's
+	 * events come in runs */
+	int32_t memo_pid, memo_tid;
+	int memo_set;
+	const struct pt_log_pid_entry *memo;
 	/* IMAGES entries (logimages.h) */
 	struct pt_log_images images;
 };
@@ -318,6 +329,10 @@ PT_LOG_HIDDEN int pt_logr_damage(struct pt_logr *r, const struct out *o, void *d
 
 /* Back to no drain gathered (open, rewind). */
 PT_LOG_HIDDEN void pt_logm_reset(struct pt_logr *r);
+/* A rewind while the first two drains gathered are still held: their
+ * sources start again, nothing is read again; 0 when that cannot be (a
+ * drain was released, or none gathered yet). */
+PT_LOG_HIDDEN int pt_logm_restart(struct pt_logr *r);
 /* The next event of a version 3 log when no source is in front (r->m.cur
  * NULL): 1 and the event, or 0 at the end. */
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
