@@ -307,8 +307,10 @@ static int gather(struct pt_logr *r, uint32_t k)
 /* ---- version 3: merging a drain -------------------------------------------- */
 
 /* The segment of s's calibration that holds raw, found when raw leaves
- * the one in use. */
-__attribute__((noinline)) void pt_logm_find_segment(struct src *s, uint64_t raw)
+ * the one in use, and the part of it where the time is the segment's line
+ * with no clamp (raw at or after the segment's point, the sum below
+ * UINT64_MAX). */
+static void find_segment(struct src *s, uint64_t raw)
 {
 	const struct pt_log_calpoint *c = s->cal;
 	uint32_t n = s->ncal, i = 1;
@@ -317,6 +319,22 @@ __attribute__((noinline)) void pt_logm_find_segment(struct src *s, uint64_t raw)
 		i++;
 	s->seg_lo = n == 1 || i == 1 ? 0 : c[i - 1].raw;
 	s->seg_hi = n == 1 || i == n - 1 ? UINT64_MAX : c[i].raw - 1;
+	/* the largest d with (d * mult) >> SHIFT <= UINT64_MAX - real */
+	unsigned __int128 room = ((unsigned __int128)(UINT64_MAX - s->seg.real) + 1) << PT_LOG_CAL_SHIFT;
+	unsigned __int128 d = s->seg.mult ? (room - 1) / s->seg.mult : ~(unsigned __int128)0;
+	uint64_t reach = UINT64_MAX - s->seg.raw;
+	uint64_t fast_hi = s->seg.raw + (d < reach ? (uint64_t)d : reach);
+	s->fast_lo = s->seg_lo > s->seg.raw ? s->seg_lo : s->seg.raw;
+	s->fast_hi = s->seg_hi < fast_hi ? s->seg_hi : fast_hi;
+}
+
+/* stage_time outside the fast range: the segment found again if raw
+ * left it, and the calibration with its clamps. */
+__attribute__((noinline)) uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw)
+{
+	if (raw < s->seg_lo || raw > s->seg_hi)
+		find_segment(s, raw);
+	return pt_log_cal_apply(&s->seg, raw);
 }
 
 /* Moves s to its next event (or RESUME), applying the records before it;
@@ -371,8 +389,8 @@ static int src_advance(struct src *s)
  * the address is the section's. */
 static int src_start(struct src *s)
 {
-	s->seg_lo = 1;
-	s->seg_hi = 0; /* no segment yet */
+	s->seg_lo = s->fast_lo = 1;
+	s->seg_hi = s->fast_hi = 0; /* no segment yet */
 	s->cpu = PT_LOG_CPU_NONE;
 	if (s->kind == S_STAGES) {
 		s->base = ld64(s->p + PT_REC_HDR);

@@ -59,6 +59,8 @@ struct src {
 	uint32_t cpu;               /* STAGES: the current CPU, checked; PT_LOG_CPU_NONE */
 	struct pt_log_calseg seg;   /* STAGES: the calibration segment of raw in */
 	uint64_t seg_lo, seg_hi;    /* ... [seg_lo, seg_hi] */
+	uint64_t fast_lo, fast_hi;  /* where in it the time is seg's line with no
+	                             * clamp: raw >= seg.raw, no saturation */
 	uint64_t order;             /* equal times: drain, then block, then section order */
 	const struct pt_log_calpoint *cal; /* STAGES: its block's points */
 	const unsigned char **kctx; /* KEEPER: its block's contexts */
@@ -337,18 +339,20 @@ PT_LOG_HIDDEN int pt_logm_restart(struct pt_logr *r);
  * NULL): 1 and the event, or 0 at the end. */
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
                                size_t num_bytes, size_t *data_len);
-PT_LOG_HIDDEN void pt_logm_find_segment(struct src *s, uint64_t raw);
+PT_LOG_HIDDEN uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw);
 /* The source in front passed the runner-up and has events left: the heap
  * is put right and the new root comes to the front at once. */
 PT_LOG_HIDDEN void pt_logm_switch(struct pt_logm *m);
 PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
 
-/* The calibration of raw. */
+/* The calibration of raw: pt_log_cal_apply's value, which inside the
+ * fast range is the segment's line without its clamps. */
 __attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
 {
-	if (unlikely(raw < s->seg_lo || raw > s->seg_hi))
-		pt_logm_find_segment(s, raw);
-	return pt_log_cal_apply(&s->seg, raw);
+	if (unlikely(raw < s->fast_lo || raw > s->fast_hi))
+		return pt_logm_stage_time_slow(s, raw);
+	return s->seg.real +
+	       (uint64_t)(((unsigned __int128)(raw - s->seg.raw) * s->seg.mult) >> PT_LOG_CAL_SHIFT);
 }
 
 /* Delivers the event at s->p (s the root), then moves s on; s stays in

@@ -320,6 +320,74 @@ START_TEST(crc_is_the_definition)
 }
 END_TEST
 
+/* The merge's time of a raw clock value (stage_time: the segment's line
+ * without clamps inside a range found with the segment, the clamped
+ * calibration outside it) is pt_log_cal_apply's of the segment
+ * pt_log_cal_find gives, for calibrations of 1 to 4 points with times
+ * near 0 and near UINT64_MAX and slopes from 0 to the largest, at raw
+ * values around every point, both ends and the edges of the range where
+ * the sum saturates, visited in random order (the segment is found again
+ * as the value moves). */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+START_TEST(stage_time_is_the_calibration)
+{
+	uint64_t x = 0x243f6a8885a308d3ull;
+#define RND() xorshift(&x)
+	for (int round = 0; round < 4000; round++) {
+		struct pt_log_calpoint cal[4];
+		uint32_t n = 1 + (uint32_t)(RND() % 4);
+		uint64_t raw = RND() % 4 == 0 ? RND() : RND() % 1000000;
+		uint64_t real = RND() % 1000;
+		if (RND() % 3 == 0)
+			real = UINT64_MAX - RND() % 100000000;
+		else if (RND() % 2)
+			real = RND();
+		for (uint32_t i = 0; i < n; i++) {
+			cal[i].raw = raw;
+			cal[i].real_ns = real;
+			uint64_t step = RND() % 3 == 0 ? 1 + RND() % 3 : 1 + RND() % 1000000000;
+			if (raw > UINT64_MAX - step) {
+				n = i + 1;
+				break;
+			}
+			raw += step;
+			uint64_t up = RND() % 4 == 0 ? RND() : RND() % 2000000000;
+			real = real > UINT64_MAX - up ? UINT64_MAX : real + up;
+		}
+		ck_assert(pt_log_cal_ok(cal, n));
+		struct src s;
+		memset(&s, 0, sizeof s);
+		s.cal = cal;
+		s.ncal = n;
+		s.seg_lo = s.fast_lo = 1;
+		s.seg_hi = s.fast_hi = 0;
+		for (int k = 0; k < 64; k++) {
+			uint64_t v;
+			switch (RND() % 6) {
+			case 0: v = cal[RND() % n].raw + RND() % 5 - 2; break;
+			case 1: v = RND(); break;
+			case 2: v = RND() % 3; break;
+			case 3: v = UINT64_MAX - RND() % 3; break;
+			case 4: v = s.fast_hi + RND() % 3 - 1; break;
+			default: v = s.fast_lo + RND() % 3 - 1; break;
+			}
+			struct pt_log_calseg seg = pt_log_cal_find(cal, n, v);
+			uint64_t want = pt_log_cal_apply(&seg, v), got = stage_time(&s, v);
+			ck_assert_msg(got == want, "round %d, %u points, raw %llu: %llu, not %llu", round, n,
+			              (unsigned long long)v, (unsigned long long)got, (unsigned long long)want);
+		}
+	}
+#undef RND
+}
+END_TEST
+
 START_TEST(roundtrip_every_field)
 {
 	enum { N = 20000, MAXDATA = 600 };
@@ -2752,6 +2820,7 @@ int main(int argc, char **argv)
 	TCase *tc = pt_tcase(s, "roundtrip");
 	tcase_add_test(tc, roundtrip_every_field);
 	tcase_add_test(tc, crc_is_the_definition);
+	tcase_add_test(tc, stage_time_is_the_calibration);
 	tcase_add_test(tc, short_buffer_and_largest_data);
 	tcase_add_test(tc, names_over_pipe);
 	tc = pt_tcase(s, "errors");
