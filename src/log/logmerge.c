@@ -485,7 +485,12 @@ static void join(struct pt_logr *r, uint32_t k)
 int pt_logm_restart(struct pt_logr *r)
 {
 	struct pt_logm *m = &r->m;
-	if (!m->at_first)
+	uint32_t all = m->dr[0].nsrc + m->dr[1].nsrc;
+	/* every source of both drains may wait at once now, more than when
+	 * the second joined (some of the first had been reached) */
+	if (!m->at_first || all < m->dr[0].nsrc ||
+	    !grow((void **)&m->later, &m->later_cap, all, sizeof *m->later) ||
+	    !grow((void **)&m->heap, &m->heap_cap, all, sizeof *m->heap))
 		return 0;
 	m->nheap = m->nlater = 0;
 	m->cur = NULL;
