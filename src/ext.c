@@ -24,9 +24,10 @@ static int copy_ext(const struct pt_handle *h, struct posixtrace_event_ext *ext)
 {
 	if (!h->has_ext)
 		return EINVAL;
-	*ext = h->ext;
 	if (h->kind == PT_H_LOG)
-		pt_logr_own_ids(h->log->r, ext);
+		pt_logr_event_ext(h->log->r, ext);
+	else
+		*ext = h->ext;
 	return 0;
 }
 

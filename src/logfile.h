@@ -19,7 +19,7 @@ struct pt_logfile {
 static inline int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev,
                                   void *data, size_t num_bytes, size_t *data_len)
 {
-	int got = pt_logr_next_posix(h->log->r, ev, &h->ext, data, num_bytes, data_len);
+	int got = pt_logr_next_posix(h->log->r, ev, data, num_bytes, data_len);
 	h->has_ext |= got;
 	return got;
 }

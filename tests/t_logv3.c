@@ -379,7 +379,7 @@ START_TEST(resume_before_the_next_event)
 	v3_resume(&g, 0); /* nothing after it */
 	v3_seal_at(&g, T0 + 200);
 	v3_end(&g);
-	struct v3_read r = v3_read(fd);
+	struct v3_read r = v3_read_twice(fd);
 	ck_assert_uint_eq(r.n, 7);
 	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x77);
 	expect_tagged(&r.ev[1], 0, T0 + 10);
@@ -451,7 +451,7 @@ START_TEST(keeper_events_merged)
 	v3_ev(&g, POSIX_TRACE_STOP, 0, 0x3, &one, sizeof one);
 	v3_seal_at(&g, T0);
 	stage_block(&g, 1, 0, 0, ts, 2);
-	struct v3_read r = v3_read(fd);
+	struct v3_read r = v3_read_twice(fd);
 	ck_assert_uint_eq(r.n, 6);
 	expect_event(&r.ev[0], POSIX_TRACE_START, T0 + 5, &ctx_ctl, 0x1);
 	expect_tagged(&r.ev[1], 0, T0 + 10);
@@ -548,7 +548,7 @@ START_TEST(stages_damage_costs_the_block_once)
 	stage_block(&g, 2, 1, 2, d2b, 1);
 	v3_end(&g);
 	for (int pass = 0; pass < 2; pass++) {
-		struct v3_read r = v3_read(fd);
+		struct v3_read r = v3_read_twice(fd);
 		ck_assert_msg(r.n == 4, "damage kind %d: %zu events", kind, r.n);
 		expect_tagged(&r.ev[0], 0, T0 + 100);
 		expect_error(&r.ev[1], T0 + 100);
@@ -677,7 +677,7 @@ START_TEST(keeper_damage)
 		v3_ev(&g, POSIX_TRACE_STOP, 5, 0x1, NULL, 0);
 		v3_seal_at(&g, T0);
 		stage_block(&g, 1, 0, 0, ts, 1);
-		struct v3_read r = v3_read(fd);
+		struct v3_read r = v3_read_twice(fd);
 		if (kind == 2) { /* nothing of it is good */
 			ck_assert_uint_eq(r.n, 2);
 			expect_error(&r.ev[0], 0);
@@ -1672,7 +1672,7 @@ static size_t drain_crossings(const struct want *w, size_t n)
  * drain before it, and some older than the drain two before.  The events
  * come in the order lookahead_order defines (with one lane: write order).
  */
-static void many(int lanes)
+static void many(int lanes, const uint32_t drain_blocks[3])
 {
 	int fd = new_file();
 	struct v3 g;
@@ -1681,7 +1681,6 @@ static void many(int lanes)
 	struct want *w = lt_hold(malloc(cap * sizeof *w));
 	ck_assert_ptr_nonnull(w);
 	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
-	const uint32_t drain_blocks[] = {40, 3, 17};
 	uint64_t lane_t[8] = {0};
 	for (uint32_t d = 0; d < 3; d++) {
 		for (uint32_t b = 0; b < drain_blocks[d]; b++) {
@@ -1712,7 +1711,22 @@ static void many(int lanes)
 		ck_assert_uint_eq(drain_crossings(w, n), 0);
 	trace_id_t trid;
 	ck_assert_ok(posix_trace_open(fd, &trid));
-	for (int pass = 0; pass < 2; pass++) {
+	/* whole passes, then passes after a rewind that followed the first
+	 * few events (the first drains' sources, over a hundred here, start
+	 * again: pt_logm_restart) */
+	const size_t read_first[] = {0, 0, 1, 7, 1000};
+	for (int pass = 0; pass < 5; pass++) {
+		for (size_t i = 0; i < read_first[pass] && i < n; i++) {
+			struct posix_trace_event_info info;
+			uint32_t tag;
+			size_t len;
+			int unavailable;
+			ck_assert_ok(posix_trace_getnext_event(trid, &info, &tag, sizeof tag, &len,
+			                                       &unavailable));
+			ck_assert_int_eq(unavailable, 0);
+		}
+		if (read_first[pass])
+			ck_assert_ok(posix_trace_rewind(trid));
 		for (size_t i = 0; i <= n; i++) {
 			struct posix_trace_event_info info;
 			uint32_t tag;
@@ -1734,15 +1748,27 @@ static void many(int lanes)
 	close(fd);
 }
 
+static const uint32_t forty_three_seventeen[] = {40, 3, 17};
+
 START_TEST(many_lanes_many_blocks_merged)
 {
-	many(5);
+	many(5, forty_three_seventeen);
 }
 END_TEST
 
 START_TEST(one_lane_many_blocks)
 {
-	many(1);
+	many(1, forty_three_seventeen);
+}
+END_TEST
+
+/* A first drain of 64 sections and a second of one: after a rewind every
+ * source of both waits at once, one more than the merge held when the
+ * second joined (the first's first section had been reached). */
+START_TEST(one_lane_first_drain_of_64_sections)
+{
+	static const uint32_t blocks[] = {64, 1, 5};
+	many(1, blocks);
 }
 END_TEST
 
@@ -1902,6 +1928,7 @@ int main(void)
 	tcase_add_test(tc, rewind_gives_the_same_sequence);
 	tcase_add_test(tc, many_lanes_many_blocks_merged);
 	tcase_add_test(tc, one_lane_many_blocks);
+	tcase_add_test(tc, one_lane_first_drain_of_64_sections);
 	tcase_add_test(tc, drain_cut_at_the_memory_bound);
 	tc = pt_tcase_fixture(s, "damage", setup, teardown);
 	tcase_add_loop_test(tc, stages_damage_costs_the_block_once, 0, D_KINDS);

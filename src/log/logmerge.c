@@ -38,13 +38,13 @@ static void drain_release(struct pt_logr *r, uint32_t k)
 
 void pt_logm_reset(struct pt_logr *r)
 {
-	r->m.nheap = 0;
+	r->m.nheap = r->m.nlater = 0;
 	r->m.cur = NULL;
 	r->m.root_moved = 0;
 	drain_release(r, 0);
 	drain_release(r, 1);
 	r->m.old = 0;
-	r->m.started = 0;
+	r->m.started = r->m.at_first = 0;
 	r->m.next_order = 0;
 	r->m.drain_errors = r->m.carried_errors = 0;
 	r->m.resume_pending = 0;
@@ -307,8 +307,10 @@ static int gather(struct pt_logr *r, uint32_t k)
 /* ---- version 3: merging a drain -------------------------------------------- */
 
 /* The segment of s's calibration that holds raw, found when raw leaves
- * the one in use. */
-__attribute__((noinline)) void pt_logm_find_segment(struct src *s, uint64_t raw)
+ * the one in use, and the part of it where the time is the segment's line
+ * with no clamp (raw at or after the segment's point, the sum below
+ * UINT64_MAX). */
+static void find_segment(struct src *s, uint64_t raw)
 {
 	const struct pt_log_calpoint *c = s->cal;
 	uint32_t n = s->ncal, i = 1;
@@ -317,6 +319,22 @@ __attribute__((noinline)) void pt_logm_find_segment(struct src *s, uint64_t raw)
 		i++;
 	s->seg_lo = n == 1 || i == 1 ? 0 : c[i - 1].raw;
 	s->seg_hi = n == 1 || i == n - 1 ? UINT64_MAX : c[i].raw - 1;
+	/* the largest d with (d * mult) >> SHIFT <= UINT64_MAX - real */
+	unsigned __int128 room = ((unsigned __int128)(UINT64_MAX - s->seg.real) + 1) << PT_LOG_CAL_SHIFT;
+	unsigned __int128 d = s->seg.mult ? (room - 1) / s->seg.mult : ~(unsigned __int128)0;
+	uint64_t reach = UINT64_MAX - s->seg.raw;
+	uint64_t fast_hi = s->seg.raw + (d < reach ? (uint64_t)d : reach);
+	s->fast_lo = s->seg_lo > s->seg.raw ? s->seg_lo : s->seg.raw;
+	s->fast_hi = s->seg_hi < fast_hi ? s->seg_hi : fast_hi;
+}
+
+/* stage_time outside the fast range: the segment found again if raw
+ * left it, and the calibration with its clamps. */
+__attribute__((noinline)) uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw)
+{
+	if (raw < s->seg_lo || raw > s->seg_hi)
+		find_segment(s, raw);
+	return pt_log_cal_apply(&s->seg, raw);
 }
 
 /* Moves s to its next event (or RESUME), applying the records before it;
@@ -371,8 +389,8 @@ static int src_advance(struct src *s)
  * the address is the section's. */
 static int src_start(struct src *s)
 {
-	s->seg_lo = 1;
-	s->seg_hi = 0; /* no segment yet */
+	s->seg_lo = s->fast_lo = 1;
+	s->seg_hi = s->fast_hi = 0; /* no segment yet */
 	s->cpu = PT_LOG_CPU_NONE;
 	if (s->kind == S_STAGES) {
 		s->base = ld64(s->p + PT_REC_HDR);
@@ -387,10 +405,9 @@ static inline int src_before(const struct src *a, const struct src *b)
 	return a->head < b->head || (a->head == b->head && a->order < b->order);
 }
 
-static void sift_down(struct pt_logm *m, uint32_t i)
+static void sift_down_in(struct src **h, uint32_t n, uint32_t i)
 {
-	struct src **h = m->heap, *x = h[i];
-	uint32_t n = m->nheap;
+	struct src *x = h[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
@@ -405,6 +422,31 @@ static void sift_down(struct pt_logm *m, uint32_t i)
 	h[i] = x;
 }
 
+static void sift_down(struct pt_logm *m, uint32_t i) { sift_down_in(m->heap, m->nheap, i); }
+
+/*
+ * The sources whose first event comes before the heap's root move from
+ * the heap of later ones into the merge's heap, so that its root is the first of
+ * all.  A later source's key (its first event's time, its order) does
+ * not change until it moves, so the merge delivers what one heap of every
+ * source would, in the same order.
+ */
+static void reach(struct pt_logm *m)
+{
+	while (m->nlater && (!m->nheap || src_before(m->later[0], m->heap[0]))) {
+		struct src *s = m->later[0];
+		m->later[0] = m->later[--m->nlater];
+		if (m->nlater)
+			sift_down_in(m->later, m->nlater, 0);
+		uint32_t i = m->nheap++;
+		while (i && src_before(s, m->heap[(i - 1) / 2])) {
+			m->heap[i] = m->heap[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		m->heap[i] = s;
+	}
+}
+
 /* Drain k, gathered, joins the merge: its sources that have events go
  * into the heap, beside those of the drain before it still there.  No
  * memory for the heap: the drain is one error. */
@@ -412,7 +454,9 @@ static void join(struct pt_logr *r, uint32_t k)
 {
 	struct drain *d = &r->m.dr[k];
 	d->joined = 1;
-	if (!grow((void **)&r->m.heap, &r->m.heap_cap, r->m.nheap + d->nsrc, sizeof *r->m.heap)) {
+	uint32_t all = r->m.nheap + r->m.nlater + d->nsrc;
+	if (all < d->nsrc || !grow((void **)&r->m.heap, &r->m.heap_cap, all, sizeof *r->m.heap) ||
+	    !grow((void **)&r->m.later, &r->m.later_cap, r->m.nlater + d->nsrc, sizeof *r->m.later)) {
 		d->nsrc = 0;
 		d->errors++;
 		return;
@@ -425,13 +469,55 @@ static void join(struct pt_logr *r, uint32_t k)
 			s->cal = d->cal + s->at;
 		else if (d->kctx)
 			s->kctx = d->kctx + s->at;
+		s->start = s->p;
+		s->start_base = s->base;
+		s->start_pc = s->pc;
 		if (src_start(s)) {
-			r->m.heap[r->m.nheap++] = s;
+			r->m.later[r->m.nlater++] = s;
 			d->live++;
 		}
 	}
-	for (uint32_t i = r->m.nheap / 2; i-- > 0;)
-		sift_down(&r->m, i);
+	for (uint32_t i = r->m.nlater / 2; i-- > 0;)
+		sift_down_in(r->m.later, r->m.nlater, i);
+	reach(&r->m);
+}
+
+int pt_logm_restart(struct pt_logr *r)
+{
+	struct pt_logm *m = &r->m;
+	uint32_t all = m->dr[0].nsrc + m->dr[1].nsrc;
+	/* every source of both drains may wait at once now, more than when
+	 * the second joined (some of the first had been reached) */
+	if (!m->at_first || all < m->dr[0].nsrc ||
+	    !grow((void **)&m->later, &m->later_cap, all, sizeof *m->later) ||
+	    !grow((void **)&m->heap, &m->heap_cap, all, sizeof *m->heap))
+		return 0;
+	m->nheap = m->nlater = 0;
+	m->cur = NULL;
+	m->root_moved = m->resume_pending = 0;
+	m->drain_errors = m->first_errors;
+	for (uint32_t k = 0; k < 2; k++) {
+		struct drain *d = &m->dr[k];
+		if (!d->joined)
+			continue;
+		d->live = 0;
+		for (uint32_t i = 0; i < d->nsrc; i++) {
+			struct src *s = &d->src[i];
+			s->p = s->start;
+			s->base = s->start_base;
+			s->pc = s->start_pc;
+			s->ctx = NULL;
+			s->resume = 0;
+			if (src_start(s)) {
+				m->later[m->nlater++] = s;
+				d->live++;
+			}
+		}
+	}
+	for (uint32_t i = m->nlater / 2; i-- > 0;)
+		sift_down_in(m->later, m->nlater, i);
+	reach(m);
+	return 1;
 }
 
 /* The root delivered and moved on: back into place, or out when done. */
@@ -444,6 +530,7 @@ static void fix_root(struct pt_logm *m)
 	}
 	if (m->nheap)
 		sift_down(m, 0);
+	reach(m);
 	m->root_moved = 0;
 }
 
@@ -459,8 +546,9 @@ static int next_drain(struct pt_logr *r)
 	if (r->m.dr[k].used) {
 		drain_release(r, k);
 		k = r->m.old ^= 1;
+		r->m.at_first = 0;
 	} else if (!r->m.started) {
-		r->m.started = 1;
+		r->m.started = r->m.at_first = 1;
 		if (gather(r, k))
 			join(r, k);
 	}
@@ -469,6 +557,8 @@ static int next_drain(struct pt_logr *r)
 		return 0;
 	if (!d->joined)
 		join(r, k); /* drain 0, or next to one: it waited */
+	if (r->m.at_first)
+		r->m.first_errors = r->m.drain_errors + d->errors;
 	r->m.drain_errors += d->errors;
 	d->errors = 0;
 	/* Drain 0 (blocks written outside any drain) is merged with no other:
@@ -478,7 +568,8 @@ static int next_drain(struct pt_logr *r)
 	return 1;
 }
 
-/* The runner-up of the root s: what s's next events are compared with. */
+/* The runner-up of the root s: what s's next events are compared with
+ * (in the heap or later). */
 static void set_limit(struct pt_logm *m, const struct src *s)
 {
 	const struct src *run = NULL;
@@ -486,6 +577,8 @@ static void set_limit(struct pt_logm *m, const struct src *s)
 		run = m->heap[1];
 	if (m->nheap > 2 && src_before(m->heap[2], run))
 		run = m->heap[2];
+	if (m->nlater && (!run || src_before(m->later[0], run)))
+		run = m->later[0];
 	m->limit = run ? run->head : UINT64_MAX;
 	m->tie_first = run ? s->order < run->order : 1;
 }
@@ -497,8 +590,35 @@ static void set_limit(struct pt_logm *m, const struct src *s)
  * RESUME at the new root is left to pt_logm_next. */
 __attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
 {
+	struct src **h = m->heap, *s = h[0], *l = m->nlater ? m->later[0] : NULL;
+	uint32_t n = m->nheap;
+	/* A heap of two or three (the lanes of two writers taking turns, and
+	 * the keeper's): the first child that comes before s and every later
+	 * source takes its place; both children are leaves. */
+	if (n == 2 || n == 3) {
+		uint32_t c = n == 3 && src_before(h[2], h[1]) ? 2 : 1;
+		struct src *o = h[c];
+		if (src_before(o, s) && (!l || src_before(o, l))) {
+			h[0] = o;
+			h[c] = s;
+			if (o->resume || m->resume_pending) {
+				m->cur = NULL;
+				return;
+			}
+			struct src *run = h[1];
+			if (n == 3 && src_before(h[2], run))
+				run = h[2];
+			if (l && src_before(l, run))
+				run = l;
+			m->limit = run->head;
+			m->tie_first = o->order < run->order;
+			m->cur = o;
+			return;
+		}
+	}
 	sift_down(m, 0);
-	struct src *s = m->heap[0];
+	reach(m);
+	s = m->heap[0];
 	if (s->resume || m->resume_pending) {
 		m->cur = NULL;
 		return;

@@ -445,10 +445,19 @@ static int by_ids(const void *a, const void *b)
 }
 
 /* The own ids of the writer the log names (pid, tid), or NULL. */
-static const struct pt_log_pid_entry *pids_find(const struct pt_logr *r, int32_t pid, int32_t tid)
+static const struct pt_log_pid_entry *pids_find(struct pt_logr *r, int32_t pid, int32_t tid)
 {
+	struct logr_meta *m = &r->meta;
+	if (!m->npids)
+		return NULL;
+	if (m->memo_set && m->memo_pid == pid && m->memo_tid == tid)
+		return m->memo;
 	struct pt_log_pid_entry key = {.pid = pid, .tid = tid};
-	return r->meta.npids ? bsearch(&key, r->meta.pids, r->meta.npids, sizeof key, by_ids) : NULL;
+	m->memo = bsearch(&key, m->pids, m->npids, sizeof key, by_ids);
+	m->memo_pid = pid;
+	m->memo_tid = tid;
+	m->memo_set = 1;
+	return m->memo;
 }
 
 /* A NAMES, PIDS or END block met by a walk or the ring index. */
@@ -760,6 +769,7 @@ static int open_log(struct pt_logr *r, int fd)
 		r->meta.nnames += r->meta.names[i][0] != '\0';
 	if (r->meta.npids > 1)
 		qsort(r->meta.pids, r->meta.npids, sizeof *r->meta.pids, by_ids);
+	r->meta.memo_set = 0;
 	walk_reset(r);
 	r->f.want = r->f.win_cap;
 	return 0;
@@ -801,13 +811,19 @@ void pt_logr_close(struct pt_logr *r)
 		free(r->m.dr[k].kctx);
 	}
 	free(r->m.heap);
+	free(r->m.later);
 	free(r->meta.pids);
 	free(r);
 }
 
+/* A rewind right after the first events (a command that looks at the
+ * first event's time before its pass) reads nothing again. */
 void pt_logr_rewind(struct pt_logr *r)
 {
-	walk_reset(r);
+	if (r->hdr.version >= 3 && pt_logm_restart(r))
+		r->last_good_ts = 0;
+	else
+		walk_reset(r);
 	r->damaged = 0;
 }
 
@@ -1042,9 +1058,15 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
+void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 {
-	pid_t pid = ext->posixtrace_ns_pid; /* the event's pid, as emit left it */
+	const struct logr_last *l = &r->last;
+	pid_t pid = (pid_t)ld32(l->ctx);
+	memset(ext, 0, sizeof *ext);
+	ext->posixtrace_tid = (pid_t)ld32(l->ctx + 4);
+	memcpy(ext->posixtrace_comm, l->ctx + 16, 15);
+	ext->posixtrace_cpu_valid = l->cpu != PT_LOG_CPU_NONE;
+	ext->posixtrace_cpu = l->cpu != PT_LOG_CPU_NONE ? l->cpu : 0;
 	int32_t tid = ext->posixtrace_tid ? ext->posixtrace_tid : pid;
 	const struct pt_log_pid_entry *e = pids_find(r, pid, tid);
 	ext->posixtrace_ns_pid = e ? e->ns_pid : 0;
@@ -1057,23 +1079,21 @@ void pt_logr_own_ids(const struct pt_logr *r, struct posixtrace_event_ext *ext)
  * the registers it needs. */
 __attribute__((noinline)) static int next_posix_other(struct pt_logr *r,
                                                       struct posix_trace_event_info *info,
-                                                      struct posixtrace_event_ext *ext,
                                                       void *data, size_t num_bytes,
                                                       size_t *data_len)
 {
-	struct out o = {NULL, info, ext};
+	struct out o = {NULL, info, &r->last};
 	if (likely(take_event(r, &o, data, num_bytes, data_len)))
 		return 1;
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
-                       struct posixtrace_event_ext *ext, void *data, size_t num_bytes,
-                       size_t *data_len)
+int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
+                       size_t num_bytes, size_t *data_len)
 {
 	if (unlikely(r->m.cur == NULL))
-		return next_posix_other(r, info, ext, data, num_bytes, data_len);
-	struct out o = {NULL, info, ext};
+		return next_posix_other(r, info, data, num_bytes, data_len);
+	struct out o = {NULL, info, &r->last};
 	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 }
 

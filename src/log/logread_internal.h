@@ -59,6 +59,8 @@ struct src {
 	uint32_t cpu;               /* STAGES: the current CPU, checked; PT_LOG_CPU_NONE */
 	struct pt_log_calseg seg;   /* STAGES: the calibration segment of raw in */
 	uint64_t seg_lo, seg_hi;    /* ... [seg_lo, seg_hi] */
+	uint64_t fast_lo, fast_hi;  /* where in it the time is seg's line with no
+	                             * clamp: raw >= seg.raw, no saturation */
 	uint64_t order;             /* equal times: drain, then block, then section order */
 	const struct pt_log_calpoint *cal; /* STAGES: its block's points */
 	const unsigned char **kctx; /* KEEPER: its block's contexts */
@@ -67,6 +69,10 @@ struct src {
 	uint32_t kind;              /* S_STAGES, S_KEEPER */
 	uint32_t resume;            /* KEEPER: p is a RESUME record */
 	uint32_t slot;              /* the drain it belongs to (r->m.dr) */
+	/* where it starts, as gathered: a rewind before the first drains are
+	 * released starts it again (pt_logm_restart) */
+	const unsigned char *start;
+	uint64_t start_base, start_pc;
 };
 
 /*
@@ -156,9 +162,17 @@ struct pt_logm {
 	struct drain dr[2];
 	uint32_t old;
 	int started;              /* the pass has gathered its first drain */
+	int at_first;             /* no drain released since: a rewind restarts the sources */
+	uint64_t first_errors;    /* the first drain's errors, due first */
 	uint64_t next_order;      /* of the next source gathered */
-	struct src **heap;
+	struct src **heap;        /* the sources that have delivered or are due */
 	uint32_t nheap, heap_cap;
+	/* Sources not yet reached: their first event is after the heap's root.
+	 * A heap of its own (keys fixed until a source is reached), so that
+	 * the merge's heap holds the few sources that overlap in time, not all
+	 * of two drains' sections. */
+	struct src **later;
+	uint32_t nlater, later_cap;
 	uint64_t drain_errors;    /* ERROR events to deliver before anything else */
 	uint64_t carried_errors;  /* damage after a drain: first in the next one */
 	uint64_t drain_cap;
@@ -177,13 +191,26 @@ struct logr_meta {
 	/* PIDS entries, sorted by (pid, tid) once the log is open */
 	struct pt_log_pid_entry *pids;
 	uint32_t npids, pids_cap;
+	/* the last writer looked up, and its entry (NULL: none): a writer's
+	 * events come in runs */
+	int32_t memo_pid, memo_tid;
+	int memo_set;
+	const struct pt_log_pid_entry *memo;
 	/* IMAGES entries (logimages.h) */
 	struct pt_log_images images;
+};
+
+/* The writer's context of the event pt_logr_next_posix gave last (32
+ * bytes of struct pt_log_ctx, its name not yet terminated) and its CPU. */
+struct logr_last {
+	unsigned char ctx[32];
+	uint32_t cpu;
 };
 
 /* The reader: the log's header and status, and one part per concern. */
 struct pt_logr {
 	struct pt_logm m;         /* first: the per-event path starts here */
+	struct logr_last last;
 	struct logr_v2 v2;
 	uint64_t last_good_ts;    /* the time of a damage event */
 	struct pt_log_header hdr;
@@ -215,11 +242,11 @@ static inline uint32_t ld32(const unsigned char *p)
 }
 
 /* Where an event goes: the reader's own record (pt_logr_next) or the
- * caller's posix_trace_event_info and extension (pt_logr_next_posix). */
+ * caller's posix_trace_event_info and the reader's last (pt_logr_next_posix). */
 struct out {
 	struct pt_log_event *ev;
 	struct posix_trace_event_info *info;
-	struct posixtrace_event_ext *ext;
+	struct logr_last *last;
 };
 
 /* Fills the output from the event's parts; ctx is the 32 bytes of a
@@ -231,7 +258,6 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
                                                        uint32_t cpu)
 {
 	uint32_t len = pt_rec_len(w0);
-	uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
 	if (o->info) {
 		struct posix_trace_event_info *i = o->info;
 		i->posix_event_id = id;
@@ -243,16 +269,13 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		i->posix_truncation_status = n < len               ? POSIX_TRACE_TRUNCATED_READ
 		                             : (w0 >> 63)          ? POSIX_TRACE_TRUNCATED_RECORD
 		                                                   : POSIX_TRACE_NOT_TRUNCATED;
-		o->ext->posixtrace_tid = (pid_t)ld32(ctx + 4);
-		/* The pid again, beside the thread id: pt_logr_own_ids finds
-		 * the writer's own ids from both, when they are asked for. */
-		o->ext->posixtrace_ns_pid = i->posix_pid;
-		memcpy(o->ext->posixtrace_comm, &comm0, 8);
-		memcpy(o->ext->posixtrace_comm + 8, &comm1, 8);
-		o->ext->posixtrace_cpu_valid = cpu != PT_LOG_CPU_NONE;
-		o->ext->posixtrace_cpu = cpu != PT_LOG_CPU_NONE ? cpu : 0;
+		/* The context as it is: the extension is made of it when
+		 * asked for (pt_logr_event_ext). */
+		memcpy(o->last->ctx, ctx, sizeof o->last->ctx);
+		o->last->cpu = cpu;
 	} else {
 		struct pt_log_event *e = o->ev;
+		uint64_t comm0 = ld64(ctx + 16), comm1 = ld64(ctx + 24) & ~(0xffull << 56);
 		e->id = id;
 		e->truncated = (int)(w0 >> 63);
 		e->ctx.pid = (int32_t)ld32(ctx);
@@ -309,22 +332,28 @@ PT_LOG_HIDDEN int pt_logr_damage(struct pt_logr *r, const struct out *o, void *d
 
 /* Back to no drain gathered (open, rewind). */
 PT_LOG_HIDDEN void pt_logm_reset(struct pt_logr *r);
+/* A rewind while the first two drains gathered are still held: their
+ * sources start again, nothing is read again; 0 when that cannot be (a
+ * drain was released, or none gathered yet). */
+PT_LOG_HIDDEN int pt_logm_restart(struct pt_logr *r);
 /* The next event of a version 3 log when no source is in front (r->m.cur
  * NULL): 1 and the event, or 0 at the end. */
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
                                size_t num_bytes, size_t *data_len);
-PT_LOG_HIDDEN void pt_logm_find_segment(struct src *s, uint64_t raw);
+PT_LOG_HIDDEN uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw);
 /* The source in front passed the runner-up and has events left: the heap
  * is put right and the new root comes to the front at once. */
 PT_LOG_HIDDEN void pt_logm_switch(struct pt_logm *m);
 PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
 
-/* The calibration of raw. */
+/* The calibration of raw: pt_log_cal_apply's value, which inside the
+ * fast range is the segment's line without its clamps. */
 __attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
 {
-	if (unlikely(raw < s->seg_lo || raw > s->seg_hi))
-		pt_logm_find_segment(s, raw);
-	return pt_log_cal_apply(&s->seg, raw);
+	if (unlikely(raw < s->fast_lo || raw > s->fast_hi))
+		return pt_logm_stage_time_slow(s, raw);
+	return s->seg.real +
+	       (uint64_t)(((unsigned __int128)(raw - s->seg.raw) * s->seg.mult) >> PT_LOG_CAL_SHIFT);
 }
 
 /* Delivers the event at s->p (s the root), then moves s on; s stays in

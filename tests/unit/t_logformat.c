@@ -290,6 +290,115 @@ static uint64_t damaged_of(const struct pt_logr *r)
 /* Every field back as written, in order: contexts switching, TIME records
  * for gaps over 32 bits and for older timestamps, data of every length up
  * to max_data_size, the truncated flag, names in place. */
+/* CRC-32C bit by bit, the definition: what pt_crc32c is checked against. */
+static uint32_t crc32c_bitwise(uint32_t crc, const unsigned char *p, size_t len)
+{
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* pt_crc32c (SSE4.2's three streams and their combination where the CPU
+ * has it, the table elsewhere) gives the definition's value: the check
+ * value of "123456789", random data of every length to 1,100 bytes at every
+ * alignment of 16 with random initial CRCs, and 1 MiB (the three streams of
+ * 8 KiB parts, then of 256 bytes, then the rest). */
+START_TEST(crc_is_the_definition)
+{
+	ck_assert_uint_eq(pt_crc32c(0, "123456789", 9), 0xe3069283u);
+	size_t big = 1u << 20;
+	unsigned char *buf = malloc(big + 16);
+	ck_assert_ptr_nonnull(buf);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < big + 16; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (unsigned char)x;
+	}
+	for (size_t len = 0; len <= 1100; len++) {
+		for (size_t at = 0; at < 16; at += len < 300 ? 1 : 5) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint32_t init = (uint32_t)x;
+			ck_assert_msg(pt_crc32c(init, buf + at, len) == crc32c_bitwise(init, buf + at, len),
+			              "length %zu at %zu", len, at);
+		}
+	}
+	ck_assert_uint_eq(pt_crc32c(0, buf + 3, big), crc32c_bitwise(0, buf + 3, big));
+	free(buf);
+}
+END_TEST
+
+/* The merge's time of a raw clock value (stage_time: the segment's line
+ * without clamps inside a range found with the segment, the clamped
+ * calibration outside it) is pt_log_cal_apply's of the segment
+ * pt_log_cal_find gives, for calibrations of 1 to 4 points with times
+ * near 0 and near UINT64_MAX and slopes from 0 to the largest, at raw
+ * values around every point, both ends and the edges of the range where
+ * the sum saturates, visited in random order (the segment is found again
+ * as the value moves). */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+START_TEST(stage_time_is_the_calibration)
+{
+	uint64_t x = 0x243f6a8885a308d3ull;
+#define RND() xorshift(&x)
+	for (int round = 0; round < 4000; round++) {
+		struct pt_log_calpoint cal[4];
+		uint32_t n = 1 + (uint32_t)(RND() % 4);
+		uint64_t raw = RND() % 4 == 0 ? RND() : RND() % 1000000;
+		uint64_t real = RND() % 1000;
+		if (RND() % 3 == 0)
+			real = UINT64_MAX - RND() % 100000000;
+		else if (RND() % 2)
+			real = RND();
+		for (uint32_t i = 0; i < n; i++) {
+			cal[i].raw = raw;
+			cal[i].real_ns = real;
+			uint64_t step = RND() % 3 == 0 ? 1 + RND() % 3 : 1 + RND() % 1000000000;
+			if (raw > UINT64_MAX - step) {
+				n = i + 1;
+				break;
+			}
+			raw += step;
+			uint64_t up = RND() % 4 == 0 ? RND() : RND() % 2000000000;
+			real = real > UINT64_MAX - up ? UINT64_MAX : real + up;
+		}
+		ck_assert(pt_log_cal_ok(cal, n));
+		struct src s;
+		memset(&s, 0, sizeof s);
+		s.cal = cal;
+		s.ncal = n;
+		s.seg_lo = s.fast_lo = 1;
+		s.seg_hi = s.fast_hi = 0;
+		for (int k = 0; k < 64; k++) {
+			uint64_t v;
+			switch (RND() % 6) {
+			case 0: v = cal[RND() % n].raw + RND() % 5 - 2; break;
+			case 1: v = RND(); break;
+			case 2: v = RND() % 3; break;
+			case 3: v = UINT64_MAX - RND() % 3; break;
+			case 4: v = s.fast_hi + RND() % 3 - 1; break;
+			default: v = s.fast_lo + RND() % 3 - 1; break;
+			}
+			struct pt_log_calseg seg = pt_log_cal_find(cal, n, v);
+			uint64_t want = pt_log_cal_apply(&seg, v), got = stage_time(&s, v);
+			ck_assert_msg(got == want, "round %d, %u points, raw %llu: %llu, not %llu", round, n,
+			              (unsigned long long)v, (unsigned long long)got, (unsigned long long)want);
+		}
+	}
+#undef RND
+}
+END_TEST
+
 START_TEST(roundtrip_every_field)
 {
 	enum { N = 20000, MAXDATA = 600 };
@@ -2725,6 +2834,8 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("logformat");
 	TCase *tc = pt_tcase(s, "roundtrip");
 	tcase_add_test(tc, roundtrip_every_field);
+	tcase_add_test(tc, crc_is_the_definition);
+	tcase_add_test(tc, stage_time_is_the_calibration);
 	tcase_add_test(tc, short_buffer_and_largest_data);
 	tcase_add_test(tc, names_over_pipe);
 	tc = pt_tcase(s, "errors");
