@@ -1083,6 +1083,42 @@ START_TEST(small_chunks_every_process_described)
 }
 END_TEST
 
+/* A process posts across 300 drains into a LOOP log of 16 KiB (a ring
+ * that goes round many times), from a stream that describes its set once
+ * (POSIX_TRACE_FLUSH: no new set at each chunk): the block that held its
+ * set leaves the ring long before its last events, and the keeper writes
+ * the set again before the ring overwrites it, so every event the log
+ * holds still has its image. */
+START_TEST(ring_log_long_lived_process_resolves)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid;
+	ck_assert_ok(lt_create_log(fd, POSIX_TRACE_LOOP, 16 << 10, POSIX_TRACE_FLUSH, 0, &trid));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	trace_event_id_t id = pt_event_id("img.long");
+	unsigned char data[200] = {0};
+	for (uint32_t i = 0; i < 300; i++) {
+		for (int k = 0; k < 5; k++)
+			posix_trace_event(id, data, sizeof data);
+		ck_assert_ok(posix_trace_flush(trid));
+		wait_flushed(trid);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct pt_log_header h;
+	ck_assert_int_eq(pread(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+	ck_assert_uint_gt(h.blocks_written, 4 * h.ring_slots); /* went round */
+	struct many_expect x = {.every = 1};
+	many_expect_init(&x);
+	size_t n = each_user_event(fd, check_many, &x);
+	fprintf(stderr, "ring_log_long_lived_process_resolves: %zu events, %zu with their image\n", n,
+	        x.with_image);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_eq(x.with_image, n);
+	ck_assert_uint_eq(last_info.posixtrace_images_dropped, 0);
+}
+END_TEST
+
 /* A LOOP log (a ring) goes round several times while one-event children
  * come and go, a flush every 10: the blocks that first described the
  * files are overwritten, and the writer describes the files again before
@@ -1104,6 +1140,8 @@ START_TEST(ring_log_wrapped_still_resolves)
 	ck_assert_uint_lt(n, 600);
 	ck_assert_uint_eq(last_info.posixtrace_images_dropped, 0);
 	ck_assert_uint_gt(last_info.posixtrace_images, 0);
+	fprintf(stderr, "ring_log_wrapped_still_resolves: %zu events, %zu with their image\n", n,
+	        x.with_image);
 	ck_assert_uint_gt(x.with_image, n / 2);
 }
 END_TEST
@@ -1142,6 +1180,7 @@ int main(void)
 	tcase_add_test(tc, many_processes_cost_little);
 	tcase_add_test(tc, small_chunks_every_process_described);
 	tcase_add_test(tc, ring_log_wrapped_still_resolves);
+	tcase_add_test(tc, ring_log_long_lived_process_resolves);
 	tcase_add_test(tc, until_full_log_resolves);
 	return pt_run(s);
 }
