@@ -99,6 +99,10 @@ static void forget_set(struct pt_rot_images *t, uint32_t i)
 int pt_rot_images_keep(struct pt_rot_images *t, const struct pt_log_image *e, const char *path,
                        uint32_t uid, uint64_t seq)
 {
+	/* A traced process's claim: what the log refuses is not kept (the
+	 * bound of the copy's memory). */
+	if (e->path_len > PT_LOG_IMAGE_PATH_MAX || e->build_id_len > sizeof e->build_id)
+		return 0;
 	for (uint32_t i = 0; i < t->n;) {
 		struct pt_rot_image *im = &t->v[i];
 		if (im->e.pid != e->pid) {

@@ -59,7 +59,8 @@ struct pt_rot_images {
 	int32_t probed_pid;     /* the process last looked at when kept, */
 	int probed_gone;        /* and whether it was gone */
 };
-/* An image written to the log, at or after block seq: it replaces the
+/* An image written to the log, at or after block seq (one whose path or
+ * build id is longer than the log takes is not kept): it replaces the
  * images of an older set of its process (an older set than those kept is
  * not kept; the same image again is only written later).  Past
  * PT_ROT_IMAGES_MAX, the oldest set kept is forgotten.  ENOMEM (not
