@@ -127,6 +127,30 @@ static trace_id_t started_with_images(int fd, int stream_policy, size_t stream_s
 	return trid;
 }
 
+/* A stream of this process logging into fd, asked for images, started:
+ * POSIX_TRACE_FLUSH, its writers waiting for room (20 s at most) rather
+ * than losing events, whatever the load; events of max_data bytes at most
+ * (0: the default), stream_size bytes (0: the default). */
+static trace_id_t started_waiting_with_images(int fd, size_t max_data, size_t stream_size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	if (max_data)
+		ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, max_data));
+	if (stream_size)
+		ck_assert_ok(posix_trace_attr_setstreamsize(&attr, stream_size));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH));
+	struct timespec wait = {20, 0};
+	ck_assert_ok(posixtrace_attr_setblocking(&attr, &wait));
+	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND));
+	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posixtrace_set_images(trid, 1));
+	ck_assert_ok(posix_trace_start(trid));
+	return trid;
+}
+
 /* What the last log read said of itself (posixtrace_log_info). */
 static struct posixtrace_log_info last_info;
 
@@ -339,11 +363,12 @@ static void check_race(trace_id_t rd, const struct lt_rec_buf *ev, void *arg)
 /* Three threads post (in bursts) while the main thread loads a plug-in,
  * posts from it and unloads it, 40 times: the threads that notice the
  * set changed describe it one at a time, and every event of the log has
- * its image, the plug-in's events the plug-in's. */
+ * its image, the plug-in's events the plug-in's.  Writers wait for room:
+ * under load the keeper may fall behind, and no event may be lost. */
 START_TEST(threads_while_plugins_come_and_go)
 {
 	int fd = lt_new_log_file();
-	trace_id_t trid = started_with_images(fd, 0, 0);
+	trace_id_t trid = started_waiting_with_images(fd, 0, 0);
 	struct race r = {.id = pt_event_id("img.race")};
 	struct race_expect x = {.main = object_of((void *)&object_of)};
 	char *path = pt_helper_path("dl_plugin.so");
@@ -435,19 +460,7 @@ static void *churn_poster(void *arg)
 START_TEST(plugin_event_while_sets_race)
 {
 	int fd = lt_new_log_file();
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setmaxdatasize(&attr, CHURN_DATA));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, 1 << 20));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH));
-	struct timespec wait = {20, 0}; /* writers wait for the keeper: no event lost */
-	ck_assert_ok(posixtrace_attr_setblocking(&attr, &wait));
-	ck_assert_ok(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND));
-	ck_assert_ok(posix_trace_create_withlog(0, &attr, fd, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	ck_assert_ok(posixtrace_set_images(trid, 1));
-	ck_assert_ok(posix_trace_start(trid));
+	trace_id_t trid = started_waiting_with_images(fd, CHURN_DATA, 1 << 20);
 	struct churn c = {.id = pt_event_id("img.churn")};
 	atomic_store(&c.idle, CHURN_POSTERS);
 	struct race_expect x = {.main = object_of((void *)&object_of)};
