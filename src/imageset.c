@@ -23,11 +23,18 @@
 
 /* ---- the writer's side: the process's images ---------------------------- */
 
+static uint64_t generation(uint64_t adds, uint64_t subs) { return (adds << 24 ^ subs) + 1; }
+
+static int has_counts(size_t size)
+{
+	return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(unsigned long long);
+}
+
 static int generation_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uint64_t *gen = arg;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		*gen = ((uint64_t)info->dlpi_adds << 24 ^ (uint64_t)info->dlpi_subs) + 1;
+	if (has_counts(size))
+		*gen = generation(info->dlpi_adds, info->dlpi_subs);
 	return 1; /* the counts are the same in every entry: the first is enough */
 }
 
@@ -153,22 +160,28 @@ static const char *path_of(const struct dl_phdr_info *info, uintptr_t start, cha
 	return mapped_path(start, buf, size) ? buf : NULL;
 }
 
-/* Called for each image from index `from` on, with its record (raw left
- * 0) and path (r->path_len bytes); nonzero stops the walk. */
+/* Called for each image, with its record (raw left 0) and path
+ * (r->path_len bytes), count left 0; nonzero stops the calls (the walk
+ * goes on counting). */
 typedef int pt_image_fn(const struct pt_image_rec *r, const char *path, void *arg);
 
 struct walk {
 	pt_image_fn *fn;
 	void *arg;
-	uint32_t index, count, from;
-	int stopped;
+	uint32_t index;
+	int stopped, counted;
+	uint64_t adds, subs;
 	char path[PATH_MAX];
 };
 
 static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	(void)size;
 	struct walk *wk = arg;
+	if (has_counts(size)) {
+		wk->counted = 1;
+		wk->adds = info->dlpi_adds;
+		wk->subs = info->dlpi_subs;
+	}
 	struct pt_image_rec r;
 	if (!image_of(info, &r))
 		return 0;
@@ -177,7 +190,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 	    strncmp(info->dlpi_name, "linux-", 6) == 0)
 		return 0; /* the vDSO */
 	uint32_t index = wk->index++;
-	if (!wk->fn || index < wk->from)
+	if (wk->stopped)
 		return 0;
 	const char *path = path_of(info, r.start, wk->path, sizeof wk->path);
 	if (!path)
@@ -188,27 +201,9 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 		r.flags |= PT_IMAGE_PATH_CUT;
 	}
 	r.index = (uint16_t)index;
-	r.count = (uint16_t)wk->count;
 	r.path_len = (uint16_t)len;
-	if (wk->fn(&r, path, wk->arg) != 0) {
-		wk->stopped = 1;
-		return 1;
-	}
+	wk->stopped = wk->fn(&r, path, wk->arg) != 0;
 	return 0;
-}
-
-/* The number of images in the set, or UINT32_MAX when fn stopped it. */
-static uint32_t pt_images_each(uint32_t from, pt_image_fn *fn, void *arg)
-{
-	struct walk wk = {.fn = NULL};
-	dl_iterate_phdr(each_object, &wk); /* the count first: every record of a set carries it */
-	wk.count = wk.index > UINT16_MAX ? UINT16_MAX : wk.index;
-	wk.index = 0;
-	wk.fn = fn;
-	wk.arg = arg;
-	wk.from = from;
-	dl_iterate_phdr(each_object, &wk);
-	return wk.stopped ? UINT32_MAX : wk.count;
 }
 
 /* ---- the keeper's side: out of the stage, into the log ------------------ */
@@ -248,7 +243,6 @@ uint32_t pt_images_take(unsigned char *rec, uint32_t len, uint32_t max_data,
 struct encoding {
 	unsigned char *buf;
 	uint32_t size, used, count;
-	uint64_t key;
 };
 
 static int encode_one(const struct pt_image_rec *r, const char *path, void *arg)
@@ -260,22 +254,44 @@ static int encode_one(const struct pt_image_rec *r, const char *path, void *arg)
 		return 1; /* the images past the buffer are not described */
 	unsigned char *p = e->buf + e->used;
 	uint64_t w0 = pt_rec_word0(0, PT_ID_IMAGE, len, 0), w1 = 0;
-	struct pt_image_rec rec = *r;
-	rec.raw = e->key;
 	memset(p, 0, size);
 	memcpy(p, &w0, sizeof w0);
 	memcpy(p + 8, &w1, sizeof w1);
-	memcpy(p + PT_REC_HDR, &rec, sizeof rec);
-	memcpy(p + PT_REC_HDR + sizeof rec, path, r->path_len);
+	memcpy(p + PT_REC_HDR, r, sizeof *r);
+	memcpy(p + PT_REC_HDR + sizeof *r, path, r->path_len);
 	e->used += size;
 	e->count++;
 	return 0;
 }
 
-uint32_t pt_images_encode(unsigned char *buf, uint32_t size, uint64_t key, uint32_t *count)
+/* Bytes n of value v at offset off of the pt_image_rec of every record of
+ * buf[0, len) (made by encode_one). */
+static void set_each(unsigned char *buf, uint32_t len, size_t off, const void *v, size_t n)
 {
-	struct encoding e = {.buf = buf, .size = size, .key = key};
-	pt_images_each(0, encode_one, &e);
-	*count = e.count;
+	for (uint32_t at = 0; at < len;) {
+		uint64_t w0;
+		memcpy(&w0, buf + at, sizeof w0);
+		memcpy(buf + at + PT_REC_HDR + off, v, n);
+		at += (uint32_t)pt_rec_size(w0);
+	}
+}
+
+uint32_t pt_images_encode(unsigned char *buf, uint32_t size, struct pt_images_read *out)
+{
+	struct encoding e = {.buf = buf, .size = size};
+	struct walk wk = {.fn = encode_one, .arg = &e};
+	/* One walk: the loader's lock is held through it, so the records,
+	 * their count and the counts of loads and unloads are of one moment. */
+	dl_iterate_phdr(each_object, &wk);
+	uint16_t count = wk.index > UINT16_MAX ? UINT16_MAX : (uint16_t)wk.index;
+	set_each(buf, e.used, offsetof(struct pt_image_rec, count), &count, sizeof count);
+	out->gen = wk.counted ? generation(wk.adds, wk.subs) : 0;
+	out->unloads = wk.subs;
+	out->count = e.count;
 	return e.used;
+}
+
+void pt_images_stamp(unsigned char *buf, uint32_t len, uint64_t key)
+{
+	set_each(buf, len, offsetof(struct pt_image_rec, raw), &key, sizeof key);
 }

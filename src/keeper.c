@@ -366,8 +366,9 @@ static void image_taken(int32_t pid, const struct pt_image_rec *r, const char *p
 	_Static_assert(sizeof e.build_id == sizeof r->build_id, "build ids fit");
 	memcpy(e.build_id, r->build_id, r->build_id_len);
 	log_result(k, pt_logw_image(&k->w, &e, path, k->stage_uid));
-	if (k->h->rot.dir >= 0)
-		keep_error(k, pt_rot_images_keep(&k->rot_images, &e, path, k->stage_uid));
+	if (k->h->rot.dir >= 0 || k->w.layout == PT_LOG_RING)
+		keep_error(k, pt_rot_images_keep(&k->rot_images, &e, path, k->stage_uid,
+		                                 pt_logw_next_seq(&k->w)));
 }
 
 static void log_stage(struct keeper *k, const struct pt_stage *st)
@@ -455,6 +456,26 @@ static void begin_drain(struct keeper *k, int last)
 	keep_error(k, pt_logw_begin_drain(&k->w, k->clock, k->cal, k->ncal));
 }
 
+static void repeat_image(const struct pt_rot_image *im, void *arg)
+{
+	struct keeper *k = arg;
+	log_result(k, pt_logw_image(&k->w, &im->e, im->path, im->uid));
+}
+
+/* A ring log overwrites its oldest blocks, among them the ones that hold
+ * the sets of processes still posting: each set kept (rotate.c) whose
+ * newest writing is in the older half of the ring is written again, as
+ * the files' descriptions are (pt_logw_images_done), so that it leaves
+ * the ring no sooner than the events that need it (docs/LOG-FORMAT.md,
+ * "A ring"). */
+static void renew_sets(struct keeper *k)
+{
+	uint64_t next = pt_logw_next_seq(&k->w), half = k->w.ring_slots / 2;
+	if (k->w.layout != PT_LOG_RING || next + 1 < half)
+		return;
+	pt_rot_images_renew(&k->rot_images, next + 1 - half, next, repeat_image, k);
+}
+
 /* Everything the stream holds, and the library's own events: at most what
  * the stream can hold (the reader's bound), whatever the writers do
  * meanwhile. */
@@ -467,8 +488,10 @@ static void drain(struct keeper *k, int last)
 	}
 	log_new_names(k);
 	copy_lanes(k);
-	if (k->fd >= 0)
+	if (k->fd >= 0) {
+		renew_sets(k);
 		pt_logw_images_done(&k->w); /* the drain's images, one description per file */
+	}
 	move_own_events(k);
 	pt_read_end_drain(&k->h->src);
 	/* The drain gave its chunks back (retire, reader.c): writers waiting
@@ -477,12 +500,6 @@ static void drain(struct keeper *k, int last)
 }
 
 /* ---- a rotated log (rotate.h) ------------------------------------------ */
-
-static void repeat_image(const struct pt_rot_image *im, void *arg)
-{
-	struct keeper *k = arg;
-	log_result(k, pt_logw_image(&k->w, &im->e, im->path, im->uid));
-}
 
 /* A new file of the log begun on fd, with what a reader of it alone needs
  * first: the names, and the images of the processes still alive; the ids

@@ -41,13 +41,16 @@ struct pt_attached {
 	 * imageset.c): the generation of its set (0: none yet) and the
 	 * slot's gen it was made for; the set as records (PT_IMAGES_COPY_MAX
 	 * bytes mapped once), images_len of them, and where the next chunk
-	 * goes on; who is describing now (one thread at a time: the three
+	 * goes on; the set's key and the objects unloaded when it was read
+	 * (encode_images); who is describing now (one thread at a time: the
 	 * plain fields are touched only by it). */
 	_Atomic uint64_t images_gen;
 	_Atomic uint64_t images_for;
 	unsigned char *images_recs;
 	uint32_t images_len;
 	uint32_t images_next;
+	uint64_t images_key;
+	uint64_t images_unloads;
 	_Atomic uint32_t images_busy;
 	_Atomic uint32_t images_whole; /* the set was described whole (a hint) */
 };

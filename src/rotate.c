@@ -69,6 +69,12 @@ int pt_rot_remove(int dir, uint64_t n)
 	return unlinkat(dir, name, 0) == 0 || errno == ENOENT ? 0 : errno;
 }
 
+/* A pid of the keeper's own namespace (the log's events name them so). */
+static int process_gone(int32_t pid)
+{
+	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 static void forget(struct pt_rot_images *t, uint32_t i)
 {
 	free(t->v[i].path);
@@ -76,33 +82,58 @@ static void forget(struct pt_rot_images *t, uint32_t i)
 	t->n--;
 }
 
-int pt_rot_images_keep(struct pt_rot_images *t, const struct pt_log_image *e, const char *path,
-                       uint32_t uid)
+/* The images of the set of image i forgotten. */
+static void forget_set(struct pt_rot_images *t, uint32_t i)
 {
-	for (uint32_t i = 0; i < t->n;)
-		if (t->v[i].e.pid == e->pid && t->v[i].e.set != e->set)
-			forget(t, i);
-		else
+	int32_t pid = t->v[i].e.pid;
+	uint64_t set = t->v[i].e.set;
+	for (uint32_t j = 0; j < t->n;)
+		if (t->v[j].e.pid == pid && t->v[j].e.set == set) {
+			forget(t, j);
+			t->forgotten++;
+		} else {
+			j++;
+		}
+}
+
+int pt_rot_images_keep(struct pt_rot_images *t, const struct pt_log_image *e, const char *path,
+                       uint32_t uid, uint64_t seq)
+{
+	/* A traced process's claim: what the log refuses is not kept (the
+	 * bound of the copy's memory). */
+	if (e->path_len > PT_LOG_IMAGE_PATH_MAX || e->build_id_len > sizeof e->build_id)
+		return 0;
+	for (uint32_t i = 0; i < t->n;) {
+		struct pt_rot_image *im = &t->v[i];
+		if (im->e.pid != e->pid) {
 			i++;
+		} else if (im->e.set > e->set) {
+			return 0; /* taken after a newer set of its process */
+		} else if (im->e.set != e->set) {
+			forget(t, i);
+		} else if (im->e.index == e->index) {
+			im->seq = seq;
+			im->gone = 0;
+			return 0;
+		} else {
+			i++;
+		}
+	}
 	if (!t->v && !(t->v = calloc(PT_ROT_IMAGES_MAX, sizeof t->v[0])))
 		return ENOMEM;
-	if (t->n == PT_ROT_IMAGES_MAX) {
-		forget(t, 0);
-		t->forgotten++;
-	}
+	if (t->n == PT_ROT_IMAGES_MAX)
+		forget_set(t, 0);
 	char *copy = malloc(e->path_len + 1u);
 	if (!copy)
 		return ENOMEM;
 	memcpy(copy, path, e->path_len);
 	copy[e->path_len] = '\0';
-	t->v[t->n++] = (struct pt_rot_image){*e, uid, copy};
+	if (e->pid != t->probed_pid) { /* a set's images come together: one look each */
+		t->probed_pid = e->pid;
+		t->probed_gone = process_gone(e->pid);
+	}
+	t->v[t->n++] = (struct pt_rot_image){*e, uid, copy, seq, (uint32_t)t->probed_gone};
 	return 0;
-}
-
-/* A pid of the keeper's own namespace (the log's events name them so). */
-static int process_gone(int32_t pid)
-{
-	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 void pt_rot_images_each(struct pt_rot_images *t,
@@ -113,4 +144,31 @@ void pt_rot_images_each(struct pt_rot_images *t,
 			forget(t, i);
 		else
 			fn(&t->v[i++], arg);
+}
+
+void pt_rot_images_renew(struct pt_rot_images *t, uint64_t before, uint64_t seq,
+                         void (*fn)(const struct pt_rot_image *im, void *arg), void *arg)
+{
+	int32_t last_pid = 0;
+	int last_gone = 0;
+	t->probed_pid = 0; /* looked at again in the next drain */
+	for (uint32_t i = 0; i < t->n;) {
+		struct pt_rot_image *im = &t->v[i];
+		if (im->seq >= before) {
+			i++;
+			continue;
+		}
+		if (im->e.pid != last_pid) { /* a set's images are side by side: one look each */
+			last_pid = im->e.pid;
+			last_gone = process_gone(last_pid);
+		}
+		if (last_gone && im->gone) {
+			forget(t, i);
+			continue;
+		}
+		im->gone = last_gone;
+		im->seq = seq;
+		fn(im, arg);
+		i++;
+	}
 }

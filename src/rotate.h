@@ -5,7 +5,8 @@
  * controller creates the first, the keeper the next ones and removes the
  * oldest (keeper.c); both only through the directory's descriptor, by names
  * made here from a number (docs/SECURITY.md, "Rotated logs").  The images
- * the keeper repeats at the start of each file are kept here too.
+ * the keeper repeats at the start of each file, or writes again before a
+ * ring log overwrites them, are kept here too.
  */
 #ifndef PT_ROTATE_H
 #define PT_ROTATE_H
@@ -18,8 +19,8 @@
 #define PT_ROT_DIGITS 8
 #define PT_ROT_MAX_FILE 99999999ull
 #define PT_ROT_NAME_SIZE (PT_ROT_DIGITS + sizeof ".ptlog")
-/* Images kept to repeat at the start of each file (the oldest forgotten
- * past it): with paths of up to PT_LOG_IMAGE_PATH_MAX bytes, a bound of
+/* Images kept to repeat at the start of each file, or in a ring (the
+ * oldest set forgotten past it): with paths of up to PT_LOG_IMAGE_PATH_MAX bytes, a bound of
  * the keeper's memory. */
 #define PT_ROT_IMAGES_MAX 4096u
 /* The file size a rotation takes: a block of the largest size and more,
@@ -48,19 +49,35 @@ struct pt_rot_image {
 	struct pt_log_image e;
 	uint32_t uid;
 	char *path;             /* e.path_len bytes */
+	uint64_t seq;           /* a ring: the log's next block when last written */
+	uint32_t gone;          /* a ring: its process was found gone */
 };
 struct pt_rot_images {
 	struct pt_rot_image *v;
 	uint32_t n;
 	uint64_t forgotten;     /* past PT_ROT_IMAGES_MAX */
+	int32_t probed_pid;     /* the process last looked at when kept, */
+	int probed_gone;        /* and whether it was gone */
 };
-/* An image written to the log: it replaces the images of an older
- * description of its process.  ENOMEM (not kept). */
+/* An image written to the log, at or after block seq (one whose path or
+ * build id is longer than the log takes is not kept): it replaces the
+ * images of an older set of its process (an older set than those kept is
+ * not kept; the same image again is only written later).  Past
+ * PT_ROT_IMAGES_MAX, the oldest set kept is forgotten.  ENOMEM (not
+ * kept). */
 int pt_rot_images_keep(struct pt_rot_images *t, const struct pt_log_image *e, const char *path,
-                       uint32_t uid);
+                       uint32_t uid, uint64_t seq);
 /* Forgets the images of processes that are gone, then calls fn on the
  * others' (in the order they were kept). */
 void pt_rot_images_each(struct pt_rot_images *t,
                         void (*fn)(const struct pt_rot_image *im, void *arg), void *arg);
+/* A ring log: calls fn on each image last written before block `before`
+ * (it is written again now, at or after block `seq`), of a process alive,
+ * or found gone now for the first time while it was alive when its image
+ * was kept (its events may be newer than the image's last writing);
+ * forgets the others (a process gone when its image was kept posted no
+ * event after it). */
+void pt_rot_images_renew(struct pt_rot_images *t, uint64_t before, uint64_t seq,
+                         void (*fn)(const struct pt_rot_image *im, void *arg), void *arg);
 
 #endif

@@ -390,33 +390,89 @@ static uint32_t put_images(struct pt_wlane *w, const struct pt_attached *a,
 
 /* The slot's copy of the set, made again: the set changed, or the slot
  * holds another stream (or is a fork child's).  Its memory is mapped
- * once, here and not with malloc: this may run in a signal handler. */
-static void encode_images(struct pt_attached *a, uint64_t gen, uint64_t slot_gen, uint64_t now)
+ * once, here and not with malloc: this may run in a signal handler.
+ *
+ * Its key is the time from which a reader takes it to be in force
+ * (docs/LOG-FORMAT.md, "Which image an event was in"): the time of the
+ * event it is described before (now), so that this event, perhaps posted
+ * from an object just loaded, finds it.  Not when an object was unloaded
+ * since the set before was read, or now is not after that set's key (the
+ * thread took its time, then another described a set): now may then be
+ * older than the unload, and the events other threads posted meanwhile
+ * from the object gone would find in force a set without it.  Such a set
+ * takes the time it was read at (after it, and after the key before),
+ * when every object it lacks was gone. */
+static void encode_images(struct pt_attached *a, uint64_t slot_gen, uint64_t now, uint32_t clock)
 {
 	if (!a->images_recs) {
 		void *p = mmap(NULL, PT_IMAGES_COPY_MAX, PROT_READ | PROT_WRITE,
 		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		a->images_recs = p == MAP_FAILED ? NULL : p;
 	}
-	uint32_t count = 0;
+	struct pt_images_read read = {0};
 	a->images_len = a->images_recs ? pt_images_encode(a->images_recs, PT_IMAGES_COPY_MAX,
-	                                                  now, &count) : 0;
+	                                                  &read) : 0;
+	uint64_t key = now;
+	if (slot_gen == atomic_load_explicit(&a->images_for, memory_order_relaxed) &&
+	    (read.unloads != a->images_unloads || now <= a->images_key)) {
+		key = pt_clock_raw(clock);
+		if (key <= a->images_key)
+			key = a->images_key + 1;
+	}
+	pt_images_stamp(a->images_recs, a->images_len, key);
+	a->images_key = key;
+	a->images_unloads = read.unloads;
 	a->images_next = 0;
-	atomic_store_explicit(&a->images_gen, gen, memory_order_relaxed);
+	atomic_store_explicit(&a->images_gen, read.gen, memory_order_relaxed);
 	atomic_store_explicit(&a->images_for, slot_gen, memory_order_relaxed);
 }
 
-/* The right to describe the process's set, waited for a little: the
- * thread that has it may be describing a set from before the dlopen whose
- * object this thread is about to post from (a thread that describes never
- * waits for itself: it is not in a nested level).  0: not had. */
+/* The right to describe the process's set, waited for: the thread that
+ * has it may be describing a set read before the dlopen whose object this
+ * thread is about to post from, and this thread describes the one after.
+ * A thread that describes never waits for itself (it is not in a nested
+ * level) nor for one waiting for it, but the one it waits for may be
+ * descheduled or waiting for room (next_chunk): yields, then sleeps, some
+ * 1.1 s in all; a holder stopped longer (a debugger, SIGSTOP) costs this
+ * event its set.  0: not had. */
 static int take_images(struct pt_attached *a)
 {
 	for (int tries = 0; atomic_exchange_explicit(&a->images_busy, 1, memory_order_acquire);
 	     tries++) {
-		if (tries == 1000)
+		if (tries == 1000 + 10000)
 			return 0;
-		sched_yield();
+		if (tries < 1000) {
+			sched_yield();
+		} else {
+			struct timespec pause = {0, 100000};
+			nanosleep(&pause, NULL);
+		}
+	}
+	return 1;
+}
+
+/* The rest of the set into the thread's lane before its event (keep
+ * bytes), in as many new chunks as it takes: the thread, or its process,
+ * may post no other event, and a next chunk may never come.  A set that
+ * fits in a chunk is not cut: when the chunk has not the room for it, the
+ * set goes whole into a new one.  0: no chunk could be had (next_chunk
+ * counted the event lost). */
+static int put_set(struct pt_thread *t, struct pt_wlane *w, struct pt_attached *a,
+                   const struct pt_map *m, uint64_t now, uint32_t keep, uintptr_t pc)
+{
+	uint32_t chunk_room = m->chunk_size - PT_CHUNK_HDR - keep;
+	while (a->images_next < a->images_len) {
+		uint32_t rest = a->images_len - a->images_next, from = a->images_next;
+		int fresh = pt_wlane_end(w) == PT_CHUNK_HDR;
+		if (fresh || rest > chunk_room || pt_wlane_end(w) + rest + keep <= m->chunk_size) {
+			a->images_next = put_images(w, a, m, from, keep);
+			if (fresh && a->images_next == from)
+				break; /* no record fits beside the event: not with this one */
+			if (a->images_next == a->images_len)
+				break;
+		}
+		if (!next_chunk(t, w, m, now, pc))
+			return 0;
 	}
 	return 1;
 }
@@ -424,43 +480,43 @@ static int take_images(struct pt_attached *a)
 /*
  * A stream that asks for images (images.c) gets this process's set before
  * the event that starts a chunk when the set changed since it was
- * described, or the rest of a set that did not fit in the last chunk: a
- * set is finished before the next is begun, so that the log holds each
- * whole (an object unloaded since is still in the rest: the events posted
- * from it meanwhile find it).  A LOOP stream gets the set again in every
- * chunk the process starts: the chunk that held it is overwritten while
- * the process's later events are not, and a snapshot holds any of its
- * chunks.  One thread of the process describes at a time; the others go
- * on recording.  Not in a nested level: a signal handler may have
- * interrupted the loader.
+ * described, or the rest of a set a full stream cut: a set is finished
+ * before the next is begun, and the whole set is in the lane before the
+ * event (put_set).  A LOOP stream gets the set again in every chunk the
+ * process starts: the chunk that held it is overwritten while the
+ * process's later events are not, and a snapshot holds any of its chunks.
+ * One thread of the process describes at a time; the others go on
+ * recording.  Not in a nested level: a signal handler may have
+ * interrupted the loader.  0: the event is lost (no room for the set).
  */
-__attribute__((noinline, cold)) static void describe_images(struct pt_wlane *w,
-                                                            struct pt_attached *a,
-                                                            const struct pt_map *m,
-                                                            uint64_t now, uint32_t keep,
-                                                            int new_chunk)
+__attribute__((noinline, cold)) static int describe_images(struct pt_thread *t,
+                                                           struct pt_wlane *w,
+                                                           struct pt_attached *a,
+                                                           const struct pt_map *m, uint64_t now,
+                                                           uint32_t keep, int new_chunk,
+                                                           uintptr_t pc)
 {
 	if (!take_images(a))
-		return;
+		return 1;
 	uint64_t gen = pt_images_generation(), slot_gen = a->gen;
 	int same_stream = slot_gen == atomic_load_explicit(&a->images_for, memory_order_relaxed);
 	if (same_stream && a->images_next >= a->images_len &&
 	    gen == atomic_load_explicit(&a->images_gen, memory_order_relaxed) && new_chunk &&
 	    m->policy == POSIX_TRACE_LOOP)
 		a->images_next = 0;
-	for (int pass = 0; pass < 2; pass++) {
+	int ok = 1;
+	for (int pass = 0; pass < 2 && ok; pass++) {
 		if (!same_stream || (a->images_next >= a->images_len &&
 		                     gen != atomic_load_explicit(&a->images_gen, memory_order_relaxed)))
-			encode_images(a, gen, slot_gen, now);
+			encode_images(a, slot_gen, now, m->clock);
 		same_stream = 1;
-		a->images_next = put_images(w, a, m, a->images_next, keep);
-		if (a->images_next < a->images_len)
-			break; /* the next chunk goes on */
+		ok = put_set(t, w, a, m, now, keep, pc);
 	}
 	/* A number only: pt_images_recheck's hint. */
 	atomic_store_explicit(&a->images_whole, a->images_next >= a->images_len, memory_order_relaxed);
 	/* Pairs with the acquire exchange in take_images, in the next describing thread. */
 	atomic_store_explicit(&a->images_busy, 0, memory_order_release);
+	return ok;
 }
 
 static int describes_images(const struct pt_thread *t, const struct pt_wlane *w,
@@ -548,8 +604,9 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 	if (!w->chunk || pt_wlane_end(w) + meta + size > m->chunk_size) {
 		if (!next_chunk(t, w, m, now, pc))
 			return 0;
-		if (describes_images(t, w, m))
-			describe_images(w, a, m, now, size + PT_CPU_REC_SIZE, 1);
+		if (describes_images(t, w, m) &&
+		    !describe_images(t, w, a, m, now, size + PT_CPU_REC_SIZE, 1, pc))
+			return 0;
 		say_cpu(w, cpu, size, m->chunk_size);
 		return 1;
 	}
@@ -562,8 +619,9 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 		put_meta(w, PT_ID_OWNER, &o, sizeof o);
 		pt_wlane_owned(w, m->chunk_size);
 		pt_wlane_rebase(w, now);
-		if (describes_images(t, w, m))
-			describe_images(w, a, m, now, size + PT_CPU_REC_SIZE, 0);
+		if (describes_images(t, w, m) &&
+		    !describe_images(t, w, a, m, now, size + PT_CPU_REC_SIZE, 0, pc))
+			return 0;
 	} else if ((now - w->base) > PT_REC_DELTA_MAX) {
 		put_meta(w, PT_ID_TIME, &now, sizeof now);
 		pt_wlane_rebase(w, now);

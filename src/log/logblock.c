@@ -63,6 +63,11 @@ void pt_logb_none(struct pt_logw *w)
 	w->pos = w->blk_end = w->out; /* no room: every event takes the slow path */
 }
 
+uint64_t pt_logw_next_seq(const struct pt_logw *w)
+{
+	return w->prog.seq + (w->blk != NULL);
+}
+
 /* Starts a block of `type` at the end of the buffer.  Its end is where
  * the block size or the room of an UNTIL_FULL log ends it, so that one
  * comparison per event checks both.  A KEEPER block starts with its drain

@@ -84,5 +84,8 @@ PT_LOG_HIDDEN void pt_logb_open(struct pt_logw *w, uint32_t type, uint64_t ts);
 PT_LOG_HIDDEN void pt_logb_seal(struct pt_logw *w, uint32_t type);
 /* Seals the block being filled if anything is in it. */
 PT_LOG_HIDDEN void pt_logb_close(struct pt_logw *w);
+/* The number the next block opened gets (a ring holds the last
+ * ring_slots numbers). */
+PT_LOG_HIDDEN uint64_t pt_logw_next_seq(const struct pt_logw *w);
 
 #endif

@@ -225,18 +225,13 @@ static int set_continues(const struct set_entry *s, const struct pt_log_image *e
 	       s->n < SET_PAIRS;
 }
 
-/* The number the next block opened gets. */
-static uint64_t next_seq(const struct pt_logw *w)
-{
-	return w->prog.seq + (w->blk != NULL);
-}
 
 /* A ring log: whether file f's newest description is old enough that the
  * ring may overwrite it before the blocks that refer to it. */
 static int description_ageing(const struct pt_logw *w, const struct cfile *f)
 {
 	return w->layout == PT_LOG_RING && f->state == WRITTEN &&
-	       f->def_seq + w->ring_slots / 2 <= next_seq(w);
+	       f->def_seq + w->ring_slots / 2 <= pt_logw_next_seq(w);
 }
 
 int pt_logwi_image(struct pt_logw *w, const struct pt_log_image *e, const char *path, uint32_t uid)
@@ -274,7 +269,7 @@ void pt_logwi_renew(struct pt_logw *w)
 		return;
 	for (uint32_t id = 0; id < c->nfiles; id++) {
 		struct cfile *f = &c->files[id];
-		int referred = f->referenced || (f->ref_seq && f->ref_seq - 1 + w->ring_slots > next_seq(w));
+		int referred = f->referenced || (f->ref_seq && f->ref_seq - 1 + w->ring_slots > pt_logw_next_seq(w));
 		if (!referred || !description_ageing(w, f))
 			continue;
 		set_close(c);
