@@ -187,6 +187,7 @@ struct pt_logr {
 	struct logr_v2 v2;
 	uint64_t last_good_ts;    /* the time of a damage event */
 	struct pt_log_header hdr;
+	struct pt_log_host host;  /* version 5: checked at open; older: zeros */
 	struct pt_log_status status;
 	uint64_t data_off;
 	uint32_t block_size, max_data;
