@@ -58,7 +58,8 @@ struct durations *durations_new(const struct pair_rules *rules, bool per_thread)
 static struct row *row_at(struct durations *d, const struct pair_match *m, size_t thread)
 {
 	bool added = false;
-	size_t i = thread_table_index(&d->row_index, (pid_t)m->kind, (unsigned long)thread, &added);
+	size_t i = thread_table_index(&d->row_index, 0, (pid_t)m->kind, (unsigned long)thread,
+	                              &added);
 	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
 	if (added)
 		d->rows[i] = (struct row){.kind = m->kind, .slice = m->slice, .thread = thread};
@@ -76,14 +77,14 @@ static struct row *row_of(struct durations *d, const struct pair_match *m,
 		return row_at(d, m, SIZE_MAX);
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-	size_t t = thread_table_find(&d->threads, pid, thread);
-	if (t != SIZE_MAX && thread_table_find(&d->row_index, (pid_t)m->kind, t) != SIZE_MAX)
+	size_t t = thread_table_find(&d->threads, ev->host, pid, thread);
+	if (t != SIZE_MAX && thread_table_find(&d->row_index, 0, (pid_t)m->kind, t) != SIZE_MAX)
 		return row_at(d, m, t);
 	if (d->thread_rows == DURATION_THREAD_ROWS)
 		return row_at(d, m, OTHER_THREADS);
 	d->thread_rows++;
 	if (t == SIZE_MAX)
-		t = thread_table_index(&d->threads, pid, thread, NULL);
+		t = thread_table_index(&d->threads, ev->host, pid, thread, NULL);
 	return row_at(d, m, t);
 }
 

@@ -455,7 +455,7 @@ static void item_added(struct otlp_exporter *x, enum otlp_signal sig, size_t pro
 static size_t process_of(struct otlp_exporter *x, pid_t pid)
 {
 	bool added;
-	size_t i = thread_table_index(&x->pids, pid, 0, &added);
+	size_t i = thread_table_index(&x->pids, 0, pid, 0, &added);
 	grow_zeroed((void **)&x->process, &x->process_cap, i, sizeof *x->process);
 	if (added)
 		x->process[i].pid = pid;
