@@ -401,7 +401,7 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	write_tsdl_string(out, name);
 	fputs(";\n\tgenversion = ", out);
 	write_tsdl_string(out, version);
-	if (host < log->nhosts && log->hosts[host].known) { /* as LTTng names it */
+	if (log->nhosts > 1 && log->hosts[host].known) { /* a trace per host: LTTng's name */
 		fputs(";\n\thostname = ", out);
 		write_tsdl_string(out, log->hosts[host].rec.posixtrace_host_name);
 	}
