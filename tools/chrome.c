@@ -43,10 +43,13 @@ struct chrome_thread {
 };
 
 /* Several hosts: one process group per host, pids apart (a pid is below
- * 2^22, pid_max's largest; host LOGSET_MAX - 1 still fits an int). */
+ * 2^22, pid_max's largest; host LOGSET_MAX - 1 still fits an int).  The
+ * events no process posted stay on process 0's tracks, whatever host. */
 static int shown_pid(uint32_t host, pid_t pid)
 {
 	_Static_assert((uint64_t)LOGSET_MAX << 22 <= INT32_MAX + 1ull, "pids fit");
+	if (!pid)
+		return 0;
 	return (int)((uint32_t)host << 22 | ((uint32_t)pid & ((1u << 22) - 1)));
 }
 
@@ -80,7 +83,6 @@ struct chrome_writer {
 	size_t nsystem_tracks;
 	uint64_t raised; /* events placed later than their time */
 	char trace_name[TRACE_NAME_MAX];
-	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
 	struct site_table *sites;
 	struct time_cache seconds; /* of the events' absolute times */
@@ -369,7 +371,7 @@ static void process_label(const struct chrome_writer *w, uint32_t host, pid_t pi
 	int n = on ? snprintf(buf, size, "%s: ", on) : 0;
 	if (n < 0 || (size_t)n >= size)
 		n = 0;
-	if (pid == w->controller && host == 0)
+	if (pid == pairing_controller(w->pairing, host))
 		snprintf(buf + n, size - (size_t)n, "posixtrace controller (%d)", (int)pid);
 	else
 		snprintf(buf + n, size - (size_t)n, "%s (%d)",
@@ -471,7 +473,6 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	w.log = log;
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
-	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_track() asks for them */
 	log->with_cpu = true;                /* args.cpu */
 	progress_init(&pr, "converting", overview.count);

@@ -232,8 +232,7 @@ struct trace_log *trace_logs_open(char *const *paths, size_t n, const struct clo
 		trace_log_close(set);
 		return NULL;
 	}
-	set->trid = set->set->m[0].log->trid;
-	set->names = set->set->m[0].log->names;
+	set->trid = set->set->m[0].log->trid; /* then the log of the event read last */
 	return set;
 }
 

@@ -81,6 +81,8 @@ struct pairing {
 	struct pairer *pairer;
 	uint64_t *paired; /* one bit per event index */
 	size_t paired_words;
+	pid_t *controllers; /* by host: the process of its first START, 0 if none */
+	uint32_t nhosts;
 };
 
 /* The slice of an explicit pair is named after what BEGIN and END have in
@@ -465,12 +467,18 @@ struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rul
 	memset(p, 0, sizeof *p);
 	memset(o, 0, sizeof *o);
 	p->pairer = pairer_new(rules);
+	p->nhosts = log->nhosts ? log->nhosts : 1;
+	p->controllers = xmalloc(p->nhosts * sizeof *p->controllers);
+	memset(p->controllers, 0, p->nhosts * sizeof *p->controllers);
 	while (trace_log_skim(log, &ev) > 0) {
 		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
 		if (event_has_time(&ev) && (o->first_ns == 0 || ns < o->first_ns))
 			o->first_ns = ns;
 		if (ev.info.posix_event_id == POSIX_TRACE_START && !o->controller)
 			o->controller = ev.info.posix_pid;
+		if (ev.info.posix_event_id == POSIX_TRACE_START && ev.host < p->nhosts &&
+		    !p->controllers[ev.host])
+			p->controllers[ev.host] = ev.info.posix_pid;
 		if (pairer_event(p->pairer, &ev, index, &m)) {
 			mark(p, m.begin_index);
 			mark(p, index);
@@ -504,7 +512,13 @@ void pairing_free(struct pairing *p)
 		return;
 	pairer_free(p->pairer);
 	free(p->paired);
+	free(p->controllers);
 	free(p);
+}
+
+pid_t pairing_controller(const struct pairing *p, uint32_t host)
+{
+	return host < p->nhosts ? p->controllers[host] : 0;
 }
 
 bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size)

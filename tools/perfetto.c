@@ -181,7 +181,6 @@ struct pf_writer {
 	struct pairing *pairing;
 	struct site_table *sites;
 	char trace_name[TRACE_NAME_MAX];
-	pid_t controller;
 	uint64_t first_ns, last_ns; /* the earliest time, the latest so far */
 	uint64_t undated;
 	uint8_t *scratch; /* a packet too large for the output buffer's room */
@@ -321,7 +320,7 @@ static void write_process_descriptor(struct pf_writer *w, uint32_t seq, uint64_t
 	int n = 0;
 	if (w->log->nhosts > 1 && host < w->log->nhosts)
 		n = snprintf(name, sizeof name, "%s: ", w->log->hosts[host].label);
-	if (pid == w->controller && host == 0)
+	if (pid == pairing_controller(w->pairing, host))
 		snprintf(name + n, sizeof name - (size_t)n, "posixtrace controller");
 	else
 		snprintf(name + n, sizeof name - (size_t)n, "%s",
@@ -761,7 +760,6 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	read_trace_name(log, w.trace_name);
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
-	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_of() asks for them */
 	progress_init(&pr, "converting", overview.count);
 	int rc = write_trace(&w, log, &pr);

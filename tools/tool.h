@@ -629,6 +629,8 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
 enum pair_role pairing_type_role(struct pairing *p, const struct trace_event *ev,
                                  const char **slice);
 const struct pair_limits *pairing_limits(const struct pairing *p);
+/* The process of the first START of the host's logs (its recorder), 0. */
+pid_t pairing_controller(const struct pairing *p, uint32_t host);
 void pairing_free(struct pairing *p);
 /* The limits' counts as one line of text; false (nothing) if all are 0. */
 #define PAIR_LIMITS_TEXT_SIZE 320
