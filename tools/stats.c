@@ -523,7 +523,7 @@ int cmd_stats(int argc, char **argv)
 	print_hosts(s, log);
 	print_threads(s, log);
 	print_rate(s, log);
-	durations_print(d, s->base_ns);
+	durations_print(d, log, s->base_ns);
 	if (!o.sites.off)
 		hot_sites_print(hot, log);
 	print_logs(log, s);

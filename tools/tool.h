@@ -668,7 +668,7 @@ void flight_report(const struct flight *f, const char *end, int logfd, const cha
 struct durations;
 struct durations *durations_new(const struct pair_rules *rules, bool per_thread);
 void durations_event(struct durations *d, const struct trace_event *ev);
-void durations_print(struct durations *d, uint64_t base_ns);
+void durations_print(struct durations *d, const struct trace_log *log, uint64_t base_ns);
 void durations_free(struct durations *d);
 
 /* ctf.c and chrome.c */

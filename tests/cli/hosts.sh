@@ -4,13 +4,14 @@
 # host record).  Two logs recorded at once in two UTS namespaces (two host
 # names) and two pid namespaces (the same pids on both), by programs whose
 # events interleave in a known order (each waits for the other's file:
-# a1 b1 a2 b2 a3); then:
+# a1 b1 a2 b2 a3, each inside a pair q_begin .. q_end of its host); then:
 # - dump, dump --format json, stats and convert --to chrome, perfetto and
 #   ctf give the events of both in exactly that order; the header says
 #   each log's host and that the order is exact (one boot: CLOCK_MONOTONIC);
 #   the processes of one pid on the two hosts stay apart (dump's host
 #   column, stats' rows and counts per host, Chrome's and Perfetto's pids and
-#   process names, a CTF trace per host with its hostname);
+#   process names, a CTF trace per host with its hostname, stats --per-thread
+#   rows of the pairs);
 # - a copy of one log shifted by +10 s to play another host whose clock is
 #   off (tests/helpers/ptlogshift.c) merges in the order its clock says,
 #   with the uncertainty stated (the sum of the two maxerror, or
@@ -31,10 +32,10 @@ if [ "$(id -u)" != 0 ] || [ -z "$EMIT" ] || [ ! -x "$SHIFT" ] ||
 else
 	rm -f hs.s1 hs.s2 hs.s3 hs.s4
 	unshare --uts --pid --fork --mount-proc sh -c "hostname hosta &&
-		'$PT' record -o hs_a.ptlog -- '$EMIT' 'a1 ready=hs.s1 wait=hs.s2 a2 ready=hs.s3 wait=hs.s4 a3'" \
+		'$PT' record -o hs_a.ptlog -- '$EMIT' 'q_begin a1 ready=hs.s1 wait=hs.s2 a2 ready=hs.s3 wait=hs.s4 a3 q_end'" \
 		>hs_a.out 2>&1 & hs_pa=$!
 	unshare --uts --pid --fork --mount-proc sh -c "hostname hostb &&
-		'$PT' record -o hs_b.ptlog -- '$EMIT' 'wait=hs.s1 b1 ready=hs.s2 wait=hs.s3 b2 ready=hs.s4'" \
+		'$PT' record -o hs_b.ptlog -- '$EMIT' 'wait=hs.s1 q_begin b1 ready=hs.s2 wait=hs.s3 b2 q_end ready=hs.s4'" \
 		>hs_b.out 2>&1 & hs_pb=$!
 	BG="$BG $hs_pa $hs_pb"
 	wait $hs_pa $hs_pb
@@ -64,11 +65,16 @@ else
 	[ "$n" = 2 ] && pass "hosts: stats keeps one pid on two hosts apart" ||
 		fail "hosts: stats keeps one pid on two hosts apart" "$(cat hs_stats.txt)"
 	sed -n '/^events by host:/,/^events by process/p' hs_stats.txt >hs_perhost.txt
-	grep -q '^ *7  hosta$' hs_perhost.txt && grep -q '^ *6  hostb$' hs_perhost.txt &&
+	grep -q '^ *9  hosta$' hs_perhost.txt && grep -q '^ *8  hostb$' hs_perhost.txt &&
 		pass "hosts: stats counts events per host" || fail "hosts: stats counts events per host" "$(cat hs_stats.txt)"
 	grep -q '^ *1  b1$' hs_stats.txt && grep -q '^ *2  posix_trace_start$' hs_stats.txt &&
+		grep -q '^ *2  q_begin$' hs_stats.txt &&
 		pass "hosts: stats counts types by name across the logs" ||
 		fail "hosts: stats counts types by name across the logs" "$(cat hs_stats.txt)"
+	"$PT" stats hs_a.ptlog hs_b.ptlog --no-symbols --per-thread >hs_statt.txt 2>&1
+	[ "$(grep -c "^  q (host host[ab] pid $pa thread 0x[0-9a-f]*): 1," hs_statt.txt)" = 2 ] &&
+		pass "hosts: stats --per-thread pairs each host's begin and end apart" ||
+		fail "hosts: stats --per-thread pairs each host's begin and end apart" "$(grep -A3 '^durations' hs_statt.txt)"
 
 	if "$PT" convert hs_a.ptlog hs_b.ptlog --to chrome hs.json --no-symbols 2>hs_chrome.err &&
 		[ $have_python = 1 ]; then
