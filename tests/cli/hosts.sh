@@ -12,6 +12,9 @@
 #   column, stats' rows and counts per host, Chrome's and Perfetto's pids and
 #   process names, a CTF trace per host with its hostname, stats --per-thread
 #   rows of the pairs);
+# - a copy of one log with its realtime times moved by +10 s (a clock
+#   stepped between two recordings of one boot) still merges in the true
+#   order, its times on the first log's scale (CLOCK_MONOTONIC);
 # - a copy of one log shifted by +10 s to play another host whose clock is
 #   off (tests/helpers/ptlogshift.c) merges in the order its clock says,
 #   with the uncertainty stated (the sum of the two maxerror, or
@@ -125,6 +128,17 @@ PY
 	else
 		skip "hosts: ctf" "no babeltrace2"
 	fi
+
+	# the same boot, its realtime clock stepped 10 s between the two
+	# recordings: CLOCK_MONOTONIC still orders them, on the first's scale
+	"$SHIFT" hs_b.ptlog hs_bstep.ptlog 10 2>/dev/null
+	"$PT" dump hs_a.ptlog hs_bstep.ptlog --no-symbols >hs_step.txt 2>&1
+	got=$(hs_order '"[ab][0-9]"$' hs_step.txt 's/"//g')
+	b1a=$(grep '"b1"$' hs_dump.txt | awk '{print $2}')
+	b1s=$(grep '"b1"$' hs_step.txt | awk '{print $2}')
+	[ "$got" = "$HS_ORDER" ] && [ -n "$b1a" ] && [ "$b1a" = "$b1s" ] && grep -q '^# order: exact' hs_step.txt &&
+		pass "hosts: logs of one boot order by CLOCK_MONOTONIC though realtime was stepped between them" ||
+		fail "hosts: logs of one boot order by CLOCK_MONOTONIC though realtime was stepped between them" "got '$got', b1 at '$b1a' and '$b1s': $(head -4 hs_step.txt)"
 
 	# another host, its clock 10 s ahead; both clocks synchronised
 	"$SHIFT" hs_a.ptlog hs_as.ptlog 0 --maxerror 2000 2>/dev/null
