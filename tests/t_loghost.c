@@ -13,7 +13,9 @@
  *   - a log written before version 5 (the tests' own version 3 and 4
  *     writer) reads, and names no host (ENOENT);
  *   - a crafted host record (a name without its null, unknown flags, a
- *     wrong CRC) makes the log refused (EINVAL), never read past its field.
+ *     wrong CRC) makes the log refused (EINVAL), never read past its field;
+ *     a name of 67 bytes and its null reads cut to 64; a file that ends
+ *     inside its host record is refused.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -258,6 +260,26 @@ START_TEST(crafted_host_record_is_refused_or_read_within_its_field)
 }
 END_TEST
 
+/* A file that ends inside its host record (a copy cut short, or forged
+ * to end there) is refused, its bytes never read past the end. */
+START_TEST(log_cut_inside_its_host_record_is_refused)
+{
+	uint64_t b, a;
+	int fd = log_with_one_event(&b, &a);
+	size_t len;
+	unsigned char *bytes = lt_file_bytes(fd, &len);
+	close(fd);
+	const size_t cuts[] = {PT_LOG_HOST_OFF, PT_LOG_HOST_OFF + 1, PT_LOG_HOST_OFF + 80,
+	                       PT_LOG_HOST_OFF + sizeof(struct pt_log_host) - 1};
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		int cut = lt_file_holding(bytes, cuts[i]);
+		trace_id_t trid;
+		ck_assert_msg(posix_trace_open(cut, &trid) == EINVAL, "cut at %zu opened", cuts[i]);
+		close(cut);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loghost");
@@ -267,5 +289,6 @@ int main(void)
 	tcase_add_test(tc, each_rotated_file_begins_with_its_own_host_record);
 	tcase_add_test(tc, logs_before_version_5_read_and_name_no_host);
 	tcase_add_test(tc, crafted_host_record_is_refused_or_read_within_its_field);
+	tcase_add_test(tc, log_cut_inside_its_host_record_is_refused);
 	return pt_run_scratch(s, "pt_loghost");
 }
