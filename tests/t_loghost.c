@@ -8,6 +8,7 @@
  *     CLOCK_MONOTONIC, which maps an event's time to CLOCK_MONOTONIC
  *     within the time it took to post it;
  *   - the machine id is never in the log, only its hash;
+ *   - a ring (LOOP) log keeps its record through the header's rewrites;
  *   - each file of a rotated log begins with a record of its own, anchored
  *     when the file began;
  *   - a log written before version 5 (the tests' own version 3 and 4
@@ -97,6 +98,34 @@ START_TEST(log_names_its_host_and_maps_event_times_to_monotonic)
 		seen++;
 	}
 	ck_assert_int_eq(seen, 1);
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
+/* The header is rewritten in place at every flush and at the end (its
+ * first 360 bytes): the host record after it stays, in a ring too. */
+START_TEST(ring_log_keeps_its_host_record_through_header_rewrites)
+{
+	trace_id_t trid;
+	trace_event_id_t id;
+	int fd = lt_new_log_file();
+	ck_assert_ok(lt_create_log(fd, POSIX_TRACE_LOOP, 256u << 10, 0, 0, &trid));
+	ck_assert_ok(posix_trace_eventid_open("ring_probe", &id));
+	ck_assert_ok(posix_trace_start(trid));
+	char data[512] = {0};
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 400; i++)
+			posix_trace_event(id, data, sizeof data);
+		ck_assert_ok(posix_trace_flush(trid));
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	struct posixtrace_host h, self;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	ck_assert_ok(posixtrace_log_host(trid, &h));
+	ck_assert_ok(posixtrace_host_self(&self));
+	ck_assert_str_eq(h.posixtrace_host_name, self.posixtrace_host_name);
+	ck_assert_uint_gt(h.posixtrace_create_monotonic_ns, 0);
 	ck_assert_ok(posix_trace_close(trid));
 	close(fd);
 }
@@ -286,6 +315,7 @@ int main(void)
 	TCase *tc = pt_tcase(s, "host");
 	tcase_add_test(tc, log_names_its_host_and_maps_event_times_to_monotonic);
 	tcase_add_test(tc, log_holds_the_hash_of_the_machine_id_never_the_id);
+	tcase_add_test(tc, ring_log_keeps_its_host_record_through_header_rewrites);
 	tcase_add_test(tc, each_rotated_file_begins_with_its_own_host_record);
 	tcase_add_test(tc, logs_before_version_5_read_and_name_no_host);
 	tcase_add_test(tc, crafted_host_record_is_refused_or_read_within_its_field);
