@@ -240,7 +240,7 @@ static char *put_name_column(struct event_printer *pr, char *p, const struct tra
 
 /* The columns, the name and the marks; the data is inline up to
  * INLINE_DATA_MAX bytes. */
-#define TEXT_LINE_FIXED (2 * 36 + 64 + HOST_LABEL_MAX + THREAD_COLUMNS_MAX + \
+#define TEXT_LINE_FIXED (2 * 36 + 64 + 2 * HOST_LABEL_MAX + THREAD_COLUMNS_MAX + \
                          ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 24 + SYSTEM_DESCRIPTION_MAX + 64)
 
 static void print_text(struct event_printer *pr, struct outbuf *o,
@@ -250,8 +250,8 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
 	const char *host = pr->log ? event_host_label(pr->log, ev) : NULL;
-	if (host) /* several hosts: which one, before the pid */
-		*p++ = ' ', p = put_str(p, host);
+	if (host) /* several hosts: which one, before the pid, as wide as the widest */
+		p = pad_to(p, put_str(p, host), pr->host_width);
 	p = put_thread_columns(pr, p, ev);
 	if (pr->cpu_column)
 		p = put_cpu_column(p, ev);
@@ -371,6 +371,12 @@ static void print_json(struct event_printer *pr, struct outbuf *o,
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
+	if (p->log && !p->host_width)
+		for (uint32_t h = 0; h < p->log->nhosts; h++) {
+			size_t k = strlen(p->log->hosts[h].label) + 1;
+			if (k > p->host_width)
+				p->host_width = k;
+		}
 	if (!p->have_first && event_has_time(ev)) {
 		p->have_first = true;
 		p->first_ns = ns;

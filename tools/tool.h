@@ -455,6 +455,7 @@ struct event_printer {
 	/* The log read (NULL: a live stream): with several hosts, each
 	 * event's host is shown (text: before the pid; JSON: "host"). */
 	const struct trace_log *log;
+	size_t host_width; /* of the host column: the longest host name, a space */
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
