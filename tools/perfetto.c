@@ -346,7 +346,8 @@ static void write_thread_descriptor(struct pf_writer *w, uint32_t seq, uint64_t 
 	uint8_t *p = put_descriptor_head(packet_room(w, DESCRIPTOR_MAX), seq, uuid, &packet, &track);
 	p = pb_open(p, F_TRACK_THREAD, &thread);
 	p = pb_uint(p, F_THREAD_PID, (uint64_t)shown_id(named->host, named->info.posix_pid));
-	p = pb_uint(p, F_THREAD_TID, (uint64_t)shown_id(named->host, tid));
+	/* a made-up tid (no kernel tid known) is above every host's range */
+	p = pb_uint(p, F_THREAD_TID, (uint64_t)(named->tid ? shown_id(named->host, tid) : tid));
 	p = pb_string(p, F_THREAD_NAME, name);
 	p = pb_close(packet, pb_close(track, pb_close(thread, p)));
 	packet_done(w, DESCRIPTOR_MAX, p);
@@ -747,7 +748,8 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
                         const struct pair_rules *pairs, struct site_table *sites)
 {
 	struct pf_writer w = {.sites = sites, .log = log, .trid = log->trid,
-	                      .next_sequence = SYSTEM_SEQUENCE, .next_tid = 1u << 22,
+	                      .next_sequence = SYSTEM_SEQUENCE,
+	                      .next_tid = log->nhosts > 1 ? (uint64_t)LOGSET_MAX << 22 : 1u << 22,
 	                      .system.id = SYSTEM_SEQUENCE};
 	struct progress pr;
 	struct log_overview overview;
