@@ -15,7 +15,9 @@
  *
  * Usage: bench_event [REPS [SCALE [FILTER]]]
  *   SCALE multiplies the iteration counts; FILTER runs only the cases whose
- *   key contains it ("=KEY": only the case KEY).
+ *   key contains it ("=KEY": only the case KEY; the cases bench/run.sh
+ *   runs in pairs of their own, en16_flush and en16_flush_block, run only
+ *   so).
  *
  * Output, one line per case (parsed by bench/run.sh):
  *   ROW|<key>|<name>|<median>|<min>|<max>|<unit>|<note>|<median of aux>
@@ -328,6 +330,57 @@ static double c_en16_nowrap(double *aux)
 	return v;
 }
 
+/* A FLUSH stream with a log (to /dev/null) larger than all its events, so
+ * that it is never full, with writers that may wait for room or not: what
+ * the blocking attribute (posixtrace_attr_setblocking) costs a writer that
+ * never waits (bench/run.sh runs the two adjacent).  A run in which the
+ * stream filled after all (an event lost, a writer that waited) is not
+ * this case: no value (-1), said on stderr. */
+#define STREAM_FLUSH_SIZE (64 * MiB)
+static double flush_never_full(int blocking)
+{
+	uint64_t n = scaled(2000000);
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC), err;
+	if (fd < 0)
+		fail("/dev/null", errno);
+	trace_attr_t a;
+	trace_id_t t;
+	if ((err = posix_trace_attr_init(&a)) ||
+	    (err = posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH)) ||
+	    (err = posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND)) ||
+	    (err = posix_trace_attr_setstreamsize(&a, STREAM_FLUSH_SIZE)))
+		fail("trace attributes", err);
+#ifndef BENCH_BASELINE
+	struct timespec wait = {1, 0};
+	if (blocking && (err = posixtrace_attr_setblocking(&a, &wait)))
+		fail("posixtrace_attr_setblocking", err);
+#else
+	(void)blocking;
+#endif
+	if ((err = posix_trace_create_withlog(0, &a, fd, &t)) || (err = posix_trace_start(t)))
+		fail("a FLUSH stream with a log", err);
+	posix_trace_attr_destroy(&a);
+	double v = run_writers(write_loop, 1, n, WARM, 16);
+	struct posix_trace_status_info st;
+	if (posix_trace_get_status(t, &st) == 0)
+		v = st.posixtrace_lost_events ? -1 : v; /* full after all: not this case */
+#ifndef BENCH_BASELINE
+	struct posixtrace_block_stats b;
+	if (blocking && posixtrace_block_info(t, &b) == 0 && b.posixtrace_waited_events)
+		v = -1;
+#endif
+	if (v < 0)
+		fprintf(stderr, "bench_event: the FLUSH stream was full (%s)\n",
+		        blocking ? "blocking" : "plain");
+	stream_end(t);
+	close(fd);
+	return v;
+}
+static double c_en16_flush(double *aux) { (void)aux; return flush_never_full(0); }
+#ifndef BENCH_BASELINE
+static double c_en16_flush_block(double *aux) { (void)aux; return flush_never_full(1); }
+#endif
+
 /* ------------------------------------------------------------------ */
 /* a live analyzer                                                     */
 
@@ -578,10 +631,12 @@ static double c_mem16(double *aux)
 struct bcase {
 	const char *key, *name, *unit;
 	double (*fn)(double *aux);
+	int named_only; /* runs only when FILTER names it (=KEY): run.sh pairs it */
 	double v[MAXREPS], aux[MAXREPS];
 };
 
 #define C(k, nm, u, f) {.key = k, .name = nm, .unit = u, .fn = f}
+#define C_NAMED(k, nm, u, f) {.key = k, .name = nm, .unit = u, .fn = f, .named_only = 1}
 static struct bcase cases[] = {
 	C("off_none", "posix_trace_event, no stream exists", "ns/ev", c_off_none),
 	C("empty", "  baseline: empty out-of-line call, same loop", "ns/ev", c_empty),
@@ -598,6 +653,12 @@ static struct bcase cases[] = {
 #endif
 	C("en16_nowrap", "posix_trace_event, 16 B, stream holds all (no wrap)", "ns/ev",
 	  c_en16_nowrap),
+	C_NAMED("en16_flush", "posix_trace_event, 16 B, FLUSH stream never full", "ns/ev",
+	        c_en16_flush),
+#ifndef BENCH_BASELINE
+	C_NAMED("en16_flush_block", "  the same, writers may wait (--block), never do", "ns/ev",
+	        c_en16_flush_block),
+#endif
 	C("an_alone", "writer alone (4 MiB LOOP stream)", "ns/ev", c_an_alone),
 	C("an_try", "  writer + live analyzer, trygetnext loop", "ns/ev", c_an_try),
 	C("an_block", "  writer + live analyzer, getnext (blocks)", "ns/ev", c_an_block),
@@ -606,6 +667,7 @@ static struct bcase cases[] = {
 	C("mem16", "stream bytes per 16 B event (16 MiB UNTIL_FULL)", "B/ev", c_mem16),
 };
 #undef C
+#undef C_NAMED
 #define NCASES (sizeof cases / sizeof cases[0])
 
 /* A case that hangs (a reader that never sees its STOP event, a writer
@@ -654,11 +716,11 @@ static void stats(const double *v, int k, double *med, double *lo, double *hi)
 
 static int selected(const struct bcase *c)
 {
-	if (!filter)
-		return 1;
-	if (filter[0] == '=')
+	if (filter && filter[0] == '=')
 		return !strcmp(c->key, filter + 1);
-	return strstr(c->key, filter) != NULL;
+	if (c->named_only)
+		return 0;
+	return !filter || strstr(c->key, filter) != NULL;
 }
 
 static void note_for(const struct bcase *c, double aux, char *note, size_t size)

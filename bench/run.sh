@@ -37,8 +37,8 @@
 # SKIP_FLOOR=1, SKIP_LTTNG=1, SKIP_LOG=1, SKIP_PACED=1, SKIP_TOOL=1;
 # NO_INSTALL=1 (never apt-get);
 # CC [cc] compiles the peer;  RUN_TIMEOUT [300] seconds one program may take;
-# BASE_EVENT [396aa2f] and BASE_READ [22ad7c4], the commits of the baseline
-# libraries (SKIP_BASE=1: none);  SKIP_CALLGRIND=1.
+# BASE_EVENT [396aa2f], BASE_READ [22ad7c4] and BASE_CPU [54e355e], the
+# commits of the baseline libraries (SKIP_BASE=1: none);  SKIP_CALLGRIND=1.
 # Nothing is written into the repository: the peer and the baselines go to
 # BUILD/bench, logs and traces to a mktemp directory that is removed at exit.
 set -u
@@ -302,7 +302,8 @@ lttng_enabled() {
 # ---------------------------------------------------------------- baselines
 # The libraries the tree is held to, built from pinned commits of this
 # tree's history: 0.2.0 (BASE_EVENT) for the recording path, BASE_READ for
-# the readers.  `git archive COMMIT` is unpacked into BUILD/bench/base-COMMIT
+# the readers, BASE_CPU (the merge before the CPU of each event arrived,
+# 80c823a) for what that field costs the recording path.  `git archive COMMIT` is unpacked into BUILD/bench/base-COMMIT
 # and built there with its own Makefile, once (BUILD/bench/base-COMMIT/built
 # marks it done; later runs reuse it).  The benchmark programs are this
 # tree's sources (the same loops), compiled in every run against each
@@ -312,6 +313,7 @@ lttng_enabled() {
 # every repetition, in an order that alternates.
 BASE_EVENT=${BASE_EVENT:-396aa2f}
 BASE_READ=${BASE_READ:-22ad7c4}
+BASE_CPU=${BASE_CPU:-54e355e}
 REPO=$(cd "$HERE/.." && pwd)
 ABS_BIN=$(mkdir -p "$BIN" && cd "$BIN" && pwd)
 BASE_MSG=""
@@ -319,6 +321,8 @@ BASE_EV_MSG=""
 BASE_RD_MSG=""
 BASE_EV_DIR=""
 BASE_RD_DIR=""
+BASE_CPU_DIR=""
+BASE_CPU_MSG=""
 # base_build COMMIT WITH_TOOL PROGRAM...: BASE_DIR is the directory; BASE_WHY
 # says why not when it fails
 base_build() {
@@ -369,6 +373,7 @@ if [ "${SKIP_BASE:-0}" = 1 ]; then
 	BASE_MSG="baseline rows skipped (SKIP_BASE=1)"
 	BASE_EV_MSG=$BASE_MSG
 	BASE_RD_MSG=$BASE_MSG
+	BASE_CPU_MSG=$BASE_MSG
 else
 	if base_build "$BASE_EVENT" 0 bench_event; then
 		BASE_EV_DIR=$BASE_DIR
@@ -380,7 +385,13 @@ else
 	else
 		BASE_RD_MSG="$BASE_READ rows skipped: $BASE_WHY"
 	fi
+	if base_build "$BASE_CPU" 0 bench_event; then
+		BASE_CPU_DIR=$BASE_DIR
+	else
+		BASE_CPU_MSG="$BASE_CPU (before the CPU field) rows skipped: $BASE_WHY"
+	fi
 	BASE_MSG="$BASE_EV_MSG${BASE_EV_MSG:+${BASE_RD_MSG:+; }}$BASE_RD_MSG"
+	BASE_MSG="$BASE_MSG${BASE_MSG:+${BASE_CPU_MSG:+; }}$BASE_CPU_MSG"
 fi
 [ -n "$BASE_MSG" ] && say "$BASE_MSG"
 
@@ -622,6 +633,46 @@ else
 	say "export rows skipped: no log of bench_spans, or a command without export"
 fi
 
+# The traced program under record --otlp (issue 35: sending while recording
+# costs it nothing measurable): bench_spans times its own posting loop (ns
+# per event; N_LIVE pairs, each two events) under record -o LOG and under
+# record --otlp --discard (the sender thread follows the rotated log,
+# encodes and compresses each file as it is completed, and throws the
+# requests away: a sink that discards, no socket), adjacent runs whose
+# order alternates from one repetition to the next.
+N_LIVE=$(scaled 1000000)
+HAVE_LIVE=0
+if [ "$HAVE_TOOL" = 1 ] && [ -x "$BIN/bench_spans" ] &&
+	"$TOOL" record --help 2>&1 | grep -q -- '--otlp URL'; then
+	HAVE_LIVE=1
+else
+	say "record --otlp rows skipped: no bench_spans, or a command without record --otlp"
+fi
+live_run() { # KEY NAME RECORD-OPTIONS...
+	key=$1 name=$2
+	shift 2
+	rm -rf "$WORK/live.ptlog" "$WORK/live.d"
+	if $LIMIT "$TOOL" record "$@" -- "$BIN/bench_spans" "$N_LIVE" --time >"$WORK/out" 2>"$WORK/err"; then
+		meta "$key" tool "$name" ns/ev
+		sample "$key" "$(tail -1 "$WORK/out")"
+	else
+		say "$name failed:"
+		sed 's/^/    /' "$WORK/err" >&2
+		FAILED="$FAILED live"
+	fi
+	rm -rf "$WORK/live.ptlog" "$WORK/live.d"
+}
+live_pair() {
+	if [ $(($1 % 2)) = 1 ]; then order="plain otlp"; else order="otlp plain"; fi
+	for w in $order; do
+		if [ "$w" = plain ]; then
+			live_run live_plain "traced program under record -o LOG (bench_spans)" -o "$WORK/live.ptlog"
+		else
+			live_run live_otlp "  the same under record --otlp (--discard)" -o "$WORK/live.d" --otlp http://127.0.0.1:9 --discard
+		fi
+	done
+}
+
 # Log bytes per short-lived process: N_SHORT runs of bench_sites posting
 # one event each, under one posixtrace record, with images and without;
 # the difference is what the images of a process cost (IMAGES_COMPACT:
@@ -698,10 +749,28 @@ nesting_pair() {
 	done
 }
 
+# ---------------------------------------------------------------- writers that may wait
+# --block when the stream is never full: en16_flush (a FLUSH stream with a
+# log, larger than the keeper lets it fill) and en16_flush_block (the same
+# with posixtrace_attr_setblocking), adjacent, in an order that alternates;
+# a repetition counts only when both gave a row (a run in which the stream
+# filled after all gives none).  Instructions cannot stand in for time
+# here: valgrind (3.19) does not know pidfd_open, which a stream with a log
+# needs.
+block_pair() {
+	if [ $(($1 % 2)) = 1 ]; then order="en16_flush en16_flush_block"; else order="en16_flush_block en16_flush"; fi
+	: >"$WORK/blockpair"
+	for c in $order; do
+		run "bench_event =$c" "$BIN/bench_event" 1 "$SCALE" "=$c" && grep '^ROW|' "$WORK/out" >>"$WORK/blockpair"
+	done
+	[ "$(grep -c '^ROW|' "$WORK/blockpair")" = 2 ] && collect block <"$WORK/blockpair"
+}
+
 # ---------------------------------------------------------------- against the baselines
 # base_pair KEY TREE_PROG BASE_PROG REP ARGS...: the same case through the
 # tree's program and the baseline's, adjacent, in an order that alternates;
-# the ROW of each is sampled as KEY_tree and KEY_base
+# the ROW of each is sampled as KEY_tree and KEY_base (named NAME (tree) and
+# NAME (base), NAME the case's own or BP_NAME when set)
 base_pair() {
 	bp_key=$1
 	bp_tree=$2
@@ -711,7 +780,7 @@ base_pair() {
 	for bp_w in $bp_order; do
 		[ "$bp_w" = tree ] && bp_prog=$bp_tree || bp_prog=$bp_base
 		run "$(basename "$bp_prog") $* ($bp_w)" "$bp_prog" "$@" &&
-			sed -n "s/^ROW|[^|]*|\([^|]*\)|/ROW|${bp_key}_$bp_w|\1 ($bp_w)|/p" "$WORK/out" |
+			sed -n "s/^ROW|[^|]*|\([^|]*\)|/ROW|${bp_key}_$bp_w|${BP_NAME:-\1} ($bp_w)|/p" "$WORK/out" |
 			head -1 | collect baseline
 	done
 }
@@ -734,6 +803,11 @@ base_tool_pair() {
 	done
 }
 baseline_pairs() {
+	if [ -n "$BASE_CPU_DIR" ]; then
+		BP_NAME="16 B event vs $BASE_CPU, before the CPU field"
+		base_pair b_cpu "$BIN/bench_event" "$BASE_CPU_DIR/bench_event" "$1" 1 "$SCALE" =en16
+		BP_NAME=
+	fi
 	if [ -n "$BASE_EV_DIR" ]; then
 		base_pair b_en16 "$BIN/bench_event" "$BASE_EV_DIR/bench_event" "$1" 1 "$SCALE" =en16
 		base_pair b_off "$BIN/bench_event" "$BASE_EV_DIR/bench_event" "$1" 1 "$SCALE" =off_none
@@ -771,10 +845,12 @@ while [ "$r" -le "$REPS" ]; do
 	fi
 	[ "$HAVE_TOOL" = 1 ] && tool_rows "$r"
 	[ "$HAVE_SITES" = 1 ] && sites_pair "$r"
+	[ "$HAVE_LIVE" = 1 ] && live_pair "$r"
 	if [ "$HAVE_FLOOR" = 1 ]; then
 		run floor "$BIN/floor" "$SCALE" && collect floor <"$WORK/out"
 	fi
 	[ "$HAVE_NONEST" = 1 ] && nesting_pair "$r"
+	block_pair "$r"
 	baseline_pairs "$r"
 	if [ "$HAVE_LTTNG" = 1 ]; then
 		if run "ust_peer (disabled)" "$PEER/ust_peer" "$N_OFF"; then
@@ -880,6 +956,7 @@ note_of() {
 	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
 	tool_dump) echo "peak RSS med $aux MiB" ;;
 	tool_ctf | tool_chrome | tool_perfetto) echo "includes its start; output written into the temporary directory" ;;
+	live_plain | live_otlp) echo "$N_LIVE begin/end pairs posted flat out, the loop timed by the program itself" ;;
 	tool_otlp | tool_otlp_gzip) echo "$N_SPANS spans (and their 16-byte texts) encoded into OTLP requests, thrown away; peak RSS med $aux MiB" ;;
 	short_proc) echo "of which images med $aux B ($N_SHORT processes with images, minus the same with --no-images, per process)" ;;
 	tool_*_rss) echo "output med $aux B per event" ;;
@@ -889,6 +966,7 @@ note_of() {
 	en16) echo "1 writer, CPU 1, default stream (LOOP, 4 MiB), no reader" ;;
 	en16_2thr) echo "CPUs 0 and 1, (last end - first start) / all events" ;;
 	en16_nowrap) echo "UNTIL_FULL stream larger than all events; lost med $aux" ;;
+	en16_flush | en16_flush_block) echo "1 writer, CPU 1; 64 MiB FLUSH stream, log to /dev/null; nothing lost, nothing waited" ;;
 	an_try | an_block) echo "analyzer on CPU 0 read med $aux% ($(get "$key" 6)..$(get "$key" 7)) of the events" ;;
 	drain_*) echo "reads that found nothing: med $aux" ;;
 	mem16) echo "allocated memfd bytes / events held (med $(printf %.0f "$aux"))" ;;
@@ -919,7 +997,8 @@ while IFS='|' read -r key group name unit; do
 		paced) title="posixtrace, paced writer into a log, $PACED_SECONDS s (bench_log paced), first $PACED_REPS repetitions" ;;
 		tool) title="posixtrace command ($TOOL), over the log read back" ;;
 		floor) title="floor (bench/floor.c)" ;;
-		baseline) title="against the baselines: the same case, tree and $BASE_EVENT (event) or $BASE_READ (readers), adjacent" ;;
+		baseline) title="against the baselines: the same case, tree and $BASE_EVENT (event), $BASE_CPU (event, before the CPU field) or $BASE_READ (readers), adjacent" ;;
+		block) title="writers that may wait (--block), a FLUSH stream never full, the two adjacent" ;;
 		lttng) title="LTTng-UST peer (bench/peer), $N_EN events a run" ;;
 		*) title=$group ;;
 		esac
@@ -970,6 +1049,11 @@ NO_BASE_EV=${BASE_EV_MSG:-no baseline sample}
 NO_BASE_RD=${BASE_RD_MSG:-no baseline sample}
 target "16 B event, tree / $BASE_EVENT (0.2.0) (x)" "$(pair_median b_en16_tree b_en16_base ratio)" "<=" 1.0 \
 	"$(why "$(get b_en16_base)" "$(pair_spread b_en16_tree b_en16_base ratio); medians $(get b_en16_tree) / $(get b_en16_base) ns" "$NO_BASE_EV")"
+target "the CPU field's cost: 16 B event, tree - $BASE_CPU (ns)" "$(pair_median b_cpu_tree b_cpu_base diff)" "<=" 1 \
+	"$(why "$(get b_cpu_base)" "$(pair_spread b_cpu_tree b_cpu_base diff); medians $(get b_cpu_tree) / $(get b_cpu_base) ns; $BASE_CPU: the merge before the CPU field (80c823a), the tree holds later changes too" "${BASE_CPU_MSG:-no baseline sample}")"
+target "--block's cost, FLUSH stream never full: with - without (ns)" \
+	"$(pair_median en16_flush_block en16_flush diff)" "<=" 0.5 \
+	"$(why "$(get en16_flush)" "$(pair_spread en16_flush_block en16_flush diff); medians $(get en16_flush_block) / $(get en16_flush) ns" "no pair in which the stream stayed below full")"
 if [ -n "$CG_PT" ] && [ -n "$CG_LT" ]; then
 	target "untraced: posix_trace_event - LTTng tracepoint (instructions)" \
 		"$(calc "printf \"%.2f\", $CG_PT - $CG_LT")" "<=" 2 \
@@ -1095,6 +1179,8 @@ if [ "$HAVE_TOOL" = 1 ]; then
 		"Chrome JSON: $(get tool_chrome_rss 5) B per event"
 	target "posixtrace export, encoded spans (M spans/s, gzip)" "$(get tool_otlp_gzip)" ">=" 1 \
 		"$(why "$(get tool_otlp)" "without compression $(get tool_otlp) M spans/s" "no log of bench_spans")"
+	target "traced program, record --otlp / record -o (x)" "$(pair_median live_otlp live_plain ratio)" \
+		"<=" 1.05 "$(why "$(get live_otlp)" "$(pair_spread live_otlp live_plain ratio); medians $(get live_otlp) ns / $(get live_plain) ns per event" "no record --otlp sample")"
 	target "log bytes of images per short-lived process" "$(get short_proc 5)" "<=" 64 \
 		"$(why "$(get short_proc)" "whole log $(get short_proc) B per process" "not measured")"
 	target "dump with symbols / without, 1,000 call sites (x)" \

@@ -317,16 +317,20 @@ int posixtrace_attr_setblocking(trace_attr_t *attr, const struct timespec *timeo
 int posixtrace_attr_getblocking(const trace_attr_t *__PT_RESTRICT attr,
                                 struct timespec *__PT_RESTRICT timeout);
 
-/* What the writers of an active stream waited (posixtrace_attr_setblocking):
- * events whose writer found the stream full and waited, and the time they
- * waited in all.  An event that waited and still found no room is also
- * one of posix_trace_get_status's lost events.  Counts the traced
- * processes keep in the stream: a hint, as they report it.  EINVAL: trid
- * is not an active trace stream, or info is NULL.  Since 0.3. */
+/* What the writers of a stream waited (posixtrace_attr_setblocking):
+ * events whose writer found the stream full and waited, the time they
+ * waited in all, and those of them that still found no room (each also
+ * one of posix_trace_get_status's lost events).  Counts the traced
+ * processes keep in the stream: a hint, as they report it.  For a
+ * pre-recorded stream (posix_trace_open), the counts its log recorded as
+ * of its status (the end, or the last header update of a log that stops
+ * short); 0 for a log written before they were kept.  EINVAL: trid is not
+ * a trace stream identifier, or info is NULL.  Since 0.3. */
 struct posixtrace_block_stats {
 	uint64_t posixtrace_waited_events;
 	uint64_t posixtrace_waited_ns;
-	uint64_t posixtrace_reserved[2];
+	uint64_t posixtrace_waited_lost;
+	uint64_t posixtrace_reserved[1];
 };
 int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_stats *info);
 

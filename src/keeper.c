@@ -150,6 +150,10 @@ static void snapshot_status(struct keeper *k, struct pt_logw_status *st)
 	/* A count only: relaxed. */
 	uint64_t suppressed = atomic_load_explicit(&k->ctl->trigger_suppressed, memory_order_relaxed);
 	st->triggers_suppressed = suppressed > UINT32_MAX ? UINT32_MAX : (uint32_t)suppressed;
+	/* Counts only: relaxed.  The target writes them: they are what it says. */
+	st->waits.waited_events = atomic_load_explicit(&s->waited_events, memory_order_relaxed);
+	st->waits.waited_ns = atomic_load_explicit(&s->waited_ns, memory_order_relaxed);
+	st->waits.waited_lost = atomic_load_explicit(&s->waited_lost, memory_order_relaxed);
 }
 
 /* The log's own state, where the controller's get_status finds it. */
@@ -481,8 +485,10 @@ static void repeat_image(const struct pt_rot_image *im, void *arg)
 }
 
 /* A new file of the log begun on fd, with what a reader of it alone needs
- * first: the names, and the images of the processes still alive.  It
- * counts its events from 0, as the claims do from now on. */
+ * first: the names, and the images of the processes still alive; the ids
+ * of writers of other pid namespaces are written again (PIDS) before
+ * their first events in it.  It counts its events from 0, as the claims
+ * do from now on. */
 static void begin_file(struct keeper *k, int fd)
 {
 	struct pt_logw_params p;
@@ -501,6 +507,7 @@ static void begin_file(struct keeper *k, int fd)
 	log_new_names(k);
 	pt_rot_images_each(&k->rot_images, repeat_image, k);
 	pt_logw_images_done(&k->w);
+	pt_pidmap_unuse(&k->h->src.rd.ids);
 }
 
 /* File n, made now; the files past the count removed.  Its number is

@@ -288,9 +288,11 @@ struct pt_stream_hdr {
 	 * chunks past their mapping are full for them (pt_stream_map_fd). */
 	_Atomic uint64_t short_maps;
 	/* Events whose writers waited for room (posixtrace_attr_setblocking),
-	 * and the nanoseconds they waited: counts only. */
+	 * the nanoseconds they waited, and those of them that still found no
+	 * room: counts only. */
 	_Atomic uint64_t waited_events;
 	_Atomic uint64_t waited_ns;
+	_Atomic uint64_t waited_lost;
 
 	/* A pending POSIX_TRACE_OVERFLOW: count and first lost time (raw).
 	 * The reader looks at it for every event, so it is away from the

@@ -142,6 +142,15 @@ void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st)
 	st->posixtrace_lost_events = s.lost_events;
 }
 
+void pt_logfile_block_info(struct pt_handle *h, struct posixtrace_block_stats *info)
+{
+	struct pt_log_waits w;
+	pt_logr_waits(reader(h), &w);
+	info->posixtrace_waited_events = w.waited_events;
+	info->posixtrace_waited_ns = w.waited_ns;
+	info->posixtrace_waited_lost = w.waited_lost;
+}
+
 void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
 {
 	pt_logr_info(reader(h), &info->posixtrace_version, &info->posixtrace_closed,

@@ -28,6 +28,9 @@ int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out);
 int pt_logfile_typelist(struct pt_handle *h, trace_event_id_t *id);
 void pt_logfile_attr(struct pt_handle *h, trace_attr_t *attr);
 void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st);
+/* posixtrace_block_info of a pre-recorded stream: the log's counts, from
+ * the place its status comes from (0 in logs written before them). */
+void pt_logfile_block_info(struct pt_handle *h, struct posixtrace_block_stats *info);
 void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info);
 /* posixtrace_log_host: 0 or ENOENT (a log before version 5) */
 int pt_logfile_host(struct pt_handle *h, struct posixtrace_host *host);

@@ -379,6 +379,12 @@ int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
 	return first ? 2 : 1;
 }
 
+void pt_pidmap_unuse(struct pt_pidmap *m)
+{
+	for (uint32_t i = 0; i < m->nslots; i++)
+		m->slot[i].used = 0;
+}
+
 void pt_pidmap_rewrite(struct pt_pidmap *m, uint64_t ns, unsigned char *buf, uint32_t len,
                        uint32_t max_data, void (*fn)(const struct pt_idpair *, void *), void *arg)
 {

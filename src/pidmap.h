@@ -87,6 +87,11 @@ int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
 #define PT_PIDMAP_SCAN_BURST 4
 #define PT_PIDMAP_MISS_ENTRIES 4096
 
+/* Every translation counts as not used yet: the next translation of each
+ * returns 2 again (a rotated log's new file, which must name its writers
+ * again to read alone).  A pass over the table: at most 2^18 entries. */
+void pt_pidmap_unuse(struct pt_pidmap *m);
+
 /* The scan's next step, if one is due (the keeper's tick). */
 void pt_pidmap_step(struct pt_pidmap *m);
 

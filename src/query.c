@@ -157,14 +157,20 @@ int posixtrace_block_info(trace_id_t trid, struct posixtrace_block_stats *info)
 {
 	if (!info)
 		return EINVAL;
-	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
 	if (!h)
 		return EINVAL;
-	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	memset(info, 0, sizeof *info);
+	if (h->kind == PT_H_LOG) {
+		pt_logfile_block_info(h, info);
+		pt_handle_put(h);
+		return 0;
+	}
+	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	/* Counts only: relaxed.  The target writes them: they are what it says. */
 	info->posixtrace_waited_events = atomic_load_explicit(&hdr->waited_events, memory_order_relaxed);
 	info->posixtrace_waited_ns = atomic_load_explicit(&hdr->waited_ns, memory_order_relaxed);
+	info->posixtrace_waited_lost = atomic_load_explicit(&hdr->waited_lost, memory_order_relaxed);
 	pt_handle_put(h);
 	return 0;
 }

@@ -315,6 +315,8 @@ static uint32_t wait_for_room(const struct pt_map *m, uint64_t *held, uintptr_t 
 	/* Counts only: relaxed. */
 	atomic_fetch_add_explicit(&h->waited_events, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->waited_ns, pt_mono_ns() - start, memory_order_relaxed);
+	if (c == PT_NONE)
+		atomic_fetch_add_explicit(&h->waited_lost, 1, memory_order_relaxed);
 	return c;
 }
 

@@ -9,7 +9,13 @@
  *    lost and counted;
  *  - an event posted by a signal handler that interrupted a waiting writer
  *    does not wait (the waited count does not move, the event is lost);
- *  - the attribute's errors and its default.
+ *  - the attribute's errors and its default;
+ *  - the counts (waits, time waited, events lost at the timeout) reach the
+ *    log: posixtrace_block_info on a log opened with posix_trace_open gives
+ *    what the stream counted, from the END block of a closed log, from the
+ *    header of a log still being written, and from the END block of a log
+ *    written to a pipe (whose header is written once, before any wait);
+ *    a log written before the counts were kept reads 0.
  */
 #include "harness.h"
 #include "logtest.h"
@@ -114,6 +120,15 @@ static int wait_for_a_sleeping_thread(void)
 	return 0;
 }
 
+/* A flush carried out (the header of a seekable log is rewritten then). */
+static void wait_flushed(trace_id_t trid)
+{
+	for (int i = 0; pt_status(trid).posix_stream_flush_status == POSIX_TRACE_FLUSHING; i++) {
+		ck_assert_msg(i < 10000, "a flush not done in 10 s");
+		pt_sleep_ms(1);
+	}
+}
+
 /* ---- flat-out writers lose nothing --------------------------------------- */
 
 static uint32_t per_writer;
@@ -177,6 +192,12 @@ START_TEST(flat_out_writers_lose_nothing)
 	/* The stream holds 64 KiB: writers that far outrun it waited. */
 	ck_assert_uint_gt(info.posixtrace_waited_events, 0);
 	ck_assert_uint_gt(info.posixtrace_waited_ns, 0);
+	ck_assert_uint_eq(info.posixtrace_waited_lost, 0);
+	/* The log says the same: nothing waited after the writers ended. */
+	struct posixtrace_block_stats logged = block_info(log);
+	ck_assert_uint_eq(logged.posixtrace_waited_events, info.posixtrace_waited_events);
+	ck_assert_uint_eq(logged.posixtrace_waited_ns, info.posixtrace_waited_ns);
+	ck_assert_uint_eq(logged.posixtrace_waited_lost, 0);
 	free(seen);
 	ck_assert_ok(posix_trace_close(log));
 	close(fd);
@@ -201,8 +222,94 @@ START_TEST(stopped_keeper_wait_times_out_and_loss_is_counted)
 	struct posixtrace_block_stats info = block_info(trid);
 	ck_assert_uint_eq(info.posixtrace_waited_events, 1);
 	ck_assert_uint_ge(info.posixtrace_waited_ns, 200000000u);
+	ck_assert_uint_eq(info.posixtrace_waited_lost, 1);
+	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
+	/* A log still being written: its header's counts, as of the flush. */
+	ck_assert_ok(posix_trace_flush(trid));
+	wait_flushed(trid);
+	trace_id_t log;
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(fd), &log));
+	ck_assert_int_eq(lt_log_info(log).posixtrace_closed, 0);
+	struct posixtrace_block_stats logged = block_info(log);
+	ck_assert_uint_eq(logged.posixtrace_waited_events, 1);
+	ck_assert_uint_eq(logged.posixtrace_waited_ns, info.posixtrace_waited_ns);
+	ck_assert_uint_eq(logged.posixtrace_waited_lost, 1);
+	ck_assert_ok(posix_trace_close(log));
+	/* Closed: its END block's. */
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(fd), &log));
+	ck_assert_int_eq(lt_log_info(log).posixtrace_closed, 1);
+	logged = block_info(log);
+	ck_assert_uint_eq(logged.posixtrace_waited_events, 1);
+	ck_assert_uint_eq(logged.posixtrace_waited_ns, info.posixtrace_waited_ns);
+	ck_assert_uint_eq(logged.posixtrace_waited_lost, 1);
+	ck_assert_ok(posix_trace_close(log));
+	close(fd);
+}
+END_TEST
+
+/* ---- the counts in a log written to a pipe --------------------------------- */
+
+/* An unseekable log's header is written once, at its start: the counts
+ * reach it in the END block only. */
+START_TEST(log_through_a_pipe_ends_with_the_counts)
+{
+	int pipefd[2];
+	ck_assert_int_eq(pipe(pipefd), 0);
+	int copy = lt_new_log_file();
+	trace_id_t trid = create_blocking(pipefd[1], 200);
+	close(pipefd[1]);
+	/* After the keeper's fork (ThreadSanitizer ends a child of a process
+	 * with threads that starts one); the pipe holds its header until then. */
+	struct lt_pump pump = {.in = pipefd[0], .out = copy};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, lt_pump_main, &pump), 0);
+	pid_t keeper = stopped_keeper();
+	for (uint32_t posted = 0; pt_status(trid).posix_stream_full_status != POSIX_TRACE_FULL;) {
+		ck_assert_uint_lt(posted, 100000);
+		uint32_t v[2] = {0, posted++};
+		posix_trace_event(block_id, v, sizeof v);
+	}
+	struct posixtrace_block_stats info = block_info(trid);
 	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
 	ck_assert_ok(posix_trace_shutdown(trid));
+	pthread_join(th, NULL);
+	close(pipefd[0]);
+	trace_id_t log;
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(copy), &log));
+	ck_assert_int_eq(lt_log_info(log).posixtrace_closed, 1);
+	struct posixtrace_block_stats logged = block_info(log);
+	ck_assert_uint_eq(logged.posixtrace_waited_events, 1);
+	ck_assert_uint_eq(logged.posixtrace_waited_ns, info.posixtrace_waited_ns);
+	ck_assert_uint_eq(logged.posixtrace_waited_lost, 1);
+	ck_assert_ok(posix_trace_close(log));
+	close(copy);
+}
+END_TEST
+
+/* ---- a log written before the counts ------------------------------------- */
+
+/* Its header's reserved bytes and its 48-byte END: 0 waits, no error. */
+START_TEST(log_without_the_counts_reads_zero)
+{
+	int fd = lt_new_log_file();
+	struct lt_craft c;
+	lt_craft_begin(&c, fd, 64 * 1024, 1, "old");
+	lt_craft_name(&c, 33, "old:ev");
+	struct pt_log_ctx ctx = {.pid = 1, .tid = 1};
+	uint32_t v = 7;
+	lt_craft_event(&c, &ctx, 33, 1000, 0x1000, 0, &v, sizeof v);
+	lt_craft_end(&c);
+	trace_id_t log;
+	ck_assert_ok(posix_trace_open(pt_reopen_ro(fd), &log));
+	struct posixtrace_block_stats logged;
+	memset(&logged, 0xff, sizeof logged);
+	ck_assert_ok(posixtrace_block_info(log, &logged));
+	ck_assert_uint_eq(logged.posixtrace_waited_events, 0);
+	ck_assert_uint_eq(logged.posixtrace_waited_ns, 0);
+	ck_assert_uint_eq(logged.posixtrace_waited_lost, 0);
+	ck_assert_uint_eq(logged.posixtrace_reserved[0], 0);
+	ck_assert_ok(posix_trace_close(log));
 	close(fd);
 }
 END_TEST
@@ -312,6 +419,8 @@ int main(void)
 	TCase *tc = pt_tcase(s, "block");
 	tcase_add_test(tc, flat_out_writers_lose_nothing);
 	tcase_add_test(tc, stopped_keeper_wait_times_out_and_loss_is_counted);
+	tcase_add_test(tc, log_through_a_pipe_ends_with_the_counts);
+	tcase_add_test(tc, log_without_the_counts_reads_zero);
 	tcase_add_test(tc, signal_handler_interrupting_a_wait_does_not_wait);
 	tcase_add_test(tc, attribute_default_set_get_and_errors);
 	return pt_run(s);

@@ -12,6 +12,10 @@
  *    (its disk space is given back while the stream runs);
  *  - images are repeated: an event of a file in the middle finds its image
  *    (posixtrace_event_image) in that file alone;
+ *  - the ids of a writer in a pid namespace of its own (PIDS) are repeated:
+ *    each file that holds its events, read alone, gives its own ids
+ *    (posixtrace_event_ext) beside its ids here, not only the first file
+ *    it wrote in (needs root: unshare(CLONE_NEWPID); skipped otherwise);
  *  - a keeper killed (SIGKILL) is followed by one that reopens the file it
  *    wrote by number and identity: every file still reads, and nothing is
  *    missing that is not counted lost;
@@ -27,6 +31,7 @@
  * Every test runs under RLIMIT_FSIZE (FILE_CAP) and the harness's timeout.
  */
 #include <dirent.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <posixtrace.h>
 #include "logtest.h"
@@ -362,6 +367,158 @@ START_TEST(images_repeated_in_every_file)
 }
 END_TEST
 
+/* ---- a writer of another pid namespace ---------------------------------- */
+
+struct ns_payload {
+	uint32_t seq;
+	int32_t ns_tid; /* gettid() in the writer's namespace */
+};
+
+struct ns_writer {
+	pid_t middle, pid; /* the writer's pid here */
+	int go, done;      /* a byte: post a burst; a byte back: posted */
+};
+
+/* In its own pid namespace (pid 1 there): a burst of events for each byte
+ * read, a byte back after each; ends at end of file. */
+static void ns_writer_main(int go, int done)
+{
+	trace_event_id_t id;
+	if (posix_trace_eventid_open("rot:ns", &id) != 0)
+		_exit(3);
+	struct ns_payload pl = {0, (int32_t)gettid()};
+	char c;
+	while (read(go, &c, 1) == 1) {
+		for (unsigned i = 0; i < PER_BURST; i++, pl.seq++)
+			posix_trace_event(id, &pl, sizeof pl);
+		if (write(done, "d", 1) != 1)
+			_exit(3);
+	}
+	_exit(getpid() == 1 ? 0 : 4);
+}
+
+/* A process that forks the writer into a new pid namespace and waits for
+ * it; pid 0 when no namespace could be made. */
+static struct ns_writer start_ns_writer(void)
+{
+	int out[2], go[2], done[2];
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	struct ns_writer w = {pt_fork(), 0, go[1], done[0]};
+	if (w.middle == 0) {
+		close(go[1]);
+		close(done[0]);
+		pid_t t = -1;
+		if (unshare(CLONE_NEWPID) == 0 && (t = fork()) == 0)
+			ns_writer_main(go[0], done[1]);
+		if (write(out[1], &t, sizeof t) != sizeof t)
+			_exit(5);
+		int status = 0;
+		if (t > 0)
+			waitpid(t, &status, 0);
+		_exit(t > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 6);
+	}
+	pt_track(w.middle);
+	close(go[0]);
+	close(done[1]);
+	close(out[1]);
+	ck_assert_int_eq(read(out[0], &w.pid, sizeof w.pid), (ssize_t)sizeof w.pid);
+	close(out[0]);
+	return w;
+}
+
+/* One file read alone: the writer's events, each checked for its ids here
+ * and its own; how many. */
+static uint64_t read_ns_events(unsigned number, pid_t pid)
+{
+	int fd = open_file(number);
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	struct posix_trace_event_info ev;
+	struct posixtrace_event_ext ext;
+	char name[TRACE_EVENT_NAME_MAX];
+	struct ns_payload pl;
+	size_t len;
+	uint64_t events = 0;
+	for (;;) {
+		int unavailable;
+		ck_assert_ok(posix_trace_getnext_event(trid, &ev, &pl, sizeof pl, &len, &unavailable));
+		if (unavailable)
+			break;
+		if (posix_trace_eventid_get_name(trid, ev.posix_event_id, name) != 0 ||
+		    strcmp(name, "rot:ns") != 0)
+			continue;
+		ck_assert_uint_eq(len, sizeof pl);
+		ck_assert_ok(posixtrace_event_ext(trid, &ext));
+		ck_assert_msg(ev.posix_pid == pid, "file %u, event %u: pid %d, not %d", number,
+		              pl.seq, (int)ev.posix_pid, (int)pid);
+		ck_assert_msg(ext.posixtrace_ns_pid == 1 && ext.posixtrace_ns_tid == pl.ns_tid &&
+		                  ext.posixtrace_pidns != 0,
+		              "file %u, event %u: own ids %d/%d in namespace %llu, not 1/%d", number,
+		              pl.seq, (int)ext.posixtrace_ns_pid, (int)ext.posixtrace_ns_tid,
+		              (unsigned long long)ext.posixtrace_pidns, (int)pl.ns_tid);
+		ck_assert_int_ne(ext.posixtrace_tid, pl.ns_tid);
+		events++;
+	}
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+	return events;
+}
+
+/* A writer in a pid namespace of its own (inheritance) posts bursts over
+ * several files: every file that holds its events gives its own ids read
+ * alone (before, only the file its ids were first written to did; the
+ * others' events had no namespace ids). */
+START_TEST(pids_repeated_in_every_file)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "t_rotate: pids_repeated_in_every_file skipped (not root)\n");
+		return;
+	}
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE));
+	ck_assert_ok(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED));
+	struct posixtrace_logdir d = {.posixtrace_dirfd = dir_fd,
+	                              .posixtrace_mode = 0600,
+	                              .posixtrace_file_size = FILE_SIZE};
+	ck_assert_ok(posixtrace_create_withlogdir(0, &attr, &d, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	ck_assert_ok(posix_trace_start(trid));
+	struct ns_writer w = start_ns_writer();
+	if (w.pid <= 0) {
+		fprintf(stderr, "t_rotate: pids_repeated_in_every_file skipped (no pid namespace)\n");
+		ck_assert_ok(posix_trace_shutdown(trid));
+		return;
+	}
+	for (unsigned b = 0; b < BURSTS; b++) {
+		char c;
+		ck_assert_int_eq(write(w.go, "g", 1), 1);
+		ck_assert_int_eq(read(w.done, &c, 1), 1);
+		ck_assert_ok(posix_trace_flush(trid));
+		wait_flushed(trid);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	close(w.go);
+	int status = pt_wait_exit(w.middle, 10000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer: status %#x", status);
+	close(w.done);
+	unsigned numbers[MAX_FILES];
+	unsigned n = list_files(numbers), with_events = 0;
+	uint64_t events = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t e = read_ns_events(numbers[i], w.pid);
+		with_events += e != 0;
+		events += e;
+	}
+	ck_assert_uint_ge(with_events, 3);
+	ck_assert_uint_eq(events, BURSTS * PER_BURST);
+}
+END_TEST
+
 /* The keeper killed: the controller's next call starts another, which
  * reopens the file being written by number and identity and goes on. */
 START_TEST(keeper_killed_then_resumed)
@@ -617,6 +774,7 @@ int main(void)
 	tc = pt_tcase_fixture(s, "files", setup, teardown);
 	tcase_add_test(tc, files_have_the_mode_given);
 	tcase_add_test(tc, images_repeated_in_every_file);
+	tcase_add_test(tc, pids_repeated_in_every_file);
 	tc = pt_tcase_fixture(s, "crash", setup, teardown);
 	tcase_add_test(tc, keeper_killed_then_resumed);
 	tcase_add_test(tc, controller_and_keeper_killed);

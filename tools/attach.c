@@ -17,7 +17,7 @@
 
 #include <posixtrace.h>
 
-#include "tool.h"
+#include "otlp.h"
 
 #define POLL_NS 100000000u /* how often waits look at the clock and signals */
 
@@ -30,6 +30,9 @@ struct attach_options {
 	size_t flight_size; /* --flight-recorder: a LOOP stream of this size; 0: none */
 	struct name_list triggers; /* --trigger: types whose events take a snapshot */
 	struct rotation rotate; /* --rotate: size 0, a log of one file */
+	bool otlp;              /* --otlp (or --discard): sent while recording */
+	double otlp_wait;       /* seconds: the wait for the sender at the end */
+	struct otlp_cli send;   /* its options, as export's */
 };
 
 #define FLIGHT_DEFAULT_SIZE (16u << 20)
@@ -59,14 +62,22 @@ static void attach_help(FILE *out)
 	        "                       snapshot: on SIGUSR1 to posixtrace, and at the end\n"
 	        "  --trigger NAME,...   with --flight-recorder: a snapshot also each time\n"
 	        "                       an event of one of these types is posted\n"
+	        "  --otlp URL           with -o DIR: also send spans and log records to this\n"
+	        "                       OpenTelemetry receiver while recording (as export\n"
+	        "                       does); the log is rotated (--rotate 1M unless given)\n"
+	        "                       and each file is sent once it is complete\n"
+	        "  --otlp-wait SEC      at the end, the longest wait for the rest to be\n"
+	        "                       sent (default 30; a stop signal cuts it short)\n"
+	        "With --otlp, export's options of the requests:\n"
+	        OTLP_SEND_HELP
 	        "  -h, --help           this help\n"
-	        "Exit status: 0, 1 if PID cannot be traced or the log not written, 2 for\n"
-	        "usage errors.\n",
+	        "Exit status: 0, 1 if PID cannot be traced or the log not written (or\n"
+	        "--otlp could not deliver everything), 2 for usage errors.\n",
 	        PROG);
 }
 
 enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER,
-       OPT_NO_IMAGES, OPT_ROTATE };
+       OPT_NO_IMAGES, OPT_ROTATE, OPT_OTLP_WAIT };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -80,8 +91,10 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"rotate", required_argument, 0, OPT_ROTATE},
+		{"otlp-wait", required_argument, 0, OPT_OTLP_WAIT},
+		OTLP_LONGOPTS,
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-	int c;
+	int c, rc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:o:f:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -116,11 +129,28 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
+		case OPT_OTLP_WAIT:
+			if (!parse_seconds(optarg, &o->otlp_wait) || o->otlp_wait < 0 ||
+			    o->otlp_wait > 3600)
+				return usage_error("attach", "bad --otlp-wait '%s' (seconds, at most 3600)",
+				                   optarg);
+			break;
 		case 'h': attach_help(stdout); return 0;
 		case ':': return usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("attach", "unknown option '%s'", argv[optind - 1]);
+		default:
+			rc = otlp_cli_option(&o->send, c, optarg, "attach", argv[optind - 1]);
+			if (rc > 0)
+				return rc;
+			if (rc == 0)
+				return usage_error("attach", "unknown option '%s'", argv[optind - 1]);
+			o->otlp |= c == OTLP_OPT_URL || c == OTLP_OPT_DISCARD;
 		}
 	}
+	if (o->otlp && !o->log)
+		return usage_error("attach", "--otlp follows the log as it is written: give -o DIR");
+	if (o->otlp && (rc = live_options("attach", o->flight_size != 0, o->log, false,
+	                                  POSIX_TRACE_APPEND, &o->rotate, &o->send)) >= 0)
+		return rc;
 	if (optind != argc - 1)
 		return usage_error("attach", optind >= argc ? "no PID given" : "too many arguments");
 	if (o->flight_size && !o->log)
@@ -320,7 +350,7 @@ static void drop_log(const struct attach_options *o, int logfd)
 		unlink(o->log); /* created (or emptied) for nothing */
 }
 
-static int attach(const struct attach_options *o)
+static int attach(struct attach_options *o)
 {
 	const char *why = why_not_traceable(o->pid);
 	if (why) {
@@ -335,6 +365,12 @@ static int attach(const struct attach_options *o)
 		drop_log(o, logfd);
 		return EXIT_FAIL;
 	}
+	struct otlp_live *live = NULL;
+	if (o->otlp && !(live = otlp_live_start(&o->send, logfd, o->log))) {
+		posix_trace_shutdown(trid);
+		close(logfd);
+		return EXIT_FAIL;
+	}
 	if (o->flight_size && !flight_set_triggers(trid, &o->triggers)) {
 		posix_trace_shutdown(trid);
 		drop_log(o, logfd);
@@ -345,6 +381,7 @@ static int attach(const struct attach_options *o)
 	if ((err = posix_trace_start(trid)) != 0) {
 		error_msg("cannot start tracing process %d: %s", (int)o->pid, strerror(err));
 		posix_trace_shutdown(trid);
+		otlp_live_finish(live, o->otlp_wait);
 		drop_log(o, logfd);
 		return EXIT_FAIL;
 	}
@@ -373,15 +410,19 @@ static int attach(const struct attach_options *o)
 		              stop_requested ? "the recording was stopped" : "the duration was over",
 		              logfd, to_stdout ? NULL : o->log);
 	close(logfd);
-	return err ? EXIT_FAIL : 0;
+	int sent = otlp_live_finish(live, o->otlp_wait);
+	return err || sent ? EXIT_FAIL : 0;
 }
 
 int cmd_attach(int argc, char **argv)
 {
-	struct attach_options o = {.inherit = true, .images = true};
+	struct attach_options o = {.inherit = true, .images = true,
+	                           .otlp_wait = OTLP_LIVE_WAIT_DEFAULT};
+	otlp_cli_init(&o.send);
 	int rc = parse_attach_options(argc, argv, &o);
 	if (rc < 0)
 		rc = attach(&o);
 	name_list_free(&o.triggers);
+	otlp_cli_free(&o.send);
 	return rc;
 }

@@ -105,20 +105,30 @@ static void print_summary(const struct dump_options *o, struct trace_log *log,
                           uint64_t shown)
 {
 	uint64_t lost = 0;
+	struct posixtrace_block_stats w;
 	enum log_state state = log_state(log);
 	trace_log_lost(log, &lost);
+	trace_log_waits(log, &w);
 	if (o->json)
-		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"damaged\":%s,"
-		       "\"cut_short\":%s}}\n",
+		printf("{\"summary\":{\"events\":%llu,\"shown\":%llu,\"lost\":%llu,\"waited\":%llu,"
+		       "\"waited_ns\":%llu,\"waited_lost\":%llu,\"damaged\":%s,\"cut_short\":%s}}\n",
 		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost, state == LOG_DAMAGED ? "true" : "false",
+		       (unsigned long long)lost, (unsigned long long)w.posixtrace_waited_events,
+		       (unsigned long long)w.posixtrace_waited_ns,
+		       (unsigned long long)w.posixtrace_waited_lost, state == LOG_DAMAGED ? "true" : "false",
 		       state == LOG_CUT_SHORT ? "true" : "false");
-	else
-		printf("# %llu events (%llu shown), %llu lost%s\n",
-		       (unsigned long long)log->events_read, (unsigned long long)shown,
-		       (unsigned long long)lost,
+	else {
+		printf("# %llu events (%llu shown), %llu lost%s", (unsigned long long)log->events_read,
+		       (unsigned long long)shown, (unsigned long long)lost,
 		       state == LOG_DAMAGED ? ", log damaged" :
 		       state == LOG_CUT_SHORT ? ", log cut short" : "");
+		if (w.posixtrace_waited_events)
+			printf("; %llu waited for room (%.3f s), %llu of them lost",
+			       (unsigned long long)w.posixtrace_waited_events,
+			       (double)w.posixtrace_waited_ns / 1e9,
+			       (unsigned long long)w.posixtrace_waited_lost);
+		putchar('\n');
+	}
 }
 
 static int dump(struct dump_options *o)

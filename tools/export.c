@@ -27,24 +27,8 @@ static void export_help(FILE *out)
 	        "records; system events are log records with a severity.\n\n"
 	        "  --otlp URL           the receiver (default: OTEL_EXPORTER_OTLP_ENDPOINT,\n"
 	        "                       or the per-signal ..._TRACES_ENDPOINT, _LOGS_ENDPOINT)\n"
-	        "  --header K=V         a header of every request (repeatable; also\n"
-	        "                       OTEL_EXPORTER_OTLP_HEADERS); never printed\n"
-	        "  --service-name NAME  the resource's service.name (default: OTEL_SERVICE_NAME,\n"
-	        "                       else the log's program)\n"
-	        "  --host-name NAME     the resource's host.name (default: this host's)\n"
-	        "  --trace-per-log      one trace id per log (default: one per top-level span)\n"
-	        "  --batch-spans N      spans (log records) per request (default %d)\n"
-	        "  --batch-bytes SIZE   encoded bytes per request (default 4M)\n"
-	        "  --compression gzip|none  the request bodies (default gzip)\n"
-	        "  --timeout SEC        of one request (default 10)\n"
-	        "  --connect-timeout SEC of one connection (default 5)\n"
-	        "  --attempts N         of one request, retries included (default 5)\n"
-	        "  --backoff SEC        the first wait before a retry (default 1; doubles,\n"
-	        "                       at most 30 s; a Retry-After answer replaces it)\n"
-	        "  --discard            encode (and compress) everything, send nothing\n"
+	        OTLP_SEND_HELP
 	        "  -v, --verbose        each request's outcome on standard error\n"
-	        "  --pair BEGIN=END     also pair these two event names (repeatable)\n"
-	        "  --no-pair            no NAME_begin/NAME_end pairing\n"
 	        "The events exported (as dump would show them):\n"
 	        WINDOW_HELP
 	        SITE_HELP
@@ -52,21 +36,8 @@ static void export_help(FILE *out)
 	        "Exit status: 0 when every span and record was delivered; 1 if any was\n"
 	        "refused, dropped, or a log could not be read; 2 for usage errors; 3 if a\n"
 	        "log is damaged inside (after exporting what could be read).\n",
-	        PROG, OTLP_BATCH_SPANS_DEFAULT);
+	        PROG);
 }
-
-struct export_options {
-	const char *url;
-	struct otlp_config config;
-	struct otlp_options otlp;
-	char *urls[OTLP_SIGNALS];
-};
-
-enum {
-	OPT_OTLP = 256, OPT_HEADER, OPT_SERVICE, OPT_HOST, OPT_TRACE_PER_LOG, OPT_BATCH_SPANS,
-	OPT_BATCH_BYTES, OPT_COMPRESSION, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_ATTEMPTS,
-	OPT_BACKOFF, OPT_DISCARD, OPT_PAIR, OPT_NO_PAIR
-};
 
 static int hex_value(char c)
 {
@@ -139,7 +110,7 @@ static char *join_url(const char *base, const char *path)
 	return url;
 }
 
-static bool set_urls(struct export_options *o)
+static bool set_urls(struct otlp_cli *o)
 {
 	static const char *const paths[OTLP_SIGNALS] = {"/v1/traces", "/v1/logs"};
 	static const char *const envs[OTLP_SIGNALS] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -168,67 +139,60 @@ static bool parse_count(const char *s, unsigned long max, size_t *out)
 	return true;
 }
 
-static int take_option(int c, const char *arg, struct export_options *o, char *opt)
+int otlp_cli_option(struct otlp_cli *o, int c, const char *arg, const char *cmd,
+                    const char *opt)
 {
 	size_t n;
 	double sec;
 	switch (c) {
-	case OPT_OTLP: o->url = arg; break;
-	case OPT_HEADER:
+	case OTLP_OPT_URL: o->url = arg; break;
+	case OTLP_OPT_HEADER:
 		if (!add_header(&o->config, arg, strlen(arg), false))
-			return usage_error("export", "bad --header (K=V, a header's name and value)");
+			return usage_error(cmd, "bad --header (K=V, a header's name and value)");
 		break;
-	case OPT_SERVICE: o->otlp.service_name = arg; break;
-	case OPT_HOST: o->otlp.host_name = arg; break;
-	case OPT_TRACE_PER_LOG: o->otlp.trace_per_log = true; break;
-	case OPT_BATCH_SPANS:
+	case OTLP_OPT_SERVICE: o->otlp.service_name = arg; break;
+	case OTLP_OPT_HOST: o->otlp.host_name = arg; break;
+	case OTLP_OPT_TRACE_PER_LOG: o->otlp.trace_per_log = true; break;
+	case OTLP_OPT_BATCH_SPANS:
 		if (!parse_count(arg, 1u << 20, &o->otlp.batch_spans))
-			return usage_error("export", "bad --batch-spans '%s' (1 to 1048576)", arg);
+			return usage_error(cmd, "bad --batch-spans '%s' (1 to 1048576)", arg);
 		break;
-	case OPT_BATCH_BYTES:
+	case OTLP_OPT_BATCH_BYTES:
 		if (!parse_size(arg, &o->otlp.batch_bytes) || o->otlp.batch_bytes < 1024 ||
 		    o->otlp.batch_bytes > ((size_t)1 << 30))
-			return usage_error("export", "bad --batch-bytes '%s' (1K to 1G)", arg);
+			return usage_error(cmd, "bad --batch-bytes '%s' (1K to 1G)", arg);
 		break;
-	case OPT_COMPRESSION:
+	case OTLP_OPT_COMPRESSION:
 		if (strcmp(arg, "gzip") && strcmp(arg, "none"))
-			return usage_error("export", "bad --compression '%s' (gzip, none)", arg);
+			return usage_error(cmd, "bad --compression '%s' (gzip, none)", arg);
 		o->config.gzip = !strcmp(arg, "gzip");
 		break;
-	case OPT_TIMEOUT:
-	case OPT_CONNECT_TIMEOUT:
-	case OPT_BACKOFF:
-		if (!parse_seconds(arg, &sec) || sec > 3600 || (sec <= 0 && c != OPT_BACKOFF))
-			return usage_error("export", "bad %s '%s' (seconds)", opt, arg);
-		*(c == OPT_TIMEOUT ? &o->config.timeout
-		  : c == OPT_CONNECT_TIMEOUT ? &o->config.connect_timeout : &o->config.backoff) = sec;
+	case OTLP_OPT_TIMEOUT:
+	case OTLP_OPT_CONNECT_TIMEOUT:
+	case OTLP_OPT_BACKOFF:
+		if (!parse_seconds(arg, &sec) || sec > 3600 || (sec <= 0 && c != OTLP_OPT_BACKOFF))
+			return usage_error(cmd, "bad %s '%s' (seconds)", opt, arg);
+		*(c == OTLP_OPT_TIMEOUT ? &o->config.timeout
+		  : c == OTLP_OPT_CONNECT_TIMEOUT ? &o->config.connect_timeout : &o->config.backoff) = sec;
 		break;
-	case OPT_ATTEMPTS:
+	case OTLP_OPT_ATTEMPTS:
 		if (!parse_count(arg, 100, &n))
-			return usage_error("export", "bad --attempts '%s' (1 to 100)", arg);
+			return usage_error(cmd, "bad --attempts '%s' (1 to 100)", arg);
 		o->config.attempts = (unsigned)n;
 		break;
-	case OPT_DISCARD: o->config.discard = true; break;
-	case 'v': o->config.verbose = true; break;
-	case OPT_PAIR:
+	case OTLP_OPT_DISCARD: o->config.discard = true; break;
+	case OTLP_OPT_PAIR:
 		if (!pair_rules_add(&o->otlp.pairs, arg))
-			return usage_error("export", "bad --pair '%s' (BEGIN=END, two different "
+			return usage_error(cmd, "bad --pair '%s' (BEGIN=END, two different "
 			                   "event names)", arg);
 		break;
-	case OPT_NO_PAIR: o->otlp.pairs.suffixes = false; break;
-	default: {
-		int w = window_option(c, arg, &o->otlp.window, "export");
-		if (w)
-			return w < 0 ? EXIT_USAGE : -1;
-		if (site_option(c, arg, &o->otlp.sites))
-			return -1;
-		return usage_error("export", "unknown option '%s'", opt);
-	}
+	case OTLP_OPT_NO_PAIR: o->otlp.pairs.suffixes = false; break;
+	default: return 0;
 	}
 	return -1;
 }
 
-static void env_defaults(struct export_options *o)
+static void env_defaults(struct otlp_cli *o)
 {
 	const char *v = getenv("OTEL_EXPORTER_OTLP_TIMEOUT");
 	char *end;
@@ -245,53 +209,85 @@ static void env_defaults(struct export_options *o)
 		o->otlp.service_name = v;
 }
 
-static int parse_export_options(int argc, char **argv, struct export_options *o)
+void otlp_cli_init(struct otlp_cli *o)
+{
+	memset(o, 0, sizeof *o);
+	o->config = (struct otlp_config){.gzip = true, .timeout = 10, .connect_timeout = 5,
+	                                 .attempts = 5, .backoff = 1, .backoff_max = 30,
+	                                 .label = "export"};
+	o->otlp.pairs.suffixes = true;
+	o->otlp.batch_spans = OTLP_BATCH_SPANS_DEFAULT;
+	o->otlp.batch_bytes = OTLP_BATCH_BYTES_DEFAULT;
+	env_defaults(o);
+}
+
+bool otlp_cli_finish(struct otlp_cli *o, const char *cmd)
+{
+	if (!env_headers(&o->config)) {
+		usage_error(cmd, "bad OTEL_EXPORTER_OTLP_HEADERS (k=v,k2=v2)");
+		return false;
+	}
+	if (!set_urls(o)) {
+		usage_error(cmd, "no receiver: give --otlp URL (or set OTEL_EXPORTER_OTLP_ENDPOINT), "
+		            "or --discard");
+		return false;
+	}
+	return true;
+}
+
+void otlp_cli_free(struct otlp_cli *o)
+{
+	for (size_t i = 0; i < o->config.nheaders; i++)
+		free(o->config.headers[i]);
+	o->config.nheaders = 0;
+	for (int i = 0; i < OTLP_SIGNALS; i++) {
+		free(o->urls[i]);
+		o->urls[i] = NULL;
+	}
+	window_free(&o->otlp.window);
+	pair_rules_free(&o->otlp.pairs);
+}
+
+static int parse_export_options(int argc, char **argv, struct otlp_cli *o)
 {
 	static const struct option longopts[] = {
-		{"otlp", required_argument, 0, OPT_OTLP},
-		{"header", required_argument, 0, OPT_HEADER},
-		{"service-name", required_argument, 0, OPT_SERVICE},
-		{"host-name", required_argument, 0, OPT_HOST},
-		{"trace-per-log", no_argument, 0, OPT_TRACE_PER_LOG},
-		{"batch-spans", required_argument, 0, OPT_BATCH_SPANS},
-		{"batch-bytes", required_argument, 0, OPT_BATCH_BYTES},
-		{"compression", required_argument, 0, OPT_COMPRESSION},
-		{"timeout", required_argument, 0, OPT_TIMEOUT},
-		{"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
-		{"attempts", required_argument, 0, OPT_ATTEMPTS},
-		{"backoff", required_argument, 0, OPT_BACKOFF},
-		{"discard", no_argument, 0, OPT_DISCARD},
+		OTLP_LONGOPTS,
 		{"verbose", no_argument, 0, 'v'},
-		{"pair", required_argument, 0, OPT_PAIR},
-		{"no-pair", no_argument, 0, OPT_NO_PAIR},
 		{"help", no_argument, 0, 'h'},
 		SITE_LONGOPTS,
 		WINDOW_LONGOPTS,
 		{0, 0, 0, 0}};
 	int c, rc;
-	env_defaults(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			export_help(stdout);
 			return 0;
 		}
+		if (c == 'v') {
+			o->config.verbose = true;
+			continue;
+		}
 		if (c == ':')
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
-		if ((rc = take_option(c, optarg, o, argv[optind - 1])) >= 0)
+		if ((rc = otlp_cli_option(o, c, optarg, "export", argv[optind - 1])) > 0)
 			return rc;
+		if (rc < 0)
+			continue;
+		int w = window_option(c, optarg, &o->otlp.window, "export");
+		if (w < 0)
+			return EXIT_USAGE;
+		if (w > 0)
+			continue;
+		if (!site_option(c, optarg, &o->otlp.sites))
+			return usage_error("export", "unknown option '%s'", argv[optind - 1]);
 	}
 	if (optind == argc)
 		return usage_error("export", "no LOG given");
-	if (!env_headers(&o->config))
-		return usage_error("export", "bad OTEL_EXPORTER_OTLP_HEADERS (k=v,k2=v2)");
-	if (!set_urls(o))
-		return usage_error("export", "no receiver: give --otlp URL (or set "
-		                   "OTEL_EXPORTER_OTLP_ENDPOINT), or --discard");
-	return -1;
+	return otlp_cli_finish(o, "export") ? -1 : EXIT_USAGE;
 }
 
-static int export_one(struct export_options *o, struct otlp_exporter *x, const char *path)
+static int export_one(struct otlp_cli *o, struct otlp_exporter *x, const char *path)
 {
 	struct trace_log *log = trace_log_open(path);
 	struct site_table sites;
@@ -311,43 +307,10 @@ static int export_one(struct export_options *o, struct otlp_exporter *x, const c
 	return rc;
 }
 
-/* The summary; true if everything was delivered. */
-static bool print_summary(const struct otlp_sender *s, const struct otlp_exporter *x, bool discard)
-{
-	const struct otlp_counts *sp = otlp_sender_counts(s, OTLP_TRACES);
-	const struct otlp_counts *lr = otlp_sender_counts(s, OTLP_LOGS);
-	const struct otlp_totals *t = otlp_exporter_totals(x);
-	fprintf(stderr,
-	        "%s export: spans: %llu %s, %llu refused by the receiver, %llu dropped; "
-	        "log records: %llu %s, %llu refused, %llu dropped; %llu requests, %llu retries, "
-	        "%llu bytes%s\n",
-	        PROG, (unsigned long long)(sp->sent - sp->refused), discard ? "encoded" : "sent",
-	        (unsigned long long)sp->refused, (unsigned long long)sp->dropped,
-	        (unsigned long long)(lr->sent - lr->refused), discard ? "encoded" : "sent",
-	        (unsigned long long)lr->refused, (unsigned long long)lr->dropped,
-	        (unsigned long long)(sp->requests + lr->requests),
-	        (unsigned long long)(sp->retries + lr->retries),
-	        (unsigned long long)otlp_sender_bytes(s), discard ? " (discarded)" : "");
-	if (t->unfinished)
-		note_msg("export: %llu spans unfinished at the end of their log (attribute "
-		         "posixtrace.unfinished)", (unsigned long long)t->unfinished);
-	if (t->linked_records)
-		note_msg("export: %llu events past %d in a span, sent as log records with its "
-		         "trace and span ids", (unsigned long long)t->linked_records,
-		         OTLP_EVENTS_PER_SPAN);
-	if (t->not_opened)
-		note_msg("export: %llu begins past %d unfinished spans open at once, sent as events",
-		         (unsigned long long)t->not_opened, OTLP_OPEN_SPANS_MAX);
-	return !sp->refused && !sp->dropped && !lr->refused && !lr->dropped;
-}
-
 int cmd_export(int argc, char **argv)
 {
-	struct export_options o = {
-		.config = {.gzip = true, .timeout = 10, .connect_timeout = 5, .attempts = 5,
-		           .backoff = 1, .backoff_max = 30},
-		.otlp = {.pairs.suffixes = true, .batch_spans = OTLP_BATCH_SPANS_DEFAULT,
-		         .batch_bytes = OTLP_BATCH_BYTES_DEFAULT}};
+	struct otlp_cli o;
+	otlp_cli_init(&o);
 	int rc = parse_export_options(argc, argv, &o);
 	int first_log = optind;
 	struct otlp_sender *s = NULL;
@@ -362,16 +325,11 @@ int cmd_export(int argc, char **argv)
 			if (r > rc)
 				rc = r;
 		}
-		if (!print_summary(s, x, o.config.discard) && rc == 0)
+		if (!otlp_print_summary("export", s, x, o.config.discard) && rc == 0)
 			rc = EXIT_FAIL;
 	}
 	otlp_exporter_free(x);
 	otlp_sender_free(s);
-	for (size_t i = 0; i < o.config.nheaders; i++)
-		free(o.config.headers[i]);
-	for (int i = 0; i < OTLP_SIGNALS; i++)
-		free(o.urls[i]);
-	window_free(&o.otlp.window);
-	pair_rules_free(&o.otlp.pairs);
+	otlp_cli_free(&o);
 	return rc;
 }

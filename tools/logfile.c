@@ -245,6 +245,7 @@ static bool open_rotated_from(struct trace_log *log, size_t i)
 
 static enum log_state file_state(const struct trace_log *log);
 static bool file_lost(struct trace_log *log, uint64_t *lost);
+static void most_waits(struct posixtrace_block_stats *most, const struct posixtrace_block_stats *w);
 
 /* The file read to its end: what it says is kept, and it is closed. */
 static void close_rotated_file(struct trace_log *log, bool keep_state)
@@ -256,6 +257,9 @@ static void close_rotated_file(struct trace_log *log, bool keep_state)
 			log->files_state = s;
 		if (file_lost(log, &lost) && lost > log->files_lost)
 			log->files_lost = lost;
+		struct posixtrace_block_stats waits;
+		if (posixtrace_block_info(log->trid, &waits) == 0)
+			most_waits(&log->files_waits, &waits);
 	}
 	posix_trace_close(log->trid);
 	close(log->fd);
@@ -448,6 +452,7 @@ int trace_log_rewind(struct trace_log *log)
 	close_rotated_file(log, false);
 	log->files_state = LOG_COMPLETE;
 	log->files_lost = 0;
+	memset(&log->files_waits, 0, sizeof log->files_waits);
 	return open_rotated_from(log, 0) ? 0 : EIO;
 }
 
@@ -485,6 +490,29 @@ bool trace_log_lost(struct trace_log *log, uint64_t *lost)
 	if (log->files_lost > *lost)
 		*lost = log->files_lost;
 	return true;
+}
+
+/* Each file's counts are the stream's since it was created. */
+static void most_waits(struct posixtrace_block_stats *most, const struct posixtrace_block_stats *w)
+{
+	if (w->posixtrace_waited_events > most->posixtrace_waited_events)
+		most->posixtrace_waited_events = w->posixtrace_waited_events;
+	if (w->posixtrace_waited_ns > most->posixtrace_waited_ns)
+		most->posixtrace_waited_ns = w->posixtrace_waited_ns;
+	if (w->posixtrace_waited_lost > most->posixtrace_waited_lost)
+		most->posixtrace_waited_lost = w->posixtrace_waited_lost;
+}
+
+void trace_log_waits(struct trace_log *log, struct posixtrace_block_stats *waits)
+{
+	if (log->set) {
+		logset_waits(log, waits);
+		return;
+	}
+	*waits = log->files_waits;
+	struct posixtrace_block_stats w;
+	if (log->fd >= 0 && posixtrace_block_info(log->trid, &w) == 0)
+		most_waits(waits, &w);
 }
 
 /*

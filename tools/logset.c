@@ -374,6 +374,27 @@ bool logset_lost(struct trace_log *log, uint64_t *lost)
 	return any;
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void logset_waits(struct trace_log *log, struct posixtrace_block_stats *waits)
+{
+	memset(waits, 0, sizeof *waits);
+	for (size_t i = 0; i < log->set->n; i++) {
+		struct posixtrace_block_stats one;
+		if (!member_in(log->set, &log->set->m[i]))
+			continue;
+		trace_log_waits(log->set->m[i].log, &one);
+		waits->posixtrace_waited_events =
+		    add_sat(waits->posixtrace_waited_events, one.posixtrace_waited_events);
+		waits->posixtrace_waited_ns = add_sat(waits->posixtrace_waited_ns, one.posixtrace_waited_ns);
+		waits->posixtrace_waited_lost =
+		    add_sat(waits->posixtrace_waited_lost, one.posixtrace_waited_lost);
+	}
+}
+
 enum log_state logset_state(const struct trace_log *log)
 {
 	enum log_state worst = LOG_COMPLETE;

@@ -21,6 +21,12 @@
  * same of the key and the index with two other constants.  Exporting the
  * same log again gives the same ids.
  *
+ * Live (record and attach --otlp, otlplive.c): the files of a rotated log
+ * as they are completed, in one pass: every begin opens a span, an end
+ * closes the span of the begin pairs.c's pairer matched it with, the spans
+ * opened inside it end with it unfinished (as the first pass would have
+ * left them); the open spans go on from one file to the next.
+ *
  * Memory: a thread's open spans (each with its attributes and at most
  * OTLP_EVENTS_PER_SPAN events: more become log records linked to it),
  * at most OTLP_OPEN_SPANS_MAX unfinished ones in all (past it a begin is an
@@ -129,8 +135,9 @@ struct otlp_process {
 struct open_span {
 	uint64_t span_id, parent_id; /* parent 0: none */
 	uint8_t trace_id[16];
-	uint64_t start_ns;
+	uint64_t start_ns, begin_index;
 	bool unfinished;
+	bool counted; /* against OTLP_OPEN_SPANS_MAX */
 	char name[NAME_SIZE];
 	struct buf attrs, events; /* encoded KeyValue (9) and Event (11) fields */
 	uint32_t nevents;
@@ -170,7 +177,10 @@ struct otlp_exporter {
 	size_t thread_cap;
 	struct otlp_process *process;
 	size_t process_cap;
-	size_t unfinished_open;
+	size_t capped_open; /* spans open that count against OTLP_OPEN_SPANS_MAX */
+	bool live;          /* otlp_live_begin: no first pass, spans carried across files */
+	struct pairer *pairer; /* live: the ends matched to their begins as they come */
+	uint64_t live_index;   /* live: the index of the next event of the recording */
 	struct batch batch[OTLP_SIGNALS];
 	struct buf request, scratch;
 };
@@ -513,7 +523,9 @@ static void open_span(struct otlp_exporter *x, struct otlp_thread *t, const stru
 	else
 		put_trace_id(s->trace_id, x->key, index);
 	s->start_ns = ns;
+	s->begin_index = index;
 	s->unfinished = unfinished;
+	s->counted = unfinished || x->live;
 	snprintf(s->name, sizeof s->name, "%s", slice);
 	s->attrs.len = s->events.len = 0;
 	s->nevents = 0;
@@ -521,8 +533,8 @@ static void open_span(struct otlp_exporter *x, struct otlp_thread *t, const stru
 	p = put_event_attrs(x, p, F_SPAN_ATTRIBUTES, ev, t, undated);
 	p = kv_string(p, F_SPAN_ATTRIBUTES, "posixtrace.begin", ev->name, strlen(ev->name));
 	buf_done(&s->attrs, p);
-	if (unfinished)
-		x->unfinished_open++;
+	if (s->counted)
+		x->capped_open++;
 }
 
 /* The innermost open span of t ends at ns; end, the event that ends it
@@ -531,8 +543,9 @@ static void close_span(struct otlp_exporter *x, struct otlp_thread *t, uint64_t 
                        const struct trace_event *end)
 {
 	struct open_span *s = &t->stack[--t->depth];
+	if (s->counted)
+		x->capped_open--;
 	if (s->unfinished) {
-		x->unfinished_open--;
 		x->totals.unfinished++;
 		uint8_t *p = buf_room(&s->attrs, 64);
 		buf_done(&s->attrs, kv_bool(p, F_SPAN_ATTRIBUTES, "posixtrace.unfinished", true));
@@ -676,12 +689,9 @@ static void event_record(struct otlp_exporter *x, const struct trace_event *ev,
 	log_record(x, proc, ev, t, &r, NULL, 0);
 }
 
-static void summary_record(struct otlp_exporter *x)
+static void summary_record(struct otlp_exporter *x, uint64_t lost, enum log_state state)
 {
-	uint64_t lost = 0;
-	enum log_state state = log_state(x->log);
 	uint8_t extra[256], *p = extra;
-	trace_log_lost(x->log, &lost);
 	p = kv_int(p, F_RECORD_ATTRIBUTES, "posixtrace.lost_events", (int64_t)lost);
 	p = kv_bool(p, F_RECORD_ATTRIBUTES, "posixtrace.damaged", state == LOG_DAMAGED);
 	p = kv_bool(p, F_RECORD_ATTRIBUTES, "posixtrace.cut_short", state == LOG_CUT_SHORT);
@@ -709,7 +719,7 @@ static void export_event(struct otlp_exporter *x, const struct trace_event *ev, 
 	} else if (role == PAIR_END) {
 		end_span(x, t, ns, ev);
 	} else if (t && !undated && pairing_type_role(x->pairing, ev, &type_slice) == PAIR_BEGIN &&
-	           x->unfinished_open < OTLP_OPEN_SPANS_MAX) {
+	           x->capped_open < OTLP_OPEN_SPANS_MAX) {
 		open_span(x, t, ev, index, ns, type_slice, true, false);
 	} else {
 		if (t && !undated && pairing_type_role(x->pairing, ev, &type_slice) == PAIR_BEGIN)
@@ -719,6 +729,14 @@ static void export_event(struct otlp_exporter *x, const struct trace_event *ev, 
 		else
 			event_record(x, ev, t, ns, undated, NULL);
 	}
+}
+
+static void note_undated(const struct otlp_exporter *x, const char *cmd, const char *label)
+{
+	if (x->undated)
+		note_msg("%s: %s: %llu events without a time, placed at the time of the event "
+		         "before (attribute posixtrace.undated)", cmd, label,
+		         (unsigned long long)x->undated);
 }
 
 static void read_trace_name(struct trace_log *log, char *name)
@@ -731,12 +749,16 @@ static void read_trace_name(struct trace_log *log, char *name)
 	}
 }
 
-static void end_log(struct otlp_exporter *x)
+/* The spans still open end at the last time, unfinished (live: every
+ * span is opened as paired until its end comes); the summary. */
+static void end_log(struct otlp_exporter *x, uint64_t lost, enum log_state state)
 {
 	for (size_t i = 0; i < x->threads.count; i++)
-		while (x->thread[i].depth)
+		while (x->thread[i].depth) {
+			x->thread[i].stack[x->thread[i].depth - 1].unfinished = true;
 			close_span(x, &x->thread[i], x->last_ns, NULL);
-	summary_record(x);
+		}
+	summary_record(x, lost, state);
 	flush(x, OTLP_TRACES);
 	flush(x, OTLP_LOGS);
 	for (size_t i = 0; i < x->thread_cap; i++) {
@@ -754,10 +776,13 @@ static void end_log(struct otlp_exporter *x)
 	thread_table_free(&x->threads);
 	thread_table_free(&x->pids);
 	pairing_free(x->pairing);
+	pairer_free(x->pairer);
 	x->thread = NULL;
 	x->process = NULL;
 	x->thread_cap = x->process_cap = 0;
 	x->pairing = NULL;
+	x->pairer = NULL;
+	x->live = false;
 }
 
 /* The host the log names (its node name as text, its machine id's hash),
@@ -791,7 +816,7 @@ int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_
 	x->controller = ov.controller;
 	x->last_ns = ov.first_ns;
 	x->undated = 0;
-	x->unfinished_open = 0;
+	x->capped_open = 0;
 	x->key = log_key(x, &ov);
 	put_trace_id(x->log_trace_id, x->key, UINT64_MAX / 4);
 	log->without_thread_names = true; /* thread_of() asks for them */
@@ -799,12 +824,142 @@ int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_
 		export_event(x, &ev, index++);
 	if (pair_limits_text(pairing_limits(x->pairing), limits, sizeof limits))
 		note_msg("export: %s: %s", log->label, limits);
-	if (x->undated)
-		note_msg("export: %s: %llu events without a time, placed at the time of the event "
-		         "before (attribute posixtrace.undated)", log->label,
-		         (unsigned long long)x->undated);
-	end_log(x);
+	note_undated(x, "export", log->label);
+	uint64_t lost = 0;
+	trace_log_lost(log, &lost);
+	end_log(x, lost, log_state(log));
 	return rc < 0 ? EXIT_FAIL : 0;
+}
+
+/* ---- live: the files of a rotated log as they are written ------------------- */
+
+/* An end that closes the begin of index begin: the span of that begin
+ * closes, the spans opened inside it end with it, unfinished (as export's
+ * first pass would have left them); false if that begin opened no span
+ * (past OTLP_OPEN_SPANS_MAX). */
+static bool close_begun(struct otlp_exporter *x, struct otlp_thread *t, uint64_t begin,
+                        uint64_t ns, const struct trace_event *end)
+{
+	size_t at = t->depth;
+	while (at && t->stack[at - 1].begin_index != begin)
+		at--;
+	if (!at)
+		return false;
+	while (t->depth > at) {
+		t->stack[t->depth - 1].unfinished = true;
+		close_span(x, t, ns, NULL);
+	}
+	close_span(x, t, ns, end);
+	return true;
+}
+
+static void live_event(struct otlp_exporter *x, const struct trace_event *ev, uint64_t index)
+{
+	bool undated = !event_has_time(ev);
+	uint64_t ns = undated ? x->last_ns : ts_ns(&ev->info.posix_timestamp);
+	const char *slice = NULL;
+	struct pair_match m;
+	if (undated)
+		x->undated++;
+	else if (ns > x->last_ns)
+		x->last_ns = ns;
+	struct otlp_thread *t = thread_of(x, ev);
+	bool ends = pairer_event(x->pairer, ev, index, &m);
+	if (ends && t && close_begun(x, t, m.begin_index, ns, ev))
+		return;
+	if (!ends && t && !undated && pairer_type_role(x->pairer, ev, &slice) == PAIR_BEGIN) {
+		if (x->capped_open < OTLP_OPEN_SPANS_MAX) {
+			open_span(x, t, ev, index, ns, slice, false, false);
+			return;
+		}
+		x->totals.not_opened++;
+	}
+	if (t && t->depth && !is_system_event(ev->info.posix_event_id))
+		span_event(x, t, ev, ns, undated);
+	else
+		event_record(x, ev, t, ns, undated, NULL);
+}
+
+void otlp_live_begin(struct otlp_exporter *x, uint64_t key_ns, pid_t controller)
+{
+	struct sha256 c;
+	uint8_t out[32];
+	uint64_t words[2] = {key_ns, (uint64_t)(int64_t)controller};
+	sha256_init(&c);
+	sha256_update(&c, "posixtrace live", 16);
+	sha256_update(&c, words, sizeof words);
+	sha256_final(&c, out);
+	x->key = 0;
+	for (int i = 0; i < 8; i++)
+		x->key = x->key << 8 | out[i];
+	put_trace_id(x->log_trace_id, x->key, UINT64_MAX / 4);
+	x->live = true;
+	x->pairer = pairer_new(&x->o->pairs);
+	x->controller = controller;
+	x->live_index = 0;
+	x->last_ns = 0;
+	x->undated = 0;
+	x->capped_open = 0;
+	x->trace_name[0] = '\0';
+}
+
+int otlp_live_file(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites)
+{
+	struct trace_event ev;
+	int rc;
+	x->log = log;
+	x->sites = sites;
+	if (!x->trace_name[0])
+		read_trace_name(log, x->trace_name);
+	log->without_thread_names = true; /* thread_of() asks for them */
+	while ((rc = trace_log_next(log, &ev)) > 0)
+		live_event(x, &ev, x->live_index++);
+	/* what the file held goes now, not with the next one */
+	flush(x, OTLP_TRACES);
+	flush(x, OTLP_LOGS);
+	x->log = NULL;
+	x->sites = NULL;
+	return rc < 0 ? EXIT_FAIL : 0;
+}
+
+void otlp_live_end(struct otlp_exporter *x, uint64_t lost, enum log_state state)
+{
+	char limits[PAIR_LIMITS_TEXT_SIZE];
+	if (pair_limits_text(pairer_limits(x->pairer), limits, sizeof limits))
+		note_msg("%s", limits);
+	note_undated(x, "otlp", "the recording");
+	end_log(x, lost, state);
+}
+
+/* The summary of export and of record/attach --otlp (cmd). */
+bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
+                        const struct otlp_exporter *x, bool discard)
+{
+	const struct otlp_counts *sp = otlp_sender_counts(s, OTLP_TRACES);
+	const struct otlp_counts *lr = otlp_sender_counts(s, OTLP_LOGS);
+	const struct otlp_totals *t = &x->totals;
+	fprintf(stderr,
+	        "%s %s: spans: %llu %s, %llu refused by the receiver, %llu dropped; "
+	        "log records: %llu %s, %llu refused, %llu dropped; %llu requests, %llu retries, "
+	        "%llu bytes%s\n",
+	        PROG, cmd, (unsigned long long)(sp->sent - sp->refused), discard ? "encoded" : "sent",
+	        (unsigned long long)sp->refused, (unsigned long long)sp->dropped,
+	        (unsigned long long)(lr->sent - lr->refused), discard ? "encoded" : "sent",
+	        (unsigned long long)lr->refused, (unsigned long long)lr->dropped,
+	        (unsigned long long)(sp->requests + lr->requests),
+	        (unsigned long long)(sp->retries + lr->retries),
+	        (unsigned long long)otlp_sender_bytes(s), discard ? " (discarded)" : "");
+	if (t->unfinished)
+		note_msg("%s: %llu spans unfinished at the end of their log (attribute "
+		         "posixtrace.unfinished)", cmd, (unsigned long long)t->unfinished);
+	if (t->linked_records)
+		note_msg("%s: %llu events past %d in a span, sent as log records with its "
+		         "trace and span ids", cmd, (unsigned long long)t->linked_records,
+		         OTLP_EVENTS_PER_SPAN);
+	if (t->not_opened)
+		note_msg("%s: %llu begins past %d spans open at once, sent as events", cmd,
+		         (unsigned long long)t->not_opened, OTLP_OPEN_SPANS_MAX);
+	return !sp->refused && !sp->dropped && !lr->refused && !lr->dropped;
 }
 
 struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otlp_sender *s)
@@ -821,11 +976,6 @@ struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otl
 	if (host_id(x->host_id) != 0)
 		x->host_id[0] = '\0'; /* no machine id: no host.id */
 	return x;
-}
-
-const struct otlp_totals *otlp_exporter_totals(const struct otlp_exporter *x)
-{
-	return &x->totals;
 }
 
 void otlp_exporter_free(struct otlp_exporter *x)

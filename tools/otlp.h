@@ -8,6 +8,8 @@
 #ifndef POSIXTRACE_OTLP_H
 #define POSIXTRACE_OTLP_H
 
+#include <stdatomic.h>
+
 #include "tool.h"
 
 /* hostid.c */
@@ -47,6 +49,11 @@ struct otlp_config {
 	unsigned attempts;      /* of one request, the first included */
 	double backoff, backoff_max; /* seconds: the first wait, the longest */
 	bool verbose;           /* each request's outcome on stderr */
+	const char *label;      /* what messages begin with: "export", "otlp" */
+	/* NULL: a stop signal (stop_requested) ends the retries; else, once
+	 * it is set, the request under way is given up and no other is made
+	 * (its items counted dropped): the live sender's end (otlplive.c) */
+	atomic_bool *cancel;
 };
 struct otlp_sender;
 /* NULL, said, when it cannot be (no libcurl in this build) */
@@ -56,6 +63,9 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
                uint64_t items);
 const struct otlp_counts *otlp_sender_counts(const struct otlp_sender *s, enum otlp_signal sig);
 uint64_t otlp_sender_bytes(const struct otlp_sender *s); /* of bodies as sent */
+/* Requests not attempted once config.cancel was set (their items are in
+ * the counts' dropped). */
+uint64_t otlp_sender_cancelled(const struct otlp_sender *s);
 void otlp_sender_free(struct otlp_sender *s);
 
 /* otlp.c: logs to batches */
@@ -79,7 +89,98 @@ struct otlp_exporter;
 struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otlp_sender *s);
 /* Exports one log (opened, windowed); the exit status of reading it. */
 int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites);
-const struct otlp_totals *otlp_exporter_totals(const struct otlp_exporter *x);
 void otlp_exporter_free(struct otlp_exporter *x);
+/* Live (record and attach --otlp): the files of one rotated log, each as
+ * it is complete, exported as one trace: begins are opened as they come
+ * (no first pass), an end closes the span of its begin (pairs.c's pairer),
+ * the spans still open carried to the next file; key_ns and controller
+ * name the recording (its span ids).  At the end, the spans still open are
+ * unfinished, and one summary record says lost and state. */
+void otlp_live_begin(struct otlp_exporter *x, uint64_t key_ns, pid_t controller);
+int otlp_live_file(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites);
+void otlp_live_end(struct otlp_exporter *x, uint64_t lost, enum log_state state);
+/* What became of everything, on standard error (cmd: "export", "otlp");
+ * true if all was delivered. */
+bool otlp_print_summary(const char *cmd, const struct otlp_sender *s,
+                        const struct otlp_exporter *x, bool discard);
+
+/* export.c: the options of a sender, export's and record's and attach's
+ * (--otlp and what goes with it) and the OTEL_EXPORTER_OTLP_* variables. */
+struct otlp_cli {
+	const char *url;
+	struct otlp_config config;
+	struct otlp_options otlp;
+	char *urls[OTLP_SIGNALS];
+};
+enum {
+	OTLP_OPT_URL = 0x4000, OTLP_OPT_HEADER, OTLP_OPT_SERVICE, OTLP_OPT_HOST,
+	OTLP_OPT_TRACE_PER_LOG, OTLP_OPT_BATCH_SPANS, OTLP_OPT_BATCH_BYTES, OTLP_OPT_COMPRESSION,
+	OTLP_OPT_TIMEOUT, OTLP_OPT_CONNECT_TIMEOUT, OTLP_OPT_ATTEMPTS, OTLP_OPT_BACKOFF,
+	OTLP_OPT_DISCARD, OTLP_OPT_PAIR, OTLP_OPT_NO_PAIR
+};
+#define OTLP_LONGOPTS \
+	{"otlp", required_argument, 0, OTLP_OPT_URL}, \
+	{"header", required_argument, 0, OTLP_OPT_HEADER}, \
+	{"service-name", required_argument, 0, OTLP_OPT_SERVICE}, \
+	{"host-name", required_argument, 0, OTLP_OPT_HOST}, \
+	{"trace-per-log", no_argument, 0, OTLP_OPT_TRACE_PER_LOG}, \
+	{"batch-spans", required_argument, 0, OTLP_OPT_BATCH_SPANS}, \
+	{"batch-bytes", required_argument, 0, OTLP_OPT_BATCH_BYTES}, \
+	{"compression", required_argument, 0, OTLP_OPT_COMPRESSION}, \
+	{"timeout", required_argument, 0, OTLP_OPT_TIMEOUT}, \
+	{"connect-timeout", required_argument, 0, OTLP_OPT_CONNECT_TIMEOUT}, \
+	{"attempts", required_argument, 0, OTLP_OPT_ATTEMPTS}, \
+	{"backoff", required_argument, 0, OTLP_OPT_BACKOFF}, \
+	{"discard", no_argument, 0, OTLP_OPT_DISCARD}, \
+	{"pair", required_argument, 0, OTLP_OPT_PAIR}, \
+	{"no-pair", no_argument, 0, OTLP_OPT_NO_PAIR}
+#define OTLP_SEND_HELP \
+	"  --header K=V         a header of every request (repeatable; also\n" \
+	"                       OTEL_EXPORTER_OTLP_HEADERS); never printed\n" \
+	"  --service-name NAME  the resource's service.name (default: OTEL_SERVICE_NAME,\n" \
+	"                       else the log's program)\n" \
+	"  --host-name NAME     the resource's host.name (default: this host's)\n" \
+	"  --trace-per-log      one trace id per log (default: one per top-level span)\n" \
+	"  --batch-spans N      spans (log records) per request (default 512)\n" \
+	"  --batch-bytes SIZE   encoded bytes per request (default 4M)\n" \
+	"  --compression gzip|none  the request bodies (default gzip)\n" \
+	"  --timeout SEC        of one request (default 10)\n" \
+	"  --connect-timeout SEC of one connection (default 5)\n" \
+	"  --attempts N         of one request, retries included (default 5)\n" \
+	"  --backoff SEC        the first wait before a retry (default 1; doubles,\n" \
+	"                       at most 30 s; a Retry-After answer replaces it)\n" \
+	"  --discard            encode (and compress) everything, send nothing\n" \
+	"  --pair BEGIN=END     also pair these two event names (repeatable)\n" \
+	"  --no-pair            no NAME_begin/NAME_end pairing\n"
+/* The defaults, then the environment's OTEL_EXPORTER_OTLP_TIMEOUT,
+ * _COMPRESSION and OTEL_SERVICE_NAME. */
+void otlp_cli_init(struct otlp_cli *o);
+/* One option of OTLP_LONGOPTS: -1 taken, 0 not one of them, else the
+ * exit status of a usage error (said, with cmd). */
+int otlp_cli_option(struct otlp_cli *o, int c, const char *arg, const char *cmd,
+                    const char *opt);
+/* After the options: the environment's headers, the URLs; false (said
+ * as a usage error of cmd) when they are bad or name no receiver. */
+bool otlp_cli_finish(struct otlp_cli *o, const char *cmd);
+void otlp_cli_free(struct otlp_cli *o);
+
+/* record.c: --otlp's checks and implied rotation, for record and attach;
+ * -1 when all is good, else the exit status (said). */
+int live_options(const char *cmd, bool flight, const char *log, bool log_policy_given,
+                 int log_policy, struct rotation *rotate, struct otlp_cli *send);
+
+/* otlplive.c: record and attach --otlp, a thread of the command that
+ * follows a rotated log as the keeper writes it (docs/OTLP.md, "Sending
+ * while recording"). */
+#define OTLP_LIVE_ROTATE_DEFAULT ((size_t)1 << 20) /* --rotate's SIZE when not given */
+#define OTLP_LIVE_WAIT_DEFAULT 30.0 /* seconds: the wait for the sender at the end */
+struct otlp_live;
+/* The sender started on the rotated log in dirfd (label for messages);
+ * NULL (said) if it cannot be. */
+struct otlp_live *otlp_live_start(struct otlp_cli *cli, int dirfd, const char *label);
+/* After the recording ended (the stream shut down): the rest sent within
+ * wait seconds (a stop signal meanwhile cuts it short), the summary said;
+ * 0 if all was delivered, else EXIT_FAIL. */
+int otlp_live_finish(struct otlp_live *l, double wait);
 
 #endif

@@ -37,7 +37,7 @@ static const char *const item_names[OTLP_SIGNALS] = {"spans", "log records"};
 struct otlp_sender {
 	struct otlp_config c;
 	struct otlp_counts counts[OTLP_SIGNALS];
-	uint64_t bytes;
+	uint64_t bytes, cancelled;
 	unsigned char *zbuf;
 	size_t zcap;
 #ifdef PT_HAVE_LIBCURL
@@ -78,7 +78,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 	memset(&z, 0, sizeof z);
 	/* 15 + 16: a gzip header and trailer around the deflate stream */
 	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		error_msg("export: zlib cannot start");
+		error_msg("%s: zlib cannot start", s->c.label);
 		return 0;
 	}
 	size_t need = deflateBound(&z, (uLong)len);
@@ -95,7 +95,7 @@ static size_t gzip_body(struct otlp_sender *s, const uint8_t *body, size_t len)
 	size_t out = z.total_out;
 	deflateEnd(&z);
 	if (rc != Z_STREAM_END) {
-		error_msg("export: zlib failed to compress a request");
+		error_msg("%s: zlib failed to compress a request", s->c.label);
 		return 0;
 	}
 	return out;
@@ -173,7 +173,7 @@ static uint64_t rejected_items(struct otlp_sender *s, enum otlp_signal sig)
 	if (find_field(ps, ps + ps_len, 2, &msg, &msg_len, NULL) && msg_len) {
 		char text[201], esc[ESCAPED_SIZE(200)];
 		snprintf(text, sizeof text, "%.*s", (int)(msg_len > 200 ? 200 : msg_len), msg);
-		note_msg("export: %s: the receiver says: %s", signal_names[sig],
+		note_msg("%s: %s: the receiver says: %s", s->c.label, signal_names[sig],
 		         escape_text(text, esc, sizeof esc));
 	}
 	return rejected;
@@ -186,11 +186,22 @@ static bool retried_status(long status)
 	return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-static void sleep_seconds(double sec)
+/* A stop signal, or the caller's cancel when it gave one, ends the
+ * attempts (config.cancel). */
+static bool stopping(const struct otlp_sender *s)
 {
-	struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
-		;
+	return s->c.cancel ? atomic_load(s->c.cancel) : stop_requested != 0;
+}
+
+/* In steps of at most 50 ms, so that a cancel ends the wait soon. */
+static void sleep_seconds(const struct otlp_sender *s, double sec)
+{
+	while (sec > 0 && !stopping(s)) {
+		double step = sec < 0.05 ? sec : 0.05;
+		struct timespec ts = {0, (long)(step * 1e9)};
+		nanosleep(&ts, NULL);
+		sec -= step;
+	}
 }
 
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110, 10.2.3). */
@@ -221,6 +232,15 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	memcpy(s->response + s->response_len, data, keep);
 	s->response_len += keep;
 	return len; /* the rest is read and not kept */
+}
+
+/* libcurl asks at least once a second during a transfer: a nonzero answer
+ * aborts it (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return stopping(arg);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -265,14 +285,19 @@ static long attempt(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *
 static void drop(struct otlp_sender *s, enum otlp_signal sig, uint64_t items, const char *why)
 {
 	s->counts[sig].dropped += items;
-	error_msg("export: %s: %llu %s dropped: %s", signal_names[sig], (unsigned long long)items,
-	          item_names[sig], why);
+	error_msg("%s: %s: %llu %s dropped: %s", s->c.label, signal_names[sig],
+	          (unsigned long long)items, item_names[sig], why);
 }
 
 void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body, size_t len,
                uint64_t items)
 {
 	struct otlp_counts *n = &s->counts[sig];
+	if (s->c.cancel && atomic_load(s->c.cancel)) {
+		s->cancelled++;
+		n->dropped += items;
+		return;
+	}
 	n->requests++;
 	if (s->c.gzip) {
 		len = gzip_body(s, body, len);
@@ -298,8 +323,8 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 			n->sent += items;
 			n->refused += rejected > items ? items : rejected;
 			if (s->c.verbose)
-				note_msg("export: %s: HTTP %ld, %llu %s, %llu refused", signal_names[sig],
-				         status, (unsigned long long)items, item_names[sig],
+				note_msg("%s: %s: HTTP %ld, %llu %s, %llu refused", s->c.label,
+				         signal_names[sig], status, (unsigned long long)items, item_names[sig],
 				         (unsigned long long)rejected);
 			return;
 		}
@@ -312,17 +337,17 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 			drop(s, sig, items, why);
 			return;
 		}
-		if (k >= s->c.attempts || stop_requested) {
+		if (k >= s->c.attempts || stopping(s)) {
 			snprintf(why + strlen(why), sizeof why - strlen(why), " after %u attempts", k);
 			drop(s, sig, items, why);
 			return;
 		}
 		double delay = s->retry_after >= 0 ? s->retry_after : wait;
 		if (s->c.verbose)
-			note_msg("export: %s: %s, attempt %u again in %.3f s", signal_names[sig], why,
-			         k + 1, delay);
+			note_msg("%s: %s: %s, attempt %u again in %.3f s", s->c.label,
+			         signal_names[sig], why, k + 1, delay);
 		n->retries++;
-		sleep_seconds(delay);
+		sleep_seconds(s, delay);
 		wait = wait * 2 > s->c.backoff_max ? s->c.backoff_max : wait * 2;
 	}
 #else
@@ -333,13 +358,14 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 {
 	if (!c->discard && !otlp_can_send()) {
-		error_msg("export: this posixtrace was built without libcurl, so it cannot send "
+		error_msg("%s: this posixtrace was built without libcurl, so it cannot send "
 		          "(install libcurl4-openssl-dev and build again: scripts/install-deps.sh); "
-		          "--discard still encodes");
+		          "--discard still encodes", c->label);
 		return NULL;
 	}
 	if (c->gzip && !otlp_can_gzip()) {
-		error_msg("export: this posixtrace was built without zlib: use --compression none");
+		error_msg("%s: this posixtrace was built without zlib: use --compression none",
+		          c->label);
 		return NULL;
 	}
 	struct otlp_sender *s = xmalloc(sizeof *s);
@@ -349,7 +375,7 @@ struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 #ifdef PT_HAVE_LIBCURL
 	if (!c->discard) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(s->curl = curl_easy_init())) {
-			error_msg("export: libcurl cannot start");
+			error_msg("%s: libcurl cannot start", c->label);
 			free(s->response);
 			free(s);
 			return NULL;
@@ -371,6 +397,11 @@ struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 		curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
 		curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "posixtrace-otlp/1");
+		if (c->cancel) {
+			curl_easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+			curl_easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
+			curl_easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
+		}
 	}
 #endif
 	return s;
@@ -384,6 +415,11 @@ const struct otlp_counts *otlp_sender_counts(const struct otlp_sender *s, enum o
 uint64_t otlp_sender_bytes(const struct otlp_sender *s)
 {
 	return s->bytes;
+}
+
+uint64_t otlp_sender_cancelled(const struct otlp_sender *s)
+{
+	return s->cancelled;
 }
 
 void otlp_sender_free(struct otlp_sender *s)

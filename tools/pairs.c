@@ -541,9 +541,15 @@ bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size)
 enum pair_role pairing_type_role(struct pairing *p, const struct trace_event *ev,
                                  const char **slice)
 {
-	if ((!p->pairer->rules->suffixes && !p->pairer->rules->count) || !can_pair(ev))
+	return pairer_type_role(p->pairer, ev, slice);
+}
+
+enum pair_role pairer_type_role(struct pairer *p, const struct trace_event *ev,
+                                const char **slice)
+{
+	if ((!p->rules->suffixes && !p->rules->count) || !can_pair(ev))
 		return PAIR_NONE;
-	const struct id_role *r = type_role(p->pairer, ev);
+	const struct id_role *r = type_role(p, ev);
 	*slice = r->slice;
 	return (enum pair_role)r->role;
 }

@@ -16,8 +16,11 @@
  * events) and its clock: a ClockSnapshot relating the sequence's own clock
  * (id 64, incremental: each packet's timestamp is the nanoseconds since
  * the sequence's packet before) to CLOCK_REALTIME, the clock of the log's
- * times and the trace's clock.  Every later packet of the sequence says
- * SEQ_NEEDS_INCREMENTAL_STATE.  Event names, slice names and call sites
+ * times and the trace's clock.  Later packets carry no sequence_flags:
+ * SEQ_NEEDS_INCREMENTAL_STATE only makes trace_processor skip a packet
+ * whose sequence lost its state, which a file written whole, each sequence
+ * cleared before its first event, never has (2 bytes an event saved;
+ * docs/PERFETTO.md).  Event names, slice names and call sites
  * are interned per sequence: written once in the InternedData of the
  * packet that first uses them, then named by their iid.
  *
@@ -60,7 +63,6 @@
 #define F_PACKET_DEFAULTS 59    /* trace_packet_defaults */
 #define F_PACKET_TRACK_DESCRIPTOR 60
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
-#define SEQ_NEEDS_INCREMENTAL_STATE 2
 /* TracePacketDefaults, TrackEventDefaults */
 #define F_DEFAULTS_CLOCK_ID 58 /* timestamp_clock_id */
 #define F_DEFAULTS_TRACK_EVENT 11
@@ -675,7 +677,6 @@ static void write_event(struct pf_writer *w, const struct trace_event *ev, enum 
 	p = pb_uint(p, F_PACKET_TIMESTAMP, ns - s->last_ns); /* a negative delta wraps */
 	s->last_ns = ns;
 	p = pb_uint(p, F_PACKET_SEQUENCE_ID, s->id);
-	p = pb_uint(p, F_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	p = put_interned(p, &n, &site);
 	p = put_track_event(p, ev, role, track_uuid, &n, &site, undated);
 	packet_done(w, max, pb_close(packet, p));
@@ -696,7 +697,6 @@ static void write_summary(struct pf_writer *w, struct trace_log *log)
 	p = pb_uint(p, F_PACKET_TIMESTAMP, ns - s->last_ns);
 	s->last_ns = ns;
 	p = pb_uint(p, F_PACKET_SEQUENCE_ID, s->id);
-	p = pb_uint(p, F_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	p = pb_open(p, F_PACKET_TRACK_EVENT, &event);
 	p = pb_uint(p, F_EVENT_TYPE, TYPE_INSTANT);
 	p = pb_string(p, F_EVENT_NAME, "posixtrace log summary");

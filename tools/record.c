@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <posixtrace.h>
 
-#include "tool.h"
+#include "otlp.h"
 
 struct record_options {
 	const char *log;
@@ -38,6 +38,9 @@ struct record_options {
 	struct rotation rotate; /* size 0: one log file */
 	struct name_list exclude, only, triggers;
 	char **command;
+	bool otlp;             /* --otlp (or --discard): sent while recording */
+	double otlp_wait;      /* seconds: the wait for the sender at the end */
+	struct otlp_cli send;  /* its options, as export's */
 };
 
 #define FLIGHT_DEFAULT_SIZE (16u << 20)
@@ -76,10 +79,20 @@ static void record_help(FILE *out)
 	        "                          snapshot: on SIGUSR1 to posixtrace, and at the end\n"
 	        "  --trigger NAME,...      with --flight-recorder: a snapshot also each time\n"
 	        "                          an event of one of these types is posted\n"
+	        "  --otlp URL              also send spans and log records to this\n"
+	        "                          OpenTelemetry receiver while recording (as export\n"
+	        "                          does): the log is rotated (--rotate 1M unless\n"
+	        "                          given; LOG a directory, by default\n"
+	        "                          posixtrace-CMD-PID.ptlog) and each file is sent\n"
+	        "                          once it is complete, the last at the end\n"
+	        "  --otlp-wait SEC         at the end, the longest wait for the rest to be\n"
+	        "                          sent (default 30; a stop signal cuts it short)\n"
+	        "With --otlp, export's options of the requests:\n"
+	        OTLP_SEND_HELP
 	        "  -h, --help              this help\n"
 	        "Exit status: that of CMD (128+N if killed by signal N; 127 if CMD was not\n"
-	        "found, 126 if it could not be run), 1 if recording failed, 2 for usage\n"
-	        "errors.\n",
+	        "found, 126 if it could not be run), 1 if recording failed (or, CMD's being\n"
+	        "0, if --otlp could not deliver everything), 2 for usage errors.\n",
 	        PROG);
 }
 
@@ -100,7 +113,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
        OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES, OPT_ROTATE,
-       OPT_BLOCK };
+       OPT_BLOCK, OPT_OTLP_WAIT };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -131,6 +144,29 @@ static bool parse_block(const char *arg, struct timespec *out)
 	return true;
 }
 
+/* --otlp (record and attach): what it cannot go with, the rotation it
+ * implies, the receiver; -1 when all is good, else the exit status. */
+int live_options(const char *cmd, bool flight, const char *log, bool log_policy_given,
+                 int log_policy, struct rotation *rotate, struct otlp_cli *send)
+{
+	if (flight)
+		return usage_error(cmd, "--otlp follows a log as it is written; the flight recorder "
+		                   "writes only at snapshots: not with --flight-recorder");
+	if (log_policy_given && log_policy != POSIX_TRACE_APPEND)
+		return usage_error(cmd, "--otlp follows an append log written as rotated files: a "
+		                   "%s log is never complete while it is written: not with "
+		                   "--log-policy %s",
+		                   log_policy == POSIX_TRACE_LOOP ? "loop (it overwrites its oldest "
+		                                                    "blocks in place)"
+		                                                  : "until-full",
+		                   log_policy == POSIX_TRACE_LOOP ? "loop" : "until-full");
+	if (log && is_stdio_name(log))
+		return usage_error(cmd, "--otlp reads the log back as it is written: not with -o -");
+	if (!rotate->size)
+		rotate->size = OTLP_LIVE_ROTATE_DEFAULT;
+	return otlp_cli_finish(send, cmd) ? -1 : EXIT_USAGE;
+}
+
 /* Returns -1 when the options are good, else the exit status. */
 static int parse_record_options(int argc, char **argv, struct record_options *o)
 {
@@ -148,10 +184,12 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"rotate", required_argument, 0, OPT_ROTATE},
 		{"block", optional_argument, 0, OPT_BLOCK},
+		{"otlp-wait", required_argument, 0, OPT_OTLP_WAIT},
+		OTLP_LONGOPTS,
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *flight_size = NULL;
 	bool policy_given = false;
-	int c;
+	int c, rc;
 	opterr = 0;
 	/* '+': stop at the command, whose own options are not ours */
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
@@ -208,19 +246,35 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case OPT_NO_INHERIT: o->inherit = false; break;
 		case OPT_NO_IMAGES: o->images = false; break;
 		case OPT_FORCE: o->force = true; break;
+		case OPT_OTLP_WAIT:
+			if (!parse_seconds(optarg, &o->otlp_wait) || o->otlp_wait < 0 ||
+			    o->otlp_wait > 3600)
+				return usage_error("record", "bad --otlp-wait '%s' (seconds, at most 3600)",
+				                   optarg);
+			break;
 		case 'h': record_help(stdout); return 0;
 		case ':': return usage_error("record", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		default:
+			rc = otlp_cli_option(&o->send, c, optarg, "record", argv[optind - 1]);
+			if (rc > 0)
+				return rc;
+			if (rc == 0)
+				return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+			o->otlp |= c == OTLP_OPT_URL || c == OTLP_OPT_DISCARD;
 		}
 	}
+	if (o->otlp && (rc = live_options("record", o->flight, o->log, o->log_policy_given,
+	                                  o->log_policy, &o->rotate, &o->send)) >= 0)
+		return rc;
 	if (o->exclude.count && o->only.count)
 		return usage_error("record", "--filter and --only exclude each other");
 	if (o->triggers.count && !o->flight)
 		return usage_error("record", "--trigger takes snapshots of --flight-recorder");
-	if (o->rotate.size &&
-	    !rotation_fits("record", o->log, o->log_policy_given, o->log_policy, o->log_size))
+	/* --otlp without -o: a directory of the default name, made later */
+	if (o->rotate.size && !rotation_fits("record", o->log || !o->otlp ? o->log : "DIR",
+	                                     o->log_policy_given, o->log_policy, o->log_size))
 		return EXIT_USAGE;
-	int rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
+	rc = o->flight ? flight_options(o, flight_size, policy_given) : -1;
 	if (rc < 0 && (o->block.tv_sec || o->block.tv_nsec) && o->stream_policy != POSIX_TRACE_FLUSH)
 		return usage_error("record", "--block waits for the keeper's flush: it takes --policy "
 		                   "flush only");
@@ -417,6 +471,37 @@ static int create_default_log(const char *command, pid_t pid, char **path)
 	free(copy);
 	*path = name;
 	return -1;
+}
+
+/* --otlp without -o: a new directory of the default log's name (a
+ * taken name is passed over, as create_default_log does). */
+static int create_default_dir(const char *command, pid_t pid, char **path)
+{
+	char *copy = strdup(command);
+	const char *base = copy ? basename(copy) : "cmd";
+	size_t size = strlen(base) + 64;
+	char *name = xmalloc(size);
+	int fd = -1, n;
+	for (n = 0; n < 100; n++) {
+		if (n == 0)
+			snprintf(name, size, "posixtrace-%s-%d.ptlog", base, (int)pid);
+		else
+			snprintf(name, size, "posixtrace-%s-%d-%d.ptlog", base, (int)pid, n);
+		if (mkdir(name, 0700) == 0) {
+			fd = rotation_dir(name);
+			break;
+		}
+		if (errno != EEXIST) {
+			error_msg("%s: %s", name, strerror(errno));
+			break;
+		}
+	}
+	if (n == 100)
+		error_msg("posixtrace-%s-%d.ptlog and 99 other names are taken; give one with -o",
+		          base, (int)pid);
+	free(copy);
+	*path = name;
+	return fd;
 }
 
 /* -o -: standard output, unless it is a terminal (a binary log on a
@@ -693,9 +778,11 @@ static void report_waits(const struct record_options *o, trace_id_t trid)
 	struct posixtrace_block_stats info;
 	if ((!o->block.tv_sec && !o->block.tv_nsec) || posixtrace_block_info(trid, &info) != 0)
 		return;
-	note_msg("%llu events waited for room in the stream (--block), %.3f s in all",
+	note_msg("%llu events waited for room in the stream (--block), %.3f s in all, %llu of "
+	         "them lost at the timeout",
 	         (unsigned long long)info.posixtrace_waited_events,
-	         (double)info.posixtrace_waited_ns / 1e9);
+	         (double)info.posixtrace_waited_ns / 1e9,
+	         (unsigned long long)info.posixtrace_waited_lost);
 }
 
 /* The command could not be run: nothing to keep. */
@@ -729,6 +816,8 @@ static void report_recording(const struct record_options *o, int fd, const char 
 
 static int open_log(const struct record_options *o, pid_t child, char **path)
 {
+	if (o->rotate.size && !o->log)
+		return create_default_dir(o->command[0], child, path);
 	if (o->rotate.size) {
 		*path = strdup(o->log);
 		return rotation_dir(o->log);
@@ -756,6 +845,11 @@ static int record(struct record_options *o)
 		posix_trace_shutdown(trid);
 		started = false;
 	}
+	struct otlp_live *live = NULL;
+	if (started && o->otlp && !(live = otlp_live_start(&o->send, logfd, path))) {
+		posix_trace_shutdown(trid);
+		started = false;
+	}
 	if (!started) {
 		close(child.go_fd); /* the child exits without running the command */
 		waitpid(child.pid, NULL, 0);
@@ -777,6 +871,7 @@ static int record(struct record_options *o)
 	int exec_err = release_child(&child, rdv.posixtrace_dir);
 	if (exec_err) {
 		rc = give_up_on_exec(o, child.pid, trid, o->rotate.size ? NULL : path, exec_err);
+		otlp_live_finish(live, o->otlp_wait);
 		close(logfd);
 		free(path);
 		return rc;
@@ -803,20 +898,26 @@ static int record(struct record_options *o)
 	close(logfd);
 	if (!exited)
 		finish_command(child.pid, &status);
+	/* after the command: a stop signal during the wait ends the wait only */
+	int sent = otlp_live_finish(live, o->otlp_wait);
 	free(path);
-	return err ? EXIT_FAIL : exit_status_of(status);
+	rc = err ? EXIT_FAIL : exit_status_of(status);
+	return rc == 0 && sent ? EXIT_FAIL : rc;
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_options o = {.stream_policy = POSIX_TRACE_FLUSH,
 	                           .log_policy = POSIX_TRACE_APPEND,
-	                           .inherit = true, .images = true};
+	                           .inherit = true, .images = true,
+	                           .otlp_wait = OTLP_LIVE_WAIT_DEFAULT};
+	otlp_cli_init(&o.send);
 	int rc = parse_record_options(argc, argv, &o);
 	if (rc < 0)
 		rc = record(&o);
 	name_list_free(&o.exclude);
 	name_list_free(&o.only);
 	name_list_free(&o.triggers);
+	otlp_cli_free(&o.send);
 	return rc;
 }

@@ -328,6 +328,19 @@ static void print_suppressed_triggers(struct trace_log *log)
 		       (unsigned long long)info.posixtrace_triggers_suppressed);
 }
 
+/* What writers that may wait (--block) waited, when any did. */
+static void print_waits(struct trace_log *log)
+{
+	struct posixtrace_block_stats w;
+	trace_log_waits(log, &w);
+	if (w.posixtrace_waited_events)
+		printf("waited for room: %llu events, %.3f s in all, %llu of them lost at the "
+		       "timeout (--block)\n",
+		       (unsigned long long)w.posixtrace_waited_events,
+		       (double)w.posixtrace_waited_ns / 1e9,
+		       (unsigned long long)w.posixtrace_waited_lost);
+}
+
 static void print_status(struct trace_log *log)
 {
 	struct posix_trace_status_info st;
@@ -353,6 +366,7 @@ static void print_status(struct trace_log *log)
 		printf("log integrity: complete\n");
 	}
 	print_suppressed_triggers(log);
+	print_waits(log);
 }
 
 /* In ns; a log's header may claim any resolution up to 2^64 - 1 ns, which

@@ -299,6 +299,7 @@ struct trace_log {
 	size_t nfiles, file;
 	enum log_state files_state;
 	uint64_t files_lost;
+	struct posixtrace_block_stats files_waits;
 	struct log_filter *filter; /* NULL: every event */
 	/* Its hosts: one for a single log (known or not), those of the logs
 	 * of a set (logset.c), which each event's host indexes. */
@@ -316,6 +317,9 @@ int trace_log_skim(struct trace_log *log, struct trace_event *ev);
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);
+/* What the writers waited for room (--block), as the log says: for a
+ * rotated log the most any file read says. */
+void trace_log_waits(struct trace_log *log, struct posixtrace_block_stats *waits);
 enum log_state log_state(const struct trace_log *log);
 int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
@@ -366,6 +370,7 @@ int logset_next(struct trace_log *log, struct trace_event *ev, bool skim);
 int logset_rewind(struct trace_log *log);
 void logset_close(struct trace_log *log);
 bool logset_lost(struct trace_log *log, uint64_t *lost);
+void logset_waits(struct trace_log *log, struct posixtrace_block_stats *waits); /* the sum */
 enum log_state logset_state(const struct trace_log *log);
 int logset_finish(const struct trace_log *log, int rc);
 
@@ -614,6 +619,9 @@ struct pairer *pairer_new(const struct pair_rules *rules);
 bool pairer_event(struct pairer *p, const struct trace_event *ev, uint64_t index,
                   struct pair_match *m);
 const struct pair_limits *pairer_limits(const struct pairer *p);
+/* The role of ev's type by the rules (pairing_type_role, in one pass). */
+enum pair_role pairer_type_role(struct pairer *p, const struct trace_event *ev,
+                                const char **slice);
 void pairer_free(struct pairer *p);
 /* Two passes (convert): which events of a log are paired. */
 struct pairing;

@@ -298,7 +298,7 @@ static int log_full(struct pt_logw *w, const struct pt_log_ctx *c, uint64_t ts, 
 	int automatic = 1;
 	if (ts < w->max_kept_ns)
 		ts = w->max_kept_ns;
-	w->room += PT_LOG_FULL_RESERVE - (PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status));
+	w->room += PT_LOG_FULL_RESERVE - (PT_LOG_BLOCK_HDR + PT_LOG_END_PAYLOAD);
 	if (w->blk)
 		w->blk_end = w->blk + w->block_size;
 	if (put_event_slow(w, c, ts, POSIX_TRACE_STOP, &automatic, sizeof automatic, 0, pc) == 0)

@@ -16,8 +16,8 @@
  * block with a context and a TIME record) and its END block. */
 #define PT_LOG_FULL_RESERVE                                                          \
 	(PT_LOG_BLOCK_HDR + PT_LOG_KEEPER_PREFIX + PT_LOG_CTX_REC + PT_LOG_TIME_REC +      \
-	 PT_REC_HDR + 8u + PT_LOG_BLOCK_HDR + (uint32_t)sizeof(struct pt_log_status))
-_Static_assert(PT_LOG_FULL_RESERVE == 240, "the reserve LOG-FORMAT.md gives");
+	 PT_REC_HDR + 8u + PT_LOG_BLOCK_HDR + PT_LOG_END_PAYLOAD)
+_Static_assert(PT_LOG_FULL_RESERVE == 264, "the reserve LOG-FORMAT.md gives");
 /* The event bytes an UNTIL_FULL log keeps for its last STOP (data: an int). */
 #define PT_LOG_STOP_BYTES pt_log_event_bytes((uint32_t)sizeof(int))
 

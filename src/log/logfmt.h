@@ -74,6 +74,40 @@ struct pt_log_status {
 };
 _Static_assert(sizeof(struct pt_log_status) == 48, "log status");
 
+/* What the stream's writers waited for room (posixtrace_attr_setblocking),
+ * as its status is: in the header's reserved bytes and after the status in
+ * an END block; 0 in logs written before. */
+struct pt_log_waits {
+	uint64_t waited_events; /* events whose writer found the stream full and waited */
+	uint64_t waited_ns;     /* the time they waited in all */
+	uint64_t waited_lost;   /* of those, events still without room: lost */
+};
+_Static_assert(sizeof(struct pt_log_waits) == 24, "log waits");
+/* The waits as the header keeps them: 20 bytes are what its first sector
+ * has left, so the lost count saturates there (END keeps it whole). */
+struct pt_log_header_waits {
+	uint64_t waited_events;
+	uint64_t waited_ns;
+	uint32_t waited_lost;   /* saturating at UINT32_MAX */
+} __attribute__((packed));
+_Static_assert(sizeof(struct pt_log_header_waits) == 20, "header waits");
+
+static inline struct pt_log_header_waits pt_log_header_waits_of(const struct pt_log_waits *w)
+{
+	struct pt_log_header_waits h = { w->waited_events, w->waited_ns,
+	                                 w->waited_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)w->waited_lost };
+	return h;
+}
+
+static inline struct pt_log_waits pt_log_waits_of_header(const struct pt_log_header_waits *h)
+{
+	struct pt_log_waits w = { h->waited_events, h->waited_ns, h->waited_lost };
+	return w;
+}
+
+/* An END block's payload: the status, then the waits. */
+#define PT_LOG_END_PAYLOAD ((uint32_t)(sizeof(struct pt_log_status) + sizeof(struct pt_log_waits)))
+
 struct pt_log_header {
 	char magic[8];             /* PT_LOG_MAGIC */
 	uint32_t version;          /* PT_LOG_VERSION */
@@ -102,10 +136,11 @@ struct pt_log_header {
 	 * (create_sec, create_nsec), read together with it: an event's time
 	 * less the creation time, plus this, is its CLOCK_MONOTONIC time. */
 	uint64_t create_mono;
-	uint32_t reserved[5];
+	struct pt_log_header_waits waits; /* as of the last update; 0 in logs written before */
 	uint32_t crc;              /* CRC-32C of every byte above */
 };
 _Static_assert(sizeof(struct pt_log_header) == 360, "log header");
+_Static_assert(offsetof(struct pt_log_header, waits) == 336, "the waits LOG-FORMAT.md gives");
 _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
 
 /*

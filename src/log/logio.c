@@ -171,6 +171,7 @@ void pt_logio_header_image(const struct pt_logw *w, const struct pt_logw_progres
 	h->flags |= d->flags;
 	h->nnames = d->nnames;
 	h->status = d->status;
+	h->waits = pt_log_header_waits_of(&d->waits);
 	h->blocks_written = d->seq;
 	h->data_end = w->seekable && w->layout == PT_LOG_LINEAR ? d->write_off : 0;
 	h->crc = pt_crc32c(0, h, offsetof(struct pt_log_header, crc));

@@ -469,6 +469,8 @@ static void meta_block(struct pt_logr *r, uint64_t off, const struct pt_log_bloc
 			pt_logi_block(&r->meta.images, b->type, p, b->payload_len);
 	} else if (b->type == PT_LOG_END && b->payload_len >= sizeof r->status) {
 		memcpy(&r->status, p, sizeof r->status);
+		if (b->payload_len >= PT_LOG_END_PAYLOAD)
+			memcpy(&r->waits, p + sizeof r->status, sizeof r->waits);
 		r->closed = 1;
 	}
 }
@@ -744,6 +746,7 @@ static int open_log(struct pt_logr *r, int fd)
 	struct pt_log_header *h = &r->hdr;
 	h->trace_name[TRACE_NAME_MAX - 1] = h->genversion[TRACE_NAME_MAX - 1] = '\0';
 	r->status = h->status;
+	r->waits = pt_log_waits_of_header(&h->waits);
 	r->data_off = h->data_off;
 	r->block_size = h->block_size;
 	r->max_data = (uint32_t)pt_log_data_max(h->max_data_size);
@@ -1129,6 +1132,11 @@ void pt_logr_params(const struct pt_logr *r, struct pt_logw_params *p)
 void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s)
 {
 	*s = r->status;
+}
+
+void pt_logr_waits(const struct pt_logr *r, struct pt_log_waits *w)
+{
+	*w = r->waits;
 }
 
 void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,

@@ -71,6 +71,9 @@ PT_LOG_HIDDEN void pt_logr_params(const struct pt_logr *r, struct pt_logw_params
 /* The status as of the log's last update: the END block of a closed linear
  * log, else the header. */
 PT_LOG_HIDDEN void pt_logr_status(const struct pt_logr *r, struct pt_log_status *s);
+/* What the writers waited for room, from the same place as the status
+ * (0 in logs written before it was kept). */
+PT_LOG_HIDDEN void pt_logr_waits(const struct pt_logr *r, struct pt_log_waits *w);
 
 
 /* For posixtrace_log_info(): the format version; whether the log is closed

@@ -189,6 +189,7 @@ struct pt_logr {
 	struct pt_log_header hdr;
 	struct pt_log_host host;  /* version 5: checked at open; older: zeros */
 	struct pt_log_status status;
+	struct pt_log_waits waits;
 	uint64_t data_off;
 	uint32_t block_size, max_data;
 	uint32_t max_ctx;         /* contexts a block can define */

@@ -535,6 +535,9 @@ static void take_status(struct pt_logw *w, const struct pt_logw_status *s, int b
 		d[i]->lost_events = s->lost_events;
 		d[i]->triggers_suppressed = s->triggers_suppressed;
 	}
+	w->prog.waits = s->waits;
+	if (both)
+		w->done.waits = s->waits;
 }
 
 int pt_logw_sync(struct pt_logw *w, const struct pt_logw_status *s)
@@ -611,6 +614,8 @@ int pt_logw_finish(struct pt_logw *w, const struct pt_logw_status *s)
 		pt_logb_open(w, PT_LOG_END, w->last_ts);
 		memcpy(w->pos, &w->prog.status, sizeof w->prog.status);
 		w->pos += sizeof w->prog.status;
+		memcpy(w->pos, &w->prog.waits, sizeof w->prog.waits);
+		w->pos += sizeof w->prog.waits;
 		pt_logb_seal(w, PT_LOG_END);
 	}
 	pt_logio_flush(w);

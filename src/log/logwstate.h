@@ -24,6 +24,7 @@ struct pt_logw_status {
 	int32_t flush_status, flush_error;
 	uint64_t lost_events;
 	uint32_t triggers_suppressed;
+	struct pt_log_waits waits;
 };
 
 /* What the log looks like after the last bytes written. */
@@ -43,6 +44,7 @@ struct pt_logw_progress {
 	int32_t log_full;        /* UNTIL_FULL: stopped, drops everything */
 	uint32_t nnames;
 	struct pt_log_status status;
+	struct pt_log_waits waits;
 	uint64_t names[PT_LOG_NIDS / 64]; /* ids whose names are in the log */
 };
 

@@ -113,10 +113,10 @@ def expected(events):
                 close(st, e["ts_ns"])
             close(st, e["ts_ns"], e)
         elif role == "begin" and not system:
-            attrs = {"posixtrace.begin": e["name"], "thread.id": e["tid"]}
+            attrs = {"posixtrace.begin": e["name"], "thread.id": e.get("tid")}
             attrs.update(data_attrs(e))
             spans_parent = st[-1] if st else None
-            st.append({"name": slice_name, "start": e["ts_ns"], "pid": e["pid"], "tid": e["tid"],
+            st.append({"name": slice_name, "start": e["ts_ns"], "pid": e["pid"], "tid": e.get("tid"),
                        "unfinished": i not in paired, "attrs": attrs, "events": [],
                        "parent": spans_parent, "site": e.get("site")})
         elif st and not system and len(st[-1]["events"]) < EVENTS_PER_SPAN:
@@ -124,7 +124,7 @@ def expected(events):
         else:
             sev = 17 if e["id"] == ERROR_ID else 13 if e["id"] == OVERFLOW_ID else 9
             linked = span_start(st[-1]) if st and not system else None
-            records.append((e["ts_ns"], e["name"], sev, e["pid"], e["tid"],
+            records.append((e["ts_ns"], e["name"], sev, e["pid"], e.get("tid"),
                             tuple(sorted(data_attrs(e).items())), linked))
     for st in stacks.values():
         while st:

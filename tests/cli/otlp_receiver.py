@@ -15,6 +15,10 @@ turn (then 200):
   partial:N    200 with partial_success.rejected_<signal> = N and a message
   hostile      200 with a body of 1 MiB: a partial success rejecting 10^12
                items with a message of 5,000 bytes, then zeros
+  hold:NAME    creates OUT_DIR/held, then no answer until OUT_DIR/NAME exists
+               (at most 120 s), then as ok
+  endless      200 with a chunked body that never ends (a chunk every 10 ms)
+  drip         a status line, then a header byte a second, never done
 Every request's path, answer and body size go to OUT_DIR/requests.log.
 Usage: otlp_receiver.py PORT_FILE OUT_DIR [FAULTS]
 """
@@ -94,7 +98,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif kind == "stall":
             time.sleep(float(arg))
             self.close_connection = True
+        elif kind == "endless":
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"400\r\n" + bytes(1024) + b"\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            except OSError:
+                pass
+        elif kind == "drip":
+            self.close_connection = True
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                self.wfile.flush()
+                for _ in range(600):
+                    time.sleep(1)
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+            except OSError:
+                pass
         else:
+            if kind == "hold":
+                open(os.path.join(OUT_DIR, "held"), "a").close()
+                for _ in range(1200):
+                    if os.path.exists(os.path.join(OUT_DIR, arg)):
+                        break
+                    time.sleep(0.1)
             with open(os.path.join(OUT_DIR, "%04d-%s.pb" % (n, signal)), "wb") as f:
                 f.write(body)
             if kind == "hostile":

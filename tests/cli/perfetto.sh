@@ -55,6 +55,14 @@ else
 	grep -q "source_location_iid" pf.txt && grep -q "source_locations {" pf.txt &&
 		pass "perfetto: call sites are interned and referred to by iid" ||
 		fail "perfetto: call sites are interned and referred to by iid" "$(grep -c source pf.txt)"
+	# each sequence cleared once at its start; no event packet spends two
+	# bytes on SEQ_NEEDS_INCREMENTAL_STATE (docs/PERFETTO.md, "Size per event")
+	nseq=$(sed -n 's/^ *trusted_packet_sequence_id: //p' pf.txt | sort -u | wc -l)
+	[ "$(grep -c '^ *sequence_flags: 1$' pf.txt)" -eq "$nseq" ] &&
+		[ "$(grep -c '^ *sequence_flags:' pf.txt)" -eq "$nseq" ] &&
+		pass "perfetto: each of the $nseq sequences cleared once, no flags on its events" ||
+		fail "perfetto: each sequence cleared once, no flags on its events" \
+			"$nseq sequences, $(grep -c sequence_flags pf.txt) flags"
 	[ "$(grep -c 'TYPE_SLICE_BEGIN' pf.txt)" -eq 5 ] && [ "$(grep -c 'TYPE_SLICE_END' pf.txt)" -eq 5 ] &&
 		pass "perfetto: the five pairs of the log are slices" ||
 		fail "perfetto: the five pairs of the log are slices" "$(grep -c TYPE_SLICE pf.txt)"

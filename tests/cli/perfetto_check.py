@@ -27,7 +27,6 @@ import sys
 
 MAX_PROBLEMS = 8
 SEQ_INCREMENTAL_STATE_CLEARED = 1
-SEQ_NEEDS_INCREMENTAL_STATE = 2
 SEQUENCE_CLOCK = 64
 REALTIME = 1
 SYSTEM_IDS = range(1, 9)
@@ -148,7 +147,11 @@ class Replay:
         if "track_descriptor" in p:
             self.descriptor(n, one(p, "track_descriptor"))
         if "track_event" in p:
-            if not flags & SEQ_NEEDS_INCREMENTAL_STATE or not seq.cleared:
+            # trace_processor reads a sequence's interned data and
+            # defaults only once its state was cleared (proto_trace_reader.cc);
+            # SEQ_NEEDS_INCREMENTAL_STATE, which the events need not carry,
+            # would only make it skip them otherwise
+            if not seq.cleared:
                 self.problem("packet %d: an event without incremental state" % n)
             self.event(n, seq, p, one(p, "track_event"))
 

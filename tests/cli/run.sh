@@ -13,7 +13,7 @@
 # own file, sourced at the end (pairs.sh, stdio.sh, damage.sh, order.sh,
 # stats.sh, filters.sh, help.sh, files.sh, pidns.sh, hostile.sh, rendezvous.sh,
 # flight.sh, symbols.sh, addrspace.sh, static.sh, names.sh, archive.sh, perfetto.sh,
-# windows.sh, rotate.sh, otlp.sh, cpu.sh, block.sh, hosts.sh; CLI_ITEMS="names" runs only the files it names).
+# windows.sh, rotate.sh, otlp.sh, otlp_live.sh, cpu.sh, block.sh, hosts.sh; CLI_ITEMS="names" runs only the files it names).
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd) || exit 2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -373,7 +373,7 @@ fi
 
 # ---- the issue items, one file each -----------------------------------------------
 for item in pairs stdio damage order stats filters help files pidns hostile rendezvous flight symbols addrspace static \
-            names archive perfetto windows rotate otlp cpu block hosts; do
+            names archive perfetto windows rotate otlp otlp_live cpu block hosts; do
 	. "$HERE/$item.sh"
 done
 

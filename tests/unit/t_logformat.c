@@ -246,7 +246,18 @@ static struct pt_logw_params params(int log_policy, uint64_t log_size, uint64_t 
 }
 
 static const struct pt_logw_status status_x = {
-    POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN, POSIX_TRACE_NOT_FLUSHING, 0, 77, 0};
+    POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN, POSIX_TRACE_NOT_FLUSHING, 0, 77, 0,
+    {5, 6000, 2}};
+
+/* The waits of status_x, read back (the header's, or an END block's). */
+static void expect_waits_x(const struct pt_logr *r)
+{
+	struct pt_log_waits w;
+	pt_logr_waits(r, &w);
+	ck_assert_uint_eq(w.waited_events, 5);
+	ck_assert_uint_eq(w.waited_ns, 6000);
+	ck_assert_uint_eq(w.waited_lost, 2);
+}
 
 static const char names6[6][PT_LOG_NAME_SIZE] = {
     "alpha", "beta", "gamma:a-name-of-63-bytes......................................x",
@@ -313,7 +324,7 @@ START_TEST(roundtrip_every_field)
 	uint64_t damaged;
 	pt_logr_info(r, &version, &closed, &damaged);
 	ck_assert_uint_eq(version, PT_LOG_VERSION);
-	ck_assert_uint_eq(version, 4);
+	ck_assert_uint_eq(version, 5);
 	ck_assert_int_eq(closed, 1);
 	ck_assert_uint_eq(damaged, 0);
 	char name[PT_LOG_NAME_SIZE];
@@ -343,8 +354,11 @@ START_TEST(roundtrip_every_field)
 	ck_assert_int_eq(s.stream_overrun, POSIX_TRACE_OVERRUN);
 	ck_assert_int_eq(s.log_full, POSIX_TRACE_NOT_FULL);
 	ck_assert_uint_eq(s.lost_events, 77);
+	expect_waits_x(r);
 	const struct pt_log_header *h = logr_header(r);
 	ck_assert_uint_eq(h->flags, PT_LOG_CLOSED | PT_LOG_SEEKABLE);
+	ck_assert_uint_eq(h->waits.waited_events, 5);
+	ck_assert_uint_eq(h->waits.waited_lost, 2);
 	ck_assert_uint_eq(h->layout, PT_LOG_LINEAR);
 	pt_logr_close(r);
 	close(fd);
@@ -637,6 +651,7 @@ START_TEST(names_over_pipe)
 		struct pt_log_status s;
 		pt_logr_status(r, &s);
 		ck_assert_uint_eq(s.lost_events, 77); /* from the END block */
+		expect_waits_x(r);
 		pt_logr_close(r);
 		close(fd);
 	}
@@ -790,7 +805,7 @@ START_TEST(until_full_stops)
 	ck_assert_ok(pt_logw_finish(&w, NULL));
 	pt_logw_free(&w);
 	ck_assert_int_eq(fstat(fd, &sb), 0);
-	ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + 232);
+	ck_assert_uint_le((uint64_t)sb.st_size, PT_LOG_DATA_OFF + 256); /* END: status and waits */
 	r = open_ok(fd);
 	ck_assert_int_eq(pt_logr_next(r, &e, &data, sizeof data, &n), 1);
 	ck_assert_uint_eq(e.id, POSIX_TRACE_STOP);
@@ -1360,7 +1375,8 @@ START_TEST(cut_every_37th_byte)
 			struct pt_logr *r = NULL;
 			int rc = pt_logr_open(fd, &r);
 			cuts++;
-			if (cut < sizeof(struct pt_log_header)) {
+			/* version 5: the host record ends the header's sector */
+			if (cut < PT_LOG_HOST_OFF + sizeof(struct pt_log_host)) {
 				ck_assert_msg(rc == EINVAL, "cut %zu opened", cut);
 				close(fd);
 				continue;
