@@ -909,6 +909,7 @@ int otlp_live_file(struct otlp_exporter *x, struct trace_log *log, struct site_t
 	int rc;
 	x->log = log;
 	x->sites = sites;
+	log_host(x, log); /* each file's own record: the host it was written on */
 	if (!x->trace_name[0])
 		read_trace_name(log, x->trace_name);
 	log->without_thread_names = true; /* thread_of() asks for them */
@@ -975,6 +976,8 @@ struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otl
 		snprintf(x->host_name, sizeof x->host_name, "%s", u.nodename);
 	if (host_id(x->host_id) != 0)
 		x->host_id[0] = '\0'; /* no machine id: no host.id */
+	snprintf(x->log_host_name, sizeof x->log_host_name, "%s", x->host_name);
+	memcpy(x->log_host_id, x->host_id, sizeof x->log_host_id);
 	return x;
 }
 

@@ -24,7 +24,8 @@
 #   is unknown;
 # - a host record with a hostile name (escape sequences, a path) is
 #   printed escaped and makes no directory outside convert's;
-# - export --otlp of two logs sets host.name per log from its host record.
+# - export --otlp of two logs sets host.name per log from its host record;
+#   record --otlp (sending while recording) each file's, with its host.id.
 # Needs root and unshare(1) (UTS and pid namespaces); says SKIP otherwise.
 # Sourced by tests/cli/run.sh (its helpers and variables).
 
@@ -194,6 +195,17 @@ PY
 		[ "$(cat hs_ot_hosts.txt | tr '\n' ' ')" = 'string_value: "hosta" string_value: "skewed" ' ] &&
 			pass "hosts: export --otlp of two logs names each one's host" ||
 			fail "hosts: export --otlp of two logs names each one's host" "$(cat hs_ot_hosts.txt hs_ot.out)"
+		# sent while recording: each file's own host, and its host.id
+		ot_start hs_otl
+		unshare --uts sh -c "hostname hostlive && timeout 120 '$PT' record -o hs_live.d \
+			--otlp 'http://127.0.0.1:$OT_PORT' -- '$EMIT' 'l1 l2'" >hs_otl.out 2>&1
+		ot_stop
+		ot_decode hs_otl.rx
+		grep -h -A2 'key: "host.name"' hs_otl.rx/*.txt | grep -o 'string_value: "[a-z]*"' | sort -u >hs_otl_hosts.txt
+		[ "$(cat hs_otl_hosts.txt)" = 'string_value: "hostlive"' ] &&
+			grep -q 'key: "host.id"' hs_otl.rx/*.txt &&
+			pass "hosts: record --otlp names the host each file was written on, with its host.id" ||
+			fail "hosts: record --otlp names the host each file was written on, with its host.id" "$(cat hs_otl_hosts.txt hs_otl.out | head -8)"
 	else
 		skip "hosts: export --otlp names each log's host" "no receiver (python3, protoc, libcurl)"
 	fi
