@@ -102,6 +102,53 @@ __PT_SAME_NAME_BEGIN
 int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info);
 __PT_SAME_NAME_END
 
+/* The host a log was written on, and its clocks when the log began (a
+ * file of a rotated log: when that file began).  Logs of one host and one
+ * boot (posixtrace_boot_id equal) share CLOCK_MONOTONIC, so their events
+ * order exactly: an event's time less the stream's creation time
+ * (posix_trace_attr_getcreatetime) plus posixtrace_create_monotonic_ns is
+ * its CLOCK_MONOTONIC time.  Logs of different hosts order by their
+ * CLOCK_REALTIME times, each uncertain by up to its clock's maximum error
+ * (adjtimex(2)'s maxerror), without bound when the clock was not
+ * synchronised.  Since 0.3. */
+#define POSIXTRACE_HOST_NAME_MAX 64 /* bytes of posixtrace_host_name, its null not counted */
+struct posixtrace_host {
+	/* uname(2)'s nodename, null-terminated; empty when not known */
+	char posixtrace_host_name[POSIXTRACE_HOST_NAME_MAX + 1];
+	/* 1: posixtrace_machine_id is set: /etc/machine-id, never the raw id
+	 * (machine-id(5)), but HMAC-SHA256 keyed with it over the application
+	 * id 863bb4c1-be97-40f0-bb34-975751328dcf, its first 16 bytes made a
+	 * version 4 UUID (as systemd-id128 machine-id --app-specific=...) */
+	int posixtrace_machine_known;
+	unsigned char posixtrace_machine_id[16];
+	/* 1: posixtrace_boot_id is /proc/sys/kernel/random/boot_id */
+	int posixtrace_boot_known;
+	unsigned char posixtrace_boot_id[16];
+	/* CLOCK_MONOTONIC at the stream's creation time (0: not known) */
+	uint64_t posixtrace_create_monotonic_ns;
+	/* CLOCK_REALTIME and CLOCK_MONOTONIC read together, at most
+	 * posixtrace_anchor_gap_ns apart, when the log (or file) began */
+	uint64_t posixtrace_anchor_realtime_ns;
+	uint64_t posixtrace_anchor_monotonic_ns;
+	uint64_t posixtrace_anchor_gap_ns;
+	/* 1: the next three were read (adjtimex(2)): the kernel's maximum and
+	 * estimated error of CLOCK_REALTIME, in microseconds, and whether it
+	 * said the clock is not synchronised (STA_UNSYNC) */
+	int posixtrace_clock_known;
+	int posixtrace_clock_unsynchronised;
+	int64_t posixtrace_maxerror_us;
+	int64_t posixtrace_esterror_us;
+	uint64_t posixtrace_reserved[4];
+};
+
+/* What a pre-recorded stream's log says of its host.  ENOENT: the log names
+ * none (written by a version before 0.3); EINVAL: trid is not a
+ * pre-recorded trace stream identifier, or host is NULL.  Since 0.3. */
+int posixtrace_log_host(trace_id_t trid, struct posixtrace_host *host);
+/* This machine, now, as a log begun now would name it
+ * (posixtrace_create_monotonic_ns 0).  EINVAL: host is NULL.  Since 0.3. */
+int posixtrace_host_self(struct posixtrace_host *host);
+
 /* The rendezvous of an active trace stream traced with inheritance
  * (POSIX_TRACE_INHERITED): a descendant of the stream's target that lost
  * the descriptors it inherited (Python's subprocess closes them, as do

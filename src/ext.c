@@ -66,6 +66,26 @@ int posixtrace_log_info(trace_id_t trid, struct posixtrace_log_info *info)
 	return 0;
 }
 
+int posixtrace_log_host(trace_id_t trid, struct posixtrace_host *host)
+{
+	if (!host)
+		return EINVAL;
+	struct pt_handle *h = pt_handle_get(trid, PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	int err = pt_logfile_host(h, host);
+	pt_handle_put(h);
+	return err;
+}
+
+int posixtrace_host_self(struct posixtrace_host *host)
+{
+	if (!host)
+		return EINVAL;
+	pt_host_self(host);
+	return 0;
+}
+
 int posixtrace_rendezvous_info(trace_id_t trid, struct posixtrace_rendezvous_info *info)
 {
 	if (!info)

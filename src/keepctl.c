@@ -112,6 +112,7 @@ void pt_keeper_log_params(struct pt_logw_params *p, const struct pt_handle *h)
 	memcpy(p->genversion, a->genversion, sizeof p->genversion);
 	p->create_sec = a->create_sec;
 	p->create_nsec = a->create_nsec;
+	p->create_mono = h->src.map.base_mono_ns;
 	p->clockres_ns = (uint64_t)a->clockres_sec * 1000000000u + (uint64_t)a->clockres_nsec;
 	p->stream_size = a->stream_size;
 	p->max_data_size = a->max_data_size;

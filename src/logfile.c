@@ -162,6 +162,47 @@ void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info)
 	info->posixtrace_triggers_suppressed = st.triggers_suppressed;
 }
 
+static void host_out(const struct pt_log_host *in, uint64_t create_mono,
+                     struct posixtrace_host *out)
+{
+	_Static_assert(sizeof out->posixtrace_host_name <= sizeof in->name, "names fit");
+	memset(out, 0, sizeof *out);
+	memcpy(out->posixtrace_host_name, in->name, sizeof out->posixtrace_host_name - 1);
+	out->posixtrace_machine_known = (in->flags & PT_LOG_HOST_MACHINE) != 0;
+	if (out->posixtrace_machine_known)
+		memcpy(out->posixtrace_machine_id, in->machine, sizeof in->machine);
+	out->posixtrace_boot_known = (in->flags & PT_LOG_HOST_BOOT) != 0;
+	if (out->posixtrace_boot_known)
+		memcpy(out->posixtrace_boot_id, in->boot, sizeof in->boot);
+	out->posixtrace_create_monotonic_ns = create_mono;
+	out->posixtrace_anchor_realtime_ns = in->anchor_real_ns;
+	out->posixtrace_anchor_monotonic_ns = in->anchor_mono_ns;
+	out->posixtrace_anchor_gap_ns = in->anchor_gap_ns;
+	out->posixtrace_clock_known = (in->flags & PT_LOG_HOST_CLOCK) != 0;
+	if (out->posixtrace_clock_known) {
+		out->posixtrace_clock_unsynchronised = (in->flags & PT_LOG_HOST_UNSYNC) != 0;
+		out->posixtrace_maxerror_us = in->maxerror_us;
+		out->posixtrace_esterror_us = in->esterror_us;
+	}
+}
+
+int pt_logfile_host(struct pt_handle *h, struct posixtrace_host *host)
+{
+	struct pt_log_host in;
+	uint64_t create_mono;
+	int err = pt_logr_host(reader(h), &in, &create_mono);
+	if (!err)
+		host_out(&in, create_mono, host);
+	return err;
+}
+
+void pt_host_self(struct posixtrace_host *host)
+{
+	struct pt_log_host in;
+	pt_log_host_take(&in);
+	host_out(&in, 0, host);
+}
+
 int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,
                      struct posixtrace_image *image)
 {

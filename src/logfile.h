@@ -32,6 +32,10 @@ void pt_logfile_status(struct pt_handle *h, struct posix_trace_status_info *st);
  * the place its status comes from (0 in logs written before them). */
 void pt_logfile_block_info(struct pt_handle *h, struct posixtrace_block_stats *info);
 void pt_logfile_info(struct pt_handle *h, struct posixtrace_log_info *info);
+/* posixtrace_log_host: 0 or ENOENT (a log before version 5) */
+int pt_logfile_host(struct pt_handle *h, struct posixtrace_host *host);
+/* posixtrace_host_self */
+void pt_host_self(struct posixtrace_host *host);
 /* posixtrace_event_image on a log's stream. */
 int pt_logfile_image(struct pt_handle *h, const struct posix_trace_event_info *ev,
                      struct posixtrace_image *image);

@@ -721,7 +721,8 @@ START_TEST(log_cut_inside_name_table_keeps_complete_names)
 	ck_assert_uint_gt(id, POSIX_TRACE_UNNAMED_USEREVENT);
 	/* the table's entry of id: [entry, entry + 64) */
 	uint64_t entry = PT_LOG_NAMES_OFF + (uint64_t)(id - PT_LOG_USER_FIRST) * PT_LOG_NAME_SIZE;
-	const uint64_t cuts[] = {sizeof(struct pt_log_header), PT_LOG_HEADER_SIZE,
+	/* version 5: the header's sector holds the host record after it */
+	const uint64_t cuts[] = {PT_LOG_HOST_OFF + sizeof(struct pt_log_host), PT_LOG_HEADER_SIZE,
 	                         PT_LOG_HEADER_SIZE + 1, entry, entry + 1, entry + 63, entry + 64,
 	                         entry + 4096, ref.data_off - 1};
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {

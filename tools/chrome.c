@@ -42,7 +42,18 @@ struct chrome_thread {
 	uint64_t last_ns; /* of its last event */
 };
 
-static char *put_ids(char *p, pid_t pid, int tid)
+/* Several hosts: one process group per host, pids apart (a pid is below
+ * 2^22, pid_max's largest; host LOGSET_MAX - 1 still fits an int).  The
+ * events no process posted stay on process 0's tracks, whatever host. */
+static int shown_pid(uint32_t host, pid_t pid)
+{
+	_Static_assert((uint64_t)LOGSET_MAX << 22 <= INT32_MAX + 1ull, "pids fit");
+	if (!pid)
+		return 0;
+	return (int)((uint32_t)host << 22 | ((uint32_t)pid & ((1u << 22) - 1)));
+}
+
+static char *put_ids(char *p, int pid, int tid)
 {
 	p = put_int(put_str(p, ",\"pid\":"), (int)pid);
 	p = put_int(put_str(p, ",\"tid\":"), tid);
@@ -72,7 +83,6 @@ struct chrome_writer {
 	size_t nsystem_tracks;
 	uint64_t raised; /* events placed later than their time */
 	char trace_name[TRACE_NAME_MAX];
-	pid_t controller; /* pid of the START event: the recorder, not the program */
 	struct pairing *pairing;
 	struct site_table *sites;
 	struct time_cache seconds; /* of the events' absolute times */
@@ -84,20 +94,21 @@ struct chrome_writer {
 	bool undated_failed;
 };
 
-static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t pid, int tid,
+static void write_name_metadata(struct chrome_writer *w, const char *what, int pid, int tid,
                                 const char *name);
-static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, size_t size);
+static void process_label(const struct chrome_writer *w, uint32_t host, pid_t pid, char *buf,
+                          size_t size);
 
 /* The process's index in pids; its name is written when it is first met. */
-static size_t process_of(struct chrome_writer *w, pid_t pid)
+static size_t process_of(struct chrome_writer *w, uint32_t host, pid_t pid)
 {
 	bool added;
-	size_t i = thread_table_index(&w->pids, pid, 0, &added);
+	size_t i = thread_table_index(&w->pids, host, pid, 0, &added);
 	grow_zeroed((void **)&w->per_pid, &w->per_pid_cap, i, sizeof *w->per_pid);
 	if (added) {
-		char label[TRACE_NAME_MAX + 64];
-		process_label(w, pid, label, sizeof label);
-		write_name_metadata(w, "process_name", pid, 0, label);
+		char label[TRACE_NAME_MAX + HOST_LABEL_MAX + 64];
+		process_label(w, host, pid, label, sizeof label);
+		write_name_metadata(w, "process_name", shown_pid(host, pid), 0, label);
 	}
 	return i;
 }
@@ -115,13 +126,14 @@ static struct chrome_thread *thread_track(struct chrome_writer *w, const struct 
 		char label[64];
 		unsigned long thread = (unsigned long)ev->info.posix_thread_id;
 		read_event_ext(w->log->trid, &named);
-		size_t proc = process_of(w, ev->info.posix_pid);
+		size_t proc = process_of(w, ev->host, ev->info.posix_pid);
 		t->tid = named.tid ? (int)named.tid : ++w->per_pid[proc];
 		if (named.tid && named.comm[0])
 			snprintf(label, sizeof label, "%.16s (pthread 0x%lx)", named.comm, thread);
 		else
 			snprintf(label, sizeof label, "thread 0x%lx", thread);
-		write_name_metadata(w, "thread_name", ev->info.posix_pid, t->tid, label);
+		write_name_metadata(w, "thread_name", shown_pid(ev->host, ev->info.posix_pid), t->tid,
+		                    label);
 	}
 	return t;
 }
@@ -289,7 +301,7 @@ static void write_event(struct chrome_writer *w, const struct trace_event *ev,
 	else
 		p = put_str(p, "\",");
 	p = put_micros(put_str(p, "\"ts\":"), rel);
-	p = put_ids(p, ev->info.posix_pid, t ? t->tid : track);
+	p = put_ids(p, shown_pid(ev->host, ev->info.posix_pid), t ? t->tid : track);
 	finish_event(&w->out, put_args_head(p, ev, role != PAIR_NONE, &w->seconds, at - ns, w->sites),
 	             ev);
 }
@@ -319,7 +331,7 @@ static void keep_undated(struct chrome_writer *w, const struct trace_event *ev)
 	if (w->nundated++)
 		*p++ = ',';
 	p = put_json_name(put_str(p, "{\"name\":"), ev->name);
-	p = put_int(put_str(p, ",\"pid\":"), (int)ev->info.posix_pid);
+	p = put_int(put_str(p, ",\"pid\":"), shown_pid(ev->host, ev->info.posix_pid));
 	*p++ = ',';
 	finish_event(&w->undated, put_args_head(p, ev, false, &w->seconds, 0, w->sites), ev);
 }
@@ -341,7 +353,7 @@ static void copy_undated(struct chrome_writer *w)
 	outbuf_write(&w->out, "]", 1);
 }
 
-static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t pid, int tid,
+static void write_name_metadata(struct chrome_writer *w, const char *what, int pid, int tid,
                                 const char *name)
 {
 	char *p = put_separator(w, outbuf_room(&w->out, 128 + JSON_CHARS_SIZE(strlen(name))));
@@ -352,12 +364,18 @@ static void write_name_metadata(struct chrome_writer *w, const char *what, pid_t
 	outbuf_done(&w->out, put_str(p, "}}"));
 }
 
-static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, size_t size)
+static void process_label(const struct chrome_writer *w, uint32_t host, pid_t pid, char *buf,
+                          size_t size)
 {
-	if (pid == w->controller)
-		snprintf(buf, size, "posixtrace controller (%d)", (int)pid);
+	const char *on = host < w->log->nhosts && w->log->nhosts > 1 ? w->log->hosts[host].label : NULL;
+	int n = on ? snprintf(buf, size, "%s: ", on) : 0;
+	if (n < 0 || (size_t)n >= size)
+		n = 0;
+	if (pid == pairing_controller(w->pairing, host))
+		snprintf(buf + n, size - (size_t)n, "posixtrace controller (%d)", (int)pid);
 	else
-		snprintf(buf, size, "%s (%d)", w->trace_name[0] ? w->trace_name : "process", (int)pid);
+		snprintf(buf + n, size - (size_t)n, "%s (%d)",
+		         w->trace_name[0] ? w->trace_name : "process", (int)pid);
 }
 
 /* Processes and threads are named as they are met; the tracks of process
@@ -365,7 +383,7 @@ static void process_label(const struct chrome_writer *w, pid_t pid, char *buf, s
 static void write_system_names(struct chrome_writer *w)
 {
 	char label[64];
-	if (w->nsystem_tracks && thread_table_find(&w->pids, 0, 0) == SIZE_MAX)
+	if (w->nsystem_tracks && thread_table_find(&w->pids, 0, 0, 0) == SIZE_MAX)
 		write_name_metadata(w, "process_name", 0, 0, "trace system events");
 	for (size_t i = 0; i < w->nsystem_tracks; i++) {
 		if (i == 0)
@@ -455,7 +473,6 @@ int convert_to_chrome(struct trace_log *log, const char *file, bool force,
 	w.log = log;
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
-	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_track() asks for them */
 	log->with_cpu = true;                /* args.cpu */
 	progress_init(&pr, "converting", overview.count);

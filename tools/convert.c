@@ -4,7 +4,8 @@
  * babeltrace2/Trace Compass, Chrome trace JSON for chrome://tracing, or
  * Perfetto's own protobuf trace for ui.perfetto.dev and trace_processor).
  * The formats themselves are in ctf.c, chrome.c and perfetto.c; each
- * converts the window of the log dump would show (window.c).
+ * converts the window of the log dump would show (window.c).  Several logs
+ * are converted as one (logset.c): a process group per host.
  */
 #include <getopt.h>
 #include <string.h>
@@ -14,12 +15,17 @@
 static void convert_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s convert LOG --to ctf DIR [--force]\n"
-	        "       %s convert LOG --to chrome FILE.json [--force] [--pair BEGIN=END]...\n"
+	        "usage: %s convert LOG... --to ctf DIR [--force]\n"
+	        "       %s convert LOG... --to chrome FILE.json [--force] [--pair BEGIN=END]...\n"
 	        "                  [--no-pair]\n"
-	        "       %s convert LOG --to perfetto FILE [--force] [--pair BEGIN=END]...\n"
+	        "       %s convert LOG... --to perfetto FILE [--force] [--pair BEGIN=END]...\n"
 	        "                  [--no-pair]\n"
-	        "LOG - reads standard input.\n"
+	        "LOG - reads standard input.  Several LOGs (files or rotated directories)\n"
+	        "are merged on one time line as dump merges them, a process group per\n"
+	        "host: chrome and perfetto name each process after its host and keep\n"
+	        "pids of different hosts apart (host number x 2^22 + pid); ctf writes\n"
+	        "a trace per host, DIR/hostN-NAME, its env's hostname the host's, which\n"
+	        "babeltrace2 DIR reads as one.\n"
 	        "ctf: a CTF 1.8 trace in DIR (created 0700): a metadata file and one\n"
 	        "     stream file per writer thread (256 at most: later threads share\n"
 	        "     them); babeltrace2 DIR lists it.  Begin/end events stay events.\n"
@@ -45,6 +51,7 @@ static void convert_help(FILE *out)
 	        "  --no-pair            no NAME_begin/NAME_end pairing (--pair still applies)\n"
 	        "The events converted (as dump would show them):\n"
 	        WINDOW_HELP
+	        LOGSET_HELP
 	        SITE_HELP
 	        "  -h, --help           this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
@@ -53,7 +60,10 @@ static void convert_help(FILE *out)
 }
 
 struct convert_options {
-	const char *format, *log, *out;
+	const char *format, *out;
+	char **logs;
+	size_t nlogs;
+	struct clock_offsets offsets;
 	bool force;
 	struct pair_rules pairs;
 	struct event_window window;
@@ -68,7 +78,8 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		{"to", required_argument, 0, 't'},        {"force", no_argument, 0, OPT_FORCE},
 		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
 		{"help", no_argument, 0, 'h'},            SITE_LONGOPTS,
-		WINDOW_LONGOPTS,                          {0, 0, 0, 0}};
+		WINDOW_LONGOPTS,                          LOGSET_LONGOPTS,
+		{0, 0, 0, 0}};
 	bool pair_options = false;
 	int c, w;
 	opterr = 0;
@@ -84,6 +95,11 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 			break;
 		case OPT_NO_PAIR: o->pairs.suffixes = false; pair_options = true; break;
 		case 'h': convert_help(stdout); return 0;
+		case LOGSET_OPT_CLOCK_OFFSET:
+			if (!clock_offset_parse(&o->offsets, optarg))
+				return usage_error("convert", "bad --clock-offset '%s' (HOST=[+-]DURATION)",
+				                   optarg);
+			break;
 		case ':': return usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if ((w = window_option(c, optarg, &o->window, "convert")) != 0) {
@@ -100,11 +116,11 @@ static int parse_convert_options(int argc, char **argv, struct convert_options *
 		return usage_error("convert", "--to ctf, chrome or perfetto is required");
 	if (strcmp(o->format, "ctf") && strcmp(o->format, "chrome") && strcmp(o->format, "perfetto"))
 		return usage_error("convert", "unknown format '%s' (ctf, chrome, perfetto)", o->format);
-	if (argc - optind != 2)
-		return usage_error("convert", argc - optind < 2 ? "LOG and output are required"
-		                                                : "too many arguments");
-	o->log = argv[optind];
-	o->out = argv[optind + 1];
+	if (argc - optind < 2)
+		return usage_error("convert", "LOG and output are required");
+	o->logs = argv + optind;
+	o->nlogs = (size_t)(argc - optind - 1);
+	o->out = argv[argc - 1];
 	if (!strcmp(o->format, "ctf") && is_stdio_name(o->out))
 		return usage_error("convert", "a CTF trace is a directory: it cannot go to "
 		                   "standard output");
@@ -129,7 +145,7 @@ int cmd_convert(int argc, char **argv)
 	struct convert_options o = {.pairs.suffixes = true};
 	int rc = parse_convert_options(argc, argv, &o);
 	if (rc < 0) {
-		struct trace_log *log = trace_log_open(o.log);
+		struct trace_log *log = trace_logs_open(o.logs, o.nlogs, &o.offsets);
 		struct site_table sites;
 		if (!log) {
 			rc = EXIT_FAIL;
@@ -148,5 +164,6 @@ int cmd_convert(int argc, char **argv)
 	}
 	window_free(&o.window);
 	pair_rules_free(&o.pairs);
+	clock_offsets_free(&o.offsets);
 	return rc;
 }

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,7 +72,11 @@ struct ctf_writer {
 	size_t last_stream;
 	uint64_t shared_threads;     /* events of threads past them */
 	uint64_t raised;             /* events written later than their time */
-	bool used[MAX_EVENT_IDS];
+	/* event classes used: by log (of several), then id; a class's id is
+	 * the log's number x MAX_EVENT_IDS + the event's id */
+	bool *used;
+	size_t nused;
+	uint32_t host; /* several hosts: the one this trace holds */
 	/* The log's total loss, shared out over its OVERFLOW events: both
 	 * counted by a first pass, made only for a log that has an OVERFLOW
 	 * event (or for the progress line's total). */
@@ -255,9 +260,9 @@ static struct ctf_stream *stream_for(struct ctf_writer *w, const struct trace_ev
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
 	if (w->last_valid && w->last_pid == pid && w->last_thread == thread)
 		return &w->streams[w->last_stream];
-	size_t i = thread_table_find(&w->threads, pid, thread);
+	size_t i = thread_table_find(&w->threads, ev->host, pid, thread);
 	if (i == SIZE_MAX && w->threads.count < CTF_STREAMS_MAX) {
-		thread_table_index(&w->threads, pid, thread, NULL);
+		thread_table_index(&w->threads, ev->host, pid, thread, NULL);
 		i = new_stream(w)->instance_id;
 	}
 	if (i != SIZE_MAX) {
@@ -333,7 +338,7 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	size_t size = EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined +
 	              EVENT_TAIL_SIZE;
 	unsigned char *p = payload_room(s, size);
-	PUT_VALUE(p, uint16_t, ev->info.posix_event_id);
+	PUT_VALUE(p, uint16_t, ev->source * MAX_EVENT_IDS + ev->info.posix_event_id);
 	PUT_VALUE(p, uint64_t, ts);
 	PUT_VALUE(p, int32_t, ev->cpu);
 	PUT_VALUE(p, int32_t, ev->info.posix_pid);
@@ -357,8 +362,8 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	}
 	PUT_VALUE(p, uint64_t, raised);
 	s->len += size;
-	if (ev->info.posix_event_id < MAX_EVENT_IDS)
-		w->used[ev->info.posix_event_id] = true;
+	if (ev->info.posix_event_id < MAX_EVENT_IDS && ev->source * MAX_EVENT_IDS < w->nused)
+		w->used[ev->source * MAX_EVENT_IDS + ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
 }
 
@@ -389,7 +394,7 @@ static const char metadata_types[] =
 	"typealias integer { size = 64; align = 8; signed = false;\n"
 	"                    map = clock.posixtrace.value; } := uint64_clock_t;\n\n";
 
-static void write_metadata_head(FILE *out, struct trace_log *log)
+static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 {
 	trace_attr_t a;
 	char name[TRACE_NAME_MAX] = "", version[TRACE_NAME_MAX] = "";
@@ -412,6 +417,10 @@ static void write_metadata_head(FILE *out, struct trace_log *log)
 	write_tsdl_string(out, name);
 	fputs(";\n\tgenversion = ", out);
 	write_tsdl_string(out, version);
+	if (log->nhosts > 1 && log->hosts[host].known) { /* a trace per host: LTTng's name */
+		fputs(";\n\thostname = ", out);
+		write_tsdl_string(out, log->hosts[host].rec.posixtrace_host_name);
+	}
 	fputs(";\n};\n\n", out);
 	fputs("clock {\n\tname = posixtrace;\n"
 	      "\tdescription = \"CLOCK_MONOTONIC mapped onto CLOCK_REALTIME at stream creation\";\n"
@@ -457,18 +466,25 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 		}
 		return -1;
 	}
-	write_metadata_head(out, log);
-	bool listed[MAX_EVENT_IDS] = {false};
-	trace_event_id_t id;
-	int unavailable = 0;
-	posix_trace_eventtypelist_rewind(log->trid);
-	while (posix_trace_eventtypelist_getnext_id(log->trid, &id, &unavailable) == 0 &&
-	       !unavailable)
-		if (id < MAX_EVENT_IDS)
-			listed[id] = true;
-	for (id = 0; id < MAX_EVENT_IDS; id++)
-		if (listed[id] || w->used[id])
-			write_event_class(out, id, name_cache_get(&log->names, id));
+	write_metadata_head(out, log, w->host);
+	for (size_t src = 0; src < trace_log_sources(log); src++) {
+		struct trace_log *one = trace_log_source(log, (uint32_t)src);
+		if (log->set && log->hosts && one->hosts &&
+		    logset_host_of(log, (uint32_t)src) != w->host)
+			continue;
+		bool listed[MAX_EVENT_IDS] = {false};
+		trace_event_id_t id;
+		int unavailable = 0;
+		posix_trace_eventtypelist_rewind(one->trid);
+		while (posix_trace_eventtypelist_getnext_id(one->trid, &id, &unavailable) == 0 &&
+		       !unavailable)
+			if (id < MAX_EVENT_IDS)
+				listed[id] = true;
+		for (id = 0; id < MAX_EVENT_IDS; id++)
+			if (listed[id] || w->used[src * MAX_EVENT_IDS + id])
+				write_event_class(out, (trace_event_id_t)(src * MAX_EVENT_IDS + id),
+				                  name_cache_get(&one->names, id));
+	}
 	if (fclose(out) != 0) {
 		error_msg("%s/metadata: %s", w->dir, strerror(errno));
 		return -1;
@@ -556,7 +572,7 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 		}
 	}
 	free_streams(w);
-	memset(w->used, 0, sizeof w->used);
+	memset(w->used, 0, w->nused * sizeof *w->used);
 	w->first_ns = w->last_ns = 0;
 	trace_log_rewind(log);
 	count_events(log, w);
@@ -564,13 +580,17 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 	return write_streams(w, log, pr);
 }
 
-int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites)
+static int convert_one(struct trace_log *log, const char *dir, bool force,
+                       struct site_table *sites, uint32_t host)
 {
-	struct ctf_writer w = {.dir = dir, .file_fd = -1, .sites = sites};
+	struct ctf_writer w = {.dir = dir, .file_fd = -1, .sites = sites, .host = host};
 	struct progress pr;
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
+	w.nused = trace_log_sources(log) * MAX_EVENT_IDS;
+	w.used = xmalloc(w.nused * sizeof *w.used);
+	memset(w.used, 0, w.nused * sizeof *w.used);
 	log->without_thread_names = true; /* CTF's tid is the pthread_t */
 	log->with_cpu = true;                /* the event context's cpu_id */
 	if (progress_wanted())
@@ -593,6 +613,51 @@ int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct si
 		note_msg("convert: %llu events written later than their time, where times went back "
 		         "within a stream (field time_raised)", (unsigned long long)w.raised);
 	free_streams(&w);
+	free(w.used);
 	close(w.dirfd);
 	return rc ? EXIT_FAIL : 0;
+}
+
+/* A host's trace directory: its number and name, the name's bytes other
+ * than letters, digits, '.', '_' and '-' made '_' (a host name is the
+ * log's: never a path). */
+static void host_dir(const struct trace_log *log, uint32_t host, const char *dir, char *buf,
+                     size_t size)
+{
+	char name[POSIXTRACE_HOST_NAME_MAX + 1];
+	const struct log_host *h = &log->hosts[host];
+	snprintf(name, sizeof name, "%s", h->known ? h->rec.posixtrace_host_name : "unknown");
+	for (char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
+	snprintf(buf, size, "%s/host%u-%s", dir, host + 1, name);
+}
+
+/* Several hosts: a trace per host, each in a directory of DIR with the
+ * host in its environment (hostname), which babeltrace2 reads as one
+ * (their clocks are absolute, on the Unix epoch). */
+int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites)
+{
+	if (trace_log_sources(log) * MAX_EVENT_IDS > 65536) {
+		error_msg("convert: a CTF trace holds the types of at most %d logs",
+		          65536 / MAX_EVENT_IDS);
+		return EXIT_FAIL;
+	}
+	if (log->nhosts < 2)
+		return convert_one(log, dir, force, sites, 0);
+	if (mkdir(dir, 0700) != 0 && !(errno == EEXIST && force)) {
+		error_msg("%s: %s", dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	int rc = 0;
+	for (uint32_t h = 0; h < log->nhosts && !rc; h++) {
+		char sub[PATH_MAX];
+		host_dir(log, h, dir, sub, sizeof sub);
+		logset_only_host(log, (int64_t)h);
+		trace_log_rewind(log);
+		rc = convert_one(log, sub, force, sites, h);
+	}
+	logset_only_host(log, -1);
+	return rc;
 }

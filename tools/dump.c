@@ -2,7 +2,8 @@
 /*
  * posixtrace dump: the events of a trace log, one line each, in the order
  * the library delivers them (it orders them; nothing here sorts), with a
- * trailing summary.
+ * trailing summary; several logs merged on one time line (logset.c), after
+ * a header that names each log's host and says how well they order.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +13,9 @@
 #include "tool.h"
 
 struct dump_options {
-	const char *log;
+	char **logs;
+	size_t nlogs;
+	struct clock_offsets offsets;
 	bool json, date, utc, cpu;
 	struct event_window window;
 	struct site_options sites;
@@ -21,13 +24,18 @@ struct dump_options {
 static void dump_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s dump LOG [OPTIONS]\n"
+	        "usage: %s dump LOG... [OPTIONS]\n"
 	        "Prints the events of LOG (- for standard input), one line each, in the\n"
 	        "order the library delivers them: time after the first event, absolute\n"
 	        "time (seconds since the Epoch), pid, thread, event name, data (quoted\n"
-	        "text when printable, else hex) and truncation marks; then a summary.\n\n"
+	        "text when printable, else hex) and truncation marks; then a summary.\n"
+	        "Several LOGs (files or rotated directories) are merged on one time\n"
+	        "line: logs of one boot of one machine exactly, logs of other hosts by\n"
+	        "their clocks; a header names each log's host and says how well they\n"
+	        "order, and each event's host comes before its pid.\n\n"
 	        "  --format text|json   json: one JSON object per line, the summary last\n"
 	        WINDOW_HELP
+	        LOGSET_HELP
 	        "  --clock-date         absolute times as local date and time of day\n"
 	        "  --clock-gmt          the same in UTC\n"
 	        "  --cpu                text: the CPU each event was posted on, in [ ]\n"
@@ -54,6 +62,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{"cpu", no_argument, 0, OPT_CPU},
 		WINDOW_LONGOPTS,
 		SITE_LONGOPTS,
+		LOGSET_LONGOPTS,
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	int c, w;
 	opterr = 0;
@@ -68,6 +77,11 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case OPT_CPU: o->cpu = true; break;
 		case 'h': dump_help(stdout); return 0;
+		case LOGSET_OPT_CLOCK_OFFSET:
+			if (!clock_offset_parse(&o->offsets, optarg))
+				return usage_error("dump", "bad --clock-offset '%s' (HOST=[+-]DURATION)",
+				                   optarg);
+			break;
 		case ':': return usage_error("dump", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if ((w = window_option(c, optarg, &o->window, "dump")) != 0) {
@@ -80,9 +94,10 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 			return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error("dump", optind >= argc ? "no LOG given" : "too many arguments");
-	o->log = argv[optind];
+	if (optind >= argc)
+		return usage_error("dump", "no LOG given");
+	o->logs = argv + optind;
+	o->nlogs = (size_t)(argc - optind);
 	return -1;
 }
 
@@ -118,11 +133,15 @@ static void print_summary(const struct dump_options *o, struct trace_log *log,
 
 static int dump(struct dump_options *o)
 {
-	struct trace_log *log = trace_log_open(o->log);
+	struct trace_log *log = trace_logs_open(o->logs, o->nlogs, &o->offsets);
 	if (!log)
 		return EXIT_FAIL;
 	struct event_printer printer = {
-	    .json = o->json, .date = o->date, .utc = o->utc, .cpu_column = o->cpu};
+	    .json = o->json, .date = o->date, .utc = o->utc, .cpu_column = o->cpu, .log = log};
+	if (o->json)
+		logset_describe_json(log, stdout);
+	else
+		logset_describe(log, stdout, "# ");
 	/* relative times count from the log's first event, before any window */
 	printer.first_ns = log_time_base(log);
 	printer.have_first = true;
@@ -171,5 +190,6 @@ int cmd_dump(int argc, char **argv)
 	if (rc < 0)
 		rc = dump(&o);
 	window_free(&o.window);
+	clock_offsets_free(&o.offsets);
 	return rc;
 }

@@ -25,6 +25,7 @@ struct instance {
 	pid_t pid;
 	pid_t tid;
 	unsigned long thread;
+	uint32_t host;
 };
 
 /* A slice name, or a slice name and a thread: one row of the table. */
@@ -39,6 +40,7 @@ struct row {
 struct durations {
 	bool per_thread;
 	struct pairer *pairer;
+	const struct trace_log *log;  /* its hosts' names, when printed */
 	uint64_t index;               /* of the next event */
 	struct thread_table threads;  /* (pid, pthread_t) of the rows */
 	struct thread_table row_index; /* (kind, thread) */
@@ -58,7 +60,8 @@ struct durations *durations_new(const struct pair_rules *rules, bool per_thread)
 static struct row *row_at(struct durations *d, const struct pair_match *m, size_t thread)
 {
 	bool added = false;
-	size_t i = thread_table_index(&d->row_index, (pid_t)m->kind, (unsigned long)thread, &added);
+	size_t i = thread_table_index(&d->row_index, 0, (pid_t)m->kind, (unsigned long)thread,
+	                              &added);
 	grow_zeroed((void **)&d->rows, &d->rows_cap, i, sizeof *d->rows);
 	if (added)
 		d->rows[i] = (struct row){.kind = m->kind, .slice = m->slice, .thread = thread};
@@ -76,14 +79,14 @@ static struct row *row_of(struct durations *d, const struct pair_match *m,
 		return row_at(d, m, SIZE_MAX);
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-	size_t t = thread_table_find(&d->threads, pid, thread);
-	if (t != SIZE_MAX && thread_table_find(&d->row_index, (pid_t)m->kind, t) != SIZE_MAX)
+	size_t t = thread_table_find(&d->threads, ev->host, pid, thread);
+	if (t != SIZE_MAX && thread_table_find(&d->row_index, 0, (pid_t)m->kind, t) != SIZE_MAX)
 		return row_at(d, m, t);
 	if (d->thread_rows == DURATION_THREAD_ROWS)
 		return row_at(d, m, OTHER_THREADS);
 	d->thread_rows++;
 	if (t == SIZE_MAX)
-		t = thread_table_index(&d->threads, pid, thread, NULL);
+		t = thread_table_index(&d->threads, ev->host, pid, thread, NULL);
 	return row_at(d, m, t);
 }
 
@@ -108,7 +111,7 @@ void durations_event(struct durations *d, const struct trace_event *ev)
 		return;
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	struct instance in = {ns >= m.begin_ns ? ns - m.begin_ns : 0, m.begin_ns, ev->info.posix_pid,
-	                      ev->tid, (unsigned long)ev->info.posix_thread_id};
+	                      ev->tid, (unsigned long)ev->info.posix_thread_id, ev->host};
 	struct row *r = row_of(d, &m, ev);
 	keep_if_slow(r, &in);
 	sketch_add(&r->sketch, in.ns);
@@ -154,7 +157,14 @@ static void print_histogram(const struct row *r)
 	}
 }
 
-static void print_slowest(const struct row *r, uint64_t base_ns)
+/* "host NAME " of several hosts' logs, else nothing */
+static void print_host(const struct durations *d, uint32_t host)
+{
+	if (d->log && d->log->nhosts > 1 && host < d->log->nhosts)
+		printf("host %s ", d->log->hosts[host].label);
+}
+
+static void print_slowest(const struct durations *d, const struct row *r, uint64_t base_ns)
 {
 	printf("    slowest:");
 	for (size_t k = 0; k < SLOWEST && k < r->sketch.count; k++) {
@@ -162,7 +172,9 @@ static void print_slowest(const struct row *r, uint64_t base_ns)
 		char dur[32], rel[32];
 		format_duration(in->ns, dur, sizeof dur);
 		format_signed_time((int64_t)(in->begin_ns - base_ns), rel, sizeof rel);
-		printf("%s %s from %s, pid %d", k ? ";" : "", dur, rel, (int)in->pid);
+		printf("%s %s from %s, ", k ? ";" : "", dur, rel);
+		print_host(d, in->host);
+		printf("pid %d", (int)in->pid);
 		if (in->tid)
 			printf(" tid %d", (int)in->tid);
 		else
@@ -182,12 +194,15 @@ static void print_row(const struct durations *d, const struct row *r, uint64_t b
 	printf("  %s", escape_text(r->slice, name, sizeof name));
 	if (r->thread == OTHER_THREADS)
 		printf(" (other threads, past %d thread rows)", DURATION_THREAD_ROWS);
-	else if (r->thread != SIZE_MAX)
-		printf(" (pid %d thread 0x%lx)", (int)d->threads.keys[r->thread].pid,
+	else if (r->thread != SIZE_MAX) {
+		printf(" (");
+		print_host(d, d->threads.keys[r->thread].host);
+		printf("pid %d thread 0x%lx)", (int)d->threads.keys[r->thread].pid,
 		       d->threads.keys[r->thread].thread);
+	}
 	printf(": %llu, min %s, p50 %s, p90 %s, p99 %s, max %s\n",
 	       (unsigned long long)r->sketch.count, v[0], v[1], v[2], v[3], v[4]);
-	print_slowest(r, base_ns);
+	print_slowest(d, r, base_ns);
 	print_histogram(r);
 }
 
@@ -208,8 +223,9 @@ static int by_name_then_thread(const void *a, const void *b)
 	                           &sorting->threads.keys[y->thread]);
 }
 
-void durations_print(struct durations *d, uint64_t base_ns)
+void durations_print(struct durations *d, const struct trace_log *log, uint64_t base_ns)
 {
+	d->log = log;
 	size_t n = d->row_index.count;
 	char limits[PAIR_LIMITS_TEXT_SIZE];
 	if (pair_limits_text(pairer_limits(d->pairer), limits, sizeof limits))

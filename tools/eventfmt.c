@@ -240,8 +240,8 @@ static char *put_name_column(struct event_printer *pr, char *p, const struct tra
 
 /* The columns, the name and the marks; the data is inline up to
  * INLINE_DATA_MAX bytes. */
-#define TEXT_LINE_FIXED (2 * 36 + 64 + THREAD_COLUMNS_MAX + ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + \
-                         24 + SYSTEM_DESCRIPTION_MAX + 64)
+#define TEXT_LINE_FIXED (2 * 36 + 64 + 2 * HOST_LABEL_MAX + THREAD_COLUMNS_MAX + \
+                         ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 24 + SYSTEM_DESCRIPTION_MAX + 64)
 
 static void print_text(struct event_printer *pr, struct outbuf *o,
                        const struct trace_event *ev, uint64_t ns)
@@ -249,6 +249,9 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	size_t text = text_length(ev->data, ev->len);
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
+	const char *host = pr->log ? event_host_label(pr->log, ev) : NULL;
+	if (host) /* several hosts: which one, before the pid, as wide as the widest */
+		p = pad_to(p, put_str(p, host), pr->host_width);
 	p = put_thread_columns(pr, p, ev);
 	if (pr->cpu_column)
 		p = put_cpu_column(p, ev);
@@ -274,6 +277,7 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 /* The JSON line's fields but its data, with room for INLINE_DATA_MAX
  * bytes of it in hex and as text. */
 #define JSON_LINE_FIXED (400 + JSON_CHARS_SIZE(16) + JSON_CHARS_SIZE(TRACE_EVENT_NAME_MAX) + \
+                         JSON_CHARS_SIZE(HOST_LABEL_MAX) + \
                          JSON_CHARS_SIZE(CALL_SITE_WHERE_MAX) +            \
                          2 * JSON_CHARS_SIZE(CALL_SITE_SOURCE_MAX))
 
@@ -298,6 +302,10 @@ static char *put_json_head(struct event_printer *pr, char *p,
 		p += 8 + strlen(p + 8);
 		p = put_str(p, "\",");
 	}
+	const char *host = pr->log ? event_host_label(pr->log, ev) : NULL;
+	if (host) /* escaped as text already: only \\ and " need more */
+		p = put_str(put_json_chars(put_str(p, "\"host\":\""), (const unsigned char *)host,
+		                           strlen(host)), "\",");
 	p = put_int(put_str(p, "\"pid\":"), (int)ev->info.posix_pid);
 	p = put_hex_u64(put_str(p, ",\"thread\":\""), (unsigned long)ev->info.posix_thread_id);
 	p = put_str(p, "\",");
@@ -363,6 +371,12 @@ static void print_json(struct event_printer *pr, struct outbuf *o,
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev)
 {
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
+	if (p->log && !p->host_width)
+		for (uint32_t h = 0; h < p->log->nhosts; h++) {
+			size_t k = strlen(p->log->hosts[h].label) + 1;
+			if (k > p->host_width)
+				p->host_width = k;
+		}
 	if (!p->have_first && event_has_time(ev)) {
 		p->have_first = true;
 		p->first_ns = ns;

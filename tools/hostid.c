@@ -1,21 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host.id of the OTLP exporter: the machine id of machine-id(5), which
- * that page says not to expose, turned into an id of its own for this
- * application as systemd's sd_id128_get_machine_app_specific() does:
- * HMAC-SHA256 keyed with the 16 bytes of the machine id over the 16 bytes
- * of a fixed application id (OTLP_HOST_APP_ID), the first 16 bytes of the
- * result made a UUID version 4 (RFC 9562), in 32 lowercase hex digits.
- * `systemd-id128 machine-id --app-specific=APP` prints the same id.  The
- * raw id cannot be recovered from it, and it differs from every other
- * application's id of the same machine.
+ * that page says not to expose, as the library hashes it for the host
+ * record of every log (posixtrace_host_self, posixtrace_log_host: as
+ * systemd's sd_id128_get_machine_app_specific() with the application id
+ * 863bb4c1-be97-40f0-bb34-975751328dcf), in 32 lowercase hex digits.
  * SHA-256 is FIPS 180-4's, written here (the command links no crypto
- * library); it also names a log (otlp.c, the ids of its spans).
+ * library): it names a log (otlp.c, the ids of its spans).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "otlp.h"
 
@@ -99,77 +93,15 @@ void sha256_final(struct sha256 *c, uint8_t out[32])
 	}
 }
 
-/* HMAC (RFC 2104) with SHA-256, a key of at most 64 bytes */
-static void hmac_sha256(const uint8_t *key, size_t klen, const uint8_t *msg, size_t mlen,
-                        uint8_t out[32])
-{
-	uint8_t pad[64], inner[32];
-	struct sha256 c;
-	for (int round = 0; round < 2; round++) {
-		memset(pad, round ? 0x5c : 0x36, sizeof pad);
-		for (size_t i = 0; i < klen; i++)
-			pad[i] ^= key[i];
-		sha256_init(&c);
-		sha256_update(&c, pad, sizeof pad);
-		if (round)
-			sha256_update(&c, inner, sizeof inner);
-		else
-			sha256_update(&c, msg, mlen);
-		sha256_final(&c, round ? out : inner);
-	}
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* 32 hex digits (a UUID's dashes skipped) to 16 bytes */
-static bool parse_id128(const char *s, uint8_t id[16])
-{
-	size_t n = 0;
-	for (; *s && *s != '\n' && n < 32; s++) {
-		if (*s == '-')
-			continue;
-		int d = hex_digit(*s);
-		if (d < 0)
-			return false;
-		id[n / 2] = (uint8_t)(n % 2 ? id[n / 2] | d : d << 4);
-		n++;
-	}
-	return n == 32 && (*s == '\0' || *s == '\n');
-}
-
-/* 32 hex digits in out from a machine id's text; 0 or an error number */
-static int host_id_from(const char *machine_id, char out[33])
-{
-	uint8_t id[16], app[16], mac[32];
-	if (!parse_id128(machine_id, id) || !parse_id128(OTLP_HOST_APP_ID, app))
-		return EINVAL;
-	hmac_sha256(id, sizeof id, app, sizeof app, mac);
-	mac[6] = (uint8_t)((mac[6] & 0x0f) | 0x40); /* version 4 */
-	mac[8] = (uint8_t)((mac[8] & 0x3f) | 0x80); /* variant RFC 4122 */
-	put_hex_bytes(out, mac, 16)[0] = '\0';
-	return 0;
-}
-
+/* 32 hex digits in out: the library takes the machine id and hashes it
+ * as every log's host record does, so host.id and the logs agree. */
 int host_id(char out[33])
 {
-	char text[64] = "";
-	int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno;
-	ssize_t n = read(fd, text, sizeof text - 1);
-	int err = n < 0 ? errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	text[n] = '\0';
-	return host_id_from(text, out);
+	struct posixtrace_host h;
+	if (posixtrace_host_self(&h) != 0)
+		return EINVAL;
+	if (!h.posixtrace_machine_known)
+		return ENOENT;
+	put_hex_bytes(out, h.posixtrace_machine_id, sizeof h.posixtrace_machine_id)[0] = '\0';
+	return 0;
 }

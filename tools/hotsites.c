@@ -16,7 +16,7 @@
 
 struct site_count {
 	char *key;           /* where, a tab, source: NULL for a free slot */
-	trace_event_id_t id;
+	uint32_t id;         /* the type: its log (of several) x MAX_EVENT_IDS + its id */
 	uint64_t count;
 };
 
@@ -34,7 +34,7 @@ static void *zeroed(size_t n, size_t size)
 	return p;
 }
 
-static uint64_t hash_key(const char *s, trace_event_id_t id)
+static uint64_t hash_key(const char *s, uint32_t id)
 {
 	uint64_t h = 1469598103934665603ull ^ id;
 	for (; *s; s++)
@@ -60,7 +60,7 @@ static void grow(struct hot_sites *h)
 	free(old);
 }
 
-static void count(struct hot_sites *h, const char *key, trace_event_id_t id)
+static void count(struct hot_sites *h, const char *key, uint32_t id)
 {
 	if (2 * (h->used + 1) > h->nslots)
 		grow(h);
@@ -95,7 +95,7 @@ void hot_sites_event(struct hot_sites *h, const struct trace_event *ev)
 	h->named++;
 	char key[CALL_SITE_WHERE_MAX + 1 + CALL_SITE_SOURCE_MAX + 1 + CALL_SITE_INLINED_MAX];
 	snprintf(key, sizeof key, "%s\t%s\t%s", c->where, c->source, c->inlined);
-	count(h, key, ev->info.posix_event_id);
+	count(h, key, ev->source * MAX_EVENT_IDS + ev->info.posix_event_id % MAX_EVENT_IDS);
 }
 
 /* A site's total and where its rows are, for sorting. */
@@ -151,7 +151,9 @@ static void print_site(const struct site_total *t, const struct site_count *rows
 	printf("\n");
 	for (size_t i = 0; i < n && i < TYPES_SHOWN; i++)
 		printf("  %10llu          %s\n", (unsigned long long)rows[i].count,
-		       escape_text(name_cache_get(&log->names, rows[i].id), name, sizeof name));
+		       escape_text(name_cache_get(&trace_log_source(log, rows[i].id / MAX_EVENT_IDS)->names,
+		                                  rows[i].id % MAX_EVENT_IDS),
+		                   name, sizeof name));
 	if (n > TYPES_SHOWN)
 		printf("             ...      %zu more types\n", n - TYPES_SHOWN);
 }

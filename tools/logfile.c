@@ -290,14 +290,35 @@ static bool next_rotated(struct trace_log *log)
 	return open_rotated_from(log, log->file + 1);
 }
 
+/* The host of its (first) file, known or not: a single log's one host. */
+static void log_host_read(struct trace_log *log)
+{
+	log->hosts = xmalloc(sizeof *log->hosts);
+	memset(log->hosts, 0, sizeof *log->hosts);
+	log->nhosts = 1;
+	struct log_host *h = log->hosts;
+	h->known = posixtrace_log_host(log->trid, &h->rec) == 0;
+	if (h->known)
+		escape_text(h->rec.posixtrace_host_name, h->label, sizeof h->label);
+	else
+		snprintf(h->label, sizeof h->label, "unknown");
+}
+
+static struct trace_log *with_host(struct trace_log *log)
+{
+	if (log)
+		log_host_read(log);
+	return log;
+}
+
 struct trace_log *trace_log_open(const char *path)
 {
 	const char *label = is_stdio_name(path) ? "standard input" : path;
 	bool seekable = false, dir = false;
 	int fd = open_input(path, label, &seekable, &dir);
 	if (fd >= 0 && dir)
-		return rotated_log(fd, path, label);
-	return fd < 0 ? NULL : log_from_fd(fd, path, label, seekable);
+		return with_host(rotated_log(fd, path, label));
+	return fd < 0 ? NULL : with_host(log_from_fd(fd, path, label, seekable));
 }
 
 /* A log just written, read through the descriptor it was written with
@@ -312,8 +333,8 @@ struct trace_log *trace_log_open_fd(int fd, const char *path)
 		return NULL;
 	}
 	if (fstat(dup_fd, &st) == 0 && S_ISDIR(st.st_mode))
-		return rotated_log(dup_fd, path, path);
-	return log_from_fd(dup_fd, path, path, true);
+		return with_host(rotated_log(dup_fd, path, path));
+	return with_host(log_from_fd(dup_fd, path, path, true));
 }
 
 static bool is_damage_marker(const struct trace_event *ev)
@@ -341,6 +362,8 @@ static int read_event(struct trace_log *log, struct trace_event *ev)
 	ev->data = log->buf;
 	ev->len = len;
 	ev->name = name_cache_get(&log->names, ev->info.posix_event_id);
+	ev->source = ev->host = 0;
+	ev->shift_ns = 0;
 	return 1;
 }
 
@@ -372,6 +395,13 @@ static bool filter_needs_tid(const struct trace_log *log)
 int trace_log_skim(struct trace_log *log, struct trace_event *ev)
 {
 	int rc;
+	if (log->set) {
+		do
+			if ((rc = logset_next(log, ev, true)) <= 0)
+				return rc;
+		while (filtered_out(log, ev));
+		return rc;
+	}
 	do {
 		if ((rc = read_event(log, ev)) <= 0)
 			return rc;
@@ -382,6 +412,15 @@ int trace_log_skim(struct trace_log *log, struct trace_event *ev)
 
 int trace_log_next(struct trace_log *log, struct trace_event *ev)
 {
+	if (log->set) {
+		do {
+			int rc = logset_next(log, ev, false);
+			if (rc <= 0)
+				return rc;
+			log->events_read++;
+		} while (filtered_out(log, ev));
+		return 1;
+	}
 	do {
 		int rc = read_event(log, ev);
 		if (rc <= 0)
@@ -406,6 +445,8 @@ int trace_log_rewind(struct trace_log *log)
 	log->events_after_damage = 0;
 	if (log->filter)
 		log->filter->rewound(log->filter);
+	if (log->set)
+		return logset_rewind(log);
 	if (log->dirfd < 0 || log->file == 0)
 		return posix_trace_rewind(log->trid);
 	close_rotated_file(log, false);
@@ -442,6 +483,8 @@ static bool file_lost(struct trace_log *log, uint64_t *lost)
  * losses since it was created). */
 bool trace_log_lost(struct trace_log *log, uint64_t *lost)
 {
+	if (log->set)
+		return logset_lost(log, lost);
 	if (!file_lost(log, lost))
 		return false;
 	if (log->files_lost > *lost)
@@ -462,6 +505,10 @@ static void most_waits(struct posixtrace_block_stats *most, const struct posixtr
 
 void trace_log_waits(struct trace_log *log, struct posixtrace_block_stats *waits)
 {
+	if (log->set) {
+		logset_waits(log, waits);
+		return;
+	}
 	*waits = log->files_waits;
 	struct posixtrace_block_stats w;
 	if (log->fd >= 0 && posixtrace_block_info(log->trid, &w) == 0)
@@ -493,6 +540,8 @@ static enum log_state file_state(const struct trace_log *log)
 /* A rotated log: the worst of its files read so far. */
 enum log_state log_state(const struct trace_log *log)
 {
+	if (log->set)
+		return logset_state(log);
 	enum log_state s = file_state(log);
 	return log->files_state > s ? log->files_state : s;
 }
@@ -501,6 +550,8 @@ enum log_state log_state(const struct trace_log *log)
  * (rc if it already says something failed). */
 int finish_log(const struct trace_log *log, int rc)
 {
+	if (log->set)
+		return logset_finish(log, rc);
 	switch (log_state(log)) {
 	case LOG_CUT_SHORT:
 		note_msg("%s: the log ends early (cut short, as a crash leaves it); "
@@ -520,6 +571,10 @@ void trace_log_close(struct trace_log *log)
 {
 	if (!log)
 		return;
+	if (log->set) {
+		logset_close(log);
+		return;
+	}
 	if (log->fd >= 0) {
 		posix_trace_close(log->trid);
 		close(log->fd);
@@ -530,5 +585,6 @@ void trace_log_close(struct trace_log *log)
 		free(log->files[i]);
 	free(log->files);
 	free(log->buf);
+	free(log->hosts);
 	free(log);
 }

@@ -162,8 +162,9 @@ struct otlp_exporter {
 	const struct otlp_options *o;
 	struct otlp_sender *sender;
 	struct otlp_totals totals;
-	char host_name[256], host_id[33];
+	char host_name[256], host_id[33]; /* this machine's, or --host-name */
 	/* per log */
+	char log_host_name[HOST_LABEL_MAX], log_host_id[33]; /* its host record's, when it has one */
 	struct trace_log *log;
 	struct site_table *sites;
 	struct pairing *pairing;
@@ -374,9 +375,11 @@ static size_t resource_attrs(struct otlp_exporter *x, const struct otlp_process 
 	snprintf(version, sizeof version, "%d.%d.%d", POSIXTRACE_VERSION_MAJOR,
 	         POSIXTRACE_VERSION_MINOR, POSIXTRACE_VERSION_PATCH);
 	p = kv_string(p, F_RESOURCE_ATTRIBUTES, "service.name", service, strlen(service));
-	p = kv_string(p, F_RESOURCE_ATTRIBUTES, "host.name", x->host_name, strlen(x->host_name));
-	if (x->host_id[0])
-		p = kv_string(p, F_RESOURCE_ATTRIBUTES, "host.id", x->host_id, strlen(x->host_id));
+	p = kv_string(p, F_RESOURCE_ATTRIBUTES, "host.name", x->log_host_name,
+	              strlen(x->log_host_name));
+	if (x->log_host_id[0])
+		p = kv_string(p, F_RESOURCE_ATTRIBUTES, "host.id", x->log_host_id,
+		              strlen(x->log_host_id));
 	p = kv_int(p, F_RESOURCE_ATTRIBUTES, "process.pid", pr->pid);
 	if (pr->exe[0])
 		p = kv_string(p, F_RESOURCE_ATTRIBUTES, "process.executable.name", pr->exe,
@@ -465,7 +468,7 @@ static void item_added(struct otlp_exporter *x, enum otlp_signal sig, size_t pro
 static size_t process_of(struct otlp_exporter *x, pid_t pid)
 {
 	bool added;
-	size_t i = thread_table_index(&x->pids, pid, 0, &added);
+	size_t i = thread_table_index(&x->pids, 0, pid, 0, &added);
 	grow_zeroed((void **)&x->process, &x->process_cap, i, sizeof *x->process);
 	if (added)
 		x->process[i].pid = pid;
@@ -782,6 +785,22 @@ static void end_log(struct otlp_exporter *x, uint64_t lost, enum log_state state
 	x->live = false;
 }
 
+/* The host the log names (its node name as text, its machine id's hash),
+ * else this machine; --host-name before either. */
+static void log_host(struct otlp_exporter *x, const struct trace_log *log)
+{
+	const struct log_host *h = log->nhosts ? &log->hosts[0] : NULL;
+	snprintf(x->log_host_name, sizeof x->log_host_name, "%s", x->host_name);
+	memcpy(x->log_host_id, x->host_id, sizeof x->log_host_id);
+	if (!h || !h->known)
+		return;
+	if (!x->o->host_name)
+		snprintf(x->log_host_name, sizeof x->log_host_name, "%s", h->label);
+	x->log_host_id[0] = '\0';
+	if (h->rec.posixtrace_machine_known)
+		put_hex_bytes(x->log_host_id, h->rec.posixtrace_machine_id, 16)[0] = '\0';
+}
+
 int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_table *sites)
 {
 	struct log_overview ov;
@@ -791,6 +810,7 @@ int otlp_export_log(struct otlp_exporter *x, struct trace_log *log, struct site_
 	int rc;
 	x->log = log;
 	x->sites = sites;
+	log_host(x, log);
 	read_trace_name(log, x->trace_name);
 	x->pairing = pairing_scan(log, &x->o->pairs, &ov);
 	x->controller = ov.controller;
@@ -889,6 +909,7 @@ int otlp_live_file(struct otlp_exporter *x, struct trace_log *log, struct site_t
 	int rc;
 	x->log = log;
 	x->sites = sites;
+	log_host(x, log); /* each file's own record: the host it was written on */
 	if (!x->trace_name[0])
 		read_trace_name(log, x->trace_name);
 	log->without_thread_names = true; /* thread_of() asks for them */
@@ -955,6 +976,8 @@ struct otlp_exporter *otlp_exporter_new(const struct otlp_options *o, struct otl
 		snprintf(x->host_name, sizeof x->host_name, "%s", u.nodename);
 	if (host_id(x->host_id) != 0)
 		x->host_id[0] = '\0'; /* no machine id: no host.id */
+	snprintf(x->log_host_name, sizeof x->log_host_name, "%s", x->host_name);
+	memcpy(x->log_host_id, x->host_id, sizeof x->log_host_id);
 	return x;
 }
 

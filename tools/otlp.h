@@ -21,9 +21,8 @@ struct sha256 {
 void sha256_init(struct sha256 *c);
 void sha256_update(struct sha256 *c, const void *data, size_t len);
 void sha256_final(struct sha256 *c, uint8_t out[32]);
-/* The application id host.id is derived with (hostid.c). */
-#define OTLP_HOST_APP_ID "863bb4c1be9740f0bb34975751328dcf"
-/* host.id of /etc/machine-id, 32 hex digits; 0 or an error number */
+/* host.id of this machine (posixtrace_host_self's machine id), 32 hex
+ * digits; 0 or an error number */
 int host_id(char out[33]);
 
 enum otlp_signal { OTLP_TRACES, OTLP_LOGS, OTLP_SIGNALS };

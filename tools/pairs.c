@@ -39,6 +39,7 @@ struct open_begin {
 /* A thread's open begins, oldest first, in a ring: ring[i % cap] for i in
  * [bottom, top). */
 struct pair_thread {
+	uint32_t host; /* of several logs' hosts (trace_event's) */
 	pid_t pid;
 	unsigned long thread;
 	struct open_begin *ring;
@@ -61,7 +62,9 @@ struct pair_kind {
 
 struct pairer {
 	const struct pair_rules *rules;
-	struct id_role ids[MAX_EVENT_IDS];
+	/* by the event's log (of several: ids are each log's), then id */
+	struct id_role (*ids)[MAX_EVENT_IDS];
+	size_t nsources;
 	struct pair_kind **kinds; /* each allocated once: a match's slice points into it */
 	size_t nkinds;
 	struct pair_thread *threads;
@@ -78,6 +81,8 @@ struct pairing {
 	struct pairer *pairer;
 	uint64_t *paired; /* one bit per event index */
 	size_t paired_words;
+	pid_t *controllers; /* by host: the process of its first START, 0 if none */
+	uint32_t nhosts;
 };
 
 /* The slice of an explicit pair is named after what BEGIN and END have in
@@ -192,12 +197,19 @@ static const struct id_role *type_role(struct pairer *p, const struct trace_even
 	trace_event_id_t id = ev->info.posix_event_id;
 	if (id >= MAX_EVENT_IDS || is_system_event(id))
 		return &none;
-	if (p->ids[id].resolved) /* only ever from a known name */
-		return &p->ids[id];
+	if (ev->source >= p->nsources) {
+		size_t n = (size_t)ev->source + 1;
+		p->ids = xrealloc(p->ids, n * sizeof *p->ids);
+		memset(p->ids + p->nsources, 0, (n - p->nsources) * sizeof *p->ids);
+		p->nsources = n;
+	}
+	struct id_role *r = &p->ids[ev->source][id];
+	if (r->resolved) /* only ever from a known name */
+		return r;
 	if (is_placeholder_name(ev->name))
 		return &none;
-	resolve_name(p, &p->ids[id], ev->name);
-	return &p->ids[id];
+	resolve_name(p, r, ev->name);
+	return r;
 }
 
 static bool can_pair(const struct trace_event *ev)
@@ -211,7 +223,7 @@ static void place(struct pairer *p, size_t index)
 {
 	size_t mask = p->nslots - 1;
 	const struct pair_thread *t = &p->threads[index];
-	size_t s = (size_t)keyed_hash2((uint64_t)(uint32_t)t->pid, t->thread) & mask;
+	size_t s = (size_t)keyed_hash2((uint64_t)t->host << 32 | (uint32_t)t->pid, t->thread) & mask;
 	while (p->slots[s])
 		s = (s + 1) & mask;
 	p->slots[s] = (uint32_t)index + 1;
@@ -228,17 +240,22 @@ static void rehash(struct pairer *p, size_t nslots)
 	p->last = 0;
 }
 
-static size_t find_thread(struct pairer *p, pid_t pid, unsigned long thread)
+static bool thread_is(const struct pair_thread *t, uint32_t host, pid_t pid, unsigned long thread)
 {
-	if (p->last && p->threads[p->last - 1].pid == pid && p->threads[p->last - 1].thread == thread)
+	return t->pid == pid && t->thread == thread && t->host == host;
+}
+
+static size_t find_thread(struct pairer *p, uint32_t host, pid_t pid, unsigned long thread)
+{
+	if (p->last && thread_is(&p->threads[p->last - 1], host, pid, thread))
 		return p->last - 1;
 	if (!p->nslots)
 		return SIZE_MAX;
 	size_t mask = p->nslots - 1;
-	for (size_t s = (size_t)keyed_hash2((uint64_t)(uint32_t)pid, thread) & mask; p->slots[s];
-	     s = (s + 1) & mask) {
+	for (size_t s = (size_t)keyed_hash2((uint64_t)host << 32 | (uint32_t)pid, thread) & mask;
+	     p->slots[s]; s = (s + 1) & mask) {
 		const struct pair_thread *t = &p->threads[p->slots[s] - 1];
-		if (t->pid == pid && t->thread == thread) {
+		if (thread_is(t, host, pid, thread)) {
 			p->last = p->slots[s];
 			return p->last - 1;
 		}
@@ -267,9 +284,9 @@ static bool make_room(struct pairer *p)
 }
 
 /* The thread's entry, a new one if there is room; SIZE_MAX if not. */
-static size_t thread_for_begin(struct pairer *p, pid_t pid, unsigned long thread)
+static size_t thread_for_begin(struct pairer *p, uint32_t host, pid_t pid, unsigned long thread)
 {
-	size_t i = find_thread(p, pid, thread);
+	size_t i = find_thread(p, host, pid, thread);
 	if (i != SIZE_MAX)
 		return i;
 	if (p->nthreads == PAIR_THREADS_MAX && !make_room(p))
@@ -279,7 +296,7 @@ static size_t thread_for_begin(struct pairer *p, pid_t pid, unsigned long thread
 		p->threads = xrealloc(p->threads, p->threads_cap * sizeof *p->threads);
 	}
 	i = p->nthreads++;
-	p->threads[i] = (struct pair_thread){pid, thread, NULL, 0, 0, 0};
+	p->threads[i] = (struct pair_thread){host, pid, thread, NULL, 0, 0, 0};
 	p->empty++;
 	if (2 * p->nthreads > p->nslots)
 		rehash(p, p->nslots ? 2 * p->nslots : 64);
@@ -375,10 +392,10 @@ bool pairer_event(struct pairer *p, const struct trace_event *ev, uint64_t index
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
 	if (r->role == PAIR_END) {
-		size_t i = find_thread(p, pid, thread);
+		size_t i = find_thread(p, ev->host, pid, thread);
 		return i != SIZE_MAX && close_pair(p, &p->threads[i], r->kind, m);
 	}
-	size_t i = thread_for_begin(p, pid, thread);
+	size_t i = thread_for_begin(p, ev->host, pid, thread);
 	if (i == SIZE_MAX) {
 		p->limits.not_kept++;
 		return false;
@@ -412,6 +429,7 @@ void pairer_free(struct pairer *p)
 	for (size_t i = 0; i < p->nkinds; i++)
 		free(p->kinds[i]);
 	free(p->kinds);
+	free(p->ids);
 	free(p);
 }
 
@@ -449,12 +467,18 @@ struct pairing *pairing_scan(struct trace_log *log, const struct pair_rules *rul
 	memset(p, 0, sizeof *p);
 	memset(o, 0, sizeof *o);
 	p->pairer = pairer_new(rules);
+	p->nhosts = log->nhosts ? log->nhosts : 1;
+	p->controllers = xmalloc(p->nhosts * sizeof *p->controllers);
+	memset(p->controllers, 0, p->nhosts * sizeof *p->controllers);
 	while (trace_log_skim(log, &ev) > 0) {
 		uint64_t ns = ts_ns(&ev.info.posix_timestamp);
 		if (event_has_time(&ev) && (o->first_ns == 0 || ns < o->first_ns))
 			o->first_ns = ns;
 		if (ev.info.posix_event_id == POSIX_TRACE_START && !o->controller)
 			o->controller = ev.info.posix_pid;
+		if (ev.info.posix_event_id == POSIX_TRACE_START && ev.host < p->nhosts &&
+		    !p->controllers[ev.host])
+			p->controllers[ev.host] = ev.info.posix_pid;
 		if (pairer_event(p->pairer, &ev, index, &m)) {
 			mark(p, m.begin_index);
 			mark(p, index);
@@ -488,7 +512,13 @@ void pairing_free(struct pairing *p)
 		return;
 	pairer_free(p->pairer);
 	free(p->paired);
+	free(p->controllers);
 	free(p);
+}
+
+pid_t pairing_controller(const struct pairing *p, uint32_t host)
+{
+	return host < p->nhosts ? p->controllers[host] : 0;
 }
 
 bool pair_limits_text(const struct pair_limits *l, char *buf, size_t size)

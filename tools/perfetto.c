@@ -183,7 +183,6 @@ struct pf_writer {
 	struct pairing *pairing;
 	struct site_table *sites;
 	char trace_name[TRACE_NAME_MAX];
-	pid_t controller;
 	uint64_t first_ns, last_ns; /* the earliest time, the latest so far */
 	uint64_t undated;
 	uint8_t *scratch; /* a packet too large for the output buffer's room */
@@ -305,19 +304,32 @@ static uint8_t *put_descriptor_head(uint8_t *p, uint32_t seq, uint64_t uuid, uin
 	return pb_uint(p, F_TRACK_UUID, uuid);
 }
 
-#define DESCRIPTOR_MAX (128 + TRACE_NAME_MAX + 64)
+#define DESCRIPTOR_MAX (128 + TRACE_NAME_MAX + HOST_LABEL_MAX + 64)
 
-static void write_process_descriptor(struct pf_writer *w, uint32_t seq, uint64_t uuid, pid_t pid)
+/* Several hosts: one process group per host, pids and tids apart (below
+ * 2^22, pid_max's largest), as Perfetto keys processes and threads by
+ * them. */
+static int64_t shown_id(uint32_t host, int64_t id)
 {
-	char name[TRACE_NAME_MAX + 32];
+	return host ? (int64_t)((uint64_t)host << 22 | ((uint64_t)id & ((1u << 22) - 1))) : id;
+}
+
+static void write_process_descriptor(struct pf_writer *w, uint32_t seq, uint64_t uuid,
+                                     uint32_t host, pid_t pid)
+{
+	char name[TRACE_NAME_MAX + HOST_LABEL_MAX + 32];
 	uint8_t *packet, *track, *process;
-	if (pid == w->controller)
-		snprintf(name, sizeof name, "posixtrace controller");
+	int n = 0;
+	if (w->log->nhosts > 1 && host < w->log->nhosts)
+		n = snprintf(name, sizeof name, "%s: ", w->log->hosts[host].label);
+	if (pid == pairing_controller(w->pairing, host))
+		snprintf(name + n, sizeof name - (size_t)n, "posixtrace controller");
 	else
-		snprintf(name, sizeof name, "%s", w->trace_name[0] ? w->trace_name : "process");
+		snprintf(name + n, sizeof name - (size_t)n, "%s",
+		         w->trace_name[0] ? w->trace_name : "process");
 	uint8_t *p = put_descriptor_head(packet_room(w, DESCRIPTOR_MAX), seq, uuid, &packet, &track);
 	p = pb_open(p, F_TRACK_PROCESS, &process);
-	p = pb_uint(p, F_PROCESS_PID, (uint64_t)(int64_t)pid);
+	p = pb_uint(p, F_PROCESS_PID, (uint64_t)shown_id(host, pid));
 	p = pb_string(p, F_PROCESS_NAME, name);
 	p = pb_close(packet, pb_close(track, pb_close(process, p)));
 	packet_done(w, DESCRIPTOR_MAX, p);
@@ -335,8 +347,9 @@ static void write_thread_descriptor(struct pf_writer *w, uint32_t seq, uint64_t 
 		snprintf(name, sizeof name, "thread 0x%lx", pthread);
 	uint8_t *p = put_descriptor_head(packet_room(w, DESCRIPTOR_MAX), seq, uuid, &packet, &track);
 	p = pb_open(p, F_TRACK_THREAD, &thread);
-	p = pb_uint(p, F_THREAD_PID, (uint64_t)(int64_t)named->info.posix_pid);
-	p = pb_uint(p, F_THREAD_TID, (uint64_t)tid);
+	p = pb_uint(p, F_THREAD_PID, (uint64_t)shown_id(named->host, named->info.posix_pid));
+	/* a made-up tid (no kernel tid known) is above every host's range */
+	p = pb_uint(p, F_THREAD_TID, (uint64_t)(named->tid ? shown_id(named->host, tid) : tid));
 	p = pb_string(p, F_THREAD_NAME, name);
 	p = pb_close(packet, pb_close(track, pb_close(thread, p)));
 	packet_done(w, DESCRIPTOR_MAX, p);
@@ -402,14 +415,14 @@ static void start_sequence(struct pf_writer *w, struct pf_sequence *s, uint64_t 
 
 /* ---- tracks ------------------------------------------------------------ */
 
-static uint64_t process_track(struct pf_writer *w, pid_t pid, uint32_t seq)
+static uint64_t process_track(struct pf_writer *w, uint32_t host, pid_t pid, uint32_t seq)
 {
 	bool added;
-	size_t i = thread_table_index(&w->pids, pid, 0, &added);
+	size_t i = thread_table_index(&w->pids, host, pid, 0, &added);
 	grow_zeroed((void **)&w->process_uuid, &w->process_cap, i, sizeof *w->process_uuid);
 	if (added) {
 		w->process_uuid[i] = ++w->next_uuid;
-		write_process_descriptor(w, seq, w->process_uuid[i], pid);
+		write_process_descriptor(w, seq, w->process_uuid[i], host, pid);
 	}
 	return w->process_uuid[i];
 }
@@ -423,9 +436,9 @@ static struct pf_thread *thread_of(struct pf_writer *w, const struct trace_event
 	if (added) {
 		/* the log is read without thread names: asked for once a thread */
 		struct trace_event named = *ev;
-		read_event_ext(w->trid, &named);
+		read_event_ext(w->log->trid, &named); /* of several logs: the event's */
 		t->seq.id = ++w->next_sequence;
-		process_track(w, ev->info.posix_pid, t->seq.id);
+		process_track(w, ev->host, ev->info.posix_pid, t->seq.id);
 		t->uuid = ++w->next_uuid;
 		write_thread_descriptor(w, t->seq.id, t->uuid, &named,
 		                        named.tid ? (int64_t)named.tid : (int64_t)++w->next_tid);
@@ -553,7 +566,8 @@ static struct event_name name_of(struct pf_writer *w, const struct trace_event *
 	trace_event_id_t id = ev->info.posix_event_id;
 	if (role == PAIR_END)
 		n.str = NULL;
-	else if (id < MAX_EVENT_IDS && w->log->names.known[id]) {
+	else if (!w->log->set && id < MAX_EVENT_IDS && w->log->names.known[id]) {
+		/* (of several logs, ids are each log's own: names go inline) */
 		n.iid = role == PAIR_BEGIN ? SLICE_IID_BASE + id : (uint64_t)id + 1;
 		n.new_entry = !intern_seen(&w->interned, seq, INTERN_NAME, n.iid);
 	}
@@ -631,7 +645,7 @@ static struct pf_sequence *sequence_of(struct pf_writer *w, const struct trace_e
 	if (event_has_thread(ev)) {
 		struct pf_thread *t = thread_of(w, ev);
 		if (is_system_event(ev->info.posix_event_id))
-			*track_uuid = process_track(w, ev->info.posix_pid, t->seq.id);
+			*track_uuid = process_track(w, ev->host, ev->info.posix_pid, t->seq.id);
 		if (t->seq.generation != w->interned.generation)
 			start_sequence(w, &t->seq, t->uuid, ns);
 		return &t->seq;
@@ -734,7 +748,8 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
                         const struct pair_rules *pairs, struct site_table *sites)
 {
 	struct pf_writer w = {.sites = sites, .log = log, .trid = log->trid,
-	                      .next_sequence = SYSTEM_SEQUENCE, .next_tid = 1u << 22,
+	                      .next_sequence = SYSTEM_SEQUENCE,
+	                      .next_tid = log->nhosts > 1 ? (uint64_t)LOGSET_MAX << 22 : 1u << 22,
 	                      .system.id = SYSTEM_SEQUENCE};
 	struct progress pr;
 	struct log_overview overview;
@@ -747,7 +762,6 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	read_trace_name(log, w.trace_name);
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
-	w.controller = overview.controller;
 	log->without_thread_names = true; /* thread_of() asks for them */
 	progress_init(&pr, "converting", overview.count);
 	int rc = write_trace(&w, log, &pr);

@@ -32,7 +32,7 @@ bool sites_init(struct site_table *t, struct trace_log *log, const struct site_o
 		return true;
 	/* A log without images (most logs the API writes) costs no lookup. */
 	struct posixtrace_log_info info;
-	t->no_images = log->dirfd < 0 && posixtrace_log_info(log->trid, &info) == 0 &&
+	t->no_images = log->dirfd < 0 && !log->set && posixtrace_log_info(log->trid, &info) == 0 &&
 	               info.posixtrace_images == 0;
 	_Static_assert((RECENT_SLOTS & (RECENT_SLOTS - 1)) == 0, "a slot is some bits of a hash");
 	t->recent = xmalloc(RECENT_SLOTS * sizeof *t->recent);
@@ -321,20 +321,29 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 	t->asked++;
 	if (t->no_images)
 		return NULL;
-	uint64_t ns = ns_of(&ev->info.posix_timestamp);
-	uint64_t h = mix64((uint64_t)pc ^ (uint64_t)(uint32_t)ev->info.posix_pid << 40);
+	/* the time its log gave it: of several logs, the event may have been
+	 * moved onto their common line */
+	struct posix_trace_event_info info = ev->info;
+	uint64_t ns = ns_of(&info.posix_timestamp) - (uint64_t)ev->shift_ns;
+	if (ev->shift_ns && event_has_time(ev)) {
+		info.posix_timestamp.tv_sec = (time_t)(ns / 1000000000u);
+		info.posix_timestamp.tv_nsec = (long)(ns % 1000000000u);
+	}
+	uint64_t h = mix64((uint64_t)pc ^ (uint64_t)(uint32_t)ev->info.posix_pid << 40 ^ ev->source);
 	struct recent_site *r = &t->recent[h & (RECENT_SLOTS - 1)];
-	if (r->site && r->pid == ev->info.posix_pid && r->pc == pc && r->from <= ns && ns < r->until) {
+	if (r->site && r->pid == ev->info.posix_pid && r->source == ev->source && r->pc == pc &&
+	    r->from <= ns && ns < r->until) {
 		t->with_image++;
 		return r->site;
 	}
-	if (posixtrace_event_image(t->log->trid, &ev->info, &t->img) != 0)
+	if (posixtrace_event_image(t->log->trid, &info, &t->img) != 0)
 		return NULL;
 	t->with_image++;
 	const struct call_site *site = memo_site(t, pc, &t->img);
 	if (!site)
 		return unnamed_past_cap(t, pc - t->img.posixtrace_load_bias, &t->img);
-	*r = (struct recent_site){ev->info.posix_pid, pc, ns_of(&t->img.posixtrace_valid_from),
+	*r = (struct recent_site){ev->info.posix_pid, ev->source, pc,
+	                          ns_of(&t->img.posixtrace_valid_from),
 	                          ns_of(&t->img.posixtrace_valid_until), site};
 	return site;
 }

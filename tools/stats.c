@@ -5,6 +5,9 @@
  * counted apart: a stream's own START/STOP/FLUSH events say nothing of how
  * busy the program was), the durations of begin/end pairs (durations.c),
  * where events were lost, the stream's final status and its attributes.
+ * Several logs are read as one (logset.c): types by name (ids are each
+ * log's), processes by host and pid, events per host, each log's status
+ * and attributes.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -25,7 +28,8 @@ struct loss_gap {
 };
 
 struct stats {
-	uint64_t per_type[MAX_EVENT_IDS];
+	uint64_t (*per_type)[MAX_EVENT_IDS]; /* by source log, then id */
+	uint64_t *per_host;
 	struct thread_table threads;
 	uint64_t *thread_events; /* by thread table index */
 	size_t thread_cap;
@@ -40,7 +44,9 @@ struct stats {
 };
 
 struct stats_options {
-	const char *path;
+	char **paths;
+	size_t npaths;
+	struct clock_offsets offsets;
 	bool per_thread;
 	struct pair_rules pairs;
 	struct site_options sites;
@@ -49,7 +55,7 @@ struct stats_options {
 static void stats_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: %s stats [OPTIONS] LOG\n"
+	        "usage: %s stats [OPTIONS] LOG...\n"
 	        "What LOG (- for standard input) holds: events per type and per\n"
 	        "process/thread (sorted by pid, then thread); user events, their duration\n"
 	        "and rate over time (ten slices); system events apart; the durations of\n"
@@ -59,10 +65,15 @@ static void stats_help(FILE *out)
 	        "they were lost (each OVERFLOW .. RESUME bracket); the final stream and\n"
 	        "log status; the stream's attributes;\n"
 	        "the hottest call sites (function+offset and file:line, from the images\n"
-	        "the traced processes described) with the event types posted at each.\n\n"
+	        "the traced processes described) with the event types posted at each.\n"
+	        "Several LOGs (files or rotated directories) are read as one, merged\n"
+	        "on one time line as dump merges them: each log's host and how well\n"
+	        "they order first, events per host, processes by host and pid, each\n"
+	        "log's status and attributes.\n\n"
 	        "  --pair BEGIN=END   also pair these two event names (repeatable)\n"
 	        "  --no-pair          no NAME_begin/NAME_end pairing (--pair still applies)\n"
 	        "  --per-thread       durations per name and thread\n"
+	        LOGSET_HELP
 	        SITE_HELP
 	        "  -h, --help         this help\n"
 	        "Exit status: 0, 1 on failure, 2 for usage errors, 3 if the log is damaged\n"
@@ -74,12 +85,12 @@ static void count_thread(struct stats *s, const struct trace_event *ev)
 {
 	pid_t pid = ev->info.posix_pid;
 	unsigned long thread = (unsigned long)ev->info.posix_thread_id;
-	size_t i = thread_table_find(&s->threads, pid, thread);
+	size_t i = thread_table_find(&s->threads, ev->host, pid, thread);
 	if (i == SIZE_MAX && s->threads.count == STATS_THREADS_MAX) {
 		s->events_past_threads++;
 		return;
 	}
-	i = thread_table_index(&s->threads, pid, thread, NULL);
+	i = thread_table_index(&s->threads, ev->host, pid, thread, NULL);
 	grow_zeroed((void **)&s->thread_events, &s->thread_cap, i, sizeof *s->thread_events);
 	s->thread_events[i]++;
 }
@@ -119,7 +130,8 @@ static void add_event(struct stats *s, const struct trace_event *ev)
 	uint64_t ns = ts_ns(&ev->info.posix_timestamp);
 	s->total++;
 	if (id < MAX_EVENT_IDS)
-		s->per_type[id]++;
+		s->per_type[ev->source][id]++;
+	s->per_host[ev->host]++;
 	count_thread(s, ev);
 	if (!event_has_time(ev))
 		s->undated++;
@@ -139,14 +151,48 @@ static void add_event(struct stats *s, const struct trace_event *ev)
 	s->user_dated++;
 }
 
+struct type_row {
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	uint64_t count;
+};
+
+/* By name: ids are each log's own.  In the order of the first log's ids,
+ * then of the next log's new names. */
 static void print_types(const struct stats *s, struct trace_log *log)
 {
 	char name[ESCAPED_SIZE(TRACE_EVENT_NAME_MAX)];
+	size_t nsrc = trace_log_sources(log), nrows = 0;
+	struct type_row *rows = xmalloc(nsrc * MAX_EVENT_IDS * sizeof *rows);
+	for (size_t src = 0; src < nsrc; src++) {
+		struct trace_log *one = trace_log_source(log, (uint32_t)src);
+		for (trace_event_id_t id = 0; id < MAX_EVENT_IDS; id++) {
+			if (!s->per_type[src][id])
+				continue;
+			const char *n = name_cache_get(&one->names, id);
+			size_t r = 0;
+			while (r < nrows && strcmp(rows[r].name, n))
+				r++;
+			if (r == nrows) {
+				snprintf(rows[r].name, sizeof rows[r].name, "%s", n);
+				rows[nrows++].count = 0;
+			}
+			rows[r].count += s->per_type[src][id];
+		}
+	}
 	printf("events by type:\n");
-	for (trace_event_id_t id = 0; id < MAX_EVENT_IDS; id++)
-		if (s->per_type[id])
-			printf("  %10llu  %s\n", (unsigned long long)s->per_type[id],
-			       escape_text(name_cache_get(&log->names, id), name, sizeof name));
+	for (size_t r = 0; r < nrows; r++)
+		printf("  %10llu  %s\n", (unsigned long long)rows[r].count,
+		       escape_text(rows[r].name, name, sizeof name));
+	free(rows);
+}
+
+static void print_hosts(const struct stats *s, const struct trace_log *log)
+{
+	if (log->nhosts < 2)
+		return;
+	printf("events by host:\n");
+	for (uint32_t h = 0; h < log->nhosts; h++)
+		printf("  %10llu  %s\n", (unsigned long long)s->per_host[h], log->hosts[h].label);
 }
 
 /* qsort has no argument for the keys: a merge sort of indexes into them.
@@ -168,7 +214,7 @@ static void sort_indexes(size_t *idx, size_t *tmp, size_t n, const struct thread
 	memcpy(idx, tmp, n * sizeof *idx);
 }
 
-static void print_threads(const struct stats *s)
+static void print_threads(const struct stats *s, const struct trace_log *log)
 {
 	size_t n = s->threads.count;
 	size_t *idx = xmalloc(n * sizeof *idx), *tmp = xmalloc(n * sizeof *tmp);
@@ -178,8 +224,10 @@ static void print_threads(const struct stats *s)
 	printf("events by process/thread:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct thread_key *k = &s->threads.keys[idx[i]];
-		printf("  %10llu  pid %d thread 0x%lx\n", (unsigned long long)s->thread_events[idx[i]],
-		       (int)k->pid, k->thread);
+		printf("  %10llu  ", (unsigned long long)s->thread_events[idx[i]]);
+		if (log->nhosts > 1 && k->host < log->nhosts)
+			printf("host %s ", log->hosts[k->host].label);
+		printf("pid %d thread 0x%lx\n", (int)k->pid, k->thread);
 	}
 	if (s->events_past_threads)
 		printf("  %10llu  of threads past the first %d (not listed one by one)\n",
@@ -293,12 +341,11 @@ static void print_waits(struct trace_log *log)
 		       (unsigned long long)w.posixtrace_waited_lost);
 }
 
-static void print_status(struct trace_log *log, const struct stats *s)
+static void print_status(struct trace_log *log)
 {
 	struct posix_trace_status_info st;
 	if (posix_trace_get_status(log->trid, &st) != 0)
 		return;
-	print_losses(s, st.posixtrace_lost_events);
 	printf("stream: %s, %s, %s\n",
 	       st.posix_stream_status == POSIX_TRACE_RUNNING ? "running" : "suspended",
 	       st.posix_stream_full_status == POSIX_TRACE_FULL ? "full" : "not full",
@@ -365,6 +412,26 @@ static void print_attributes(struct trace_log *log)
 	       inh == POSIX_TRACE_INHERITED ? "inherited" : "close for child");
 }
 
+/* Status and attributes: the log's, or each log's of several, after the
+ * losses of them all. */
+static void print_logs(struct trace_log *log, const struct stats *s)
+{
+	uint64_t lost = 0;
+	trace_log_lost(log, &lost);
+	print_losses(s, lost);
+	if (!log->set) {
+		print_status(log);
+		print_attributes(log);
+		return;
+	}
+	for (size_t i = 0; i < trace_log_sources(log); i++) {
+		struct trace_log *one = trace_log_source(log, (uint32_t)i);
+		printf("of log %s:\n", one->label);
+		print_status(one);
+		print_attributes(one);
+	}
+}
+
 enum { OPT_PAIR = 256, OPT_NO_PAIR, OPT_PER_THREAD };
 
 static int parse_stats_options(int argc, char **argv, struct stats_options *o)
@@ -373,6 +440,7 @@ static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 		{"pair", required_argument, 0, OPT_PAIR}, {"no-pair", no_argument, 0, OPT_NO_PAIR},
 		{"per-thread", no_argument, 0, OPT_PER_THREAD}, {"help", no_argument, 0, 'h'},
 		SITE_LONGOPTS,
+		LOGSET_LONGOPTS,
 		{0, 0, 0, 0}};
 	int c;
 	opterr = 0;
@@ -386,6 +454,11 @@ static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 		case OPT_NO_PAIR: o->pairs.suffixes = false; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'h': stats_help(stdout); return 0;
+		case LOGSET_OPT_CLOCK_OFFSET:
+			if (!clock_offset_parse(&o->offsets, optarg))
+				return usage_error("stats", "bad --clock-offset '%s' (HOST=[+-]DURATION)",
+				                   optarg);
+			break;
 		case ':': return usage_error("stats", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (site_option(c, optarg, &o->sites))
@@ -393,15 +466,18 @@ static int parse_stats_options(int argc, char **argv, struct stats_options *o)
 			return usage_error("stats", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error("stats", optind >= argc ? "no LOG given" : "too many arguments");
-	o->path = argv[optind];
+	if (optind >= argc)
+		return usage_error("stats", "no LOG given");
+	o->paths = argv + optind;
+	o->npaths = (size_t)(argc - optind);
 	return -1;
 }
 
 static void free_stats(struct stats *s)
 {
 	thread_table_free(&s->threads);
+	free(s->per_type);
+	free(s->per_host);
 	free(s->thread_events);
 	free(s->gaps);
 	free(s);
@@ -425,17 +501,18 @@ int cmd_stats(int argc, char **argv)
 {
 	struct stats_options o = {.pairs = {.suffixes = true}};
 	int rc = parse_stats_options(argc, argv, &o);
-	if (rc >= 0) {
-		pair_rules_free(&o.pairs);
-		return rc;
-	}
-	struct trace_log *log = trace_log_open(o.path);
+	struct trace_log *log = rc >= 0 ? NULL : trace_logs_open(o.paths, o.npaths, &o.offsets);
+	clock_offsets_free(&o.offsets);
 	if (!log) {
 		pair_rules_free(&o.pairs);
-		return EXIT_FAIL;
+		return rc >= 0 ? rc : EXIT_FAIL;
 	}
 	struct stats *s = xmalloc(sizeof *s);
 	memset(s, 0, sizeof *s);
+	s->per_type = xmalloc(trace_log_sources(log) * sizeof *s->per_type);
+	memset(s->per_type, 0, trace_log_sources(log) * sizeof *s->per_type);
+	s->per_host = xmalloc(log->nhosts * sizeof *s->per_host);
+	memset(s->per_host, 0, log->nhosts * sizeof *s->per_host);
 	s->base_ns = log_time_base(log);
 	struct durations *d = durations_new(&o.pairs, o.per_thread);
 	struct hot_sites *hot = hot_sites_new(log, &o.sites);
@@ -449,17 +526,21 @@ int cmd_stats(int argc, char **argv)
 	rc = count_events(s, log, d, hot);
 	/* the state is that of the whole log: taken before a second pass */
 	rc = finish_log(log, rc < 0 ? EXIT_FAIL : 0);
-	printf("log: %s\nevents: %llu (%llu user, %llu system)\n", log->label,
+	if (log->set)
+		logset_describe(log, stdout, "");
+	else
+		printf("log: %s\n", log->label);
+	printf("events: %llu (%llu user, %llu system)\n",
 	       (unsigned long long)s->total, (unsigned long long)s->user,
 	       (unsigned long long)s->system);
 	print_types(s, log);
-	print_threads(s);
+	print_hosts(s, log);
+	print_threads(s, log);
 	print_rate(s, log);
-	durations_print(d, s->base_ns);
+	durations_print(d, log, s->base_ns);
 	if (!o.sites.off)
 		hot_sites_print(hot, log);
-	print_status(log, s);
-	print_attributes(log);
+	print_logs(log, s);
 	hot_sites_free(hot);
 	trace_log_close(log);
 	durations_free(d);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A table from (pid, thread) to a dense index, for per-thread data kept in
+ * A table from (host, pid, thread) to a dense index, for per-thread data kept in
  * plain arrays (stats counts, Chrome track numbers, open begin events).  A
  * log may hold thousands of threads and millions of events, so lookups are
  * hashed rather than a walk over every thread seen.  The keys come from a
@@ -61,15 +61,15 @@ uint64_t keyed_hash2(uint64_t a, uint64_t b)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static size_t hash_key(pid_t pid, unsigned long thread)
+static size_t hash_key(uint32_t host, pid_t pid, unsigned long thread)
 {
-	return (size_t)keyed_hash2((uint64_t)(uint32_t)pid, (uint64_t)thread);
+	return (size_t)keyed_hash2((uint64_t)host << 32 | (uint32_t)pid, (uint64_t)thread);
 }
 
 static void place(struct thread_table *t, size_t index)
 {
 	size_t mask = t->nslots - 1;
-	size_t s = hash_key(t->keys[index].pid, t->keys[index].thread) & mask;
+	size_t s = hash_key(t->keys[index].host, t->keys[index].pid, t->keys[index].thread) & mask;
 	while (t->slots[s])
 		s = (s + 1) & mask;
 	t->slots[s] = (uint32_t)index + 1;
@@ -86,26 +86,33 @@ static void grow_slots(struct thread_table *t)
 		place(t, i);
 }
 
-size_t thread_table_find(const struct thread_table *t, pid_t pid, unsigned long thread)
+static bool key_is(const struct thread_key *k, uint32_t host, pid_t pid, unsigned long thread)
 {
-	if (t->last && t->keys[t->last - 1].pid == pid && t->keys[t->last - 1].thread == thread)
+	return k->pid == pid && k->thread == thread && k->host == host;
+}
+
+size_t thread_table_find(const struct thread_table *t, uint32_t host, pid_t pid,
+                         unsigned long thread)
+{
+	if (t->last && key_is(&t->keys[t->last - 1], host, pid, thread))
 		return t->last - 1;
 	if (t->nslots) {
 		size_t mask = t->nslots - 1;
-		for (size_t s = hash_key(pid, thread) & mask; t->slots[s]; s = (s + 1) & mask) {
+		for (size_t s = hash_key(host, pid, thread) & mask; t->slots[s]; s = (s + 1) & mask) {
 			const struct thread_key *k = &t->keys[t->slots[s] - 1];
-			if (k->pid == pid && k->thread == thread)
+			if (key_is(k, host, pid, thread))
 				return t->slots[s] - 1;
 		}
 	}
 	return SIZE_MAX;
 }
 
-size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long thread, bool *added)
+size_t thread_table_index(struct thread_table *t, uint32_t host, pid_t pid, unsigned long thread,
+                          bool *added)
 {
 	if (added)
 		*added = false;
-	size_t found = thread_table_find(t, pid, thread);
+	size_t found = thread_table_find(t, host, pid, thread);
 	if (found != SIZE_MAX) {
 		t->last = found + 1;
 		return found;
@@ -115,7 +122,7 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 		t->keys = xrealloc(t->keys, t->key_cap * sizeof *t->keys);
 	}
 	size_t index = t->count++;
-	t->keys[index] = (struct thread_key){pid, thread};
+	t->keys[index] = (struct thread_key){host, pid, thread};
 	if (2 * t->count > t->nslots)
 		grow_slots(t); /* places every key, the new one too */
 	else
@@ -128,8 +135,8 @@ size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long threa
 
 size_t thread_table_of(struct thread_table *t, const struct trace_event *ev, bool *added)
 {
-	return thread_table_index(t, ev->info.posix_pid, (unsigned long)ev->info.posix_thread_id,
-	                          added);
+	return thread_table_index(t, ev->host, ev->info.posix_pid,
+	                          (unsigned long)ev->info.posix_thread_id, added);
 }
 
 void grow_zeroed(void **array, size_t *cap, size_t index, size_t elem)
@@ -154,6 +161,8 @@ void thread_table_free(struct thread_table *t)
 int compare_thread_keys(const void *a, const void *b)
 {
 	const struct thread_key *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->thread != y->thread)

@@ -155,6 +155,7 @@ void progress_end(struct progress *p);
 /* threads.c: a (pid, thread) pair to a dense index 0, 1, 2, ... in order of
  * appearance, so that callers keep per-thread data in plain arrays. */
 struct thread_key {
+	uint32_t host; /* of several logs' hosts (trace_event's host); 0 */
 	pid_t pid;
 	unsigned long thread;
 };
@@ -165,9 +166,11 @@ struct thread_table {
 	size_t nslots;
 	size_t last; /* the key found last, + 1 (0: none): runs of one thread */
 };
-size_t thread_table_index(struct thread_table *t, pid_t pid, unsigned long thread, bool *added);
+size_t thread_table_index(struct thread_table *t, uint32_t host, pid_t pid, unsigned long thread,
+                          bool *added);
 /* The index of a key already in the table, SIZE_MAX if it is not. */
-size_t thread_table_find(const struct thread_table *t, pid_t pid, unsigned long thread);
+size_t thread_table_find(const struct thread_table *t, uint32_t host, pid_t pid,
+                         unsigned long thread);
 /* A hash of two words keyed at random per process (SipHash-1-3): for
  * tables whose keys come from a log. */
 uint64_t keyed_hash2(uint64_t a, uint64_t b);
@@ -178,7 +181,7 @@ size_t thread_table_of(struct thread_table *t, const struct trace_event *ev, boo
 /* *array, of *cap elements of elem bytes, grown (zeroed) to hold index:
  * per-thread data beside a thread table. */
 void grow_zeroed(void **array, size_t *cap, size_t index, size_t elem);
-int compare_thread_keys(const void *a, const void *b); /* by pid, then thread */
+int compare_thread_keys(const void *a, const void *b); /* by host, pid, then thread */
 
 /* outfile.c: files and directories the command writes.  New ones are created
  * 0600/0700 and never through a symbolic link; an existing one is replaced
@@ -226,6 +229,11 @@ struct trace_event {
 	/* The CPU it was posted on (posixtrace_cpu), -1 when unknown or not
 	 * read (a converter without thread names and without with_cpu). */
 	int32_t cpu;
+	/* Of several logs read as one (logset.c): the log it came from (its
+	 * ids and names are that log's) and its host, an index into the
+	 * log's hosts; 0 and 0 for a single log. */
+	uint32_t source, host;
+	int64_t shift_ns; /* added to its time by the merge (its log gave it less) */
 };
 void read_event_ext(trace_id_t trid, struct trace_event *ev);
 /* The library gives a time of 0 to an event it cannot date (the marker of
@@ -252,6 +260,18 @@ enum log_state {
 	LOG_CUT_SHORT,  /* ends early, as a crash leaves it: read to its end */
 	LOG_DAMAGED,    /* damaged inside: events may be missing in the middle */
 };
+/* logset.c: the host a log was written on (posixtrace_log_host), as the
+ * command names it: its node name (escaped as text, escape_text), "NAME#2"
+ * for a second host of one name (another machine id), "unknown-N" for the
+ * Nth log that names none. */
+#define HOST_LABEL_MAX (ESCAPED_SIZE(POSIXTRACE_HOST_NAME_MAX) + 16)
+struct log_host {
+	char label[HOST_LABEL_MAX];
+	bool known; /* the log has a host record: rec */
+	struct posixtrace_host rec;
+	int64_t offset_ns; /* --clock-offset: added to its events' times */
+};
+struct log_set;
 struct trace_log {
 	const char *path;
 	const char *label; /* for messages: the path, or "standard input" */
@@ -281,6 +301,11 @@ struct trace_log {
 	uint64_t files_lost;
 	struct posixtrace_block_stats files_waits;
 	struct log_filter *filter; /* NULL: every event */
+	/* Its hosts: one for a single log (known or not), those of the logs
+	 * of a set (logset.c), which each event's host indexes. */
+	struct log_host *hosts;
+	uint32_t nhosts;
+	struct log_set *set; /* several logs read as one; NULL: a single log */
 };
 struct trace_log *trace_log_open(const char *path); /* prints the error */
 struct trace_log *trace_log_open_fd(int fd, const char *path); /* a log we wrote */
@@ -298,6 +323,56 @@ void trace_log_waits(struct trace_log *log, struct posixtrace_block_stats *waits
 enum log_state log_state(const struct trace_log *log);
 int finish_log(const struct trace_log *log, int rc); /* notes damage; the exit status */
 uint64_t log_time_base(struct trace_log *log); /* first recorded time; rewinds */
+
+/* logset.c: several logs (files or rotated directories) read as one, their
+ * events merged on one time line.  Logs of one host and boot share
+ * CLOCK_MONOTONIC and order exactly (their times put on the scale of the
+ * first of them); logs of different hosts order by their realtime times,
+ * each moved by its host's --clock-offset.  Events of equal times come in
+ * the order of the logs given.  At most LOGSET_MAX logs. */
+#define LOGSET_MAX 256
+struct clock_offsets {
+	struct clock_offset {
+		const char *host; /* a host's label */
+		int64_t ns;
+	} *v;
+	size_t n;
+};
+/* --clock-offset HOST=[+-]DURATION (ns, us, ms, s; seconds without a
+ * unit): false when it is not one. */
+bool clock_offset_parse(struct clock_offsets *o, const char *arg);
+void clock_offsets_free(struct clock_offsets *o);
+#define LOGSET_OPT_CLOCK_OFFSET 1200
+#define LOGSET_LONGOPTS {"clock-offset", required_argument, 0, LOGSET_OPT_CLOCK_OFFSET}
+#define LOGSET_HELP "  --clock-offset HOST=[+-]DURATION  add DURATION (10ms, -1.5s, 250us, ns;\n" \
+	"                       seconds without a unit) to the times of HOST's logs:\n" \
+	"                       a known skew of its clock (repeatable)\n"
+/* One log (as trace_log_open) or several as one; NULL, said, when one
+ * does not open or an offset names no host of them. */
+struct trace_log *trace_logs_open(char *const *paths, size_t n, const struct clock_offsets *o);
+/* The log of the event read last (its names, its trid): the set's member,
+ * or log itself. */
+struct trace_log *trace_log_source(struct trace_log *log, uint32_t source);
+size_t trace_log_sources(const struct trace_log *log); /* 1 for a single log */
+/* What a reader of several logs must be told first: each log's host, and
+ * how well their events order (exact, or uncertain by the sum of the two
+ * largest clock errors, or without bound), each line after prefix; a
+ * single log says nothing.  JSON: one object, {"hosts":[...],"order":...}. */
+void logset_describe(struct trace_log *log, FILE *out, const char *prefix);
+void logset_describe_json(struct trace_log *log, FILE *out);
+/* The label of an event's host (NULL: a single host, nothing to say). */
+const char *event_host_label(const struct trace_log *log, const struct trace_event *ev);
+/* Only the logs of this host (-1: all), from the next rewind on, and
+ * the host of a log of the set. */
+void logset_only_host(struct trace_log *log, int64_t host);
+uint32_t logset_host_of(const struct trace_log *log, uint32_t source);
+int logset_next(struct trace_log *log, struct trace_event *ev, bool skim);
+int logset_rewind(struct trace_log *log);
+void logset_close(struct trace_log *log);
+bool logset_lost(struct trace_log *log, uint64_t *lost);
+void logset_waits(struct trace_log *log, struct posixtrace_block_stats *waits); /* the sum */
+enum log_state logset_state(const struct trace_log *log);
+int logset_finish(const struct trace_log *log, int rc);
 
 /* window.c: the window of a log dump and every converter look at.
  * --since/--until: seconds after the first event, or "@SECONDS" since the
@@ -382,6 +457,10 @@ struct event_printer {
 	struct thread_columns last_thread;
 	struct name_column last_name;
 	const struct call_site *site; /* the event's, or NULL */
+	/* The log read (NULL: a live stream): with several hosts, each
+	 * event's host is shown (text: before the pid; JSON: "host"). */
+	const struct trace_log *log;
+	size_t host_width; /* of the host column: the longest host name, a space */
 };
 void print_event(struct event_printer *p, struct outbuf *o, const struct trace_event *ev);
 
@@ -445,6 +524,7 @@ struct site_table {
 	 * valid_until): most events need no lookup at all. */
 	struct recent_site {
 		int32_t pid;
+		uint32_t source; /* of several logs */
 		uint64_t pc, from, until;
 		const struct call_site *site;
 	} *recent;
@@ -558,6 +638,8 @@ enum pair_role pairing_role(struct pairing *p, uint64_t index, const struct trac
 enum pair_role pairing_type_role(struct pairing *p, const struct trace_event *ev,
                                  const char **slice);
 const struct pair_limits *pairing_limits(const struct pairing *p);
+/* The process of the first START of the host's logs (its recorder), 0. */
+pid_t pairing_controller(const struct pairing *p, uint32_t host);
 void pairing_free(struct pairing *p);
 /* The limits' counts as one line of text; false (nothing) if all are 0. */
 #define PAIR_LIMITS_TEXT_SIZE 320
@@ -595,7 +677,7 @@ void flight_report(const struct flight *f, const char *end, int logfd, const cha
 struct durations;
 struct durations *durations_new(const struct pair_rules *rules, bool per_thread);
 void durations_event(struct durations *d, const struct trace_event *ev);
-void durations_print(struct durations *d, uint64_t base_ns);
+void durations_print(struct durations *d, const struct trace_log *log, uint64_t base_ns);
 void durations_free(struct durations *d);
 
 /* ctf.c and chrome.c */

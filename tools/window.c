@@ -125,9 +125,15 @@ static void window_rewound(struct log_filter *f)
  * names as it is read, so there the check waits for the end. */
 static const char *unknown_only_name(const struct event_window *w, struct trace_log *log)
 {
-	for (size_t i = 0; i < w->only.count; i++)
-		if (!event_type_exists(log->trid, w->only.names[i]))
+	for (size_t i = 0; i < w->only.count; i++) {
+		bool found = false;
+		/* several logs: a type of any of them */
+		for (size_t s = 0; s < trace_log_sources(log) && !found; s++)
+			found = event_type_exists(trace_log_source(log, (uint32_t)s)->trid,
+			                          w->only.names[i]);
+		if (!found)
 			return w->only.names[i];
+	}
 	return NULL;
 }
 

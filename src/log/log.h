@@ -13,7 +13,9 @@
  *   the face, not hidden behind a pointer;
  * - the format's sizes and the time calibration (logfmt.h), which the
  *   attributes (the smallest log) and the keeper use;
- * - the reader, for the pre-recorded streams (logread.h).
+ * - the reader, for the pre-recorded streams (logread.h);
+ * - the host record a log begins with (loghost.h), which the reader
+ *   gives back and posixtrace_host_self takes now.
  * The images' index (logimages.h), the CRC (crc32c.h) and the reader's
  * insides (logread_internal.h, logmerge.c) are the log's own.
  */
@@ -22,6 +24,7 @@
 
 #include "logblock.h"
 #include "logfmt.h"
+#include "loghost.h"
 #include "logio.h"
 #include "logread.h"
 #include "logwrite.h"

@@ -25,8 +25,10 @@
 
 #define PT_LOG_MAGIC "PTRACLOG"
 /* 4: STAGES sections may hold CPU records, which a version 3 reader
- * takes for damage. */
-#define PT_LOG_VERSION 4u
+ * takes for damage.  5: the header names the host and anchors its clocks
+ * (create_mono, struct pt_log_host). */
+#define PT_LOG_VERSION 5u
+#define PT_LOG_VERSION_HOST 5u /* the first with a host record */
 #define PT_LOG_VERSION_MIN 2u /* the oldest a reader reads */
 #define PT_LOG_BOM 0x01020304u /* reads 0x04030201 in the other byte order */
 #define PT_LOG_HEADER_SIZE 4096u
@@ -130,13 +132,50 @@ struct pt_log_header {
 	struct pt_log_status status;
 	uint64_t blocks_written;   /* blocks in the log (next sequence number) */
 	uint64_t data_end;         /* linear, seekable: end of the blocks; else 0 */
-	uint64_t reserved_328;
+	/* Version 5: CLOCK_MONOTONIC at the instant of the creation time
+	 * (create_sec, create_nsec), read together with it: an event's time
+	 * less the creation time, plus this, is its CLOCK_MONOTONIC time. */
+	uint64_t create_mono;
 	struct pt_log_header_waits waits; /* as of the last update; 0 in logs written before */
 	uint32_t crc;              /* CRC-32C of every byte above */
 };
 _Static_assert(sizeof(struct pt_log_header) == 360, "log header");
 _Static_assert(offsetof(struct pt_log_header, waits) == 336, "the waits LOG-FORMAT.md gives");
 _Static_assert(sizeof(struct pt_log_header) <= 512, "the header is one sector");
+
+/*
+ * Version 5: the host the log (or this file of a rotated log) was written
+ * on, right after the header in its first sector, written once when the
+ * file begins (header rewrites leave it).  The anchor is CLOCK_REALTIME and
+ * CLOCK_MONOTONIC read together when the file began (the pair of the
+ * narrowest of a few tries: anchor_gap_ns apart at most), the clock's state
+ * is adjtimex(2)'s at that time.  A reader refuses a version 5 log whose
+ * record fails its CRC, has unknown flags or an unterminated name.
+ */
+#define PT_LOG_HOST_OFF 360u
+#define PT_LOG_HOST_NAME_SIZE 68u /* 64 (HOST_NAME_MAX) + NUL, padded */
+#define PT_LOG_HOST_MACHINE 1u /* machine holds the keyed hash of /etc/machine-id */
+#define PT_LOG_HOST_BOOT 2u    /* boot holds /proc/sys/kernel/random/boot_id */
+#define PT_LOG_HOST_CLOCK 4u   /* maxerror_us, esterror_us were read (adjtimex) */
+#define PT_LOG_HOST_UNSYNC 8u  /* adjtimex said STA_UNSYNC: the clock is not synchronised */
+#define PT_LOG_HOST_FLAGS_KNOWN 15u
+struct pt_log_host {
+	uint32_t flags;          /* PT_LOG_HOST_* */
+	uint32_t reserved;
+	uint64_t anchor_real_ns, anchor_mono_ns, anchor_gap_ns;
+	int64_t maxerror_us, esterror_us;
+	uint8_t machine[16];     /* HMAC-SHA256(machine id, PT_LOG_HOST_APP_ID), a UUID */
+	uint8_t boot[16];
+	char name[PT_LOG_HOST_NAME_SIZE]; /* uname's nodename, NUL-terminated */
+	uint32_t crc;            /* CRC-32C of every byte above */
+};
+_Static_assert(sizeof(struct pt_log_host) == 152, "host record");
+_Static_assert(PT_LOG_HOST_OFF + sizeof(struct pt_log_host) <= 512,
+               "the host record is in the header's sector");
+/* The application id the machine id is hashed with (systemd's
+ * sd_id128_get_machine_app_specific: `systemd-id128 machine-id
+ * --app-specific=863bb4c1be9740f0bb34975751328dcf` prints the same). */
+#define PT_LOG_HOST_APP_ID "863bb4c1be9740f0bb34975751328dcf"
 
 /* block.type: EVENTS in version 2 logs only, STAGES and KEEPER in version 3
  * only; the reserved types are tables a later revision adds, skipped. */
@@ -492,6 +531,7 @@ struct pt_logw_params {
 	uint64_t clockres_ns;
 	uint64_t stream_size, max_data_size, log_size;
 	int32_t stream_policy, log_policy, inheritance;
+	uint64_t create_mono;    /* CLOCK_MONOTONIC at the creation time */
 };
 
 static inline uint32_t pt_log_pad8(uint32_t n)

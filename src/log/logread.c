@@ -629,6 +629,15 @@ static int header_ok(const struct pt_log_header *h)
 	return h->layout == PT_LOG_LINEAR;
 }
 
+/* Version 5: the host record is whole (CRC), of known flags, its name
+ * terminated; nothing else in it can make the reader go astray. */
+static int host_ok(const struct pt_log_host *h)
+{
+	return CRC_OK(h->crc, h, offsetof(struct pt_log_host, crc)) &&
+	       !(h->flags & ~PT_LOG_HOST_FLAGS_KNOWN) && h->reserved == 0 &&
+	       memchr(h->name, '\0', sizeof h->name) != NULL;
+}
+
 static int params_ok(const struct pt_log_header *h)
 {
 	return pt_log_policies_ok((int)h->log_policy, (int)h->stream_policy, (int)h->inheritance);
@@ -722,16 +731,27 @@ static int open_log(struct pt_logr *r, int fd)
 		r->f.size = (uint64_t)end;
 		if (pread_full(fd, &r->hdr, sizeof r->hdr, 0) != sizeof r->hdr)
 			return EINVAL;
+		if (r->hdr.version >= PT_LOG_VERSION_HOST &&
+		    pread_full(fd, &r->host, sizeof r->host, PT_LOG_HOST_OFF) != sizeof r->host)
+			return EINVAL;
 	} else {
 		int err = slurp(r, fd);
 		if (err)
 			return err;
-		if (r->f.size < sizeof r->hdr)
+		if (r->f.size < PT_LOG_HOST_OFF + sizeof r->host)
 			return EINVAL;
 		memcpy(&r->hdr, r->f.mem, sizeof r->hdr);
+		if (r->hdr.version >= PT_LOG_VERSION_HOST)
+			memcpy(&r->host, r->f.mem + PT_LOG_HOST_OFF, sizeof r->host);
 	}
 	if (!header_ok(&r->hdr) || !params_ok(&r->hdr))
 		return EINVAL;
+	if (r->hdr.version >= PT_LOG_VERSION_HOST) {
+		if (!host_ok(&r->host))
+			return EINVAL;
+	} else {
+		r->hdr.create_mono = 0; /* reserved before version 5 */
+	}
 	struct pt_log_header *h = &r->hdr;
 	h->trace_name[TRACE_NAME_MAX - 1] = h->genversion[TRACE_NAME_MAX - 1] = '\0';
 	r->status = h->status;
@@ -1148,6 +1168,15 @@ void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
 		*closed = r->closed;
 	if (damaged_blocks)
 		*damaged_blocks = r->damaged_max;
+}
+
+int pt_logr_host(const struct pt_logr *r, struct pt_log_host *host, uint64_t *create_mono)
+{
+	if (r->hdr.version < PT_LOG_VERSION_HOST)
+		return ENOENT;
+	*host = r->host;
+	*create_mono = r->hdr.create_mono;
+	return 0;
 }
 
 uint64_t pt_logr_images(const struct pt_logr *r) { return pt_logi_count(&r->meta.images); }

@@ -82,6 +82,11 @@ PT_LOG_HIDDEN void pt_logr_waits(const struct pt_logr *r, struct pt_log_waits *w
 PT_LOG_HIDDEN void pt_logr_info(const struct pt_logr *r, uint32_t *version, int *closed,
                                 uint64_t *damaged_blocks);
 
+/* Version 5: the host record and the header's create_mono; ENOENT for
+ * an older log, which names no host. */
+PT_LOG_HIDDEN int pt_logr_host(const struct pt_logr *r, struct pt_log_host *host,
+                               uint64_t *create_mono);
+
 /* The IMAGES entries the reader keeps. */
 PT_LOG_HIDDEN uint64_t pt_logr_images(const struct pt_logr *r);
 /* Images the reader did not keep: past a process's bound or the table's

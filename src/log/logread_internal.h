@@ -214,6 +214,7 @@ struct pt_logr {
 	struct logr_v2 v2;
 	uint64_t last_good_ts;    /* the time of a damage event */
 	struct pt_log_header hdr;
+	struct pt_log_host host;  /* version 5: checked at open; older: zeros */
 	struct pt_log_status status;
 	struct pt_log_waits waits;
 	uint64_t data_off;

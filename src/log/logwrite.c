@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "logblock.h"
 #include "logfmt.h"
+#include "loghost.h"
 #include "logio.h"
 #include "logwrite.h"
 #include "logwimages.h"
@@ -418,6 +419,7 @@ static void header_init(struct pt_log_header *h, const struct pt_logw_params *p,
 	h->stream_policy = p->stream_policy;
 	h->log_policy = p->log_policy;
 	h->inheritance = p->inheritance;
+	h->create_mono = p->create_mono;
 }
 
 int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
@@ -459,6 +461,9 @@ int pt_logw_begin(struct pt_logw *w, struct pt_logw_state *st, int fd,
 		return ENOMEM;
 	}
 	pt_logio_header_image(w, &w->done, (struct pt_log_header *)img);
+	struct pt_log_host host;
+	pt_log_host_take(&host);
+	memcpy(img + PT_LOG_HOST_OFF, &host, sizeof host);
 	if (seekable && ftruncate(fd, 0) != 0)
 		err = errno == EINTR ? EIO : errno;
 	if (!err)

@@ -13,7 +13,7 @@
 # own file, sourced at the end (pairs.sh, stdio.sh, damage.sh, order.sh,
 # stats.sh, filters.sh, help.sh, files.sh, pidns.sh, hostile.sh, rendezvous.sh,
 # flight.sh, symbols.sh, addrspace.sh, static.sh, names.sh, archive.sh, perfetto.sh,
-# windows.sh, rotate.sh, otlp.sh, otlp_live.sh, cpu.sh, block.sh; CLI_ITEMS="names" runs only the files it names).
+# windows.sh, rotate.sh, otlp.sh, otlp_live.sh, cpu.sh, block.sh, hosts.sh; CLI_ITEMS="names" runs only the files it names).
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd) || exit 2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -151,7 +151,7 @@ refused "dump: no log" 2 "no LOG" "$PT" dump
 refused "dump: bad --format" 2 "bad --format" "$PT" dump x --format xml
 refused "dump: bad --since" 2 "bad --since" "$PT" dump x --since soon
 refused "stats: no log" 2 "no LOG" "$PT" stats
-refused "stats: extra argument" 2 "too many" "$PT" stats a b
+refused "stats: several logs, each must open" 1 "a: No such file" "$PT" stats a b
 refused "convert: no --to" 2 "required" "$PT" convert x out
 refused "convert: bad format" 2 "unknown format" "$PT" convert x --to pdf out
 refused "convert: no output" 2 "required" "$PT" convert x --to ctf
@@ -373,7 +373,7 @@ fi
 
 # ---- the issue items, one file each -----------------------------------------------
 for item in pairs stdio damage order stats filters help files pidns hostile rendezvous flight symbols addrspace static \
-            names archive perfetto windows rotate otlp otlp_live cpu block; do
+            names archive perfetto windows rotate otlp otlp_live cpu block hosts; do
 	. "$HERE/$item.sh"
 done
 

@@ -74,14 +74,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		if (!fuzz_digest_same(&d1, &d2) || e1 != e2)
 			abort(); /* a second pass reads the same */
 		/* one ERROR per damaged block (a forged log may also hold
-		 * recorded ERROR events); the library writes version 4 and
-		 * reads 2, 3 and 4 (docs/LOG-FORMAT.md) */
+		 * recorded ERROR events); the library writes version 5 and
+		 * reads 2 to 5 (docs/LOG-FORMAT.md) */
 		if (posixtrace_log_info(trid, &info) != 0 || info.posixtrace_version < 2 ||
-		    info.posixtrace_version > 4 ||
+		    info.posixtrace_version > 5 ||
 		    info.posixtrace_damaged_blocks > e2 ||
 		    (info.posixtrace_closed != 0 && info.posixtrace_closed != 1))
 			abort();
 		if (posix_trace_get_status(trid, &st) != 0)
+			abort();
+		/* the host: named by version 5 logs only, its name within bounds */
+		struct posixtrace_host host;
+		int herr = posixtrace_log_host(trid, &host);
+		if (herr != (info.posixtrace_version >= 5 ? 0 : ENOENT) ||
+		    (!herr && strnlen(host.posixtrace_host_name, sizeof host.posixtrace_host_name) >
+		                  POSIXTRACE_HOST_NAME_MAX))
 			abort();
 		posix_trace_attr_init(&attr);
 		if (posix_trace_get_attr(trid, &attr) != 0)

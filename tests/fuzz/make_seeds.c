@@ -302,6 +302,42 @@ static void damage(const char *from, uint64_t data_off, const char *prefix)
 	free(im.bytes);
 }
 
+/* Copies of `from` with a crafted host record each (its CRC right):
+ * a name without its null, the longest name, unknown flags, every flag
+ * and extreme errors, zeros; and one with a wrong CRC. */
+static void host_seeds(const char *from)
+{
+	struct image im;
+	char name[128];
+	if (load(from, PT_LOG_DATA_OFF, &im) != 0)
+		return;
+	struct pt_log_host orig;
+	memcpy(&orig, im.bytes + PT_LOG_HOST_OFF, sizeof orig);
+	for (int kind = 0; kind < 6; kind++) {
+		struct pt_log_host h = orig;
+		static const char *const names[] = {"unterminated", "longest", "flags", "extreme",
+		                                    "zeros", "crc"};
+		switch (kind) {
+		case 0: memset(h.name, 'x', sizeof h.name); break;
+		case 1: memset(h.name, 'y', POSIXTRACE_HOST_NAME_MAX); break;
+		case 2: h.flags = 0xffffffffu; break;
+		case 3:
+			h.flags = PT_LOG_HOST_FLAGS_KNOWN;
+			h.maxerror_us = INT64_MIN;
+			h.esterror_us = INT64_MAX;
+			h.anchor_real_ns = h.anchor_mono_ns = h.anchor_gap_ns = UINT64_MAX;
+			break;
+		case 4: memset(&h, 0, sizeof h); break;
+		default: break;
+		}
+		h.crc = pt_crc32c(0, &h, offsetof(struct pt_log_host, crc)) ^ (kind == 5);
+		memcpy(im.bytes + PT_LOG_HOST_OFF, &h, sizeof h);
+		snprintf(name, sizeof name, "host-%s.ptlog", names[kind]);
+		save(name, im.bytes, im.len);
+	}
+	free(im.bytes);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : ".";
@@ -312,5 +348,6 @@ int main(int argc, char **argv)
 	write_pipe_log("pipe.ptlog", 300);
 	damage("append.ptlog", PT_LOG_DATA_OFF, "append");
 	damage("pipe.ptlog", PT_LOG_DATA_OFF_NOTABLE, "pipe");
+	host_seeds("small.ptlog");
 	return failures ? 1 : 0;
 }
