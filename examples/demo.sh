@@ -6,7 +6,8 @@
 # babeltrace2 when that is installed, catches a crash with the flight
 # recorder and shows where its last events came from (function and line),
 # converts for Perfetto, rotates a log, archives the files symbols need,
-# encodes spans for an OpenTelemetry Collector, then shows the library used directly
+# encodes spans for an OpenTelemetry Collector (from a log and while
+# recording), reads two hosts' logs as one, then shows the library used directly
 # from C: one process in all three roles, and a controller tracing another
 # process by its pid.
 set -e
@@ -81,6 +82,22 @@ step "spans for an OpenTelemetry Collector (here encoded and thrown away: --otlp
      "posixtrace export $OUT/crash.ptlog --discard"
 "$PT" export "$OUT/crash.ptlog" --discard 2>&1 | cut -c1-150 ||
 	echo "(posixtrace was built without libcurl: export says why)"
+
+step "spans sent while recording (here encoded and thrown away: --otlp URL sends each rotated file as it closes)" \
+     "posixtrace record --discard -o $OUT/live.d -- server -n 2000"
+"$PT" record --discard -o "$OUT/live.d" -- "$BUILD/examples/server" -n 2000 2>&1 >/dev/null | grep otlp | cut -c1-150 ||
+	echo "(posixtrace was built without libcurl: record --otlp says why)"
+
+step "two logs read as one time line (the second recorded under another host name when unshare can)" \
+     "posixtrace dump $OUT/forker.ptlog $OUT/other.ptlog | head -n 4; posixtrace stats ... | grep host"
+if unshare --uts true 2>/dev/null; then
+	unshare --uts sh -c 'hostname demo-other && "$0" record -o "$1" -- "$2" -n 200' \
+		"$PT" "$OUT/other.ptlog" "$BUILD/examples/server" >/dev/null
+else
+	"$PT" record -o "$OUT/other.ptlog" -- "$BUILD/examples/server" -n 200 >/dev/null
+fi
+"$PT" dump "$OUT/forker.ptlog" "$OUT/other.ptlog" | head -n 4 | cut -c1-150
+"$PT" stats "$OUT/forker.ptlog" "$OUT/other.ptlog" | grep -i host | head -n 4 | cut -c1-150
 
 step "the library from C: controller, traced threads and analyzer in one process" \
      "$BUILD/examples/demo"
