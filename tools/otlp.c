@@ -275,20 +275,22 @@ static void put_trace_id(uint8_t id[16], uint64_t key, uint64_t index)
 	}
 }
 
+/* FNV-1a over the bytes, then the finaliser: a key that tells logs apart
+ * (no secret is in it, so no cryptographic hash is needed). */
+static uint64_t key_add(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static uint64_t log_key(struct otlp_exporter *x, const struct log_overview *ov)
 {
-	struct sha256 c;
-	uint8_t out[32];
 	uint64_t words[3] = {ov->first_ns, ov->count, (uint64_t)(int64_t)ov->controller};
-	uint64_t key = 0;
-	sha256_init(&c);
-	sha256_update(&c, "posixtrace log", 15);
-	sha256_update(&c, x->trace_name, strlen(x->trace_name) + 1);
-	sha256_update(&c, words, sizeof words);
-	sha256_final(&c, out);
-	for (int i = 0; i < 8; i++)
-		key = key << 8 | out[i];
-	return key;
+	uint64_t h = key_add(0xcbf29ce484222325ULL, "posixtrace log", 15);
+	h = key_add(h, x->trace_name, strlen(x->trace_name) + 1);
+	return mix64(key_add(h, words, sizeof words));
 }
 
 /* ---- attributes of an event ---------------------------------------------- */
@@ -882,16 +884,8 @@ static void live_event(struct otlp_exporter *x, const struct trace_event *ev, ui
 
 void otlp_live_begin(struct otlp_exporter *x, uint64_t key_ns, pid_t controller)
 {
-	struct sha256 c;
-	uint8_t out[32];
 	uint64_t words[2] = {key_ns, (uint64_t)(int64_t)controller};
-	sha256_init(&c);
-	sha256_update(&c, "posixtrace live", 16);
-	sha256_update(&c, words, sizeof words);
-	sha256_final(&c, out);
-	x->key = 0;
-	for (int i = 0; i < 8; i++)
-		x->key = x->key << 8 | out[i];
+	x->key = mix64(key_add(key_add(0xcbf29ce484222325ULL, "posixtrace live", 16), words, sizeof words));
 	put_trace_id(x->log_trace_id, x->key, UINT64_MAX / 4);
 	x->live = true;
 	x->pairer = pairer_new(&x->o->pairs);

@@ -13,14 +13,6 @@
 #include "tool.h"
 
 /* hostid.c */
-struct sha256 {
-	uint32_t h[8];
-	uint64_t total;
-	uint8_t block[64];
-};
-void sha256_init(struct sha256 *c);
-void sha256_update(struct sha256 *c, const void *data, size_t len);
-void sha256_final(struct sha256 *c, uint8_t out[32]);
 /* host.id of this machine (posixtrace_host_self's machine id), 32 hex
  * digits; 0 or an error number */
 int host_id(char out[33]);
