@@ -19,6 +19,7 @@
  * succeeded, P the mappings, X the mappings holding the secret.
  */
 #include <dirent.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,23 @@ int main(int argc, char **argv)
 			sockets++;
 			received += drain_socket(fds[i]);
 		}
+	}
+	/* A controller that cannot reach its target at once leaves the offer
+	 * to the stream's keeper (keeper.c), which may not have run yet on a
+	 * loaded machine: wait for it (10 s at most) rather than report an
+	 * empty channel as nothing to attack. */
+	if (received == 0 && sockets > 0) {
+		struct pollfd p[64];
+		nfds_t np = 0;
+		for (int i = 0; i < n && np < 64; i++) {
+			struct stat st;
+			if (!is_memfd(fds[i]) && fstat(fds[i], &st) == 0 && S_ISSOCK(st.st_mode))
+				p[np++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+		}
+		if (poll(p, np, 10000) > 0)
+			for (nfds_t i = 0; i < np; i++)
+				if (p[i].revents & POLLIN)
+					received += drain_socket(p[i].fd);
 	}
 	printf("thief lib=%d memfds=%d sockets=%d received=%d opened=%d mapped=%d secret=%d\n",
 	       library_loaded(), memfds, sockets, received, opened, mapped, found);
