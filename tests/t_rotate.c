@@ -26,7 +26,7 @@
  *    the directory, the new file, sees every numbered file whole (a kill
  *    there would leave the set so);
  *  - hostile directories: a name already taken (a symbolic link, a file of
- *    another user) is refused (O_EXCL | O_NOFOLLOW), the error reported by
+ *    another user) is refused (never opened nor followed), the error reported by
  *    posix_trace_shutdown and nothing written through it; a directory
  *    renamed and replaced by a symbolic link while the stream runs gets
  *    nothing (the keeper writes through the descriptor it was given);
