@@ -36,7 +36,6 @@
  */
 #include <dirent.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <sys/fanotify.h>
 #include <sys/resource.h>
@@ -644,14 +643,13 @@ START_TEST(controller_and_keeper_killed)
 }
 END_TEST
 
-/* The keeper held (a fanotify permission event, answered by this
- * thread) at the first open it makes in the directory: the file it makes
- * when the first file is full.  While it waits there, every numbered file
- * is looked at by fstatat (which no permission event stops); each must
- * hold at least a header and its name table. */
+/* The keeper held (a fanotify permission event, answered by a process
+ * of the test's: a thread would make the keeper's fork one of a
+ * multithreaded process) at the first open it makes in the directory: the
+ * file it makes when the first file is full.  While it waits there, every
+ * numbered file is looked at by fstatat (which no permission event stops);
+ * each must hold at least a header and its name table. */
 struct held_keeper {
-	int fan, stop;          /* the fanotify group, a pipe's end: stop */
-	pid_t own;
 	int held;               /* the keeper was held once */
 	int short_files;        /* numbered files seen below HEADER_MIN then */
 	char short_name[32];
@@ -676,49 +674,57 @@ static void look_while_held(struct held_keeper *h)
 	closedir(d);
 }
 
-static void *answer_opens(void *arg)
+/* Answers every open in the directory until stop is readable, holding the
+ * first one of a process other than the test's (the keeper's) while it
+ * looks; then what it saw, on result. */
+static void answer_opens(int fan, pid_t test, int stop, int result)
 {
-	struct held_keeper *h = arg;
+	struct held_keeper h = {0};
 	char buf[4096] __attribute__((aligned(8)));
 	for (;;) {
-		struct pollfd p[2] = {{h->fan, POLLIN, 0}, {h->stop, POLLIN, 0}};
+		struct pollfd p[2] = {{fan, POLLIN, 0}, {stop, POLLIN, 0}};
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			return NULL;
+			_exit(1);
 		if (p[1].revents)
-			return NULL;
-		ssize_t n = read(h->fan, buf, sizeof buf);
+			break;
+		ssize_t n = read(fan, buf, sizeof buf);
 		for (struct fanotify_event_metadata *m = (void *)buf; n > 0 && FAN_EVENT_OK(m, n);
 		     m = FAN_EVENT_NEXT(m, n)) {
 			if (m->fd < 0)
 				continue;
-			if (m->pid != h->own && !h->held) {
-				h->held = 1;
-				look_while_held(h);
+			if (m->pid != test && !h.held) {
+				h.held = 1;
+				look_while_held(&h);
 			}
 			struct fanotify_response r = {m->fd, FAN_ALLOW};
-			if (write(h->fan, &r, sizeof r) != sizeof r)
-				return NULL;
+			if (write(fan, &r, sizeof r) != sizeof r)
+				_exit(1);
 			close(m->fd);
 		}
 	}
+	_exit(write(result, &h, sizeof h) == sizeof h ? 0 : 1);
 }
 
 START_TEST(no_file_seen_before_its_header)
 {
-	struct held_keeper h = {.own = getpid()};
-	int stop[2];
-	h.fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
-	if (h.fan < 0) {
+	struct held_keeper h;
+	int stop[2], result[2];
+	int fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+	if (fan < 0) {
 		printf("SKIP no_file_seen_before_its_header: fanotify_init: %s\n", strerror(errno));
 		return;
 	}
-	ck_assert_int_eq(fanotify_mark(h.fan, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD,
-	                               dir_fd, NULL),
+	ck_assert_int_eq(fanotify_mark(fan, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD, dir_fd,
+	                               NULL),
 	                 0);
 	ck_assert_int_eq(pipe2(stop, O_CLOEXEC), 0);
-	h.stop = stop[0];
-	pthread_t answerer;
-	ck_assert_int_eq(pthread_create(&answerer, NULL, answer_opens, &h), 0);
+	ck_assert_int_eq(pipe2(result, O_CLOEXEC), 0);
+	pid_t test = getpid();
+	pid_t answerer = pt_fork();
+	if (answerer == 0)
+		answer_opens(fan, test, stop[0], result[1]);
+	pt_track(answerer);
+	close(fan);
 	trace_id_t trid = create_rotated(POSIX_TRACE_FLUSH, 0);
 	ck_assert_ok(posix_trace_start(trid));
 	uint32_t seq = 0;
@@ -729,13 +735,11 @@ START_TEST(no_file_seen_before_its_header)
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
 	ck_assert_int_eq(write(stop[1], "", 1), 1);
-	pthread_join(answerer, NULL);
-	close(stop[0]);
-	close(stop[1]);
-	close(h.fan);
+	ck_assert_int_eq(read(result[0], &h, sizeof h), (ssize_t)sizeof h);
+	ck_assert_int_eq(pt_wait_exit(answerer, 10000), 0);
 	ck_assert_msg(h.held, "the keeper opened nothing in the directory");
-	ck_assert_msg(h.short_files == 0, "%d file(s) without a whole header in the set, %s", h.short_files,
-	              h.short_name);
+	ck_assert_msg(h.short_files == 0, "%d file(s) without a whole header in the set, %s",
+	              h.short_files, h.short_name);
 }
 END_TEST
 
