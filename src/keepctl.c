@@ -122,12 +122,13 @@ void pt_keeper_log_params(struct pt_logw_params *p, const struct pt_handle *h)
 	p->inheritance = a->inheritance;
 }
 
-/* The first file of a rotated log, by its number in the directory. */
-static int first_file(struct pt_handle *h)
+/* The first file of a rotated log, by its number in the directory (once
+ * its header is written when it is made unnamed: *named 0). */
+static int first_file(struct pt_handle *h, int *named)
 {
 	struct pt_ctl *c = h->src.ctl;
 	int err = 0;
-	h->log_fd = pt_rot_create(h->rot.dir, 1, h->rot.mode, &c->rot_dev, &c->rot_ino, &err);
+	h->log_fd = pt_rot_create(h->rot.dir, 1, h->rot.mode, &c->rot_dev, &c->rot_ino, named, &err);
 	c->rot_current = c->rot_oldest = 1;
 	return h->log_fd < 0 ? err : 0;
 }
@@ -137,8 +138,9 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
 	if (logfd >= 0 || h->rot.dir >= 0) {
 		struct pt_logw w;
 		struct pt_logw_params p;
+		int named = 1;
 		if (h->rot.dir >= 0) {
-			int err = first_file(h);
+			int err = first_file(h, &named);
 			if (err)
 				return err;
 		} else {
@@ -151,6 +153,8 @@ int pt_keeper_start(struct pt_handle *h, int logfd)
 		if (err)
 			return err;
 		pt_logw_free(&w);
+		if (!named && (err = pt_rot_name_file(h->rot.dir, 1, h->log_fd)) != 0)
+			return err;
 	}
 	int err = spawn(h);
 	/* The first keeper has the first file; the controller does not keep

@@ -527,20 +527,37 @@ static void begin_file(struct keeper *k, int fd)
 	pt_pidmap_unuse(&k->h->src.rd.ids);
 }
 
-/* File n, made now; the files past the count removed.  Its number is
- * published once the file exists and before it is begun: a keeper killed
- * in between leaves a log a new keeper cannot resume, and it begins the
- * next number (start_rotated). */
-static int make_file(struct keeper *k, uint64_t n)
+/* File n, made now (unnamed where it can be: *named 0); the files past the
+ * count removed.  Its number is published once the file exists and before
+ * it is begun: a keeper killed in between leaves a log a new keeper cannot
+ * resume, and it begins that number again when the file had no name yet,
+ * else the next (start_rotated). */
+static int make_file(struct keeper *k, uint64_t n, int *named)
 {
 	uint64_t dev, ino;
 	int err = 0;
-	int fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, &err);
+	int fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, named, &err);
 	if (fd < 0) {
 		keep_error(k, err);
 		k->rot_stopped = 1;
 	}
 	return fd;
+}
+
+/* File n, begun unnamed, named now that its header and name table are
+ * written: a kill never leaves a file of the set without them.  A name
+ * taken in between (only by someone who may write in the directory) stops
+ * the rotation, the error said; this file's events go nowhere a reader
+ * finds them. */
+static void name_file(struct keeper *k, uint64_t n, int named)
+{
+	if (named || k->fd < 0)
+		return;
+	int err = pt_rot_name_file(k->h->rot.dir, n, k->fd);
+	if (err) {
+		keep_error(k, err);
+		k->rot_stopped = 1;
+	}
 }
 
 static void publish_file(struct keeper *k, int fd, uint64_t n)
@@ -569,7 +586,8 @@ static void rotate_if_full(struct keeper *k)
 	    k->w.prog.write_off - k->w.data_off < k->h->rot.size)
 		return;
 	uint64_t n = k->ctl->rot_current + 1;
-	int fd = make_file(k, n);
+	int named = 1;
+	int fd = make_file(k, n, &named);
 	if (fd < 0)
 		return;
 	struct pt_logw_status st;
@@ -579,6 +597,7 @@ static void rotate_if_full(struct keeper *k)
 	close(k->fd);
 	publish_file(k, fd, n);
 	begin_file(k, fd);
+	name_file(k, n, named);
 }
 
 /* A keeper of a rotated log: the first file, which the controller gave
@@ -602,12 +621,14 @@ static int start_rotated(struct keeper *k)
 	struct pt_logw_progress p;
 	pt_logw_read_progress(&c->logw, &p);
 	pt_claims_settle(c, &k->h->src.map, p.stage_events);
-	/* A file made and not published by the keeper killed takes a number. */
-	uint64_t n = c->rot_current + 1, dev, ino;
-	int err = 0;
-	fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, &err);
-	if (fd < 0 && err == EEXIST)
-		fd = pt_rot_create(k->h->rot.dir, ++n, k->h->rot.mode, &dev, &ino, &err);
+	/* The number published is free again when the keeper killed had not
+	 * named its file yet; a file made named and not published by it takes
+	 * the next number. */
+	uint64_t n = c->rot_current, dev, ino;
+	int err = 0, named = 1;
+	fd = pt_rot_create(k->h->rot.dir, n, k->h->rot.mode, &dev, &ino, &named, &err);
+	for (int tries = 0; fd < 0 && err == EEXIST && tries < 2; tries++)
+		fd = pt_rot_create(k->h->rot.dir, ++n, k->h->rot.mode, &dev, &ino, &named, &err);
 	if (fd < 0) {
 		keep_error(k, err);
 		k->rot_stopped = 1;
@@ -615,6 +636,7 @@ static int start_rotated(struct keeper *k)
 	}
 	publish_file(k, fd, n);
 	begin_file(k, fd);
+	name_file(k, n, named);
 	return 0;
 }
 

@@ -18,7 +18,27 @@ static void pt_rot_name(char name[PT_ROT_NAME_SIZE], uint64_t n)
 	snprintf(name, PT_ROT_NAME_SIZE, "%0*llu.ptlog", PT_ROT_DIGITS, (unsigned long long)n);
 }
 
-int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino, int *err)
+/* An unnamed file in the directory, when its file system makes them and
+ * this process can name it later through /proc/self/fd (the link that
+ * names exactly this inode); -1 otherwise. */
+static int unnamed_file(int dir, mode_t mode)
+{
+	char self[32];
+	struct stat st, via_proc;
+	int fd = openat(dir, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -1;
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) != 0 || stat(self, &via_proc) != 0 || st.st_ino != via_proc.st_ino ||
+	    st.st_dev != via_proc.st_dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino, int *named,
+                  int *err)
 {
 	char name[PT_ROT_NAME_SIZE];
 	struct stat st;
@@ -27,7 +47,20 @@ int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino
 		return -1;
 	}
 	pt_rot_name(name, n);
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	/* A name taken is found before the file being written is ended (it
+	 * goes on); the link that names the new one refuses it too. */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		*err = EEXIST;
+		return -1;
+	}
+	if (errno != ENOENT) {
+		*err = errno;
+		return -1;
+	}
+	int fd = unnamed_file(dir, mode);
+	*named = fd < 0;
+	if (fd < 0)
+		fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
 		*err = errno;
 		return -1;
@@ -36,12 +69,21 @@ int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino
 	if (fchmod(fd, mode) != 0 || fstat(fd, &st) != 0) {
 		*err = errno;
 		close(fd);
-		(void)unlinkat(dir, name, 0);
+		if (*named)
+			(void)unlinkat(dir, name, 0);
 		return -1;
 	}
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
 	return fd;
+}
+
+int pt_rot_name_file(int dir, uint64_t n, int fd)
+{
+	char name[PT_ROT_NAME_SIZE], self[32];
+	pt_rot_name(name, n);
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
 }
 
 int pt_rot_reopen(int dir, uint64_t n, uint64_t dev, uint64_t ino)

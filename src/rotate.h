@@ -36,9 +36,18 @@ struct pt_rotation {
 	uint32_t count;         /* files kept; 0: all */
 };
 
-/* File n, new (O_EXCL, never through a symbolic link), with the mode:
- * its descriptor (open for writing), device and inode; or -1 and *err. */
-int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino, int *err);
+/* File n, new, with the mode: its descriptor (open for writing), device
+ * and inode; or -1 and *err (EEXIST: the name is taken, by anything).
+ * *named 0: the file has no name yet (O_TMPFILE), so that no file of the
+ * set is seen without its header: pt_rot_name_file names it once the
+ * header is written.  *named 1 (a file system without unnamed files, no
+ * /proc): created under its number (O_EXCL, never through a symbolic
+ * link). */
+int pt_rot_create(int dir, uint64_t n, mode_t mode, uint64_t *dev, uint64_t *ino, int *named,
+                  int *err);
+/* The unnamed file fd named n (a link, which never replaces a name
+ * taken: EEXIST); 0 or an error number. */
+int pt_rot_name_file(int dir, uint64_t n, int fd);
 /* File n again for a new keeper: only the regular file of that device and
  * inode (never through a symbolic link); -1 otherwise. */
 int pt_rot_reopen(int dir, uint64_t n, uint64_t dev, uint64_t ino);

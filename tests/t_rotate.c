@@ -21,8 +21,12 @@
  *    missing that is not counted lost;
  *  - a controller and its keeper killed together leave files that read
  *    alone, the last one up to its last complete block;
+ *  - no numbered file is ever seen without its header and name table: the
+ *    keeper held (fanotify permission event) at the first open it makes in
+ *    the directory, the new file, sees every numbered file whole (a kill
+ *    there would leave the set so);
  *  - hostile directories: a name already taken (a symbolic link, a file of
- *    another user) is refused (O_EXCL | O_NOFOLLOW), the error reported by
+ *    another user) is refused (never opened nor followed), the error reported by
  *    posix_trace_shutdown and nothing written through it; a directory
  *    renamed and replaced by a symbolic link while the stream runs gets
  *    nothing (the keeper writes through the descriptor it was given);
@@ -31,7 +35,9 @@
  * Every test runs under RLIMIT_FSIZE (FILE_CAP) and the harness's timeout.
  */
 #include <dirent.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/fanotify.h>
 #include <sys/resource.h>
 #include <posixtrace.h>
 #include "logtest.h"
@@ -637,6 +643,106 @@ START_TEST(controller_and_keeper_killed)
 }
 END_TEST
 
+/* The keeper held (a fanotify permission event, answered by a process
+ * of the test's: a thread would make the keeper's fork one of a
+ * multithreaded process) at the first open it makes in the directory: the
+ * file it makes when the first file is full.  While it waits there, every
+ * numbered file is looked at by fstatat (which no permission event stops);
+ * each must hold at least a header and its name table. */
+struct held_keeper {
+	int held;               /* the keeper was held once */
+	int short_files;        /* numbered files seen below HEADER_MIN then */
+	char short_name[32];
+};
+#define HEADER_MIN (64u << 10) /* a header and an empty name table: about 68 KiB */
+
+static void look_while_held(struct held_keeper *h)
+{
+	int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d)
+		return;
+	rewinddir(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		if (!is_log_name(e) || fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    st.st_size >= (off_t)HEADER_MIN)
+			continue;
+		h->short_files++;
+		snprintf(h->short_name, sizeof h->short_name, "%.14s", e->d_name);
+	}
+	closedir(d);
+}
+
+/* Answers every open in the directory until stop is readable, holding the
+ * first one of a process other than the test's (the keeper's) while it
+ * looks; then what it saw, on result. */
+static void answer_opens(int fan, pid_t test, int stop, int result)
+{
+	struct held_keeper h = {0};
+	char buf[4096] __attribute__((aligned(8)));
+	for (;;) {
+		struct pollfd p[2] = {{fan, POLLIN, 0}, {stop, POLLIN, 0}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if (p[1].revents)
+			break;
+		ssize_t n = read(fan, buf, sizeof buf);
+		for (struct fanotify_event_metadata *m = (void *)buf; n > 0 && FAN_EVENT_OK(m, n);
+		     m = FAN_EVENT_NEXT(m, n)) {
+			if (m->fd < 0)
+				continue;
+			if (m->pid != test && !h.held) {
+				h.held = 1;
+				look_while_held(&h);
+			}
+			struct fanotify_response r = {m->fd, FAN_ALLOW};
+			if (write(fan, &r, sizeof r) != sizeof r)
+				_exit(1);
+			close(m->fd);
+		}
+	}
+	_exit(write(result, &h, sizeof h) == sizeof h ? 0 : 1);
+}
+
+START_TEST(no_file_seen_before_its_header)
+{
+	struct held_keeper h;
+	int stop[2], result[2];
+	int fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+	if (fan < 0) {
+		printf("SKIP no_file_seen_before_its_header: fanotify_init: %s\n", strerror(errno));
+		return;
+	}
+	ck_assert_int_eq(fanotify_mark(fan, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD, dir_fd,
+	                               NULL),
+	                 0);
+	ck_assert_int_eq(pipe2(stop, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(result, O_CLOEXEC), 0);
+	pid_t test = getpid();
+	pid_t answerer = pt_fork();
+	if (answerer == 0)
+		answer_opens(fan, test, stop[0], result[1]);
+	pt_track(answerer);
+	close(fan);
+	trace_id_t trid = create_rotated(POSIX_TRACE_FLUSH, 0);
+	ck_assert_ok(posix_trace_start(trid));
+	uint32_t seq = 0;
+	unsigned numbers[MAX_FILES];
+	for (unsigned b = 0; list_files(numbers) < 3; b++) {
+		ck_assert_msg(b < 20 * BURSTS, "only %u files after %u bursts", list_files(numbers), b);
+		post_bursts(trid, 1, &seq);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	ck_assert_int_eq(write(stop[1], "", 1), 1);
+	ck_assert_int_eq(read(result[0], &h, sizeof h), (ssize_t)sizeof h);
+	ck_assert_int_eq(pt_wait_exit(answerer, 10000), 0);
+	ck_assert_msg(h.held, "the keeper opened nothing in the directory");
+	ck_assert_msg(h.short_files == 0, "%d file(s) without a whole header in the set, %s",
+	              h.short_files, h.short_name);
+}
+END_TEST
+
 /* A name taken before the keeper gets to it: a symbolic link is not
  * followed, the rotation stops there (the last file grows), the error is
  * shutdown's, and the link's target is untouched. */
@@ -778,6 +884,7 @@ int main(void)
 	tc = pt_tcase_fixture(s, "crash", setup, teardown);
 	tcase_add_test(tc, keeper_killed_then_resumed);
 	tcase_add_test(tc, controller_and_keeper_killed);
+	tcase_add_test(tc, no_file_seen_before_its_header);
 	tc = pt_tcase_fixture(s, "hostile", setup, teardown);
 	tcase_add_test(tc, symlink_in_place_of_the_next_file);
 	tcase_add_test(tc, first_name_taken_by_another_user);

@@ -211,36 +211,40 @@ static bool list_rotated(struct trace_log *log)
 	return true;
 }
 
-static int open_rotated_file(struct trace_log *log, size_t i)
+static int open_rotated_file(const struct trace_log *log, size_t i, int *fd, trace_id_t *trid)
 {
 	struct stat st;
-	trace_id_t trid;
-	int fd = openat(log->dirfd, log->files[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	*fd = openat(log->dirfd, log->files[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0)
 		return errno;
-	int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+	int err = fstat(*fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
 	if (!err)
-		err = posix_trace_open(fd, &trid);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	log->file = i;
-	take_log(log, fd, trid);
-	return 0;
+		err = posix_trace_open(*fd, trid);
+	if (err)
+		close(*fd);
+	return err;
 }
 
-/* The first file from i on that opens (one a crash left without a header
- * is passed over, said); false when none does. */
-static bool open_rotated_from(struct trace_log *log, size_t i)
+/* A file that is no log (empty, or its header incomplete) ends the set
+ * where a recording killed while it began the file cut it, when it is the
+ * last; before another file, it is damage.  A file gone or refused (removed
+ * by the rotation meanwhile, its mode) is only passed over. */
+static void pass_over(struct trace_log *log, size_t i, int err)
 {
-	for (; i < log->nfiles; i++) {
-		int err = open_rotated_file(log, i);
-		if (!err)
-			return true;
+	bool last = i + 1 == log->nfiles;
+	if (err != EINVAL) {
 		note_msg("%s/%s: passed over: %s", log->label, log->files[i], open_error(err));
+		return;
 	}
-	return false;
+	enum log_state s = last ? LOG_CUT_SHORT : LOG_DAMAGED;
+	if (s > log->files_state)
+		log->files_state = s;
+	if (last)
+		note_msg("%s/%s: passed over: no complete header (the set's end, cut as the file began)",
+		         log->label, log->files[i]);
+	else
+		error_msg("%s/%s: passed over: %s, before %s", log->label, log->files[i],
+		          open_error(err), log->files[i + 1]);
 }
 
 static enum log_state file_state(const struct trace_log *log);
@@ -267,13 +271,35 @@ static void close_rotated_file(struct trace_log *log, bool keep_state)
 	log->damage_reports = log->events_after_damage = 0;
 }
 
+/* The first file from i on that opens (one without a header passed over,
+ * said) replaces the one open (what it says kept: keep_state); false when
+ * none does, the one open left so (the set's last). */
+static bool open_rotated_from(struct trace_log *log, size_t i, bool keep_state)
+{
+	for (; i < log->nfiles; i++) {
+		int fd;
+		trace_id_t trid;
+		int err = open_rotated_file(log, i, &fd, &trid);
+		if (err) {
+			pass_over(log, i, err);
+			continue;
+		}
+		if (log->fd >= 0)
+			close_rotated_file(log, keep_state);
+		log->file = i;
+		take_log(log, fd, trid);
+		return true;
+	}
+	return false;
+}
+
 static struct trace_log *rotated_log(int dirfd, const char *path, const char *label)
 {
 	struct trace_log *log = new_log(path, label, true);
 	log->dirfd = dirfd;
 	if (!list_rotated(log))
 		;
-	else if (open_rotated_from(log, 0))
+	else if (open_rotated_from(log, 0, false))
 		return log;
 	else
 		error_msg("%s: none of its %zu files opens as a trace log", label, log->nfiles);
@@ -286,8 +312,7 @@ static bool next_rotated(struct trace_log *log)
 {
 	if (log->dirfd < 0 || log->file + 1 >= log->nfiles)
 		return false;
-	close_rotated_file(log, true);
-	return open_rotated_from(log, log->file + 1);
+	return open_rotated_from(log, log->file + 1, true);
 }
 
 /* The host of its (first) file, known or not: a single log's one host. */
@@ -453,7 +478,7 @@ int trace_log_rewind(struct trace_log *log)
 	log->files_state = LOG_COMPLETE;
 	log->files_lost = 0;
 	memset(&log->files_waits, 0, sizeof log->files_waits);
-	return open_rotated_from(log, 0) ? 0 : EIO;
+	return open_rotated_from(log, 0, false) ? 0 : EIO;
 }
 
 /* The time relative times count from: that of the first event recorded

@@ -6,7 +6,9 @@
 # in the files or counted lost (every file kept); COUNT respected (the
 # oldest removed); a file in the middle read alone has its names and
 # images; a kill -9 of the recorder and its keeper leaves files that read,
-# the set read as one up to the last complete block; the contradictions
+# the set read as one up to the last complete block; a file left without
+# a header by such a kill (made here) ends the set when last, said, and is
+# damage in the middle; the contradictions
 # and hostile paths refused with a clear error; attach --rotate.  Every
 # recording runs under `ulimit -f` (the size cap) and `timeout`.
 # Sourced by tests/cli/run.sh (its helpers and variables).
@@ -51,6 +53,27 @@ else
 		fail "rotate: every event of every file has its call site" "$(grep ' ro\.n ' rotsym.txt | grep -v ' at run_script' | head -n 2)"
 	ok "rotate: stats reads the directory" "$PT" stats rotall
 	ok "rotate: convert reads the directory" "$PT" convert rotall --to chrome rotall.json
+
+	# A recording killed between a new file's creation and its header (the
+	# state made here, no timing): the file left empty or with part of a
+	# header.  Last in the set, it is the set's cut end (every other event
+	# read, the end said, exit 0); in the middle, it is damage (exit 3).
+	all=$(grep -c ' ro\.n ' rotall.txt)
+	last=$(ls rotall | tail -n 1)
+	next=$(printf '%08d.ptlog' $((1${last%.ptlog} - 100000000 + 1)))
+	for cut in empty part; do
+		rm -rf "rotcut$cut" && cp -r rotall "rotcut$cut"
+		if [ $cut = empty ]; then : >"rotcut$cut/$next"; else head -c 200 "rotall/$last" >"rotcut$cut/$next"; fi
+		"$PT" dump --no-symbols "rotcut$cut" >"rotcut$cut.txt" 2>"rotcut$cut.err"; rc=$?
+		[ $rc -eq 0 ] && [ "$(grep -c ' ro\.n ' "rotcut$cut.txt")" -eq "$all" ] && grep -q "ends early" "rotcut$cut.err" &&
+			pass "rotate: a last file left $cut by a kill ends the set, said" ||
+			fail "rotate: a last file left $cut by a kill ends the set, said" "exit $rc, $(grep -c ' ro\.n ' "rotcut$cut.txt") of $all: $(cat "rotcut$cut.err")"
+	done
+	rm -rf rotcutmid && cp -r rotall rotcutmid && : >"rotcutmid/$(ls rotall | sed -n 2p)"
+	"$PT" dump --no-symbols rotcutmid >rotcutmid.txt 2>rotcutmid.err; rc=$?
+	[ $rc -eq 3 ] && grep -q "damaged inside" rotcutmid.err && [ "$(grep -c ' ro\.n ' rotcutmid.txt)" -gt 0 ] &&
+		pass "rotate: a file without a header in the middle of the set is damage" ||
+		fail "rotate: a file without a header in the middle of the set is damage" "exit $rc: $(cat rotcutmid.err)"
 
 	(ulimit -f $ROT_CAP; timeout 60 "$PT" record -o rot4 --size 256K --rotate 64K,3 -- "$EMIT" "$(ro_bursts 20 ro.n)") \
 		>rot4.out 2>&1
