@@ -171,6 +171,10 @@ struct pf_sequence {
 /* Recent data values of the sequences (see the head of the file). */
 #define VALUE_SLOTS 4096
 #define VALUE_INTERN_MAX 256
+#ifndef PERFETTO_VALUE_HASH_BITS /* a test build makes values collide */
+#define PERFETTO_VALUE_HASH_BITS 64
+#endif
+#define VALUE_HASH_BITS PERFETTO_VALUE_HASH_BITS
 struct value_slot {
 	uint32_t seq, generation; /* generation 0: empty */
 	uint64_t hash, iid;       /* iid 0: seen once, written inline */
@@ -556,7 +560,7 @@ static uint64_t value_hash(const unsigned char *b, size_t len, bool hex, uint32_
 	/* MurmurHash3's finaliser: every bit of h moves the slot's */
 	h = (h ^ h >> 33) * 0xff51afd7ed558ccdull;
 	h = (h ^ h >> 33) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ h >> 33;
+	return (h ^ h >> 33) >> (64 - VALUE_HASH_BITS);
 }
 
 static bool value_matches(const struct value_cache *c, const struct value_slot *slot,

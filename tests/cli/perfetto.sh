@@ -153,6 +153,18 @@ else
 				pass "perfetto: sequences started again at the bound ($clears starts, $seqs threads)" ||
 				fail "perfetto: sequences started again at the bound" "$clears starts, $seqs threads"
 		done
+		# the attacker's colliding values: in this build every value's hash
+		# is one bit, all share one pair of slots, and 4 values cycling
+		# make two of one hash (as a crafted log could): each must still
+		# be written as itself, never named by the other's iid
+		"$PT" record -o pfcollide.ptlog --no-images -- "$EMIT" 'values=4000,4,text,col.t' \
+			'values=4000,4,binary,col.b' >/dev/null 2>&1
+		PF_PT=$BUILD/tests/cli/posixtrace-small-intern \
+			pf_matches "perfetto: values of colliding hashes match dump" pfcollide.ptlog
+		byiid=$(grep -c 'string_value_iid:' pf.txt)
+		[ "$byiid" -gt 0 ] && pass "perfetto: colliding values still interned ($byiid by iid)" ||
+			fail "perfetto: colliding values still interned" "$byiid by iid"
+		rm -f pfcollide.ptlog
 	else
 		skip "perfetto: the interned set at its bound" "no posixtrace-small-intern (make tests)"
 	fi
