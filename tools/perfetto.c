@@ -38,11 +38,13 @@
  * (larger ones always inline), two slots a hash, keyed by sequence, its
  * generation, the value's hash and length; an interned value's bytes are
  * kept and compared whole, never trusted to a hash.  A value pushed out is
- * only written inline again.  A time going back within a sequence (a crafted
- * log; the reader dates an OVERFLOW at its first lost event) is a negative
- * delta, as two's complement in the unsigned timestamp, which Perfetto
- * adds in 64 bits.  An event with no time is placed at the time of its
- * sequence's packet before, its annotation "undated" true.  The last
+ * only written inline again.  One table for all sequences, not one each:
+ * its memory does not grow with the threads.  A time going back within a
+ * sequence (a crafted log; the reader dates an OVERFLOW at its first lost
+ * event) is a negative delta, as two's complement in the unsigned
+ * timestamp, which Perfetto adds in 64 bits.  An event with no time is
+ * placed at the time of its sequence's packet before, its annotation
+ * "undated" true.  The last
  * packet is an instant "posixtrace log summary" on the system track with
  * the log's lost events and its damage.
  *
@@ -178,7 +180,7 @@ struct pf_sequence {
 struct value_slot {
 	uint32_t seq, generation; /* generation 0: empty */
 	uint64_t hash, iid;       /* iid 0: seen once, written inline */
-	uint16_t len, store;      /* its bytes: value_store[store] */
+	uint16_t len, store;      /* its bytes, once interned: value_cache.store[store] */
 	bool hex;
 };
 struct value_cache {
