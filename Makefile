@@ -543,12 +543,14 @@ layers-graph-objects: $(LIB_OBJS) $(TOOL_OBJS)
 # The command with the Perfetto converter's set of interned entries bounded
 # at 6 (tests/cli/perfetto.sh: sequences cleared and started again and
 # again, as a log with more names, call sites and threads than the set
-# holds makes them).
+# holds makes them); and the data values' hashes of one bit, so that
+# values collide as a crafted log could make them.
 CLI_SMALL_INTERN := $(BUILD)/tests/cli/posixtrace-small-intern
 tests: $(CLI_SMALL_INTERN)
 $(CLI_SMALL_INTERN): $(TOOL_SRCS) $(wildcard tools/*.h) $(BUILD)/libposixtrace.so $(TOOL_CONFIG) \
   | $(BUILD)/tests/cli
-	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -DPERFETTO_INTERN_MAX=6 $(TOOL_SRCS) -o $@ \
+	$(CC) $(CPPFLAGS) $(LIBDW_CFLAGS) $(APP_CFLAGS) -DPERFETTO_INTERN_MAX=6 \
+	  -DPERFETTO_VALUE_HASH_BITS=1 $(TOOL_SRCS) -o $@ \
 	  $(APP_LINK) $(LIBDW_LIBS)
 
 .PHONY: install-tool uninstall-tool

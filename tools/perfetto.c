@@ -29,18 +29,31 @@
  * events posted by a thread are instants on their process's track.  The
  * data is a debug annotation "data" (printable text) or "data_hex" (hex);
  * an end event's are "end_data" and "end_data_hex", since Perfetto adds
- * them to the slice's.  A time going back within a sequence (a crafted
- * log; the reader dates an OVERFLOW at its first lost event) is a negative
- * delta, as two's complement in the unsigned timestamp, which Perfetto
- * adds in 64 bits.  An event with no time is placed at the time of its
- * sequence's packet before, its annotation "undated" true.  The last
+ * them to the slice's.  A value that repeats on a sequence is interned
+ * adaptively: its first time inline (string_value), as a unique value
+ * costs; its second time as an InternedString of the packet's
+ * InternedData (debug_annotation_string_values) and an iid
+ * (string_value_iid); later times only the iid.  What was met is kept in
+ * one table of VALUE_SLOTS recent values of at most VALUE_INTERN_MAX bytes
+ * (larger ones always inline), two slots a hash, keyed by sequence, its
+ * generation, the value's hash and length; an interned value's bytes are
+ * kept and compared whole, never trusted to a hash.  A value pushed out is
+ * only written inline again.  One table for all sequences, not one each:
+ * its memory does not grow with the threads.  A time going back within a
+ * sequence (a crafted log; the reader dates an OVERFLOW at its first lost
+ * event) is a negative delta, as two's complement in the unsigned
+ * timestamp, which Perfetto adds in 64 bits.  An event with no time is
+ * placed at the time of its sequence's packet before, its annotation
+ * "undated" true.  The last
  * packet is an instant "posixtrace log summary" on the system track with
  * the log's lost events and its damage.
  *
  * Memory: a thread costs its track's state (struct pf_thread) and a
  * process its track's; what each sequence has interned is kept in one set
  * of at most INTERN_MAX entries: when it is full, it is emptied and every
- * sequence clears its state again at its next packet.  The pairing's first
+ * sequence clears its state again at its next packet.  Recent data values
+ * cost VALUE_SLOTS slots of VALUE_INTERN_MAX bytes (1.1 MiB), allocated at
+ * the first value that may be interned.  The pairing's first
  * pass costs a bit per event (pairs.c), call sites what sites.c keeps.
  */
 #include <errno.h>
@@ -101,15 +114,20 @@
 #define F_ANNOTATION_BOOL 2
 #define F_ANNOTATION_UINT 3
 #define F_ANNOTATION_STRING 6
+#define F_ANNOTATION_STRING_IID 17 /* string_value_iid */
 /* InternedData, EventName, DebugAnnotationName, SourceLocation */
 #define F_INTERNED_EVENT_NAMES 2
 #define F_INTERNED_ANNOTATION_NAMES 3
 #define F_INTERNED_SOURCE_LOCATIONS 4
+#define F_INTERNED_STRING_VALUES 29 /* debug_annotation_string_values */
 #define F_INTERNED_IID 1
 #define F_INTERNED_NAME 2
 #define F_LOCATION_FILE 2
 #define F_LOCATION_FUNCTION 3
 #define F_LOCATION_LINE 4
+/* InternedString */
+#define F_INTERNED_STRING_IID 1
+#define F_INTERNED_STRING_STR 2
 
 #define SYSTEM_SEQUENCE 1
 /* iids of names: an event type's is its id + 1, the slice its begin
@@ -149,6 +167,25 @@ struct intern_set {
 struct pf_sequence {
 	uint32_t id, generation;
 	uint64_t last_ns, snapshot_ns;
+	uint64_t value_iids; /* data values interned since its state was cleared */
+};
+
+/* Recent data values of the sequences (see the head of the file). */
+#define VALUE_SLOTS 4096
+#define VALUE_INTERN_MAX 256
+#ifndef PERFETTO_VALUE_HASH_BITS /* a test build makes values collide */
+#define PERFETTO_VALUE_HASH_BITS 64
+#endif
+#define VALUE_HASH_BITS PERFETTO_VALUE_HASH_BITS
+struct value_slot {
+	uint32_t seq, generation; /* generation 0: empty */
+	uint64_t hash, iid;       /* iid 0: seen once, written inline */
+	uint16_t len, store;      /* its bytes, once interned: value_cache.store[store] */
+	bool hex;
+};
+struct value_cache {
+	struct value_slot slots[VALUE_SLOTS]; /* small, moved; the bytes stay */
+	unsigned char store[VALUE_SLOTS][VALUE_INTERN_MAX];
 };
 
 struct pf_thread {
@@ -180,6 +217,7 @@ struct pf_writer {
 	uint64_t next_tid; /* made-up tids of threads whose kernel id is unknown */
 	struct intern_set interned;
 	struct site_ids site_ids;
+	struct value_cache *values; /* NULL until needed */
 	struct pairing *pairing;
 	struct site_table *sites;
 	char trace_name[TRACE_NAME_MAX];
@@ -390,6 +428,7 @@ static void start_sequence(struct pf_writer *w, struct pf_sequence *s, uint64_t 
 		ns = s->snapshot_ns;
 	s->snapshot_ns = s->last_ns = ns;
 	s->generation = w->interned.generation;
+	s->value_iids = 0;
 	uint8_t *p = pb_open(packet_room(w, SEQUENCE_START_MAX), F_TRACE_PACKET, &packet);
 	p = pb_uint(p, F_PACKET_SEQUENCE_ID, s->id);
 	p = pb_uint(p, F_PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -491,14 +530,6 @@ static uint8_t *put_location(uint8_t *p, uint64_t iid, const struct call_site *c
 /* An event's packet but its data: framing, two names, a call site. */
 #define EVENT_FIXED_MAX (512 + 2 * ESCAPED_SIZE(TRACE_EVENT_NAME_MAX) + 2 * LOCATION_MAX)
 
-static uint8_t *put_annotation_string(uint8_t *p, enum annotation name, const void *s, size_t n)
-{
-	uint8_t *a;
-	p = pb_open(p, F_EVENT_DEBUG_ANNOTATIONS, &a);
-	p = pb_uint(p, F_ANNOTATION_NAME_IID, name);
-	return pb_close(a, pb_bytes(p, F_ANNOTATION_STRING, s, n));
-}
-
 static uint8_t *put_annotation_uint(uint8_t *p, enum annotation name, unsigned type, uint64_t v)
 {
 	uint8_t *a;
@@ -507,17 +538,116 @@ static uint8_t *put_annotation_uint(uint8_t *p, enum annotation name, unsigned t
 	return pb_close(a, pb_uint(p, type, v));
 }
 
-static uint8_t *put_data(uint8_t *p, const struct trace_event *ev, bool end)
+/* An event's data value: text, or bytes written in hex; inline (iid 0)
+ * or by the iid of its sequence's interned value, the InternedString
+ * written in this packet when new_entry. */
+struct event_value {
+	const unsigned char *bytes;
+	size_t len; /* 0: no data */
+	bool hex, new_entry;
+	uint64_t iid;
+};
+
+static uint64_t value_hash(const unsigned char *b, size_t len, bool hex, uint32_t seq)
+{
+	uint64_t h = (uint64_t)seq << 33 ^ (uint64_t)len << 1 ^ hex, word;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&word, b + i, 8);
+		h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	/* MurmurHash3's finaliser: every bit of h moves the slot's */
+	h = (h ^ h >> 33) * 0xff51afd7ed558ccdull;
+	h = (h ^ h >> 33) * 0xc4ceb9fe1a85ec53ull;
+	return (h ^ h >> 33) >> (64 - VALUE_HASH_BITS);
+}
+
+static bool value_matches(const struct value_cache *c, const struct value_slot *slot,
+                          const struct pf_sequence *s, uint64_t hash, const struct event_value *v)
+{
+	return slot->seq == s->id && slot->generation == s->generation && slot->hash == hash &&
+	       slot->len == v->len && slot->hex == v->hex &&
+	       (!slot->iid || !memcmp(c->store[slot->store], v->bytes, v->len));
+}
+
+static struct value_cache *value_cache(struct pf_writer *w)
+{
+	if (!w->values) {
+		w->values = xmalloc(sizeof *w->values);
+		memset(w->values->slots, 0, sizeof w->values->slots);
+		for (unsigned i = 0; i < VALUE_SLOTS; i++)
+			w->values->slots[i].store = (uint16_t)i;
+	}
+	return w->values;
+}
+
+/* The value among the recent ones: met again (interned now, or before),
+ * or taking the place of the older of its hash's two slots, inline.  Two
+ * slots a hash, the more recently used first, so that two values of one
+ * hash do not push each other out.  A value met once keeps its hash only
+ * (a unique value costs no copy); the bytes kept are those of the value
+ * interned, the time it is met again, which any later one must equal. */
+static void value_lookup(struct pf_writer *w, struct pf_sequence *s, struct event_value *v)
+{
+	struct value_cache *c = value_cache(w);
+	uint64_t hash = value_hash(v->bytes, v->len, v->hex, s->id);
+	struct value_slot *pair = &c->slots[hash & (VALUE_SLOTS - 2)], older = pair[0];
+	bool met = value_matches(c, &pair[0], s, hash, v);
+	if (!met) {
+		met = value_matches(c, &pair[1], s, hash, v);
+		if (met) {
+			pair[0] = pair[1];
+		} else {
+			pair[0] = (struct value_slot){.seq = s->id, .generation = s->generation,
+			                              .hash = hash, .len = (uint16_t)v->len,
+			                              .store = pair[1].store, .hex = v->hex};
+		}
+		pair[1] = older;
+	}
+	if (met && !pair[0].iid) {
+		memcpy(c->store[pair[0].store], v->bytes, v->len);
+		pair[0].iid = ++s->value_iids;
+		v->new_entry = true;
+	}
+	v->iid = pair[0].iid; /* 0 when first met */
+}
+
+static struct event_value value_of(struct pf_writer *w, const struct trace_event *ev,
+                                   struct pf_sequence *s)
 {
 	size_t text = text_length(ev->data, ev->len);
-	if (text) {
-		p = put_annotation_string(p, end ? DA_END_DATA : DA_DATA, ev->data, text);
-	} else if (ev->len) {
+	struct event_value v = {ev->data, text ? text : ev->len, !text && ev->len, false, 0};
+	if (v.len && v.len <= VALUE_INTERN_MAX)
+		value_lookup(w, s, &v);
+	return v;
+}
+
+/* A value's string: the text, or its bytes in hex. */
+static uint8_t *put_value_string(uint8_t *p, uint32_t field, const struct event_value *v)
+{
+	if (!v->hex)
+		return pb_bytes(p, field, v->bytes, v->len);
+	p = pb_varint(pb_key(p, field, PB_LEN), 2 * v->len);
+	return (uint8_t *)put_hex_bytes((char *)p, v->bytes, v->len);
+}
+
+static uint8_t *put_data(uint8_t *p, const struct trace_event *ev, const struct event_value *v,
+                         bool end)
+{
+	if (v->len) {
 		uint8_t *a;
+		enum annotation name = v->hex ? (end ? DA_END_DATA_HEX : DA_DATA_HEX)
+		                              : (end ? DA_END_DATA : DA_DATA);
 		p = pb_open(p, F_EVENT_DEBUG_ANNOTATIONS, &a);
-		p = pb_uint(p, F_ANNOTATION_NAME_IID, end ? DA_END_DATA_HEX : DA_DATA_HEX);
-		p = pb_varint(pb_key(p, F_ANNOTATION_STRING, PB_LEN), 2 * ev->len);
-		p = pb_close(a, (uint8_t *)put_hex_bytes((char *)p, ev->data, ev->len));
+		p = pb_uint(p, F_ANNOTATION_NAME_IID, name);
+		if (v->iid)
+			p = pb_uint(p, F_ANNOTATION_STRING_IID, v->iid);
+		else
+			p = put_value_string(p, F_ANNOTATION_STRING, v);
+		p = pb_close(a, p);
 	}
 	if (ev->info.posix_truncation_status)
 		p = put_annotation_uint(p, end ? DA_END_TRUNCATION : DA_TRUNCATION, F_ANNOTATION_UINT,
@@ -590,10 +720,11 @@ static struct event_site site_for(struct pf_writer *w, const struct trace_event 
 	return s;
 }
 
-static uint8_t *put_interned(uint8_t *p, const struct event_name *n, const struct event_site *s)
+static uint8_t *put_interned(uint8_t *p, const struct event_name *n, const struct event_site *s,
+                             const struct event_value *v)
 {
 	uint8_t *interned, *entry;
-	if (!n->new_entry && !s->new_entry)
+	if (!n->new_entry && !s->new_entry && !v->new_entry)
 		return p;
 	p = pb_open(p, F_PACKET_INTERNED_DATA, &interned);
 	if (n->new_entry) {
@@ -605,12 +736,18 @@ static uint8_t *put_interned(uint8_t *p, const struct event_name *n, const struc
 		p = pb_open(p, F_INTERNED_SOURCE_LOCATIONS, &entry);
 		p = pb_close(entry, put_location(p, s->iid, s->site));
 	}
+	if (v->new_entry) {
+		p = pb_open(p, F_INTERNED_STRING_VALUES, &entry);
+		p = pb_uint(p, F_INTERNED_STRING_IID, v->iid);
+		p = pb_close(entry, put_value_string(p, F_INTERNED_STRING_STR, v));
+	}
 	return pb_close(interned, p);
 }
 
 static uint8_t *put_track_event(uint8_t *p, const struct trace_event *ev, enum pair_role role,
                                 uint64_t track_uuid, const struct event_name *n,
-                                const struct event_site *s, bool undated)
+                                const struct event_site *s, const struct event_value *v,
+                                bool undated)
 {
 	static const unsigned char types[] = {
 		[PAIR_NONE] = TYPE_INSTANT, [PAIR_BEGIN] = TYPE_SLICE_BEGIN, [PAIR_END] = TYPE_SLICE_END};
@@ -629,7 +766,7 @@ static uint8_t *put_track_event(uint8_t *p, const struct trace_event *ev, enum p
 		p = pb_open(p, F_EVENT_SOURCE_LOCATION, &location);
 		p = pb_close(location, put_location(p, 0, s->site));
 	}
-	p = put_data(p, ev, role == PAIR_END);
+	p = put_data(p, ev, v, role == PAIR_END);
 	if (undated)
 		p = put_annotation_uint(p, DA_UNDATED, F_ANNOTATION_BOOL, 1);
 	return pb_close(event, p);
@@ -671,14 +808,16 @@ static void write_event(struct pf_writer *w, const struct trace_event *ev, enum 
 	}
 	struct event_name n = name_of(w, ev, role, slice, s->id);
 	struct event_site site = site_for(w, ev, s->id);
-	size_t max = EVENT_FIXED_MAX + 2 * ev->len;
+	struct event_value value = value_of(w, ev, s);
+	/* a value is written once: inline or interned, with its entry's framing */
+	size_t max = EVENT_FIXED_MAX + 2 * ev->len + 64;
 	uint8_t *packet;
 	uint8_t *p = pb_open(packet_room(w, max), F_TRACE_PACKET, &packet);
 	p = pb_uint(p, F_PACKET_TIMESTAMP, ns - s->last_ns); /* a negative delta wraps */
 	s->last_ns = ns;
 	p = pb_uint(p, F_PACKET_SEQUENCE_ID, s->id);
-	p = put_interned(p, &n, &site);
-	p = put_track_event(p, ev, role, track_uuid, &n, &site, undated);
+	p = put_interned(p, &n, &site, &value);
+	p = put_track_event(p, ev, role, track_uuid, &n, &site, &value, undated);
 	packet_done(w, max, pb_close(packet, p));
 }
 
@@ -740,6 +879,7 @@ static void free_writer(struct pf_writer *w)
 	free(w->process_uuid);
 	free(w->interned.slots);
 	free(w->site_ids.slots);
+	free(w->values);
 	free(w->scratch);
 	pairing_free(w->pairing);
 }

@@ -6,7 +6,8 @@
 # log (tests/cli/perfetto_check.py): tracks of processes and threads, names,
 # slices from begin/end pairs (nested, unmatched, --no-pair), absolute
 # times once the increments are added up, text and binary data, truncation,
-# call sites; logs of several processes and threads, a stream that looped
+# call sites; data values that repeat interned (string_value_iid), unique
+# ones inline at no extra cost; logs of several processes and threads, a stream that looped
 # and lost events, a log that wrapped, events of 30,000 and 40,000 bytes of
 # data (tests/cli/ptbigdata.c); standard output; an existing file;
 # memory bounded on a log of a million events.
@@ -76,6 +77,40 @@ else
 	[ -s pf.txt ] && ! grep -q source_location pf.txt && pass "perfetto: --no-symbols, no source location" ||
 		fail "perfetto: --no-symbols, no source location" "$(grep -c source_location pf.txt)"
 
+	# data values that repeat on a thread: the first time inline, the second
+	# interned (debug_annotation_string_values), later ones by iid alone;
+	# 16 values of 16 bytes a thread, text on one, binary (hex) on the
+	# other, 20,000 events each.  Every value is checked against dump.
+	"$PT" record -o pfrepeat.ptlog --no-images -- "$EMIT" 'values=20000,16,text,rep.t' \
+		'values=20000,16,binary,rep.b' >/dev/null 2>&1
+	pf_matches "perfetto: repeating data values match dump" pfrepeat.ptlog
+	pf_events=$(grep -c '^ *track_event {' pf.txt)
+	pf_bpe=$(awk -v s="$(wc -c <pf.out)" -v n="$pf_events" 'BEGIN { printf "%.2f", s / n }')
+	byiid=$(grep -c 'string_value_iid:' pf.txt); interned=$(grep -c 'debug_annotation_string_values {' pf.txt)
+	# 2 x 16 values interned once each; every later event by iid
+	[ "$interned" -eq 32 ] && [ "$byiid" -eq $((40000 - 32)) ] &&
+		pass "perfetto: 32 repeating values interned once, $byiid events by iid ($pf_bpe B per event)" ||
+		fail "perfetto: repeating values interned once, then by iid" \
+			"$interned interned, $byiid by iid, $pf_bpe B per event"
+	repeat_bpe=$pf_bpe
+	# the same log unique: no value meets itself again, none interned,
+	# each written inline as before interning existed
+	"$PT" record -o pfunique.ptlog --no-images -- "$EMIT" 'values=20000,0,text,uniq.t' \
+		'values=20000,0,binary,uniq.b' >/dev/null 2>&1
+	pf_matches "perfetto: unique data values match dump" pfunique.ptlog
+	pf_events=$(grep -c '^ *track_event {' pf.txt)
+	pf_bpe=$(awk -v s="$(wc -c <pf.out)" -v n="$pf_events" 'BEGIN { printf "%.2f", s / n }')
+	! grep -q 'string_value_iid\|debug_annotation_string_values' pf.txt &&
+		[ "$(grep -c '^ *string_value: ' pf.txt)" -ge 40000 ] &&
+		pass "perfetto: unique values all inline, none interned ($pf_bpe B per event, repeating $repeat_bpe)" ||
+		fail "perfetto: unique values all inline" "$(grep -c string_value pf.txt) string values"
+	# more distinct values than the recent ones kept (10,000 cycling on a
+	# thread, 4,096 slots): values pushed out are written inline again,
+	# every one still equal to dump's
+	"$PT" record -o pfmany.ptlog --no-images -- "$EMIT" 'values=40000,10000,binary,many' \
+		>/dev/null 2>&1
+	pf_matches "perfetto: more distinct values than the cache keeps match dump" pfmany.ptlog
+
 	# several processes and threads, text and binary data, data truncated
 	# when recorded (forker's big event)
 	pf_matches "perfetto: forker's processes, binary and truncated data match dump" fork.ptlog
@@ -110,7 +145,7 @@ else
 	# build): emptied, every sequence cleared and started again (defaults,
 	# clock snapshot, names and sites interned again) at its next event
 	if [ -x "$BUILD/tests/cli/posixtrace-small-intern" ]; then
-		for l in pfpairs loop; do
+		for l in pfpairs loop pfrepeat; do
 			PF_PT=$BUILD/tests/cli/posixtrace-small-intern \
 				pf_matches "perfetto: $l.ptlog with the interned set at its bound matches dump" $l.ptlog
 			seqs=$(grep -c 'thread {' pf.txt); clears=$(grep -c 'sequence_flags: 1$' pf.txt)
@@ -118,6 +153,18 @@ else
 				pass "perfetto: sequences started again at the bound ($clears starts, $seqs threads)" ||
 				fail "perfetto: sequences started again at the bound" "$clears starts, $seqs threads"
 		done
+		# the attacker's colliding values: in this build every value's hash
+		# is one bit, all share one pair of slots, and 4 values cycling
+		# make two of one hash (as a crafted log could): each must still
+		# be written as itself, never named by the other's iid
+		"$PT" record -o pfcollide.ptlog --no-images -- "$EMIT" 'values=4000,4,text,col.t' \
+			'values=4000,4,binary,col.b' >/dev/null 2>&1
+		PF_PT=$BUILD/tests/cli/posixtrace-small-intern \
+			pf_matches "perfetto: values of colliding hashes match dump" pfcollide.ptlog
+		byiid=$(grep -c 'string_value_iid:' pf.txt)
+		[ "$byiid" -gt 0 ] && pass "perfetto: colliding values still interned ($byiid by iid)" ||
+			fail "perfetto: colliding values still interned" "$byiid by iid"
+		rm -f pfcollide.ptlog
 	else
 		skip "perfetto: the interned set at its bound" "no posixtrace-small-intern (make tests)"
 	fi
@@ -146,5 +193,5 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$PT" convert pfb
 	[ -n "$rss" ] && [ "$rss" -lt 65536 ] && [ "$size" -gt 12000000 ] && [ "$events" -gt 900000 ] &&
 		pass "perfetto: $events events in $rss KiB of peak RSS, $size bytes written" ||
 		fail "perfetto: bounded memory" "rss ${rss:-?} KiB, $size bytes, ${events:-?} events"
-	rm -f pfbig.bin pfbig.ptlog
+	rm -f pfbig.bin pfbig.ptlog pfrepeat.ptlog pfunique.ptlog pfmany.ptlog
 fi

@@ -16,7 +16,8 @@ perfetto_check.py DECODED DUMP_JSONL [--no-pair]
     thread, named with its pid, tid and pthread_t), the name, the slice
     begin/end pairs NAME_begin/NAME_end and NAME:begin/NAME:end of one
     thread make (nested ones nested, unmatched ones instants; none with
-    --no-pair), the data (text or hex), truncation, the call site; then
+    --no-pair), the data (text or hex; inline, or an iid resolved through
+    the sequence's interned values), truncation, the call site; then
     that the last packet is the log summary with the dump's lost count.
     A field the subset does not name (protoc prints its number) fails.
     Prints "ok: N events" and exits 0, or the first problems and exits 1.
@@ -96,6 +97,7 @@ def one(msg, key, default=None):
 class Sequence:
     def __init__(self):
         self.names, self.locations, self.annotation_names = {}, {}, {}
+        self.values = {}  # interned data values (debug_annotation_string_values)
         self.clock_id, self.track = None, None
         self.clock = None  # the incremental clock's value
         self.cleared = False
@@ -116,6 +118,7 @@ class Replay:
         self.tracks = {}
         self.events = []
         self.problems = []
+        self.interned_values = 0  # annotations whose value is an iid
         for n, packet in enumerate(trace.get("packet", [])):
             self.packet(n, packet)
 
@@ -142,6 +145,8 @@ class Replay:
                 seq.annotation_names[one(e, "iid")] = one(e, "name").decode()
             for e in interned.get("source_locations", []):
                 seq.locations[one(e, "iid")] = e
+            for e in interned.get("debug_annotation_string_values", []):
+                seq.values[one(e, "iid")] = one(e, "str", b"")
         if "clock_snapshot" in p:
             self.snapshot(n, seq, one(p, "clock_snapshot"))
         if "track_descriptor" in p:
@@ -208,6 +213,15 @@ class Replay:
             for k in ("string_value", "uint_value", "bool_value"):
                 if k in a:
                     ev["annotations"][name] = one(a, k)
+            if "string_value_iid" in a:
+                # trace_processor: the sequence's interned value
+                # (util/proto_to_args_parser.cc, string_value_iid)
+                iid = one(a, "string_value_iid")
+                if iid not in seq.values:
+                    self.problem("packet %d: string value iid %d not interned on its sequence" % (n, iid))
+                else:
+                    ev["annotations"][name] = seq.values[iid]
+                    self.interned_values += 1
         self.events.append(ev)
 
 
@@ -328,7 +342,8 @@ def main():
         print(p)
     if problems:
         return 1
-    print("ok: %d events, %d slices, %d tracks" % (len(events), roles.count("B"), len(replay.tracks)))
+    print("ok: %d events, %d slices, %d tracks, %d values by iid"
+          % (len(events), roles.count("B"), len(replay.tracks), replay.interned_values))
     return 0
 
 

@@ -14,11 +14,18 @@
  *   until=FILE,NAME  post NAME every 20 ms until FILE exists
  *   child=NAME       fork a child that posts NAME and exits; wait for it
  *   count=N,NAME     post NAME N times, the data of the K-th the decimal K
+ *   values=N,D,KIND,NAME  post NAME N times with 16 bytes of data, the K-th
+ *                    event's value number K mod D (D 0: K, every value
+ *                    unique); KIND text ("value-%010ld"), binary (two
+ *                    64-bit words, the number and its golden-ratio product)
+ *                    or none (no data at all)
  *   crash=SIG        die of signal SIG (its default action)
  * Waits give up after 30 s (exit 3), so a broken test cannot hang.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +95,31 @@ static void post_count(char *arg)
 	}
 }
 
+static void post_values(char *arg)
+{
+	char *distinct = strchr(arg, ','), *kind = distinct ? strchr(distinct + 1, ',') : NULL;
+	char *name = kind ? strchr(kind + 1, ',') : NULL;
+	char data[32];
+	trace_event_id_t id;
+	if (!name) {
+		fprintf(stderr, "ptemit: values=N,D,KIND,NAME\n");
+		exit(2);
+	}
+	*distinct++ = *kind++ = *name++ = '\0';
+	long n = atol(arg), d = atol(distinct);
+	bool binary = !strcmp(kind, "binary");
+	if (posix_trace_eventid_open(name, &id) != 0)
+		exit(2);
+	for (long k = 0; k < n; k++) {
+		uint64_t v = (uint64_t)(d > 0 ? k % d : k), words[2] = {v, v * 0x9e3779b97f4a7c15ull};
+		if (binary)
+			memcpy(data, words, sizeof words);
+		else
+			snprintf(data, sizeof data, "value-%010llu", (unsigned long long)(v % 10000000000ull));
+		posix_trace_event(id, data, strcmp(kind, "none") ? 16 : 0);
+	}
+}
+
 static void step(char *tok)
 {
 	char *arg = strchr(tok, '=');
@@ -116,6 +148,8 @@ static void step(char *tok)
 		run_child(arg);
 	} else if (!strcmp(tok, "count")) {
 		post_count(arg);
+	} else if (!strcmp(tok, "values")) {
+		post_values(arg);
 	} else if (!strcmp(tok, "crash")) {
 		signal(atoi(arg), SIG_DFL);
 		raise(atoi(arg));
