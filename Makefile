@@ -163,10 +163,10 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libposixtrace.so | $(BUILD)/examples
 
 # Benchmarks call the shared library, as applications do; the floor
 # (bench/floor.c) uses nothing of the library.
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libposixtrace.so | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c bench/loopclock.h $(BUILD)/libposixtrace.so | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(APP_LINK)
 
-$(BUILD)/bench/floor: bench/floor.c | $(BUILD)/bench
+$(BUILD)/bench/floor: bench/floor.c bench/loopclock.h | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(LDLIBS)
 
 examples: $(EXAMPLE_BINS)

@@ -47,6 +47,8 @@
 #include <trace.h>
 #include <unistd.h>
 
+#include "loopclock.h"
+
 /* Out of line and out of inter-procedural analysis: the compiler must not
  * fold the benchmarked call into its loop (clang has no noipa). */
 #if defined(__clang__)
@@ -66,25 +68,6 @@ static const char *filter;
 static trace_event_id_t ev_id;   /* the user event type every writer records */
 static size_t max_data;          /* the default max data size of a stream */
 
-/* The clock of the timed loops: CLOCK_MONOTONIC, or with BENCH_CLOCK=cpu
- * the thread's own CPU time (a loop's cost without the time other jobs
- * took its CPU from it, on a shared machine; threads timed together
- * then count as the slowest one's time). */
-static clockid_t loop_clock = CLOCK_MONOTONIC;
-
-static uint64_t loop_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(loop_clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void choose_loop_clock(void)
-{
-	const char *c = getenv("BENCH_CLOCK");
-	if (c && !strcmp(c, "cpu"))
-		loop_clock = CLOCK_THREAD_CPUTIME_ID;
-}
 
 _Noreturn static void fail(const char *what, int err)
 {

@@ -54,6 +54,8 @@
 #define HAVE_TSC 0
 #endif
 
+#include "loopclock.h"
+
 /* Kept out of line and out of inter-procedural analysis, so that the
  * compiler cannot fold a benchmarked call into its loop (clang has no
  * noipa; the event functions are also reached through a volatile pointer). */
@@ -77,25 +79,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The clock of the timed loops: CLOCK_MONOTONIC, or with BENCH_CLOCK=cpu
- * the thread's own CPU time (a loop's cost without the time other jobs
- * took its CPU from it, on a shared machine; threads timed together
- * then count as the slowest one's time). */
-static clockid_t loop_clock = CLOCK_MONOTONIC;
-
-static uint64_t loop_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(loop_clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void choose_loop_clock(void)
-{
-	const char *c = getenv("BENCH_CLOCK");
-	if (c && !strcmp(c, "cpu"))
-		loop_clock = CLOCK_THREAD_CPUTIME_ID;
-}
 
 static void fail(const char *what, int err)
 {
