@@ -98,6 +98,27 @@ void pt_remove_tree(const char *path)
 
 /* ---- processes --------------------------------------------------------------------- */
 
+pid_t pt_guard_held(pid_t held)
+{
+	pid_t test = getpid(), guard = fork();
+	ck_assert_int_ge(guard, 0);
+	if (guard == 0) {
+		setsid(); /* out of the test's process group, which Check kills */
+		while (getppid() == test)
+			pt_sleep_ms(20);
+		kill(held, SIGKILL);
+		_exit(0);
+	}
+	return guard;
+}
+
+void pt_guard_end(pid_t guard)
+{
+	kill(guard, SIGKILL);
+	while (waitpid(guard, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 pid_t pt_fork(void)
 {
 	pid_t pid = fork();

@@ -298,6 +298,12 @@ void pt_remove_tree(const char *path);
 
 /* fork(), which must succeed. */
 pid_t pt_fork(void);
+/* A process the test holds stopped (a keeper under SIGSTOP) must not
+ * outlive a test that fails or times out: the guard, out of the test's
+ * process group, kills it once the test's process is gone.  pt_guard_end
+ * ends the guard when the test is done with it. */
+pid_t pt_guard_held(pid_t held);
+void pt_guard_end(pid_t guard);
 
 /* The pid of a process that has ended and been reaped (a child of ours). */
 pid_t pt_gone_pid(void);

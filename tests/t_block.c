@@ -69,6 +69,10 @@ static void watch_keeper(pid_t keeper)
 	 * open in the watcher: the keeper's end of the stream would wait for it. */
 	for (int fd = 3; fd < 1024; fd++)
 		close(fd);
+	/* Out of the test's process group: timeout(1) and a runner that stops
+	 * a test signal its whole group, which would end the watcher and leave
+	 * the keeper (in a session of its own) stopped for good. */
+	setsid();
 	for (int i = 0; i < 120 * 100 && getppid() == test; i++)
 		usleep(10000);
 	kill(keeper, SIGCONT);

@@ -1453,32 +1453,6 @@ END_TEST
  * Before: the status read RUNNING, NOT_FULL, NOT_FLUSHING throughout and the
  * log had no stop around the gap.
  */
-/* A keeper held with SIGSTOP must not outlive a test that fails or times
- * out while holding it (it left its controller's process group: it would
- * stay stopped and hold the run's output open): a guard process kills it
- * once the test's process is gone.  The test kills the guard when it is
- * done. */
-static pid_t guard_held_keeper(pid_t keeper)
-{
-	pid_t test = getpid(), guard = fork();
-	ck_assert_int_ge(guard, 0);
-	if (guard == 0) {
-		setsid(); /* out of the test's process group, which Check kills */
-		while (getppid() == test)
-			pt_sleep_ms(20);
-		kill(keeper, SIGKILL);
-		_exit(0);
-	}
-	return guard;
-}
-
-static void end_guard(pid_t guard)
-{
-	kill(guard, SIGKILL);
-	while (waitpid(guard, NULL, 0) < 0 && errno == EINTR)
-		;
-}
-
 START_TEST(flush_policy_full_stream_stops_until_flushed)
 {
 	const uint32_t limit = 20000, after_full = 100, after_restart = 50;
@@ -1486,7 +1460,7 @@ START_TEST(flush_policy_full_stream_stops_until_flushed)
 	trace_id_t trid = create_log(fd, POSIX_TRACE_APPEND, 0, POSIX_TRACE_FLUSH, 4096);
 	trace_event_id_t id = user_id("flush_full");
 	ck_assert_ok(posix_trace_start(trid));
-	pid_t keeper = find_keeper(), guard = guard_held_keeper(keeper);
+	pid_t keeper = find_keeper(), guard = pt_guard_held(keeper);
 	ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
 	for (int i = 0; i < 5000 && proc_state(keeper) != 'T'; i++)
 		pt_sleep_ms(1);
@@ -1514,7 +1488,7 @@ START_TEST(flush_policy_full_stream_stops_until_flushed)
 		ck_assert_int_eq(st.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
 	}
 	ck_assert_int_eq(kill(keeper, SIGCONT), 0);
-	end_guard(guard);
+	pt_guard_end(guard);
 	ck_assert_int_eq(wait_flushed(trid), 0);
 	st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);

@@ -1678,7 +1678,8 @@ START_TEST(flush_stream_filled_while_its_keeper_is_stopped_counts_every_lost_eve
 	close(report[1]);
 	close(go[0]);
 	ssize_t got = read(report[0], &keeper, sizeof keeper);
-	int stopped = got == (ssize_t)sizeof keeper && keeper > 0 && kill(keeper, SIGSTOP) == 0;
+	pid_t guard = got == (ssize_t)sizeof keeper && keeper > 0 ? pt_guard_held(keeper) : -1;
+	int stopped = guard > 0 && kill(keeper, SIGSTOP) == 0;
 	if (stopped && write(go[1], "g", 1) == 1 &&
 	    read(report[0], &filled, sizeof filled) == (ssize_t)sizeof filled) {
 		ck_assert_int_eq(kill(keeper, SIGCONT), 0);
@@ -1694,6 +1695,8 @@ START_TEST(flush_stream_filled_while_its_keeper_is_stopped_counts_every_lost_eve
 	ck_assert_uint_gt(filled, 100);
 	ck_assert_uint_eq(recorded, filled + 100);
 	wait_keeper_gone(keeper);
+	if (guard > 0)
+		pt_guard_end(guard);
 	close(report[0]);
 	close(go[1]);
 	size_t gaps;
