@@ -85,12 +85,17 @@ LIBDW_CFLAGS += $(if $(LIBCURL),$(shell pkg-config --cflags libcurl 2>/dev/null)
 LIBDW_LIBS   += $(if $(LIBCURL),$(shell pkg-config --libs libcurl 2>/dev/null))
 LIBDW_CFLAGS += $(if $(ZLIB),$(shell pkg-config --cflags zlib 2>/dev/null) -DPT_HAVE_ZLIB)
 LIBDW_LIBS   += $(if $(ZLIB),$(shell pkg-config --libs zlib 2>/dev/null))
+# convert --to perfetto --compression zstd (tools/pfbatch.c) with libzstd,
+# when pkg-config finds it (ZSTD= builds without; deflate needs zlib).
+ZSTD         ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo yes)
+LIBDW_CFLAGS += $(if $(ZSTD),$(shell pkg-config --cflags libzstd 2>/dev/null) -DPT_HAVE_ZSTD)
+LIBDW_LIBS   += $(if $(ZSTD),$(shell pkg-config --libs libzstd 2>/dev/null))
 
 # What the command is built with, in a file rewritten only when it changes
 # (libdw installed since the last build, or LIBDW= given): what depends on
 # the detection is rebuilt then, and only then.
 TOOL_CONFIG  := $(BUILD)/tool-config
-TOOL_CONFIG_TEXT := libdw=$(LIBDW) demangle=$(DEMANGLE) libcurl=$(LIBCURL) zlib=$(ZLIB) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
+TOOL_CONFIG_TEXT := libdw=$(LIBDW) demangle=$(DEMANGLE) libcurl=$(LIBCURL) zlib=$(ZLIB) zstd=$(ZSTD) $(LIBDW_CFLAGS) $(LIBDW_LIBS)
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(TOOL_CONFIG) 2>/dev/null)" = '$(TOOL_CONFIG_TEXT)' ] || \
   echo '$(TOOL_CONFIG_TEXT)' > $(TOOL_CONFIG); })

@@ -624,6 +624,12 @@ tool_rows() {
 		sample tool_perfetto_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/perfetto.pftrace")")"
 	fi
 	rm -f "$LOGDIR/perfetto.pftrace"
+	if tool_timed tool_perfetto_zstd "posixtrace convert --to perfetto LOG FILE --compression zstd" \
+		/dev/null "$TOOL" convert --to perfetto "$READLOG" "$LOGDIR/perfetto.pftrace" --compression zstd; then
+		meta tool_perfetto_zstd_rss tool "  its peak RSS (wait4's ru_maxrss)" MiB
+		sample tool_perfetto_zstd_rss "$TT_RSS" "$(per_event "$(wc -c <"$LOGDIR/perfetto.pftrace")")"
+	fi
+	rm -f "$LOGDIR/perfetto.pftrace"
 	if [ "$HAVE_SPANS" = 1 ]; then
 		TT_EVENTS=$N_SPANS
 		tool_timed tool_otlp "posixtrace export LOG --discard --compression none (M spans/s)" \
@@ -983,7 +989,7 @@ note_of() {
 	pc_*_miss) echo "(posted - user events in the log) / posted; med $(printf %.0f "$aux")" ;;
 	pc_*_shut) echo "final drain, end of the log, fdatasync (errors: the targets' runs)" ;;
 	tool_dump) echo "peak RSS med $aux MiB" ;;
-	tool_ctf | tool_chrome | tool_perfetto) echo "includes its start; output written into the temporary directory" ;;
+	tool_ctf | tool_chrome | tool_perfetto | tool_perfetto_zstd) echo "includes its start; output written into the temporary directory" ;;
 	live_plain | live_otlp) echo "$N_LIVE begin/end pairs posted flat out, the loop timed by the program itself" ;;
 	tool_otlp | tool_otlp_gzip) echo "$N_SPANS spans (and their 16-byte texts) encoded into OTLP requests, thrown away; peak RSS med $aux MiB" ;;
 	short_proc) echo "of which images med $aux B ($N_SHORT processes with images, minus the same with --no-images, per process)" ;;
@@ -1203,12 +1209,14 @@ if [ "$HAVE_TOOL" = 1 ]; then
 		"peak RSS med $(get tool_ctf_rss) MiB"
 	target "posixtrace convert --to perfetto (M events/s)" "$(get tool_perfetto)" ">=" 5 \
 		"peak RSS med $(get tool_perfetto_rss) MiB"
-	# bench_log's payloads are unique (each event's number): the figure of
-	# a value written inline; a value that repeats is interned (19 B,
-	# docs/PERFETTO.md)
-	target "perfetto bytes per event (16 B binary, hex, all unique)" \
-		"$(get tool_perfetto_rss 5)" "<=" 32 \
-		"no value repeats, none interned; Chrome JSON: $(get tool_chrome_rss 5) B per event"
+	target "posixtrace convert --to perfetto --compression zstd (M events/s)" \
+		"$(get tool_perfetto_zstd)" ">=" 5 "peak RSS med $(get tool_perfetto_zstd_rss) MiB"
+	# bench_log's payloads are unique (each event's number): written inline
+	# in hex, none interned (a value that repeats is: 19 B uncompressed);
+	# 16 random bytes a payload take 17.6 B with zstd (docs/PERFETTO.md)
+	target "perfetto bytes per event, --compression zstd (16 B binary, unique)" \
+		"$(get tool_perfetto_zstd_rss 5)" "<=" 32 \
+		"uncompressed $(get tool_perfetto_rss 5) B; Chrome JSON: $(get tool_chrome_rss 5) B per event"
 	target "posixtrace export, encoded spans (M spans/s, gzip)" "$(get tool_otlp_gzip)" ">=" 1 \
 		"$(why "$(get tool_otlp)" "without compression $(get tool_otlp) M spans/s" "no log of bench_spans")"
 	target "traced program, record --otlp / record -o (x)" "$(pair_median live_otlp live_plain ratio)" \

@@ -10,7 +10,9 @@
 # command is built without them), g++ (libstdc++'s demangler for the
 # command, and the C++ program of the demangling checks), libcurl4-openssl-dev and
 # zlib1g-dev (posixtrace export's OTLP/HTTP client and gzip; without them the
-# command is built without sending); the checks that need them say SKIP
+# command is built without sending), libzstd-dev and the zstd program
+# (convert --to perfetto --compression zstd, and its test's expansion);
+# the checks that need them say SKIP
 # without them.  apt-get is used when the caller is root;
 # otherwise the script says what to install, and fails only for what is
 # required.
@@ -28,6 +30,8 @@ pkg-config --exists libdw 2>/dev/null || want="$want libdw-dev"
 command -v g++ >/dev/null 2>&1 || want="$want g++"
 pkg-config --exists libcurl 2>/dev/null || want="$want libcurl4-openssl-dev"
 pkg-config --exists zlib 2>/dev/null || want="$want zlib1g-dev"
+pkg-config --exists libzstd 2>/dev/null || want="$want libzstd-dev"
+command -v zstd >/dev/null 2>&1 || want="$want zstd"
 [ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: installing$need$want" >&2

@@ -61,6 +61,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pfbatch.h"
 #include "protowire.h"
 #include "tool.h"
 
@@ -204,6 +205,7 @@ struct pf_writer {
 	struct trace_log *log;
 	FILE *file;
 	struct outbuf out;
+	struct pf_batch *batch; /* NULL: packets written as they are */
 	struct thread_table threads; /* (pid, pthread_t) */
 	struct pf_thread *info;      /* by thread table index */
 	size_t info_cap;
@@ -316,7 +318,7 @@ static uint64_t site_iid(struct site_ids *m, const struct call_site *site)
 static uint8_t *packet_room(struct pf_writer *w, size_t max)
 {
 	if (max <= OUTBUF_ROOM_MAX)
-		return (uint8_t *)outbuf_room(&w->out, max);
+		return w->batch ? pf_batch_room(w->batch, max) : (uint8_t *)outbuf_room(&w->out, max);
 	if (w->scratch_size < max) {
 		free(w->scratch);
 		w->scratch = xmalloc(max);
@@ -327,8 +329,12 @@ static uint8_t *packet_room(struct pf_writer *w, size_t max)
 
 static void packet_done(struct pf_writer *w, size_t max, uint8_t *end)
 {
-	if (max <= OUTBUF_ROOM_MAX)
+	if (max <= OUTBUF_ROOM_MAX && w->batch)
+		pf_batch_done(w->batch, end);
+	else if (max <= OUTBUF_ROOM_MAX)
 		outbuf_done(&w->out, (char *)end);
+	else if (w->batch)
+		pf_batch_write(w->batch, w->scratch, (size_t)(end - w->scratch));
 	else
 		outbuf_write(&w->out, w->scratch, (size_t)(end - w->scratch));
 }
@@ -881,11 +887,13 @@ static void free_writer(struct pf_writer *w)
 	free(w->site_ids.slots);
 	free(w->values);
 	free(w->scratch);
+	pf_batch_free(w->batch);
 	pairing_free(w->pairing);
 }
 
 int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
-                        const struct pair_rules *pairs, struct site_table *sites)
+                        const struct pair_rules *pairs, struct site_table *sites,
+                        enum pf_codec codec)
 {
 	struct pf_writer w = {.sites = sites, .log = log, .trid = log->trid,
 	                      .next_sequence = SYSTEM_SEQUENCE,
@@ -899,6 +907,7 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	if (!w.file)
 		return EXIT_FAIL;
 	outbuf_init(&w.out, w.file);
+	w.batch = pf_batch_new(codec, &w.out);
 	read_trace_name(log, w.trace_name);
 	w.pairing = pairing_scan(log, pairs, &overview);
 	w.first_ns = overview.first_ns;
@@ -911,7 +920,12 @@ int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
 	if (w.undated)
 		note_msg("convert: %llu events without a time, placed at the time of the event "
 		         "before on their track (annotation undated)", (unsigned long long)w.undated);
+	bool packed = !w.batch || pf_batch_flush(w.batch);
+	if (!packed)
+		error_msg("convert: %s: the compressor failed", file);
 	int err = close_output_stream(w.file, &w.out, file);
 	free_writer(&w);
+	if (!packed)
+		return EXIT_FAIL;
 	return err || rc < 0 ? EXIT_FAIL : 0;
 }

@@ -684,8 +684,14 @@ void durations_free(struct durations *d);
 int convert_to_ctf(struct trace_log *log, const char *dir, bool force, struct site_table *sites);
 int convert_to_chrome(struct trace_log *log, const char *file, bool force,
                       const struct pair_rules *pairs, struct site_table *sites);
-/* perfetto.c */
+/* perfetto.c; its packets written as they are (PF_CODEC_NONE) or in
+ * Perfetto's compressed packets (pfbatch.c) */
+enum pf_codec { PF_CODEC_NONE, PF_CODEC_DEFLATE, PF_CODEC_ZSTD };
+bool pf_codec_parse(const char *name, enum pf_codec *codec); /* none, deflate, zstd */
+/* Why this build cannot write codec (a sentence), or NULL if it can. */
+const char *pf_codec_missing(enum pf_codec codec);
 int convert_to_perfetto(struct trace_log *log, const char *file, bool force,
-                        const struct pair_rules *pairs, struct site_table *sites);
+                        const struct pair_rules *pairs, struct site_table *sites,
+                        enum pf_codec codec);
 
 #endif

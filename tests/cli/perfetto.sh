@@ -131,10 +131,10 @@ else
 		fail "perfetto: the LOOP log wrapped" "$kept events of 200000 kept"
 	pf_matches "perfetto: a LOOP log that wrapped matches dump" pfwrap.ptlog
 
-	# events larger than the output buffer's room (30,000 bytes of binary
-	# data, 40,000 of text): written from a buffer of their own
+	# events larger than the output buffer's room (30,000 and 300,000 bytes
+	# of binary data, 40,000 of text): written from a buffer of their own
 	if [ -x "$BUILD/tests/cli/ptbigdata" ] && "$BUILD/tests/cli/ptbigdata" pfbigdata.ptlog 2>pf.err; then
-		pf_matches "perfetto: events of 30,000 and 40,000 bytes of data match dump" pfbigdata.ptlog
+		pf_matches "perfetto: events of 30,000, 40,000 and 300,000 bytes of data match dump" pfbigdata.ptlog
 		grep -q 'string_value: "000102' pf.txt && pass "perfetto: 30,000 bytes of binary data in hex" ||
 			fail "perfetto: 30,000 bytes of binary data in hex" "$(grep -c string_value pf.txt)"
 	else
@@ -167,6 +167,52 @@ else
 		rm -f pfcollide.ptlog
 	else
 		skip "perfetto: the interned set at its bound" "no posixtrace-small-intern (make tests)"
+	fi
+
+	# --compression: Perfetto's compressed packets.  Expanded as
+	# trace_processor's tokenizer expands them (perfetto_expand.py, which
+	# also checks each bundle under 512 KB, one codec, whole frames), each
+	# trace is byte for byte the plain one; an event larger than a bundle's
+	# 480 KiB of packets (ptbigdata's 300,000 bytes, 600,000 in hex) is
+	# written plain between two bundles.
+	if "$PT" convert pfpairs.ptlog --to perfetto pfz.bin --force --compression zstd 2>&1 |
+		grep -q "built without"; then
+		skip "perfetto: --compression" "posixtrace built without zstd (libzstd-dev, scripts/install-deps.sh)"
+	elif ! command -v zstd >/dev/null 2>&1; then
+		skip "perfetto: --compression" "no zstd program to expand with (zstd, scripts/install-deps.sh)"
+	else
+		for l in pfpairs pfunique pfbigdata loop; do
+			[ -f $l.ptlog ] || continue
+			"$PT" convert $l.ptlog --to perfetto pfplain.bin --force 2>/dev/null
+			for codec in deflate zstd; do
+				n="perfetto: --compression $codec of $l.ptlog expands to the plain trace"
+				rm -f pfz.bin pfz.x
+				if ! "$PT" convert $l.ptlog --to perfetto pfz.bin --compression $codec 2>pf.err; then
+					fail "$n" "convert failed: $(cat pf.err)"
+				elif ! got=$(python3 "$HERE/perfetto_expand.py" pfz.bin pfz.x 2>&1); then
+					fail "$n" "$got"
+				elif ! cmp -s pfplain.bin pfz.x; then
+					fail "$n" "differs: $(cmp pfplain.bin pfz.x 2>&1 | head -1)"
+				else
+					pass "$n ($got: bundles, codec, plain packets, largest bundle; $(wc -c <pfz.bin) of $(wc -c <pfplain.bin) bytes)"
+					[ $l = pfbigdata ] && { [ "$(echo "$got" | cut -d' ' -f3)" -ge 1 ] &&
+						pass "perfetto: --compression $codec writes the 600,000-byte packet plain" ||
+						fail "perfetto: --compression $codec writes the 600,000-byte packet plain" "$got"; }
+					if [ $l = pfunique ] && [ $codec = zstd ]; then
+						bpe=$(awk -v s="$(wc -c <pfz.bin)" -v n=40000 'BEGIN { printf "%.2f", s / n }')
+						plain=$(awk -v s="$(wc -c <pfplain.bin)" -v n=40000 'BEGIN { printf "%.2f", s / n }')
+						awk -v b="$bpe" 'BEGIN { exit !(b <= 32) }' &&
+							pass "perfetto: unique 16-byte values, zstd: $bpe B per event (plain $plain)" ||
+							fail "perfetto: unique 16-byte values, zstd: at most 32 B per event" "$bpe"
+					fi
+				fi
+			done
+		done
+		refused "perfetto: --compression of an unknown codec is a usage error" 2 "unknown --compression" \
+			"$PT" convert pfpairs.ptlog --to perfetto pfz.bin --force --compression lz4
+		refused "perfetto: --compression is for --to perfetto only" 2 "is for --to perfetto" \
+			"$PT" convert pfpairs.ptlog --to chrome pfz.json --force --compression zstd
+		rm -f pfz.bin pfz.x pfplain.bin pfz.json
 	fi
 
 	# standard output; an existing file is replaced only with --force
