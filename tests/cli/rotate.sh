@@ -104,9 +104,19 @@ else
 	[ -n "$keeper" ] && [ -z "$bad" ] && [ "$(ro_files rotkill)" -ge 3 ] &&
 		pass "rotate: after kill -9 of the recorder and keeper, every file reads alone" ||
 		fail "rotate: after kill -9 of the recorder and keeper, every file reads alone" "keeper '$keeper', bad:$bad; $(ls -l rotkill)"
+	# said, unless the kill fell after a file ended and before the next was
+	# named (docs/LOG-FORMAT.md: that set's last file is closed and reads
+	# complete; seen about once in three runs on a loaded machine)
 	"$PT" dump --no-symbols rotkill >rotkill.txt 2>rotkill.err; rc=$?
-	[ $rc -eq 0 ] && [ "$(grep -c ' ro\.k ' rotkill.txt)" -gt 0 ] && has "rotate: the set read as one ends early, said" "ends early" rotkill.err ||
-		fail "rotate: the set read as one after a kill -9" "exit $rc: $(cat rotkill.err)"
+	last=rotkill/$(ls rotkill | tail -n 1)
+	if [ $rc -eq 0 ] && [ "$(grep -c ' ro\.k ' rotkill.txt)" -gt 0 ] && grep -q "ends early" rotkill.err; then
+		pass "rotate: the set read as one ends early, said"
+	elif [ $rc -eq 0 ] && [ "$(grep -c ' ro\.k ' rotkill.txt)" -gt 0 ] && [ ! -s rotkill.err ] &&
+		"$PT" stats --no-symbols "$last" 2>&1 | grep -q "^log integrity: complete"; then
+		pass "rotate: the set read as one after a kill -9 between two files: its last file closed"
+	else
+		fail "rotate: the set read as one after a kill -9 ends early, said" "exit $rc: $(cat rotkill.err)"
+	fi
 
 	# contradictions: usage errors
 	refused "rotate: needs -o" 2 "give it with -o DIR" "$PT" record --rotate 64K -- true
