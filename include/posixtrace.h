@@ -275,7 +275,12 @@ int posixtrace_event_image(trace_id_t trid, const struct posix_trace_event_info 
  * first in it.  A new file begins at the end of a drain of the stream
  * into the log (a block boundary), so a file can pass the size by what
  * one drain writes (about the stream's size); the events of each file
- * follow those of the one before it.
+ * follow those of the one before it.  With posixtrace_file_seconds, a file
+ * also ends once it is that many seconds old and holds events: the keeper
+ * first flushes a POSIX_TRACE_FLUSH stream that holds events (an automatic
+ * flush, FLUSH_START and FLUSH_STOP naming the controller), so that an
+ * event reaches a closed file within about that time of being posted,
+ * however slowly the stream fills; a file without events stays open.
  * The files are created through posixtrace_dirfd alone (openat with
  * O_CREAT | O_EXCL | O_NOFOLLOW, then given posixtrace_mode exactly), and
  * removed through it (unlinkat); a name already taken (a file, a symbolic
@@ -288,7 +293,7 @@ struct posixtrace_logdir {
 	mode_t posixtrace_mode;         /* of each file: 0600 and the like, within 0666 */
 	uint64_t posixtrace_file_size;  /* at least 64 KiB */
 	uint32_t posixtrace_max_files;  /* 0: keep them all */
-	uint32_t posixtrace_reserved32; /* 0 */
+	uint32_t posixtrace_file_seconds; /* 0: by size only */
 	uint64_t posixtrace_reserved[2]; /* 0 */
 };
 

@@ -140,7 +140,7 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
 static int read_logdir(const struct posixtrace_logdir *d, struct pt_attr *a, struct pt_rotation *rot)
 {
 	struct stat st;
-	if (!d || d->posixtrace_reserved32 || d->posixtrace_reserved[0] || d->posixtrace_reserved[1])
+	if (!d || d->posixtrace_reserved[0] || d->posixtrace_reserved[1])
 		return EINVAL;
 	if (a->log_policy_set && a->log_policy != POSIX_TRACE_APPEND)
 		return EINVAL;
@@ -155,6 +155,7 @@ static int read_logdir(const struct posixtrace_logdir *d, struct pt_attr *a, str
 	rot->mode = d->posixtrace_mode;
 	rot->size = d->posixtrace_file_size;
 	rot->count = d->posixtrace_max_files;
+	rot->seconds = d->posixtrace_file_seconds;
 	rot->dir = fcntl(d->posixtrace_dirfd, F_DUPFD_CLOEXEC, 0);
 	return rot->dir < 0 ? EMFILE : 0;
 }

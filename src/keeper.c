@@ -106,6 +106,7 @@ struct keeper {
 	 * grows). */
 	struct pt_rot_images rot_images;
 	int rot_stopped;
+	uint64_t file_began;     /* CLOCK_MONOTONIC ns: the current file began, or was resumed */
 	int finishing;           /* the stream ends: the last drains */
 };
 
@@ -518,6 +519,7 @@ static void begin_file(struct keeper *k, int fd)
 		return;
 	}
 	k->fd = fd;
+	k->file_began = pt_mono_ns();
 	(void)pt_logio_share_budget(&k->w, pt_keeper_queue_budget());
 	pt_claims_forget(k->ctl, 0);
 	k->names_in_log = 0;
@@ -580,11 +582,13 @@ static void publish_file(struct keeper *k, int fd, uint64_t n)
  * made first (a name taken leaves this one written on), then this one ends
  * as a closed log.  Not at the end of the stream: no file is made for
  * nothing. */
-static void rotate_if_full(struct keeper *k)
+static int may_rotate(const struct keeper *k)
 {
-	if (k->h->rot.dir < 0 || k->rot_stopped || k->finishing || k->fd < 0 ||
-	    k->w.prog.write_off - k->w.data_off < k->h->rot.size)
-		return;
+	return k->h->rot.dir >= 0 && !k->rot_stopped && !k->finishing && k->fd >= 0;
+}
+
+static void rotate(struct keeper *k)
+{
 	uint64_t n = k->ctl->rot_current + 1;
 	int named = 1;
 	int fd = make_file(k, n, &named);
@@ -598,6 +602,12 @@ static void rotate_if_full(struct keeper *k)
 	publish_file(k, fd, n);
 	begin_file(k, fd);
 	name_file(k, n, named);
+}
+
+static void rotate_if_full(struct keeper *k)
+{
+	if (may_rotate(k) && k->w.prog.write_off - k->w.data_off >= k->h->rot.size)
+		rotate(k);
 }
 
 /* A keeper of a rotated log: the first file, which the controller gave
@@ -759,6 +769,25 @@ static void auto_flush(struct keeper *k)
 	uint64_t pc = atomic_load_explicit(&k->shdr->kick_pc, memory_order_relaxed);
 	atomic_store_explicit(&k->shdr->keeper_kicked, 0, memory_order_relaxed);
 	flush_asked_by(k, pid, pc);
+}
+
+/* The current file is posixtrace_file_seconds old: what a FLUSH stream
+ * holds goes to it first (an automatic flush the controller is named for,
+ * only when the stream holds events), then it ends if it holds events; a
+ * file without events stays, looked at again a period later.  So an
+ * event reaches a closed file within about a period and a tick, however
+ * slowly the stream fills. */
+static void rotate_if_old(struct keeper *k, uint64_t now)
+{
+	uint64_t period = (uint64_t)k->h->rot.seconds * 1000000000u;
+	if (!period || !may_rotate(k) || now - k->file_began < period)
+		return;
+	if (k->h->src.map.policy == POSIX_TRACE_FLUSH)
+		flush_asked_by(k, 0, 0);
+	if (may_rotate(k) && k->w.prog.stage_events + k->w.blk_stage_events)
+		rotate(k);
+	else
+		k->file_began = now;
 }
 
 /* Looks at the stream are paid from a credit that grows by a tick's worth
@@ -1005,6 +1034,7 @@ __attribute__((noreturn)) static void keeper_loop(struct keeper *k)
 		}
 		if (!trigger_snapshot(k) && flush_hinted(k))
 			look(k);
+		rotate_if_old(k, now);
 		tick(k, now);
 		if (more_joiners)
 			continue;
@@ -1103,6 +1133,8 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	 * called posix_trace_shutdown()). */
 	if (getppid() != k->controller)
 		controller_gone(k);
+	if (!k->file_began)
+		k->file_began = pt_mono_ns(); /* a file resumed: its age counts from now */
 	start_rendezvous(k, registry_fd);
 	keeper_loop(k);
 }

@@ -34,6 +34,7 @@ struct pt_rotation {
 	mode_t mode;            /* of every file */
 	uint64_t size;          /* a new file once the current one passes it */
 	uint32_t count;         /* files kept; 0: all */
+	uint32_t seconds;       /* a new file once the current one is this old; 0: never */
 };
 
 /* File n, new, with the mode: its descriptor (open for writing), device

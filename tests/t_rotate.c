@@ -30,6 +30,10 @@
  *    posix_trace_shutdown and nothing written through it; a directory
  *    renamed and replaced by a symbolic link while the stream runs gets
  *    nothing (the keeper writes through the descriptor it was given);
+ *  - by age (posixtrace_file_seconds): a FLUSH stream that fills slowly
+ *    has its events in closed files while it runs (an automatic flush,
+ *    then a new file); no file ends without events; LOOP and UNTIL_FULL
+ *    streams end by age a file their flushes wrote into;
  *  - the arguments refused: a contradictory log policy, a size below 64
  *    KiB, a mode beyond 0666, a descriptor that is not a directory.
  * Every test runs under RLIMIT_FSIZE (FILE_CAP) and the harness's timeout.
@@ -322,6 +326,143 @@ END_TEST
 START_TEST(until_full_stream_two_files_kept)
 {
 	rotate_cell(POSIX_TRACE_UNTIL_FULL, 2);
+}
+END_TEST
+
+/* A rotation by age (posixtrace_file_seconds) as well as by size: a file
+ * far larger than what is posted, 1 s. */
+static trace_id_t create_aged(int stream_policy)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_attr_init(&attr));
+	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, stream_policy));
+	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE));
+	struct posixtrace_logdir d = {.posixtrace_dirfd = dir_fd,
+	                              .posixtrace_mode = 0600,
+	                              .posixtrace_file_size = 64u << 20,
+	                              .posixtrace_file_seconds = 1};
+	ck_assert_ok(posixtrace_create_withlogdir(0, &attr, &d, &trid));
+	ck_assert_ok(posix_trace_attr_destroy(&attr));
+	return trid;
+}
+
+/* Waits (10 s at most) until file number `number` exists and the file
+ * before it reads closed: that file ended.  Its read. */
+static struct file_read wait_file_ended(unsigned number)
+{
+	char name[32];
+	snprintf(name, sizeof name, "%08u.ptlog", number);
+	for (int waited = 0; faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0; waited++) {
+		ck_assert_msg(waited < 1000, "file %u not begun in 10 s", number);
+		pt_sleep_ms(10);
+	}
+	struct file_read r = read_file(number - 1);
+	ck_assert_msg(r.closed && !r.damaged, "file %u: closed %d, damaged %d", number - 1,
+	              r.closed, r.damaged);
+	return r;
+}
+
+/* One event (its number seq) posted. */
+static void post_one(uint32_t *seq)
+{
+	trace_event_id_t id;
+	ck_assert_ok(posix_trace_eventid_open("rot:ev", &id));
+	posix_trace_event(id, seq, sizeof *seq);
+	++*seq;
+}
+
+/* A FLUSH stream that fills slowly (an event every 50 ms, never a
+ * quarter of the stream, never flushed by the test) still has its events
+ * in closed files while it runs: a file ends by age, after an automatic
+ * flush, and each ended file reads alone, closed, with the events posted
+ * before it ended; at the end, every event posted is in one file, none
+ * lost.  Before posixtrace_file_seconds the events stayed in the stream
+ * and the first file until shutdown. */
+START_TEST(slow_writer_files_end_by_age)
+{
+	unsigned numbers[MAX_FILES];
+	uint32_t seq = 0;
+	uint64_t lost = 0;
+	trace_id_t trid = create_aged(POSIX_TRACE_FLUSH);
+	ck_assert_ok(posix_trace_start(trid));
+	for (unsigned file = 2; file <= 4; file++) {
+		unsigned before = list_files(numbers);
+		for (int i = 0; i < 200 && list_files(numbers) == before; i++) {
+			post_one(&seq);
+			pt_sleep_ms(50);
+		}
+		struct file_read r = wait_file_ended(file);
+		ck_assert_msg(r.events > 0, "file %u ended with no event", file - 1);
+	}
+	ck_assert_ok(posix_trace_shutdown(trid));
+	unsigned n = list_files(numbers);
+	ck_assert_uint_ge(n, 4);
+	uint64_t events = read_all(numbers, n, &lost);
+	ck_assert_msg(events == seq && lost == 0, "%llu events, %llu lost, %u posted",
+	              (unsigned long long)events, (unsigned long long)lost, seq);
+}
+END_TEST
+
+/* Age alone makes no file: a stream with nothing posted keeps its one
+ * file through 2.5 periods; one event then ends it (within 10 s), and the
+ * next file, without events, stays through 2.5 periods more. */
+START_TEST(no_file_by_age_without_events)
+{
+	unsigned numbers[MAX_FILES];
+	uint32_t seq = 0;
+	uint64_t lost = 0;
+	trace_id_t trid = create_aged(POSIX_TRACE_FLUSH);
+	ck_assert_ok(posix_trace_start(trid));
+	pt_sleep_ms(2500);
+	ck_assert_uint_eq(list_files(numbers), 1);
+	post_one(&seq);
+	struct file_read r = wait_file_ended(2);
+	ck_assert_uint_eq(r.events, 1);
+	pt_sleep_ms(2500);
+	ck_assert_uint_eq(list_files(numbers), 2);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	unsigned n = list_files(numbers);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(read_all(numbers, n, &lost), 1);
+	ck_assert_uint_eq(lost, 0);
+}
+END_TEST
+
+/* The other stream policies are written to the log only by a flush (and
+ * at the end): age ends a file that holds events a flush wrote, never
+ * flushes itself.  Bursts flushed every 300 ms for about 3 s: files end
+ * by age (at least 3), every event is in one of them or counted lost. */
+static void age_with_flushes(int stream_policy)
+{
+	unsigned numbers[MAX_FILES];
+	uint32_t seq = 0;
+	uint64_t lost = 0;
+	trace_id_t trid = create_aged(stream_policy);
+	ck_assert_ok(posix_trace_start(trid));
+	for (int i = 0; i < 10; i++) {
+		post_bursts(trid, 1, &seq);
+		pt_sleep_ms(300);
+	}
+	struct file_read r = wait_file_ended(3);
+	ck_assert_uint_gt(r.events, 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	unsigned n = list_files(numbers);
+	ck_assert_uint_ge(n, 3);
+	uint64_t events = read_all(numbers, n, &lost);
+	ck_assert_msg(events + lost == seq, "%llu events + %llu lost, %u posted",
+	              (unsigned long long)events, (unsigned long long)lost, seq);
+}
+
+START_TEST(age_with_a_loop_stream)
+{
+	age_with_flushes(POSIX_TRACE_LOOP);
+}
+END_TEST
+
+START_TEST(age_with_an_until_full_stream)
+{
+	age_with_flushes(POSIX_TRACE_UNTIL_FULL);
 }
 END_TEST
 
@@ -877,6 +1018,11 @@ int main(void)
 	tcase_add_test(tc, loop_stream_two_files_kept);
 	tcase_add_test(tc, until_full_stream_every_file_kept);
 	tcase_add_test(tc, until_full_stream_two_files_kept);
+	tc = pt_tcase_fixture(s, "age", setup, teardown);
+	tcase_add_test(tc, slow_writer_files_end_by_age);
+	tcase_add_test(tc, no_file_by_age_without_events);
+	tcase_add_test(tc, age_with_a_loop_stream);
+	tcase_add_test(tc, age_with_an_until_full_stream);
 	tc = pt_tcase_fixture(s, "files", setup, teardown);
 	tcase_add_test(tc, files_have_the_mode_given);
 	tcase_add_test(tc, images_repeated_in_every_file);

@@ -51,6 +51,10 @@ static void attach_help(FILE *out)
 	        "  --rotate SIZE[,COUNT]  with -o: LOG is a directory of numbered files,\n"
 	        "                       each a complete append log, a new one past SIZE\n"
 	        "                       (at least 64K), the oldest removed past COUNT\n"
+	        "  --rotate-every AGE   with --rotate: a file also ends once it is AGE old\n"
+	        "                       (N seconds, or Ns, Nm, Nh) and holds events, the\n"
+	        "                       stream flushed into it first (default with --otlp:\n"
+	        "                       10s; otherwise by size only)\n"
 	        "  -f, --format text|json  live output format\n"
 	        "  --clock-date         live output: absolute times as local date and time\n"
 	        "  --clock-gmt          the same in UTC\n"
@@ -64,8 +68,9 @@ static void attach_help(FILE *out)
 	        "                       an event of one of these types is posted\n"
 	        "  --otlp URL           with -o DIR: also send spans and log records to this\n"
 	        "                       OpenTelemetry receiver while recording (as export\n"
-	        "                       does); the log is rotated (--rotate 1M unless given)\n"
-	        "                       and each file is sent once it is complete\n"
+	        "                       does); the log is rotated (--rotate 1M and\n"
+	        "                       --rotate-every 10s unless given) and each file is\n"
+	        "                       sent once it is complete\n"
 	        "  --otlp-wait SEC      at the end, the longest wait for the rest to be\n"
 	        "                       sent (default 30; a stop signal cuts it short)\n"
 	        "With --otlp, export's options of the requests:\n"
@@ -77,7 +82,7 @@ static void attach_help(FILE *out)
 }
 
 enum { OPT_FORCE = 256, OPT_NO_INHERIT, OPT_CLOCK_DATE, OPT_CLOCK_GMT, OPT_FLIGHT, OPT_TRIGGER,
-       OPT_NO_IMAGES, OPT_ROTATE, OPT_OTLP_WAIT };
+       OPT_NO_IMAGES, OPT_ROTATE, OPT_ROTATE_EVERY, OPT_OTLP_WAIT };
 
 static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 {
@@ -91,6 +96,7 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"rotate", required_argument, 0, OPT_ROTATE},
+		{"rotate-every", required_argument, 0, OPT_ROTATE_EVERY},
 		{"otlp-wait", required_argument, 0, OPT_OTLP_WAIT},
 		OTLP_LONGOPTS,
 		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
@@ -127,6 +133,11 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 				return usage_error("attach", "bad --rotate '%s' (SIZE[,COUNT], SIZE at least "
 				                   "64K, COUNT at least 1)", optarg);
 			break;
+		case OPT_ROTATE_EVERY:
+			if (!parse_rotation_age(optarg, &o->rotate.seconds))
+				return usage_error("attach", "bad --rotate-every '%s' (N, Ns, Nm or Nh: "
+				                   "seconds, minutes or hours, at least 1 s)", optarg);
+			break;
 		case OPT_CLOCK_GMT: o->utc = true; /* fall through */
 		case OPT_CLOCK_DATE: o->date = true; break;
 		case OPT_OTLP_WAIT:
@@ -157,6 +168,9 @@ static int parse_attach_options(int argc, char **argv, struct attach_options *o)
 		return usage_error("attach", "--flight-recorder writes a log: give -o LOG");
 	if (o->triggers.count && !o->flight_size)
 		return usage_error("attach", "--trigger takes snapshots of --flight-recorder");
+	if (o->rotate.seconds && !o->rotate.size)
+		return usage_error("attach", "--rotate-every ends files of a rotated log: give "
+		                   "--rotate SIZE too");
 	if (o->rotate.size && !rotation_fits("attach", o->log, false, POSIX_TRACE_APPEND, 0))
 		return EXIT_USAGE;
 	char *end;

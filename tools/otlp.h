@@ -165,6 +165,7 @@ int live_options(const char *cmd, bool flight, const char *log, bool log_policy_
  * follows a rotated log as the keeper writes it (docs/OTLP.md, "Sending
  * while recording"). */
 #define OTLP_LIVE_ROTATE_DEFAULT ((size_t)1 << 20) /* --rotate's SIZE when not given */
+#define OTLP_LIVE_ROTATE_EVERY_DEFAULT 10u /* --rotate-every's seconds when not given */
 #define OTLP_LIVE_WAIT_DEFAULT 30.0 /* seconds: the wait for the sender at the end */
 struct otlp_live;
 /* The sender started on the rotated log in dirfd (label for messages);

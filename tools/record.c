@@ -12,6 +12,7 @@
  * outfile.c), or standard output with -o - (the command's own standard
  * output then goes to our standard error, so it cannot mix into the log).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -68,6 +69,10 @@ static void record_help(FILE *out)
 	        "                          complete append log, a new one past SIZE (at\n"
 	        "                          least 64K), the oldest removed past COUNT files\n"
 	        "                          (default: keep all); needs -o LOG\n"
+	        "  --rotate-every AGE      with --rotate: a file also ends once it is AGE old\n"
+	        "                          (N seconds, or Ns, Nm, Nh) and holds events, the\n"
+	        "                          stream flushed into it first (default with --otlp:\n"
+	        "                          10s; otherwise by size only)\n"
 	        "  --filter NAME,...       do not record these event types\n"
 	        "  --only NAME,...         record only these event types (and system events)\n"
 	        "  --no-inherit            do not trace the children of CMD\n"
@@ -81,10 +86,10 @@ static void record_help(FILE *out)
 	        "                          an event of one of these types is posted\n"
 	        "  --otlp URL              also send spans and log records to this\n"
 	        "                          OpenTelemetry receiver while recording (as export\n"
-	        "                          does): the log is rotated (--rotate 1M unless\n"
-	        "                          given; LOG a directory, by default\n"
-	        "                          posixtrace-CMD-PID.ptlog) and each file is sent\n"
-	        "                          once it is complete, the last at the end\n"
+	        "                          does): the log is rotated (--rotate 1M and\n"
+	        "                          --rotate-every 10s unless given; LOG a directory,\n"
+	        "                          by default posixtrace-CMD-PID.ptlog) and each file\n"
+	        "                          is sent once it is complete, the last at the end\n"
 	        "  --otlp-wait SEC         at the end, the longest wait for the rest to be\n"
 	        "                          sent (default 30; a stop signal cuts it short)\n"
 	        "With --otlp, export's options of the requests:\n"
@@ -113,7 +118,7 @@ static bool parse_policy(const char *s, bool for_log, int *out)
 
 enum { OPT_SIZE = 256, OPT_POLICY, OPT_LOG_POLICY, OPT_LOG_SIZE, OPT_FILTER, OPT_ONLY,
        OPT_NO_INHERIT, OPT_FORCE, OPT_FLIGHT, OPT_TRIGGER, OPT_NO_IMAGES, OPT_ROTATE,
-       OPT_BLOCK, OPT_OTLP_WAIT };
+       OPT_ROTATE_EVERY, OPT_BLOCK, OPT_OTLP_WAIT };
 
 /* --flight-recorder[=SIZE]: a LOOP stream, of SIZE unless --size says. */
 static int flight_options(struct record_options *o, const char *size, bool policy_given)
@@ -164,6 +169,8 @@ int live_options(const char *cmd, bool flight, const char *log, bool log_policy_
 		return usage_error(cmd, "--otlp reads the log back as it is written: not with -o -");
 	if (!rotate->size)
 		rotate->size = OTLP_LIVE_ROTATE_DEFAULT;
+	if (!rotate->seconds)
+		rotate->seconds = OTLP_LIVE_ROTATE_EVERY_DEFAULT;
 	return otlp_cli_finish(send, cmd) ? -1 : EXIT_USAGE;
 }
 
@@ -183,6 +190,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{"flight-recorder", optional_argument, 0, OPT_FLIGHT},
 		{"trigger", required_argument, 0, OPT_TRIGGER},
 		{"rotate", required_argument, 0, OPT_ROTATE},
+		{"rotate-every", required_argument, 0, OPT_ROTATE_EVERY},
 		{"block", optional_argument, 0, OPT_BLOCK},
 		{"otlp-wait", required_argument, 0, OPT_OTLP_WAIT},
 		OTLP_LONGOPTS,
@@ -230,6 +238,11 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 				return usage_error("record", "bad --rotate '%s' (SIZE[,COUNT], SIZE at least "
 				                   "64K, COUNT at least 1)", optarg);
 			break;
+		case OPT_ROTATE_EVERY:
+			if (!parse_rotation_age(optarg, &o->rotate.seconds))
+				return usage_error("record", "bad --rotate-every '%s' (N, Ns, Nm or Nh: "
+				                   "seconds, minutes or hours, at least 1 s)", optarg);
+			break;
 		case OPT_BLOCK:
 			if (!parse_block(optarg, &o->block))
 				return usage_error("record", "bad --block '%s' (seconds, more than 0, at "
@@ -270,6 +283,9 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		return usage_error("record", "--filter and --only exclude each other");
 	if (o->triggers.count && !o->flight)
 		return usage_error("record", "--trigger takes snapshots of --flight-recorder");
+	if (o->rotate.seconds && !o->rotate.size)
+		return usage_error("record", "--rotate-every ends files of a rotated log: give "
+		                   "--rotate SIZE too");
 	/* --otlp without -o: a directory of the default name, made later */
 	if (o->rotate.size && !rotation_fits("record", o->log || !o->otlp ? o->log : "DIR",
 	                                     o->log_policy_given, o->log_policy, o->log_size))
@@ -557,6 +573,27 @@ bool parse_rotation(const char *s, struct rotation *r)
 	return true;
 }
 
+/* --rotate-every N[s|m|h] (record and attach): whole seconds, minutes or
+ * hours, at least a second, at most what posixtrace_file_seconds holds. */
+bool parse_rotation_age(const char *s, uint32_t *seconds)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	unsigned long long v = strtoull(s, &end, 10), unit = 1;
+	if (*end == 'm')
+		unit = 60;
+	else if (*end == 'h')
+		unit = 3600;
+	if (*end && (strchr("smh", *end) == NULL || end[1]))
+		return false;
+	if (errno || v < 1 || v > UINT32_MAX / unit)
+		return false;
+	*seconds = (uint32_t)(v * unit);
+	return true;
+}
+
 /* What --rotate contradicts, said as a usage error. */
 bool rotation_fits(const char *cmd, const char *log, bool log_policy_given, int log_policy,
                    size_t log_size)
@@ -605,7 +642,8 @@ int create_rotated(pid_t pid, const trace_attr_t *attr, int dirfd, const struct 
 	struct posixtrace_logdir d = {.posixtrace_dirfd = dirfd,
 	                              .posixtrace_mode = 0600,
 	                              .posixtrace_file_size = r->size,
-	                              .posixtrace_max_files = r->count};
+	                              .posixtrace_max_files = r->count,
+	                              .posixtrace_file_seconds = r->seconds};
 	return posixtrace_create_withlogdir(pid, attr, &d, trid);
 }
 

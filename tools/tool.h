@@ -569,10 +569,12 @@ void print_pipe_summary(trace_id_t trid, double seconds);
 /* --rotate SIZE[,COUNT] of record and attach (posixtrace_create_withlogdir). */
 #define ROTATE_MIN_SIZE (64u << 10)
 struct rotation {
-	size_t size;    /* 0: none */
-	uint32_t count; /* 0: keep every file */
+	size_t size;      /* 0: none */
+	uint32_t count;   /* 0: keep every file */
+	uint32_t seconds; /* --rotate-every: a file also ends at this age; 0: never */
 };
 bool parse_rotation(const char *s, struct rotation *r);
+bool parse_rotation_age(const char *s, uint32_t *seconds); /* N[s|m|h], at least 1 s */
 bool rotation_fits(const char *cmd, const char *log, bool log_policy_given, int log_policy,
                    size_t log_size);
 int rotation_dir(const char *path); /* prints the error */

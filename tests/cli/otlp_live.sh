@@ -222,6 +222,28 @@ else
 		fail "otlp live: attach --otlp sends while recording, exit 0" "exit $rc: $(cat ol8.err)"
 	ol_matches "otlp live: attach --otlp: every span and record of the kept log" ol8 ol8.d
 
+	# a quiet program (an event every 20 ms: its 64 KiB file would take
+	# about half a minute to fill) is sent while it runs: --otlp ends a
+	# file every 10 s (--rotate-every's default), the stream flushed into
+	# it first, and the sender sends each file ended
+	ol_start olq
+	rm -f olq.stop
+	timeout 120 "$PT" record -o olq.d --otlp "http://127.0.0.1:$OL_PORT" $OL_REC -- "$EMIT" \
+		'q_begin q_end until=olq.stop,tock' >olq.out 2>olq.err &
+	rec=$!; BG="$BG $rec"
+	if wait_for 40 eval 'ls olq.rx/*.pb >/dev/null 2>&1' && running $rec; then
+		pass "otlp live: a quiet program's events are sent while it runs (--rotate-every 10s)"
+	else
+		fail "otlp live: a quiet program's events are sent while it runs (--rotate-every 10s)" \
+			"$(ls olq.rx olq.d 2>&1 | tr '\n' ' '): $(cat olq.err)"
+	fi
+	touch olq.stop
+	wait $rec; rc=$?
+	ol_stop
+	[ $rc = 0 ] && pass "otlp live: the quiet program's recording ends well" ||
+		fail "otlp live: the quiet program's recording ends well" "exit $rc: $(cat olq.err)"
+	ol_matches "otlp live: the quiet program: every span and record of the kept log" olq olq.d
+
 	# what --otlp cannot go with
 	"$PT" record --otlp http://127.0.0.1:1 --log-policy loop -o x.d -- true >/dev/null 2>ol9.err
 	rc=$?

@@ -143,6 +143,33 @@ else
 		"$PT" record -o rottaken --rotate 64K -- "$EMIT" "count=10,ro.h"
 	[ -L rottaken/00000001.ptlog ] && pass "rotate: the link is left as it was" || fail "rotate: the link is left as it was"
 
+	# --rotate-every: a program posting an event every 20 ms (a 64 MiB file
+	# and the stream's quarter far away) has its events in closed files
+	# while it runs, a file a second; the set reads as one, nothing lost
+	rm -f ro.stop
+	(ulimit -f $ROT_CAP; timeout 60 "$PT" record -o rotage --rotate 64M --rotate-every 1 -- \
+		"$EMIT" "until=ro.stop,ro.slow") >rotage.out 2>&1 &
+	rr=$!; BG="$BG $rr"
+	wait_for 20 ro_at_least rotage 3
+	n=$(ro_files rotage 2>/dev/null || echo 0)
+	first=$("$PT" dump --no-symbols rotage/00000001.ptlog 2>/dev/null | grep -c ' ro\.slow ')
+	touch ro.stop
+	wait $rr; rc=$?
+	[ "$n" -ge 3 ] && [ "$first" -gt 0 ] &&
+		pass "rotate: --rotate-every 1: files of a slow program end while it runs ($n files, $first events in the first)" ||
+		fail "rotate: --rotate-every 1: files of a slow program end while it runs" "$n files, $first events in the first: $(cat rotage.out)"
+	"$PT" dump --no-symbols rotage >rotage.txt 2>&1; drc=$?
+	lost=$(sed -n 's/^# [0-9]* events ([0-9]* shown), \([0-9]*\) lost.*/\1/p' rotage.txt)
+	[ $rc -eq 0 ] && [ $drc -eq 0 ] && [ "$lost" = 0 ] && [ "$(grep -c ' ro\.slow ' rotage.txt)" -gt "$first" ] &&
+		pass "rotate: --rotate-every's set reads as one, nothing lost" ||
+		fail "rotate: --rotate-every's set reads as one, nothing lost" "exit $rc/$drc, lost ${lost:-?}: $(tail -n 2 rotage.txt)"
+	refused "rotate: --rotate-every needs --rotate" 2 "give --rotate SIZE too" \
+		"$PT" record -o rotx --rotate-every 5 -- "$EMIT" "count=1,ro.x"
+	refused "rotate: --rotate-every 0 is refused" 2 "bad --rotate-every" \
+		"$PT" record -o rotx --rotate 64K --rotate-every 0 -- "$EMIT" "count=1,ro.x"
+	refused "rotate: attach --rotate-every of a unit it does not know" 2 "bad --rotate-every" \
+		"$PT" attach 1 -o rotx --rotate 64K --rotate-every 3d
+
 	# attach --rotate
 	rm -f ro.ready
 	"$EMIT" "ready=ro.ready $(ro_bursts 300 ro.at)" >/dev/null 2>&1 &
