@@ -1388,6 +1388,11 @@ END_TEST
 
 /* ---- stream-full-policy POSIX_TRACE_FLUSH ---------------------------------- */
 
+/* A moderate rate: 250 events, then a 1 ms sleep (at most 250,000 a
+ * second), so that the 64 KiB stream (about 2,700 such events) holds about
+ * 10 ms of them: room for a keeper delayed by a loaded machine (at 1,000
+ * a millisecond, 2.7 ms of room, this lost events while other test
+ * programs ran beside it). */
 START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
 {
 	const uint32_t total = 200000;
@@ -1397,7 +1402,7 @@ START_TEST(flush_policy_small_stream_loses_nothing_at_moderate_rate)
 	ck_assert_ok(posix_trace_start(trid));
 	for (uint32_t i = 0; i < total; i++) {
 		record_tagged(id, 0, i, 16);
-		if (i % 1000 == 999)
+		if (i % 250 == 249)
 			pt_sleep_ms(1);
 	}
 	ck_assert_ok(posix_trace_shutdown(trid));
