@@ -297,7 +297,7 @@ $(BUILD)/tests/t_workload $(BUILD)/tests/t_wlthreads: $(BUILD)/tests/%: tests/%.
 	  $(CHECK_LIBS)
 
 # The command's helpers, compiled into their test.
-$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
+$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.c tools/tool.h tools/sketch.c tools/sketch.h
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.
