@@ -412,7 +412,7 @@ static int read_event_other(struct trace_log *log, struct trace_event *ev, int e
  * without thread names, asked for only where event_has_thread() needs
  * them, or for the CPU (the id and the CPU, not the name) where the file
  * may hold one. */
-static void read_thread(struct trace_log *log, struct trace_event *ev, bool names, bool cpu)
+static inline void read_thread(struct trace_log *log, struct trace_event *ev, bool names, bool cpu)
 {
 	if (names || (!ev->info.posix_pid && !ev->info.posix_thread_id)) {
 		read_ext(log->trid, ev, true);

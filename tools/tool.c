@@ -3,10 +3,12 @@
  * The out-of-line halves of tool.h's inline functions: what each does
  * when its common case, inline where every event asks, does not answer
  * (a name not cached yet, data that may be text, a time past the cached
- * 10 microseconds).
+ * 10 microseconds, an output buffer full).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -62,4 +64,38 @@ char *put_time_refill(char *p, uint64_t ns, uint64_t tens_of_us, struct time_cac
 	c->tens_of_us = tens_of_us;
 	c->len = (unsigned char)(c->sec_len + 6);
 	return put_time_from_cache(p, ns, tens_of_us, c);
+}
+
+static bool write_fully(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t done = write(fd, p, n);
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done == 0)
+			errno = EIO; /* nothing written, no reason given */
+		if (done <= 0)
+			return false;
+		p += done;
+		n -= (size_t)done;
+	}
+	return true;
+}
+
+/* Straight to the descriptor once stdio has written what it holds: stdio
+ * splits a large write in two (the whole blocks, then a remainder it
+ * buffers). */
+bool outbuf_flush(struct outbuf *o)
+{
+	if (o->len && !o->failed) {
+		int fd = fileno(o->out);
+		if (fd < 0)
+			o->failed = fwrite(o->buf, 1, o->len, o->out) != o->len;
+		else
+			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
+		if (o->failed)
+			o->err = errno;
+	}
+	o->len = 0;
+	return !o->failed;
 }

@@ -157,13 +157,26 @@ struct outbuf {
 	int err;
 };
 void outbuf_init(struct outbuf *o, FILE *out);
-char *outbuf_room(struct outbuf *o, size_t n);
-void outbuf_done(struct outbuf *o, char *end);
+bool outbuf_flush(struct outbuf *o); /* false if any write failed */
+/* Written out once it holds OUTBUF_FLUSH bytes or more.  Inline (the flush
+ * in tool.c): a line of dump asks for room once and is done once. */
+#define OUTBUF_FLUSH (256u << 10)
+static inline char *outbuf_room(struct outbuf *o, size_t n)
+{
+	if (o->len + n > OUTBUF_FLUSH + OUTBUF_ROOM_MAX)
+		outbuf_flush(o);
+	return o->buf + o->len;
+}
+static inline void outbuf_done(struct outbuf *o, char *end)
+{
+	o->len = (size_t)(end - o->buf);
+	if (o->len >= OUTBUF_FLUSH)
+		outbuf_flush(o);
+}
 void outbuf_write(struct outbuf *o, const void *s, size_t n);
 void outbuf_puts(struct outbuf *o, const char *s);
 void outbuf_hex(struct outbuf *o, const unsigned char *data, size_t len);
 void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len);
-bool outbuf_flush(struct outbuf *o); /* false if any write failed */
 void outbuf_free(struct outbuf *o);
 const char *policy_name(int policy);
 void *xmalloc(size_t size);

@@ -412,6 +412,10 @@ char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
 {
 	size_t i = 0;
 #ifdef __SSE2__
+	if (len == 16) { /* the common payload: no loop */
+		put_hex16(p, data);
+		return p + 32;
+	}
 	for (; i + 16 <= len; i += 16)
 		put_hex16(p + 2 * i, data + i);
 #endif
@@ -527,7 +531,6 @@ char *put_escaped(char *p, const char *s)
  * bytes or more.  The buffer never grows: data of any length is written in
  * chunks, and one reservation is at most OUTBUF_ROOM_MAX bytes. */
 
-#define OUTBUF_FLUSH (256u << 10)
 #define DATA_CHUNK 1024 /* bytes of data formatted per reservation */
 
 void outbuf_init(struct outbuf *o, FILE *out)
@@ -537,54 +540,6 @@ void outbuf_init(struct outbuf *o, FILE *out)
 	o->failed = false;
 	o->err = 0;
 	o->buf = xmalloc(OUTBUF_FLUSH + OUTBUF_ROOM_MAX);
-}
-
-static bool write_fully(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t done = write(fd, p, n);
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done == 0)
-			errno = EIO; /* nothing written, no reason given */
-		if (done <= 0)
-			return false;
-		p += done;
-		n -= (size_t)done;
-	}
-	return true;
-}
-
-/* Straight to the descriptor once stdio has written what it holds: stdio
- * splits a large write in two (the whole blocks, then a remainder it
- * buffers). */
-bool outbuf_flush(struct outbuf *o)
-{
-	if (o->len && !o->failed) {
-		int fd = fileno(o->out);
-		if (fd < 0)
-			o->failed = fwrite(o->buf, 1, o->len, o->out) != o->len;
-		else
-			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
-		if (o->failed)
-			o->err = errno;
-	}
-	o->len = 0;
-	return !o->failed;
-}
-
-char *outbuf_room(struct outbuf *o, size_t n)
-{
-	if (o->len + n > OUTBUF_FLUSH + OUTBUF_ROOM_MAX)
-		outbuf_flush(o);
-	return o->buf + o->len;
-}
-
-void outbuf_done(struct outbuf *o, char *end)
-{
-	o->len = (size_t)(end - o->buf);
-	if (o->len >= OUTBUF_FLUSH)
-		outbuf_flush(o);
 }
 
 void outbuf_write(struct outbuf *o, const void *s, size_t n)
