@@ -78,11 +78,12 @@ LIBDW_LIBS   += $(if $(DEMANGLE),-lstdc++)
 # posixtrace export (tools/otlpsend.c) sends with libcurl and compresses
 # with zlib, when pkg-config finds them (LIBCURL= or ZLIB= builds without:
 # export then says why it cannot send, or compress).  These flags join the
-# command's others.
+# command's others.  libcurl is opened when export sends (dlopen), not
+# linked: its libraries cost every run of the command to load.
 LIBCURL      ?= $(shell pkg-config --exists libcurl 2>/dev/null && echo yes)
 ZLIB         ?= $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
 LIBDW_CFLAGS += $(if $(LIBCURL),$(shell pkg-config --cflags libcurl 2>/dev/null) -DPT_HAVE_LIBCURL)
-LIBDW_LIBS   += $(if $(LIBCURL),$(shell pkg-config --libs libcurl 2>/dev/null))
+LIBDW_LIBS   += $(if $(LIBCURL),-ldl)
 LIBDW_CFLAGS += $(if $(ZLIB),$(shell pkg-config --cflags zlib 2>/dev/null) -DPT_HAVE_ZLIB)
 LIBDW_LIBS   += $(if $(ZLIB),$(shell pkg-config --libs zlib 2>/dev/null))
 # convert --to perfetto --compression zstd (tools/pfbatch.c) with libzstd,
@@ -302,7 +303,7 @@ $(BUILD)/tests/t_workload $(BUILD)/tests/t_wlthreads: $(BUILD)/tests/%: tests/%.
 	  $(CHECK_LIBS)
 
 # The command's helpers, compiled into their test.
-$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.h tools/sketch.c tools/sketch.h
+$(BUILD)/tests/t_toolutil: tools/util.c tools/tool.c tools/tool.h tools/sketch.c tools/sketch.h
 
 # The symbolizer, compiled into its test (with and without libdw), with
 # debug information to read back; sym_nopie: a program at fixed addresses.

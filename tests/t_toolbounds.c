@@ -32,6 +32,17 @@
  *   test computes, the three slowest are the three longest; stats peaks
  *   under BOUND_KB (the old code kept every pair).
  *
+ * - ctf_header_and_widths: `convert --to ctf`'s compact event header (32
+ *   bits of time after the stream's last, the whole time past 2^32 ns) and
+ *   its two classes per type (48-bit tid and address, 8-bit data_len and
+ *   time_raised, or the full widths): events at gaps around 2^32 ns and
+ *   far beyond, pthread_t values, addresses and data lengths on either
+ *   side of each narrow bound, times that go back by 255 and 256 ns;
+ *   babeltrace2 lists every event as dump does (tests/cli/compare.py ctf:
+ *   time, name, pid, thread, address, truncation, data), and a 16-byte
+ *   event of a thread takes at most CTF_EVENT_16_BYTES bytes of its stream
+ *   file (67 before the compact header and classes).
+ *
  * Peak memory is the command's ru_maxrss (wait4), which includes what
  * this process held when it forked: the test keeps little until then.
  * Under a sanitizer the
@@ -53,6 +64,10 @@
 #define PAIR_THREADS_MAX 65536 /* tools/tool.h */
 #define DURATION_THREAD_ROWS 1024 /* tools/tool.h */
 #define STATS_THREADS_MAX 65536 /* tools/stats.c */
+/* A 16-byte event in CTF (tools/ctf.c): header 6, cpu_id 4, pid 4, tid 6,
+ * prog_address 6, truncation 1, data_len 1, data 16, four empty strings
+ * 4, time_raised 1. */
+#define CTF_EVENT_16_BYTES 49
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -610,12 +625,114 @@ START_TEST(quantiles)
 }
 END_TEST
 
+/* ---- CTF's compact header and narrow classes ----------------------------- */
+
+#define WIDE_BASE 1700000000000000000ull
+
+/* Events of four threads whose values sit on either side of each bound of
+ * the narrow class and of the compact header's 32 bits of time. */
+static void write_widths_log(int fd)
+{
+	struct lt_craft c;
+	const struct pt_log_ctx narrow = {200, 201, 0x7f0000001000ull, "narrow"},
+	                        edge = {200, 202, (1ull << 48) - 1, "edge"},
+	                        wide = {200, 203, 1ull << 48, "wide"},
+	                        top = {200, 204, UINT64_MAX, "top"};
+	static unsigned char data[256];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 7 + 1);
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "widths");
+	lt_craft_name(&c, 33, "tick");
+	lt_craft_name(&c, 34, "tock");
+	const uint64_t gaps[] = {0, 1, (1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1, 3,
+	                         1000000000000000ull, 5};
+	uint64_t t = WIDE_BASE;
+	for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++) {
+		t += gaps[i];
+		lt_craft_event(&c, &narrow, i % 2 ? 34 : 33, t, 0x401000 + i, 0, data, 16);
+	}
+	const uint32_t lens[] = {0, 1, 255, 256, 200}; /* the log's max data size: 256 */
+	const uint64_t pcs[] = {0, (1ull << 48) - 1, 1ull << 48, UINT64_MAX, 0x10};
+	for (size_t i = 0; i < 5; i++) {
+		lt_craft_event(&c, &edge, 33, t + 10 + i, pcs[i], 0, data, lens[i]);
+		lt_craft_event(&c, &wide, 34, t + 10 + i, pcs[4 - i], 0, data, lens[4 - i]);
+		lt_craft_event(&c, &top, 33, t + 10 + i, 0x10, 0, data, 8);
+	}
+	/* back by 255 (time_raised fits 8 bits), then by 256 more */
+	lt_craft_event(&c, &narrow, 33, t - 255, 0x401000, 0, data, 16);
+	lt_craft_event(&c, &narrow, 34, t - 511, 0x401000, 0, data, 16);
+	lt_craft_event(&c, &narrow, 33, t + 1, 0x401000, 0, data, 16);
+	lt_craft_end(&c);
+}
+
+/* n events of 16 bytes of one thread, 1 us apart. */
+static void write_plain_log(int fd, uint32_t n)
+{
+	struct lt_craft c;
+	const struct pt_log_ctx a = {300, 301, 0x7f0000002000ull, "plain"};
+	unsigned char data[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	lt_craft_begin(&c, fd, PT_LOG_MIN_BLOCK, 1, "plain");
+	lt_craft_name(&c, 33, "tick");
+	for (uint32_t i = 0; i < n; i++)
+		lt_craft_event(&c, &a, 33, WIDE_BASE + 1000ull * i, 0x401000, i > 0, data, sizeof data);
+	lt_craft_end(&c);
+}
+
+static off_t file_size(const char *name)
+{
+	struct stat st;
+	ck_assert_int_eq(stat(path_of(name), &st), 0);
+	return st.st_size;
+}
+
+START_TEST(ctf_header_and_widths)
+{
+	int fd = new_file("widths.ptlog");
+	write_widths_log(fd);
+	close(fd);
+	run_pt(NULL, "convert", path_of("widths.ptlog"), "--to", "ctf", "widths.ctf", NULL);
+	if (have_babeltrace2()) {
+		size_t raised;
+		/* the 8 + 15 + 3 events, every one read */
+		ck_assert_uint_eq(read_ctf("widths.ctf", NULL, 0, &raised), 26);
+		ck_assert_uint_eq(raised, 2);
+		if (system("command -v python3 >/dev/null 2>&1") == 0) {
+			char root[PATH_MAX + 16], real[PATH_MAX], cmd[4 * PATH_MAX];
+			snprintf(root, sizeof root, "%.*s/../../..", PATH_MAX - 1, pt_helpers_dir());
+			ck_assert_ptr_nonnull(realpath(root, real));
+			snprintf(cmd, sizeof cmd,
+			         "cd '%s' && '%s' dump widths.ptlog --format json >w.jsonl 2>/dev/null && "
+			         "babeltrace2 --clock-seconds widths.ctf >w.txt && "
+			         "python3 '%s/tests/cli/compare.py' ctf w.jsonl w.txt >&2",
+			         dir, posixtrace_path(), real);
+			ck_assert_msg(system(cmd) == 0, "babeltrace2 does not list dump's events");
+		} else {
+			fprintf(stderr, "t_toolbounds: SKIP the CTF comparison with dump: no python3\n");
+		}
+	}
+	const uint32_t n = 10000;
+	fd = new_file("plain.ptlog");
+	write_plain_log(fd, n);
+	close(fd);
+	run_pt(NULL, "convert", path_of("plain.ptlog"), "--to", "ctf", "plain.ctf", NULL);
+	/* the packets' headers and contexts (64 bytes a 64 KiB packet) are
+	 * in the bound's slack */
+	off_t bytes = file_size("plain.ctf/stream_0");
+	ck_assert_msg(bytes <= (off_t)n * CTF_EVENT_16_BYTES + 4096,
+	              "%lld bytes of CTF for %u events of 16 bytes: %.1f each, bound %d",
+	              (long long)bytes, n, (double)bytes / n, CTF_EVENT_16_BYTES);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toolbounds");
 	TCase *tc = pt_tcase_fixture(s, "item10", setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, times_go_back);
+	tc = pt_tcase_fixture(s, "ctf", setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ctf_header_and_widths);
 	tc = pt_tcase_fixture(s, "item11", setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, many_threads);

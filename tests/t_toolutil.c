@@ -72,6 +72,7 @@ static void *moving_realloc(void *old, size_t size)
 #include "../tools/util.c"
 #undef strdup
 #undef realloc
+#include "../tools/tool.c" /* the slow halves of tool.h's inline functions */
 #include "../tools/sketch.c"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -89,11 +89,33 @@ struct ctf_writer {
 /* write_event() met an OVERFLOW before the loss was counted. */
 #define NEEDS_COUNT 1
 
-/* The fields of an event before its data: id, timestamp (the header),
- * cpu_id (the context), pid, tid, prog_address, truncation, data_len;
- * time_raised at the end. */
-#define EVENT_FIXED_SIZE (2 + 8 + 4 + 4 + 8 + 8 + 1 + 4)
-#define EVENT_TAIL_SIZE 8
+/* The event header (LTTng's "compact" header, byte aligned): a 16-bit
+ * class id and the low 32 bits of the time, or, after the id 65535
+ * ("extended"), a 32-bit class id and the whole time.  A reader adds the
+ * 32 bits to the stream's clock, the previous event's time or the
+ * packet's timestamp_begin, counting one wrap when they are below its low
+ * bits: exact while the time moved by less than 2^32 ns since. */
+#define HEADER_COMPACT_SIZE (2 + 4)
+#define HEADER_EXTENDED_SIZE (2 + 4 + 8)
+#define HEADER_EXTENDED 65535u
+#define COMPACT_TIME_SPAN (1ull << 32)
+
+/* Two classes per event type, with the same name and fields: the narrow
+ * one (the type's own id) for an event whose values fit it, the wide one
+ * (WIDE_CLASS + the id) for the others.  Narrow: tid and prog_address in
+ * 48 bits, data_len and time_raised in 8; wide: 64, 32 and 64.  Both
+ * print the same values. */
+#define WIDE_CLASS 65536u
+#define NARROW_VALUE_MAX ((1ull << 48) - 1)
+#define NARROW_COUNT_MAX 255u
+
+/* The fields before the data: the context's cpu_id, pid, tid,
+ * prog_address, truncation, data_len; after it the text's, site's,
+ * source's and inlined's NULs at least, and time_raised. */
+#define NARROW_FIXED_SIZE (4 + 4 + 6 + 6 + 1 + 1)
+#define WIDE_FIXED_SIZE (4 + 4 + 8 + 8 + 1 + 4)
+#define NARROW_TAIL_SIZE 1
+#define WIDE_TAIL_SIZE 8
 
 /* Room for n more bytes in the stream's packet.  A packet is written once
  * it holds PACKET_PAYLOAD_MAX bytes, so the buffer holds that and one
@@ -304,6 +326,59 @@ static inline void put_data(unsigned char *p, const unsigned char *d, size_t n)
 	}
 }
 
+/* A 48-bit field: the value's low six bytes in the trace's (the host's)
+ * byte order. */
+static inline unsigned char *put_u48(unsigned char *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	memcpy(p, (const unsigned char *)&v + 2, 6);
+#else
+	memcpy(p, &v, 6);
+#endif
+	return p + 6;
+}
+
+static inline bool fits_narrow(const struct trace_event *ev, uint64_t raised)
+{
+	return (unsigned long)ev->info.posix_thread_id <= NARROW_VALUE_MAX &&
+	       (uintptr_t)ev->info.posix_prog_address <= NARROW_VALUE_MAX &&
+	       ev->len <= NARROW_COUNT_MAX && raised <= NARROW_COUNT_MAX;
+}
+
+/* The header of an event of class id at ts, the stream's clock at ref
+ * (ts >= ref). */
+static inline unsigned char *put_header(unsigned char *p, uint32_t id, uint64_t ts, uint64_t ref)
+{
+	if (id < HEADER_EXTENDED && ts - ref < COMPACT_TIME_SPAN) {
+		PUT_VALUE(p, uint16_t, id);
+		PUT_VALUE(p, uint32_t, ts);
+		return p;
+	}
+	PUT_VALUE(p, uint16_t, HEADER_EXTENDED);
+	PUT_VALUE(p, uint32_t, id);
+	PUT_VALUE(p, uint64_t, ts);
+	return p;
+}
+
+/* The fields from pid to data_len, in the class's widths. */
+static inline unsigned char *put_ids(unsigned char *p, const struct trace_event *ev, bool narrow)
+{
+	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
+	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
+	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	if (narrow) {
+		p = put_u48(put_u48(p, thread), address);
+		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
+		PUT_VALUE(p, uint8_t, ev->len);
+	} else {
+		PUT_VALUE(p, uint64_t, thread);
+		PUT_VALUE(p, uint64_t, address);
+		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
+		PUT_VALUE(p, uint32_t, ev->len);
+	}
+	return p;
+}
+
 static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 {
 	uint64_t ts = ts_ns(&ev->info.posix_timestamp);
@@ -326,8 +401,11 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 			return -1;
 		s->discarded += loss_of_next_overflow(w);
 	}
+	/* the reader's clock: the packet's timestamp_begin for its first
+	 * event (this time for the stream's first), else the last event's */
+	uint64_t clock = s->ts_end;
 	if (s->len == 0 && s->seq == 0)
-		s->ts_begin = ts;
+		s->ts_begin = clock = ts;
 	s->ts_end = ts;
 	size_t text = text_length(ev->data, ev->len);
 	const struct call_site *c = site_of(w->sites, ev);
@@ -335,17 +413,14 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	 * the trace (babeltrace2 writes strings to the terminal as they are). */
 	size_t where = c ? strlen(c->where_esc) + 1 : 1, source = c ? strlen(c->source_esc) + 1 : 1;
 	size_t inlined = c ? strlen(c->inlined_esc) + 1 : 1;
-	size_t size = EVENT_FIXED_SIZE + ev->len + text + 1 + where + source + inlined +
-	              EVENT_TAIL_SIZE;
-	unsigned char *p = payload_room(s, size);
-	PUT_VALUE(p, uint16_t, ev->source * MAX_EVENT_IDS + ev->info.posix_event_id);
-	PUT_VALUE(p, uint64_t, ts);
+	unsigned char *p = payload_room(s, HEADER_EXTENDED_SIZE + WIDE_FIXED_SIZE + ev->len + text +
+	                                       1 + where + source + inlined + WIDE_TAIL_SIZE);
+	unsigned char *start = p;
+	uint32_t type = (uint16_t)(ev->source * MAX_EVENT_IDS + ev->info.posix_event_id);
+	bool narrow = fits_narrow(ev, raised);
+	p = put_header(p, narrow ? type : WIDE_CLASS + type, ts, clock);
 	PUT_VALUE(p, int32_t, ev->cpu);
-	PUT_VALUE(p, int32_t, ev->info.posix_pid);
-	PUT_VALUE(p, uint64_t, (unsigned long)ev->info.posix_thread_id);
-	PUT_VALUE(p, uint64_t, (uintptr_t)ev->info.posix_prog_address);
-	PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
-	PUT_VALUE(p, uint32_t, ev->len);
+	p = put_ids(p, ev, narrow);
 	put_data(p, ev->data, ev->len);
 	if (text)
 		memcpy(p + ev->len, ev->data, text);
@@ -360,8 +435,11 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 		memset(p, 0, 3); /* no site: three empty strings */
 		p += 3;
 	}
-	PUT_VALUE(p, uint64_t, raised);
-	s->len += size;
+	if (narrow)
+		PUT_VALUE(p, uint8_t, raised);
+	else
+		PUT_VALUE(p, uint64_t, raised);
+	s->len += (size_t)(p - start);
 	if (ev->info.posix_event_id < MAX_EVENT_IDS && ev->source * MAX_EVENT_IDS < w->nused)
 		w->used[ev->source * MAX_EVENT_IDS + ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
@@ -391,6 +469,9 @@ static const char metadata_types[] =
 	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64_hex_t;\n"
+	"typealias integer { size = 48; align = 8; signed = false; base = 16; } := uint48_hex_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false;\n"
+	"                    map = clock.posixtrace.value; } := uint32_clock_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false;\n"
 	"                    map = clock.posixtrace.value; } := uint64_clock_t;\n\n";
 
@@ -431,7 +512,13 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	      "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	      "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
-	      "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_t timestamp;\n\t};\n"
+	      /* see HEADER_EXTENDED */
+	      "\tevent.header := struct {\n"
+	      "\t\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+	      "\t\tvariant <id> {\n"
+	      "\t\t\tstruct { uint32_clock_t timestamp; } compact;\n"
+	      "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
+	      "\t\t} v;\n\t};\n"
 	      /* A stream is a thread's: the CPU changes from event to event
 	       * (-1: unknown). */
 	      "\tevent.context := struct {\n\t\tint32_t cpu_id;\n\t};\n"
@@ -439,19 +526,28 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      out);
 }
 
-static void write_event_class(FILE *out, trace_event_id_t id, const char *name)
+/* The class of an event type in the widths of an event's fields (see
+ * WIDE_CLASS). */
+static void write_class(FILE *out, uint32_t id, const char *name, bool narrow)
 {
 	fputs("event {\n\tname = ", out);
 	write_tsdl_string(out, name);
 	fprintf(out,
 	        ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-	        "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t prog_address;\n"
+	        "\t\tint32_t pid;\n\t\t%s tid;\n\t\t%s prog_address;\n"
 	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
-	        "\t\tuint32_t data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
+	        "\t\t%s data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
 	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n"
-	        "\t\tuint64_t time_raised;\n\t};\n"
+	        "\t\t%s time_raised;\n\t};\n"
 	        "};\n\n",
-	        id);
+	        id, narrow ? "uint48_hex_t" : "uint64_hex_t", narrow ? "uint48_hex_t" : "uint64_hex_t",
+	        narrow ? "uint8_t" : "uint32_t", narrow ? "uint8_t" : "uint64_t");
+}
+
+static void write_event_class(FILE *out, uint32_t type, const char *name)
+{
+	write_class(out, type, name, true);
+	write_class(out, WIDE_CLASS + type, name, false);
 }
 
 /* Event classes: every type the log names, and any other id it used. */
@@ -482,7 +578,7 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 				listed[id] = true;
 		for (id = 0; id < MAX_EVENT_IDS; id++)
 			if (listed[id] || w->used[src * MAX_EVENT_IDS + id])
-				write_event_class(out, (trace_event_id_t)(src * MAX_EVENT_IDS + id),
+				write_event_class(out, (uint32_t)(src * MAX_EVENT_IDS + id),
 				                  name_cache_get(&one->names, id));
 	}
 	if (fclose(out) != 0) {

@@ -160,7 +160,7 @@ static int dump(struct dump_options *o)
 	int rc;
 	outbuf_init(&out, stdout);
 	while ((rc = trace_log_next(log, &ev)) > 0) {
-		printer.site = site_of(&sites, &ev);
+		printer.site = sites.off ? NULL : site_of(&sites, &ev); /* --no-symbols: no call */
 		print_event(&printer, &out, &ev);
 		shown++;
 	}

@@ -249,7 +249,8 @@ static void print_text(struct event_printer *pr, struct outbuf *o,
 	size_t text = text_length(ev->data, ev->len);
 	char *p = outbuf_room(o, TEXT_LINE_FIXED + 2 + JSON_CHARS_SIZE(INLINE_DATA_MAX));
 	p = put_columns(pr, p, ev, ns);
-	const char *host = pr->log ? event_host_label(pr->log, ev) : NULL;
+	/* one host: no label, and no call an event to say so */
+	const char *host = pr->log && pr->log->nhosts > 1 ? event_host_label(pr->log, ev) : NULL;
 	if (host) /* several hosts: which one, before the pid, as wide as the widest */
 		p = pad_to(p, put_str(p, host), pr->host_width);
 	p = put_thread_columns(pr, p, ev);

@@ -14,7 +14,9 @@
  *
  * libcurl does the HTTP (http and https only, no redirects followed, no
  * signals), zlib the gzip; without libcurl in the build the command says
- * so (otlp_can_send).  Of a response, at most OTLP_RESPONSE_MAX bytes of
+ * so (otlp_can_send).  libcurl is opened when a sender that sends is made
+ * (dlopen), not linked: it brings some thirty libraries, whose loading
+ * cost every run of the command (dump, convert) 3.5 ms of CPU here.  Of a response, at most OTLP_RESPONSE_MAX bytes of
  * body are kept; the headers given are never printed.
  */
 #include <errno.h>
@@ -29,6 +31,8 @@
 #endif
 #ifdef PT_HAVE_LIBCURL
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #endif
 
 static const char *const signal_names[OTLP_SIGNALS] = {"traces", "logs"};
@@ -49,6 +53,70 @@ struct otlp_sender {
 	size_t response_len;
 	double retry_after; /* seconds; < 0: none */
 };
+
+#ifdef PT_HAVE_LIBCURL
+/* ---- libcurl, opened on demand --------------------------------------------- */
+
+#define LIBCURL_SONAME "libcurl.so.4"
+
+static struct libcurl {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *curl);
+	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode code);
+	void (*easy_cleanup)(CURL *curl);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+	void (*slist_free_all)(struct curl_slist *list);
+} lib;
+static char lib_error[256] = "not opened"; /* why not; "" once it is */
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+/* A symbol into a function pointer (POSIX's dlsym idiom); false if absent. */
+static bool lib_symbol(void *handle, const char *name, void *fn)
+{
+	void *sym = dlsym(handle, name);
+	memcpy(fn, &sym, sizeof sym);
+	return sym != NULL;
+}
+
+static void lib_open(void)
+{
+	void *h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(lib_error, sizeof lib_error, "%s", why ? why : LIBCURL_SONAME " not found");
+		return;
+	}
+	if (!lib_symbol(h, "curl_global_init", &lib.global_init) ||
+	    !lib_symbol(h, "curl_global_cleanup", &lib.global_cleanup) ||
+	    !lib_symbol(h, "curl_easy_init", &lib.easy_init) ||
+	    !lib_symbol(h, "curl_easy_setopt", &lib.easy_setopt) ||
+	    !lib_symbol(h, "curl_easy_perform", &lib.easy_perform) ||
+	    !lib_symbol(h, "curl_easy_getinfo", &lib.easy_getinfo) ||
+	    !lib_symbol(h, "curl_easy_strerror", &lib.easy_strerror) ||
+	    !lib_symbol(h, "curl_easy_cleanup", &lib.easy_cleanup) ||
+	    !lib_symbol(h, "curl_slist_append", &lib.slist_append) ||
+	    !lib_symbol(h, "curl_slist_free_all", &lib.slist_free_all)) {
+		snprintf(lib_error, sizeof lib_error, "%s lacks a function this posixtrace calls",
+		         LIBCURL_SONAME);
+		dlclose(h);
+		return;
+	}
+	lib_error[0] = '\0'; /* kept open: senders come and go */
+}
+
+/* libcurl's functions, opened once; false with the reason said. */
+static bool lib_ready(const char *label)
+{
+	pthread_once(&lib_once, lib_open);
+	if (lib_error[0])
+		error_msg("%s: libcurl cannot be opened: %s", label, lib_error);
+	return !lib_error[0];
+}
+#endif
 
 static bool otlp_can_send(void)
 {
@@ -272,12 +340,12 @@ static long attempt(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *
 	long status = 0;
 	s->response_len = 0;
 	s->retry_after = -1;
-	curl_easy_setopt(s->curl, CURLOPT_URL, s->c.url[sig]);
-	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)body);
-	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	*err = curl_easy_perform(s->curl);
+	lib.easy_setopt(s->curl, CURLOPT_URL, s->c.url[sig]);
+	lib.easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)body);
+	lib.easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	*err = lib.easy_perform(s->curl);
 	if (*err == CURLE_OK)
-		curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+		lib.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	return status;
 }
 #endif
@@ -331,7 +399,7 @@ void otlp_send(struct otlp_sender *s, enum otlp_signal sig, const uint8_t *body,
 		if (status)
 			snprintf(why, sizeof why, "HTTP %ld", status);
 		else
-			snprintf(why, sizeof why, "%s", curl_easy_strerror(err));
+			snprintf(why, sizeof why, "%s", lib.easy_strerror(err));
 		bool again = status ? retried_status(status) : retried_error(err);
 		if (!again) {
 			drop(s, sig, items, why);
@@ -374,33 +442,38 @@ struct otlp_sender *otlp_sender_new(const struct otlp_config *c)
 	s->response = xmalloc(OTLP_RESPONSE_MAX);
 #ifdef PT_HAVE_LIBCURL
 	if (!c->discard) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(s->curl = curl_easy_init())) {
+		if (!lib_ready(c->label)) {
+			free(s->response);
+			free(s);
+			return NULL;
+		}
+		if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(s->curl = lib.easy_init())) {
 			error_msg("%s: libcurl cannot start", c->label);
 			free(s->response);
 			free(s);
 			return NULL;
 		}
-		s->headers = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+		s->headers = lib.slist_append(NULL, "Content-Type: application/x-protobuf");
 		if (c->gzip)
-			s->headers = curl_slist_append(s->headers, "Content-Encoding: gzip");
+			s->headers = lib.slist_append(s->headers, "Content-Encoding: gzip");
 		for (size_t i = 0; i < c->nheaders; i++)
-			s->headers = curl_slist_append(s->headers, c->headers[i]);
-		s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
-		curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
-		curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(s->curl, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
-		curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout * 1000));
-		curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
-		curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
-		curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "posixtrace-otlp/1");
+			s->headers = lib.slist_append(s->headers, c->headers[i]);
+		s->headers = lib.slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+		lib.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+		lib.easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+		lib.easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+		lib.easy_setopt(s->curl, CURLOPT_FOLLOWLOCATION, 0L);
+		lib.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+		lib.easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout * 1000));
+		lib.easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
+		lib.easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
+		lib.easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
+		lib.easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
+		lib.easy_setopt(s->curl, CURLOPT_USERAGENT, "posixtrace-otlp/1");
 		if (c->cancel) {
-			curl_easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-			curl_easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
-			curl_easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
+			lib.easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+			lib.easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
+			lib.easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
 		}
 	}
 #endif
@@ -428,9 +501,9 @@ void otlp_sender_free(struct otlp_sender *s)
 		return;
 #ifdef PT_HAVE_LIBCURL
 	if (s->curl) {
-		curl_easy_cleanup(s->curl);
-		curl_slist_free_all(s->headers);
-		curl_global_cleanup();
+		lib.easy_cleanup(s->curl);
+		lib.slist_free_all(s->headers);
+		lib.global_cleanup();
 	}
 #endif
 	free(s->response);

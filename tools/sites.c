@@ -313,14 +313,11 @@ static uint64_t ns_of(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
-const struct call_site *site_of(struct site_table *t, const struct trace_event *ev)
+/* site_of's lookup, apart: the early answers then save no register. */
+static __attribute__((noinline)) const struct call_site *site_lookup(struct site_table *t,
+                                                                    const struct trace_event *ev)
 {
 	uintptr_t pc = (uintptr_t)ev->info.posix_prog_address;
-	if (t->off || !pc)
-		return NULL;
-	t->asked++;
-	if (t->no_images)
-		return NULL;
 	/* the time its log gave it: of several logs, the event may have been
 	 * moved onto their common line */
 	struct posix_trace_event_info info = ev->info;
@@ -346,6 +343,14 @@ const struct call_site *site_of(struct site_table *t, const struct trace_event *
 	                          ns_of(&t->img.posixtrace_valid_from),
 	                          ns_of(&t->img.posixtrace_valid_until), site};
 	return site;
+}
+
+const struct call_site *site_of(struct site_table *t, const struct trace_event *ev)
+{
+	if (t->off || !ev->info.posix_prog_address)
+		return NULL;
+	t->asked++;
+	return t->no_images ? NULL : site_lookup(t, ev);
 }
 
 static void print_problem(const char *msg, void *arg)

@@ -52,7 +52,34 @@ void format_time(uint64_t ns, char *buf, size_t size);
 void format_signed_time(int64_t ns, char *buf, size_t size);
 bool format_date(uint64_t ns, bool utc, char *buf, size_t size);
 bool is_printable_text(const unsigned char *data, size_t len);
-size_t text_length(const unsigned char *data, size_t len); /* 0 if not text */
+/* Whether a word holds a control byte that is not text (below 0x20, not
+ * a tab or a newline): such a byte is never part of a UTF-8 sequence, so
+ * the data is not text.  Exact byte by byte: no borrow crosses a byte. */
+static inline __attribute__((always_inline)) bool word_has_control(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull,
+	               lows = ~highs;
+	uint64_t below = ~((x | highs) - ones * 0x20) & ~x & highs;
+	uint64_t tab = x ^ (ones * '\t'), nl = x ^ (ones * '\n');
+	uint64_t is_tab = ~(((tab & lows) + lows) | tab) & highs;
+	uint64_t is_nl = ~(((nl & lows) + lows) | nl) & highs;
+	return (below & ~is_tab & ~is_nl) != 0;
+}
+size_t text_length_walk(const unsigned char *data, size_t len);
+/* The length of the data as text (without its trailing NUL), 0 if it is
+ * not text.  Inline: asked for every event, whose binary data is most
+ * often told by its first word, without the character walk (the word is
+ * all data: a trailing NUL is not in it). */
+static inline size_t text_length(const unsigned char *data, size_t len)
+{
+	if (len > 8 || (len == 8 && data[7] != '\0')) {
+		uint64_t x;
+		__builtin_memcpy(&x, data, 8);
+		if (word_has_control(x))
+			return 0;
+	}
+	return text_length_walk(data, len);
+}
 /* util.c, UTF-8: the length (2 to 4) of the valid sequence at s, len
  * bytes left, and its code point; 0: s[0] starts none (ASCII included). */
 size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *code);
@@ -77,7 +104,33 @@ struct time_cache {
 	unsigned char len;     /* of the seconds, the point and 5 digits; 0: none yet */
 	char text[32];
 };
-char *put_time_cached(char *p, uint64_t ns, struct time_cache *c); /* 34 */
+/* Two decimal digits per entry, "00" to "99": a division per two digits. */
+extern const char digit_pairs[201];
+static inline void put_four_digits(char *p, uint32_t v)
+{
+	__builtin_memcpy(p, digit_pairs + 2 * (v / 100), 2);
+	__builtin_memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
+}
+/* put_time() for times that seldom leave their 10 microseconds from one
+ * call to the next (the times of a log, absolute or relative): the
+ * seconds' digits, the point and the first five of the nanoseconds are
+ * kept and copied with a fixed-size copy, and only the last four digits
+ * are formatted.  Inline, the refill apart: two a line of dump. */
+static inline char *put_time_from_cache(char *p, uint64_t ns, uint64_t tens_of_us,
+                                        const struct time_cache *c)
+{
+	__builtin_memcpy(p, c->text, sizeof c->text);
+	put_four_digits(p + c->len, (uint32_t)(ns - tens_of_us * 10000u));
+	return p + c->len + 4;
+}
+char *put_time_refill(char *p, uint64_t ns, uint64_t tens_of_us, struct time_cache *c);
+static inline char *put_time_cached(char *p, uint64_t ns, struct time_cache *c) /* 34 */
+{
+	uint64_t tens_of_us = ns / 10000u;
+	if (__builtin_expect(!c->len || c->tens_of_us != tens_of_us, 0))
+		return put_time_refill(p, ns, tens_of_us, c);
+	return put_time_from_cache(p, ns, tens_of_us, c);
+}
 char *put_micros(char *p, uint64_t ns);               /* "US.NNN", up to 24 */
 char *put_hex_u64(char *p, uint64_t v);               /* "0x%lx", up to 18 */
 /* Inline, so that a string literal's length is known where it is put. */
@@ -104,13 +157,26 @@ struct outbuf {
 	int err;
 };
 void outbuf_init(struct outbuf *o, FILE *out);
-char *outbuf_room(struct outbuf *o, size_t n);
-void outbuf_done(struct outbuf *o, char *end);
+bool outbuf_flush(struct outbuf *o); /* false if any write failed */
+/* Written out once it holds OUTBUF_FLUSH bytes or more.  Inline (the flush
+ * in tool.c): a line of dump asks for room once and is done once. */
+#define OUTBUF_FLUSH (256u << 10)
+static inline char *outbuf_room(struct outbuf *o, size_t n)
+{
+	if (o->len + n > OUTBUF_FLUSH + OUTBUF_ROOM_MAX)
+		outbuf_flush(o);
+	return o->buf + o->len;
+}
+static inline void outbuf_done(struct outbuf *o, char *end)
+{
+	o->len = (size_t)(end - o->buf);
+	if (o->len >= OUTBUF_FLUSH)
+		outbuf_flush(o);
+}
 void outbuf_write(struct outbuf *o, const void *s, size_t n);
 void outbuf_puts(struct outbuf *o, const char *s);
 void outbuf_hex(struct outbuf *o, const unsigned char *data, size_t len);
 void outbuf_json_string(struct outbuf *o, const unsigned char *s, size_t len);
-bool outbuf_flush(struct outbuf *o); /* false if any write failed */
 void outbuf_free(struct outbuf *o);
 const char *policy_name(int policy);
 void *xmalloc(size_t size);
@@ -200,16 +266,24 @@ int create_file_in(int dirfd, const char *dir, const char *name); /* fd, or -1 *
 FILE *open_output_stream(const char *file, bool force);
 int close_output_stream(FILE *f, struct outbuf *out, const char *file);
 
-/* logfile.c: event type names of a trace stream, cached per id. */
+/* Event type names of a trace stream, cached per id (name_cache_init in
+ * logfile.c, name_cache_lookup in tool.c). */
 struct name_cache {
 	trace_id_t trid;
 	bool known[MAX_EVENT_IDS];
 	char name[MAX_EVENT_IDS][TRACE_EVENT_NAME_MAX + 1];
 };
 void name_cache_init(struct name_cache *c, trace_id_t trid);
+const char *name_cache_lookup(struct name_cache *c, trace_event_id_t id);
 /* The name of id: the same text at the same address every time once
- * known (eventfmt.c relies on it); "event_ID" for an id of no type. */
-const char *name_cache_get(struct name_cache *c, trace_event_id_t id);
+ * known (eventfmt.c relies on it); "event_ID" for an id of no type.
+ * Inline: asked for every event, and known after the first. */
+static inline const char *name_cache_get(struct name_cache *c, trace_event_id_t id)
+{
+	if (id < MAX_EVENT_IDS && c->known[id])
+		return c->name[id];
+	return name_cache_lookup(c, id);
+}
 static inline bool is_system_event(trace_event_id_t id)
 {
 	return id >= POSIX_TRACE_START && id <= POSIX_TRACE_ERROR;
@@ -285,6 +359,9 @@ struct trace_log {
 	 * are then 0 and "", but for events with no pid and no pthread_t. */
 	bool without_thread_names;
 	bool with_cpu; /* read each event's CPU even without thread names */
+	/* The file read may hold CPU records (format version 4 on, or not a
+	 * log): before, every event's CPU is unknown, and is not asked for. */
+	bool cpu_records;
 	uint64_t events_read;
 	/* POSIX_TRACE_ERROR events with EBADMSG (damage) met, and events read
 	 * after the last of them: see log_state(). */

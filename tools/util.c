@@ -228,20 +228,6 @@ static inline __attribute__((always_inline)) bool word_printable(uint64_t x)
 	return !(below | above);
 }
 
-/* Whether a word holds a control byte that is not text (below 0x20, not
- * a tab or a newline): such a byte is never part of a UTF-8 sequence, so
- * the data is not text.  Exact byte by byte: no borrow crosses a byte. */
-static inline __attribute__((always_inline)) bool word_has_control(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull,
-	               lows = ~highs;
-	uint64_t below = ~((x | highs) - ones * 0x20) & ~x & highs;
-	uint64_t tab = x ^ (ones * '\t'), nl = x ^ (ones * '\n');
-	uint64_t is_tab = ~(((tab & lows) + lows) | tab) & highs;
-	uint64_t is_nl = ~(((nl & lows) + lows) | nl) & highs;
-	return (below & ~is_tab & ~is_nl) != 0;
-}
-
 /* The length of the text character at s: printable ASCII, a tab, a
  * newline or UTF-8 shown as it is; 0 if it is not text. */
 static size_t text_char(const unsigned char *s, size_t len)
@@ -286,42 +272,12 @@ bool is_printable_text(const unsigned char *data, size_t len)
 	return true;
 }
 
-/* The length of the data as text (without its trailing NUL), 0 if it is
- * not text. */
-static __attribute__((noinline)) size_t text_length_walk(const unsigned char *data, size_t len)
-{
-	if (!is_printable_text(data, len))
-		return 0;
-	return data[len - 1] == '\0' ? len - 1 : len;
-}
-
-size_t text_length(const unsigned char *data, size_t len)
-{
-	/* Binary data is most often told by its first word, without the
-	 * character walk (the word is all data: a trailing NUL is not in
-	 * it); the walk is called last, so that this saves no register. */
-	if (len > 8 || (len == 8 && data[7] != '\0')) {
-		uint64_t x;
-		memcpy(&x, data, 8);
-		if (word_has_control(x))
-			return 0;
-	}
-	return text_length_walk(data, len);
-}
-
 /* ---- formatting into memory ----------------------------------------------
  * The put_* functions write at p (the caller has made the room) and return
  * the end: the outputs are built per event with no stdio call per field and
  * no printf parsing, which were most of what dump and convert cost. */
 
 static const char hex_digits[] = "0123456789abcdef";
-
-/* Two decimal digits per division: a division per digit was what
- * formatting a time cost most. */
-static const char digit_pairs[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
 
 static unsigned decimal_digits(uint64_t v)
 {
@@ -335,12 +291,6 @@ static unsigned decimal_digits(uint64_t v)
 	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
 	unsigned n = t + (v >= powers[t]);
 	return n ? n : 1;
-}
-
-static void put_four_digits(char *p, uint32_t v)
-{
-	memcpy(p, digit_pairs + 2 * (v / 100), 2);
-	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
 }
 
 /* Written from its end straight into place (a memcpy of a variable length
@@ -400,49 +350,6 @@ char *put_time(char *p, uint64_t ns)
 	p = put_u64(p, ns / 1000000000u);
 	*p++ = '.';
 	return put_nine_digits(p, (uint32_t)(ns % 1000000000u));
-}
-
-/* put_time() for times that seldom leave their 10 microseconds from one
- * call to the next (the times of a log, absolute or relative): the
- * seconds' digits, the point and the first five of the nanoseconds are
- * kept and copied with a fixed-size copy, and only the last four digits
- * are formatted. */
-/* The time from the cache, which holds its 10 microseconds. */
-static inline char *put_from_cache(char *p, uint64_t ns, uint64_t tens_of_us,
-                                   const struct time_cache *c)
-{
-	memcpy(p, c->text, sizeof c->text);
-	put_four_digits(p + c->len, (uint32_t)(ns - tens_of_us * 10000u));
-	return p + c->len + 4;
-}
-
-/* The cache filled for the 10 microseconds tens_of_us, then the time:
- * out of line and called last, so that put_time_cached's common case
- * calls nothing and saves no register. */
-static __attribute__((noinline)) char *put_time_refill(char *p, uint64_t ns, uint64_t tens_of_us,
-                                                       struct time_cache *c)
-{
-	uint64_t sec = tens_of_us / 100000u;
-	uint32_t first5 = (uint32_t)(tens_of_us % 100000u);
-	if (!c->len || c->sec != sec) {
-		c->sec = sec;
-		c->sec_len = (unsigned char)(put_u64(c->text, sec) - c->text);
-		c->text[c->sec_len] = '.';
-	}
-	char *d = c->text + c->sec_len + 1;
-	d[0] = (char)('0' + first5 / 10000u);
-	put_four_digits(d + 1, first5 % 10000u);
-	c->tens_of_us = tens_of_us;
-	c->len = (unsigned char)(c->sec_len + 6);
-	return put_from_cache(p, ns, tens_of_us, c);
-}
-
-char *put_time_cached(char *p, uint64_t ns, struct time_cache *c)
-{
-	uint64_t tens_of_us = ns / 10000u;
-	if (__builtin_expect(!c->len || c->tens_of_us != tens_of_us, 0))
-		return put_time_refill(p, ns, tens_of_us, c);
-	return put_from_cache(p, ns, tens_of_us, c);
 }
 
 /* "%llu.%03u" of microseconds and nanoseconds. */
@@ -505,6 +412,10 @@ char *put_hex_bytes(char *p, const unsigned char *data, size_t len)
 {
 	size_t i = 0;
 #ifdef __SSE2__
+	if (len == 16) { /* the common payload: no loop */
+		put_hex16(p, data);
+		return p + 32;
+	}
 	for (; i + 16 <= len; i += 16)
 		put_hex16(p + 2 * i, data + i);
 #endif
@@ -620,7 +531,6 @@ char *put_escaped(char *p, const char *s)
  * bytes or more.  The buffer never grows: data of any length is written in
  * chunks, and one reservation is at most OUTBUF_ROOM_MAX bytes. */
 
-#define OUTBUF_FLUSH (256u << 10)
 #define DATA_CHUNK 1024 /* bytes of data formatted per reservation */
 
 void outbuf_init(struct outbuf *o, FILE *out)
@@ -630,54 +540,6 @@ void outbuf_init(struct outbuf *o, FILE *out)
 	o->failed = false;
 	o->err = 0;
 	o->buf = xmalloc(OUTBUF_FLUSH + OUTBUF_ROOM_MAX);
-}
-
-static bool write_fully(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t done = write(fd, p, n);
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done == 0)
-			errno = EIO; /* nothing written, no reason given */
-		if (done <= 0)
-			return false;
-		p += done;
-		n -= (size_t)done;
-	}
-	return true;
-}
-
-/* Straight to the descriptor once stdio has written what it holds: stdio
- * splits a large write in two (the whole blocks, then a remainder it
- * buffers). */
-bool outbuf_flush(struct outbuf *o)
-{
-	if (o->len && !o->failed) {
-		int fd = fileno(o->out);
-		if (fd < 0)
-			o->failed = fwrite(o->buf, 1, o->len, o->out) != o->len;
-		else
-			o->failed = fflush(o->out) != 0 || !write_fully(fd, o->buf, o->len);
-		if (o->failed)
-			o->err = errno;
-	}
-	o->len = 0;
-	return !o->failed;
-}
-
-char *outbuf_room(struct outbuf *o, size_t n)
-{
-	if (o->len + n > OUTBUF_FLUSH + OUTBUF_ROOM_MAX)
-		outbuf_flush(o);
-	return o->buf + o->len;
-}
-
-void outbuf_done(struct outbuf *o, char *end)
-{
-	o->len = (size_t)(end - o->buf);
-	if (o->len >= OUTBUF_FLUSH)
-		outbuf_flush(o);
 }
 
 void outbuf_write(struct outbuf *o, const void *s, size_t n)
