@@ -237,12 +237,12 @@ void posix_trace_event(trace_event_id_t, const void *__PT_RESTRICT, size_t);
  * caller's.  It needs GNU C's statement expressions: other compilers call
  * the function.  (posix_trace_event)(...) or its address reach the
  * function itself; define POSIXTRACE_NO_INLINE to always call it.
- * While one stream alone may record the process, an event that stream's
- * filter excludes costs no call either: posixtrace__filter_for is then
- * the armed word of that stream alone, and posixtrace__filter its filter's
- * words as its controller writes them (a bit set: filtered out); any
- * other armed word, and an id beyond the words, take the call, which
- * decides as before. */
+ * While one stream alone may record the process and has filtered out an
+ * event, an event that stream's filter excludes costs no call either:
+ * posixtrace__filter_for is then the armed word of that stream alone, and
+ * posixtrace__filter its filter's words as its controller writes them (a
+ * bit set: filtered out); until then (0), any other armed word, and an id
+ * beyond the words, take the call, which decides as before. */
 extern const volatile unsigned long long *posixtrace__armed;
 extern volatile unsigned long long posixtrace__filter_for;
 extern const volatile unsigned long long *posixtrace__filter;

@@ -45,6 +45,7 @@ struct pt_process pt_proc = {
     .chan_rx = -1,
     .chan_tx = -1,
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .filter_page_slot = -1,
 };
 
 /* What the header's posix_trace_event() macro loads: this process's armed

@@ -92,6 +92,9 @@ struct pt_process {
 	 * make_filter_page; slots.c, pt_filter_follow); NULL: none. */
 	unsigned char *filter_page;
 	size_t filter_page_len;
+	/* The slot whose stream the page mirrors, -1: none (written under
+	 * lock, read by pt_filter_publish's first look without it). */
+	_Atomic int filter_page_slot;
 	pid_t pid;
 	uint64_t starttime;
 	_Alignas(128) struct pt_attached attached[PT_MAX_STREAMS];

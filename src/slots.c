@@ -146,14 +146,16 @@ void pt_detach(int slot)
 }
 
 /* The streams this process records into changed (pt_proc.lock held).
- * While one stream alone is in a slot, <trace.h>'s macro reads its filter
- * through a second mapping of its header page, and an event that filter
- * excludes takes no call while the armed word is that stream's alone
- * (posixtrace__filter_for); else every armed event takes the call.  The
- * armed word the page is for is withdrawn before the page changes and
- * given after: a reader that sees it finds that stream's words, or zeros
- * (which exclude nothing).  Release: pairs with the acquire load of
- * posixtrace__filter_for in <trace.h>'s macro. */
+ * While one stream alone is in a slot, <trace.h>'s macro can read its
+ * filter through a second mapping of its header page, and an event that
+ * filter excludes takes no call while the armed word is that stream's
+ * alone (posixtrace__filter_for); else every armed event takes the call.
+ * The armed word is given only once the stream has filtered out an event
+ * (pt_filter_publish): until then an event takes the call at once,
+ * without testing a filter that excludes nothing, the common case.  It is
+ * withdrawn before the page changes: a reader that sees it finds that
+ * stream's words, or zeros (which exclude nothing).  Release: pairs with
+ * the acquire load of posixtrace__filter_for in <trace.h>'s macro. */
 void pt_filter_follow(void)
 {
 	unsigned char *page = pt_proc.filter_page;
@@ -171,12 +173,29 @@ void pt_filter_follow(void)
 		}
 	}
 	__atomic_store_n(&posixtrace__filter_for, 0, __ATOMIC_RELEASE);
+	atomic_store_explicit(&pt_proc.filter_page_slot, -1, memory_order_relaxed);
 	if (n == 1 && only->base &&
 	    mremap(only->base, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, page) != MAP_FAILED) {
-		__atomic_store_n(&posixtrace__filter_for, 1ull << slot, __ATOMIC_RELEASE);
+		atomic_store_explicit(&pt_proc.filter_page_slot, slot, memory_order_relaxed);
 		return;
 	}
 	/* Zeros again; should that fail, the page stays whatever it was, and
 	 * unused: filter_for is 0, which no armed word is. */
 	mmap(page, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+/* Called from the event path (a filtered-out event's, in the entry's
+ * grace period): a trylock only, so that it never waits there, nor on a
+ * thread this one interrupted.  Under the lock pt_filter_follow is not
+ * changing the page, and the page mirrors slot's stream. */
+void pt_filter_publish(int slot)
+{
+	if (__atomic_load_n(&posixtrace__filter_for, __ATOMIC_RELAXED) != 0 ||
+	    atomic_load_explicit(&pt_proc.filter_page_slot, memory_order_relaxed) != slot)
+		return;
+	if (pthread_mutex_trylock(&pt_proc.lock) != 0)
+		return;
+	if (atomic_load_explicit(&pt_proc.filter_page_slot, memory_order_relaxed) == slot)
+		__atomic_store_n(&posixtrace__filter_for, 1ull << slot, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&pt_proc.lock);
 }

@@ -22,5 +22,9 @@ void pt_slot_forget_exec_token(int slot);
 /* The page <trace.h>'s macro reads filters from follows the streams this
  * process records into (pt_proc.lock held). */
 void pt_filter_follow(void);
+/* An event of slot's stream was filtered out by the library: the macro
+ * tests that stream's filter itself from now on, if the page mirrors it
+ * (never waits: a lock another thread holds leaves it to a later event). */
+void pt_filter_publish(int slot);
 
 #endif

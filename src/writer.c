@@ -20,6 +20,7 @@
 #include "layout.h"
 #include "process.h"
 #include "recword.h"
+#include "slots.h"
 #include "stream.h"
 #include "thread.h"
 #include "writer.h"
@@ -957,10 +958,13 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
                                                               const void *data, size_t len,
                                                               uintptr_t pc)
 {
-	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
+	int slot = (int)(w - t->lanes);
+	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	struct pt_stream_hdr *h = pt_hdr(m);
-	if (a->traced && !pt_filtered(h, id)) {
+	if (pt_filtered(h, id)) {
+		pt_filter_publish(slot);
+	} else if (a->traced) {
 		append_record(w, a, m, id, data, len, pc, 0, 0);
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);

@@ -13,7 +13,8 @@
  * filtered out.  Cases: a writer thread of the controller's own process
  * (the macro's test), a writer in another process (the same, through the
  * stream handed over), and that process traced by two streams (the macro
- * then calls, and the library decides).
+ * then calls, and the library decides).  And when the macro's test is
+ * given: once an event is filtered out, while one stream records.
  */
 #include "harness.h"
 
@@ -234,6 +235,59 @@ START_TEST(filter_flips_under_a_writer_traced_by_two_streams)
 }
 END_TEST
 
+/* When the macro tests the filter itself: only once the one stream that
+ * records the process has filtered an event out (before, an event takes
+ * the call at once, without testing a filter that excludes nothing); not
+ * while two streams record it; again after the second has gone, from the
+ * next event filtered out.  posixtrace__filter_for (<trace.h>) says it:
+ * the armed word of that stream, or 0. */
+START_TEST(inline_filter_given_once_an_event_is_filtered_out)
+{
+	trace_event_set_t set;
+	open_ids();
+	trace_id_t one = create_stream(0);
+	ck_assert_ok(posix_trace_start(one));
+	posix_trace_event(ev_a, NULL, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_ok(posix_trace_eventset_add(ev_a, &set));
+	ck_assert_ok(posix_trace_set_filter(one, &set, POSIX_TRACE_SET_EVENTSET));
+	posix_trace_event(ev_w, NULL, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	posix_trace_event(ev_a, NULL, 0);
+	ck_assert_uint_ne(posixtrace__filter_for, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, *posixtrace__armed);
+	/* a second stream: every armed event takes the call */
+	trace_id_t two = create_stream(0);
+	ck_assert_ok(posix_trace_start(two));
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	posix_trace_event(ev_a, NULL, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	ck_assert_ok(posix_trace_shutdown(two));
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	posix_trace_event(ev_w, NULL, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, 0);
+	posix_trace_event(ev_a, NULL, 0);
+	ck_assert_uint_eq(posixtrace__filter_for, *posixtrace__armed);
+	/* the filter emptied: the test stays given and excludes nothing */
+	ck_assert_ok(posix_trace_eventset_empty(&set));
+	ck_assert_ok(posix_trace_set_filter(one, &set, POSIX_TRACE_SET_EVENTSET));
+	posix_trace_event(ev_a, NULL, 0);
+	ck_assert_ok(posix_trace_stop(one));
+	struct posix_trace_event_info ev;
+	size_t len;
+	int unavailable, a_seen = 0;
+	for (;;) {
+		ck_assert_ok(posix_trace_trygetnext_event(one, &ev, NULL, 0, &len, &unavailable));
+		if (unavailable)
+			break;
+		a_seen += ev.posix_event_id == ev_a;
+	}
+	ck_assert_int_eq(a_seen, 2); /* the first, and the one after the filter was emptied */
+	ck_assert_ok(posix_trace_shutdown(one));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inlinefilter");
@@ -242,5 +296,7 @@ int main(void)
 	tcase_add_test(tc, filter_flips_under_a_writer_thread_of_the_same_process);
 	tcase_add_test(tc, filter_flips_under_a_writer_of_another_process);
 	tcase_add_test(tc, filter_flips_under_a_writer_traced_by_two_streams);
+	tc = pt_tcase(s, "when");
+	tcase_add_test(tc, inline_filter_given_once_an_event_is_filtered_out);
 	return pt_run(s);
 }
