@@ -77,6 +77,7 @@ static struct src *new_src(struct pt_logr *r, struct drain *d, uint32_t kind,
 	memset(s, 0, sizeof *s);
 	s->p = p;
 	s->end = end;
+	s->stage_end = kind == S_STAGES ? (uintptr_t)end : 0;
 	s->kind = kind;
 	s->slot = (uint32_t)(d - r->m.dr);
 	s->order = r->m.next_order++;
@@ -588,7 +589,7 @@ static void set_limit(struct pt_logm *m, const struct src *s)
  * (the sources of two writers' lanes interleave event by event): no
  * source ended, so the oldest drain still has some and no error is due; a
  * RESUME at the new root is left to pt_logm_next. */
-__attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
+__attribute__((noinline)) int pt_logm_switch(struct pt_logm *m)
 {
 	struct src **h = m->heap, *s = h[0], *l = m->nlater ? m->later[0] : NULL;
 	uint32_t n = m->nheap;
@@ -603,7 +604,7 @@ __attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
 			h[c] = s;
 			if (o->resume || m->resume_pending) {
 				m->cur = NULL;
-				return;
+				return 1;
 			}
 			struct src *run = h[1];
 			if (n == 3 && src_before(h[2], run))
@@ -613,7 +614,7 @@ __attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
 			m->limit = run->head;
 			m->tie_first = o->order < run->order;
 			m->cur = o;
-			return;
+			return 1;
 		}
 	}
 	sift_down(m, 0);
@@ -621,16 +622,17 @@ __attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
 	s = m->heap[0];
 	if (s->resume || m->resume_pending) {
 		m->cur = NULL;
-		return;
+		return 1;
 	}
 	set_limit(m, s);
 	m->cur = s;
+	return 1;
 }
 
 /* s delivered the event of time ts and its next record is not a plain
  * event: applies what comes before its next one; s leaves the front
  * unless it is a section whose next event is still ahead. */
-__attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts)
+__attribute__((noinline)) int pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts)
 {
 	if (s->kind == S_KEEPER)
 		s->base = ts;
@@ -642,6 +644,7 @@ __attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *
 		m->cur = NULL;
 		m->root_moved = 1;
 	}
+	return 1;
 }
 
 static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, size_t *data_len)

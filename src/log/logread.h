@@ -50,8 +50,9 @@ PT_LOG_HIDDEN int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event
 /* The extension of the event pt_logr_next_posix gave last: its kernel
  * thread id, thread name and CPU, and the writer's own ids from the PIDS
  * table (docs/LOG-FORMAT.md), zeros for a writer it does not name.  Built
- * when it is asked for, so that reading events costs nothing more. */
-PT_LOG_HIDDEN void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext);
+ * when it is asked for, so that reading events costs nothing more.
+ * EINVAL when no event was given since the log was opened. */
+PT_LOG_HIDDEN int pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext);
 
 /* Back to the first event. */
 PT_LOG_HIDDEN void pt_logr_rewind(struct pt_logr *r);
