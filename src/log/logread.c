@@ -1107,38 +1107,41 @@ int pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 __attribute__((noinline)) static int next_posix_other(struct pt_logr *r,
                                                       struct posix_trace_event_info *info,
                                                       void *data, size_t num_bytes,
-                                                      size_t *data_len)
+                                                      size_t *data_len, int *unavailable)
 {
 	struct out o = {NULL, info, &r->last};
-	if (likely(take_event(r, &o, data, num_bytes, data_len)))
-		return 1;
-	return next_slow(r, &o, data, num_bytes, data_len);
+	int got = take_event(r, &o, data, num_bytes, data_len) ||
+	          next_slow(r, &o, data, num_bytes, data_len);
+	*unavailable = !got;
+	return got;
 }
 
 /* The front source's event when its data takes a call to copy. */
 __attribute__((noinline)) static int next_posix_long(struct pt_logr *r,
                                                      struct posix_trace_event_info *info,
                                                      void *data, size_t num_bytes,
-                                                     size_t *data_len)
+                                                     size_t *data_len, int *unavailable)
 {
 	struct out o = {NULL, info, &r->last};
+	*unavailable = 0;
 	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 }
 
 /* The front source's event with data of a few moves is the path without
  * a call that returns (no register saved): every other case jumps out. */
 int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
-                       size_t num_bytes, size_t *data_len)
+                       size_t num_bytes, size_t *data_len, int *unavailable)
 {
 	struct src *s = r->m.cur;
 	if (!info)
 		__builtin_unreachable(); /* checked by posix_trace_getnext_event */
 	if (unlikely(s == NULL))
-		return next_posix_other(r, info, data, num_bytes, data_len);
+		return next_posix_other(r, info, data, num_bytes, data_len, unavailable);
 	uint32_t len = pt_rec_len(ld64(s->p));
 	if (unlikely(!copy_is_short(len < num_bytes ? len : num_bytes)))
-		return next_posix_long(r, info, data, num_bytes, data_len);
+		return next_posix_long(r, info, data, num_bytes, data_len, unavailable);
 	struct out o = {NULL, info, &r->last};
+	*unavailable = 0;
 	return take_head(r, s, &o, data, num_bytes, data_len);
 }
 
