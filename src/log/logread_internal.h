@@ -159,6 +159,7 @@ struct pt_logm {
 	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
 	uint64_t limit;           /* the runner-up's head ... */
 	int tie_first;            /* ... and whether cur goes first at an equal time */
+	uint32_t run_slot;        /* where the runner-up is: heap[1] or heap[2], 0 elsewhere */
 	int root_moved;           /* the heap's root delivered and moved on */
 	struct drain dr[2];
 	uint32_t old;
