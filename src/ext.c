@@ -22,12 +22,11 @@
 /* The caller holds the handle (its lock or its bias). */
 static int copy_ext(const struct pt_handle *h, struct posixtrace_event_ext *ext)
 {
+	if (h->kind == PT_H_LOG)
+		return pt_logr_event_ext(h->log->r, ext);
 	if (!h->has_ext)
 		return EINVAL;
-	if (h->kind == PT_H_LOG)
-		pt_logr_event_ext(h->log->r, ext);
-	else
-		*ext = h->ext;
+	*ext = h->ext;
 	return 0;
 }
 

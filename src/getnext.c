@@ -138,7 +138,7 @@ static __attribute__((noinline)) int biased_next(trace_id_t trid, struct posix_t
 		/* A pre-recorded stream never blocks; trygetnext refuses it
 		 * (EINVAL), the locked way. */
 		if (mode == GET_BLOCK)
-			*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+			pt_logfile_next(h, ev, data, num_bytes, data_len, unavailable);
 		else
 			done = 0;
 	} else if (take(h, ev, data, num_bytes, data_len, pc)) {
@@ -163,7 +163,7 @@ static int get_event(trace_id_t trid, struct posix_trace_event_info *ev, void *d
 		return EINVAL;
 	if (h->kind == PT_H_LOG) {
 		/* A pre-recorded stream never blocks; its end is "unavailable". */
-		*unavailable = !pt_logfile_next(h, ev, data, num_bytes, data_len);
+		pt_logfile_next(h, ev, data, num_bytes, data_len, unavailable);
 		pt_handle_bias(h, trid);
 		pt_handle_put(h);
 		return 0;
@@ -244,9 +244,10 @@ int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *re
 	struct pt_handle *h = pt_handle_enter_biased(trid, t);
 	if (PT_LIKELY(h != NULL)) {
 		if (PT_LIKELY(h->kind == PT_H_LOG)) {
-			int got = pt_logfile_next(h, ev, data, num_bytes, data_len);
+			/* The reader sets *unavailable: after its call only
+			 * the thread is needed. */
+			pt_logfile_next(h, ev, data, num_bytes, data_len, unavailable);
 			pt_handle_leave_biased(t);
-			*unavailable = !got;
 			return 0;
 		}
 		pt_handle_leave_biased(t);

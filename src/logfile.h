@@ -14,14 +14,15 @@ struct pt_logfile {
 	struct pt_logr *r;
 };
 
-/* The next event of the log, as posix_trace_getnext_event gives it; 0 at
- * the end.  Inline: it is the whole of a read but for the handle. */
-static inline int pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev,
-                                  void *data, size_t num_bytes, size_t *data_len)
+/* The next event of the log, as posix_trace_getnext_event gives it, and
+ * *unavailable (1 at the end).  Inline: it is the whole of a read but for
+ * the handle.  The reader keeps what posixtrace_event_ext needs
+ * (h->has_ext is a stream's). */
+static inline void pt_logfile_next(struct pt_handle *h, struct posix_trace_event_info *ev,
+                                   void *data, size_t num_bytes, size_t *data_len,
+                                   int *unavailable)
 {
-	int got = pt_logr_next_posix(h->log->r, ev, data, num_bytes, data_len);
-	h->has_ext |= got;
-	return got;
+	pt_logr_next_posix(h->log->r, ev, data, num_bytes, data_len, unavailable);
 }
 
 int pt_logfile_name(struct pt_handle *h, trace_event_id_t id, char *out);

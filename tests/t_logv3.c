@@ -1825,6 +1825,57 @@ START_TEST(rewind_gives_the_same_sequence)
 }
 END_TEST
 
+/* posixtrace_event_ext gives the last event's extension until the next
+ * event: EINVAL before the first, and the same after a rewind (which may
+ * let go of the windows the event was read from) as before it, whether
+ * the rewind came after 1, 2, ... events or after the end (RESUME and
+ * ERROR among them: their contexts are the reader's own). */
+START_TEST(extension_kept_across_rewind)
+{
+	int fd = new_file();
+	struct v3 g;
+	const uint32_t a[] = {30, 40}, b[] = {10, 35};
+	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
+	stage_block(&g, 1, 0, 0, a, 2);
+	damaged_stages(&g, D_FIRST_NOT_OWNER);
+	v3_keeper(&g, 2);
+	v3_context(&g, 0, &ctx_ctl, 0);
+	v3_resume(&g, 0);
+	v3_seal_at(&g, T0 + 5);
+	stage_block(&g, 2, 1, 2, b, 2);
+	v3_end(&g);
+	trace_id_t trid;
+	struct posixtrace_event_ext before, after;
+	ck_assert_ok(posix_trace_open(fd, &trid));
+	ck_assert_err(posixtrace_event_ext(trid, &before), EINVAL);
+	ck_assert_ok(posix_trace_rewind(trid));
+	ck_assert_err(posixtrace_event_ext(trid, &before), EINVAL);
+	/* RESUME, 10, 30, 35, 40, ERROR; 7: one call past the end */
+	const pid_t tids[] = {ctx_ctl.tid, ctx_a.tid, ctx_a.tid, ctx_a.tid, ctx_a.tid, 0, 0};
+	for (size_t k = 1; k <= 7; k++) {
+		int unavailable = 0;
+		for (size_t i = 0; i < k; i++) {
+			struct posix_trace_event_info info;
+			unsigned char data[8];
+			size_t len;
+			ck_assert_ok(posix_trace_getnext_event(trid, &info, data, sizeof data, &len,
+			                                       &unavailable));
+		}
+		ck_assert_int_eq(unavailable, k == 7);
+		memset(&before, 0xa5, sizeof before);
+		memset(&after, 0x5a, sizeof after);
+		ck_assert_ok(posixtrace_event_ext(trid, &before));
+		ck_assert_int_eq(before.posixtrace_tid, tids[k == 7 ? 5 : k - 1]);
+		ck_assert_ok(posix_trace_rewind(trid));
+		ck_assert_ok(posixtrace_event_ext(trid, &after));
+		ck_assert_mem_eq(&before, &after, sizeof before);
+		ck_assert_ok(posix_trace_rewind(trid));
+	}
+	ck_assert_ok(posix_trace_close(trid));
+	close(fd);
+}
+END_TEST
+
 /*
  * A drain whose memory would pass the reader's bound is cut: what was
  * gathered is one part, the rest of it the next parts, merged as drains
@@ -1926,6 +1977,7 @@ int main(void)
 	tcase_add_test(tc, resume_across_the_lookahead);
 	tcase_add_test(tc, keeper_events_merged);
 	tcase_add_test(tc, rewind_gives_the_same_sequence);
+	tcase_add_test(tc, extension_kept_across_rewind);
 	tcase_add_test(tc, many_lanes_many_blocks_merged);
 	tcase_add_test(tc, one_lane_many_blocks);
 	tcase_add_test(tc, one_lane_first_drain_of_64_sections);

@@ -77,6 +77,7 @@ static struct src *new_src(struct pt_logr *r, struct drain *d, uint32_t kind,
 	memset(s, 0, sizeof *s);
 	s->p = p;
 	s->end = end;
+	s->stage_end = kind == S_STAGES ? (uintptr_t)end : 0;
 	s->kind = kind;
 	s->slot = (uint32_t)(d - r->m.dr);
 	s->order = r->m.next_order++;
@@ -573,14 +574,22 @@ static int next_drain(struct pt_logr *r)
 static void set_limit(struct pt_logm *m, const struct src *s)
 {
 	const struct src *run = NULL;
-	if (m->nheap > 1)
+	uint32_t slot = 0;
+	if (m->nheap > 1) {
 		run = m->heap[1];
-	if (m->nheap > 2 && src_before(m->heap[2], run))
+		slot = 1;
+	}
+	if (m->nheap > 2 && src_before(m->heap[2], run)) {
 		run = m->heap[2];
-	if (m->nlater && (!run || src_before(m->later[0], run)))
+		slot = 2;
+	}
+	if (m->nlater && (!run || src_before(m->later[0], run))) {
 		run = m->later[0];
+		slot = 0;
+	}
 	m->limit = run ? run->head : UINT64_MAX;
 	m->tie_first = run ? s->order < run->order : 1;
+	m->run_slot = slot;
 }
 
 /* What the next pt_logm_next would do after take_head's source passed the
@@ -588,49 +597,54 @@ static void set_limit(struct pt_logm *m, const struct src *s)
  * (the sources of two writers' lanes interleave event by event): no
  * source ended, so the oldest drain still has some and no error is due; a
  * RESUME at the new root is left to pt_logm_next. */
-__attribute__((noinline)) void pt_logm_switch(struct pt_logm *m)
+__attribute__((noinline)) int pt_logm_switch(struct pt_logm *m)
 {
-	struct src **h = m->heap, *s = h[0], *l = m->nlater ? m->later[0] : NULL;
-	uint32_t n = m->nheap;
+	struct src **h = m->heap, *s = h[0];
+	uint32_t n = m->nheap, c = m->run_slot;
 	/* A heap of two or three (the lanes of two writers taking turns, and
-	 * the keeper's): the first child that comes before s and every later
-	 * source takes its place; both children are leaves. */
-	if (n == 2 || n == 3) {
-		uint32_t c = n == 3 && src_before(h[2], h[1]) ? 2 : 1;
-		struct src *o = h[c];
-		if (src_before(o, s) && (!l || src_before(o, l))) {
-			h[0] = o;
-			h[c] = s;
-			if (o->resume || m->resume_pending) {
-				m->cur = NULL;
-				return;
-			}
-			struct src *run = h[1];
-			if (n == 3 && src_before(h[2], run))
-				run = h[2];
-			if (l && src_before(l, run))
-				run = l;
-			m->limit = run->head;
-			m->tie_first = o->order < run->order;
-			m->cur = o;
-			return;
+	 * the keeper's) whose runner-up is a child: that child comes before s
+	 * (s passed it) and before every later source (it was chosen over
+	 * them), so it takes s's place; both children are leaves. */
+	if ((n == 2 || n == 3) && c) {
+		struct src *o = h[c], *l = m->nlater ? m->later[0] : NULL;
+		h[0] = o;
+		h[c] = s;
+		if (o->resume || m->resume_pending) {
+			m->cur = NULL;
+			return 1;
 		}
+		struct src *run = h[1];
+		uint32_t slot = 1;
+		if (n == 3 && src_before(h[2], run)) {
+			run = h[2];
+			slot = 2;
+		}
+		if (l && src_before(l, run)) {
+			run = l;
+			slot = 0;
+		}
+		m->limit = run->head;
+		m->tie_first = o->order < run->order;
+		m->run_slot = slot;
+		m->cur = o;
+		return 1;
 	}
 	sift_down(m, 0);
 	reach(m);
 	s = m->heap[0];
 	if (s->resume || m->resume_pending) {
 		m->cur = NULL;
-		return;
+		return 1;
 	}
 	set_limit(m, s);
 	m->cur = s;
+	return 1;
 }
 
 /* s delivered the event of time ts and its next record is not a plain
  * event: applies what comes before its next one; s leaves the front
  * unless it is a section whose next event is still ahead. */
-__attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts)
+__attribute__((noinline)) int pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts)
 {
 	if (s->kind == S_KEEPER)
 		s->base = ts;
@@ -642,6 +656,7 @@ __attribute__((noinline)) void pt_logm_src_moved(struct pt_logm *m, struct src *
 		m->cur = NULL;
 		m->root_moved = 1;
 	}
+	return 1;
 }
 
 static int deliver_resume(struct pt_logr *r, uint64_t ts, const struct out *o, size_t *data_len)

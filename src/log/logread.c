@@ -840,6 +840,10 @@ void pt_logr_close(struct pt_logr *r)
  * first event's time before its pass) reads nothing again. */
 void pt_logr_rewind(struct pt_logr *r)
 {
+	if (r->last.ctx && r->last.ctx != r->last.kept) {
+		memcpy(r->last.kept, r->last.ctx, sizeof r->last.kept);
+		r->last.ctx = r->last.kept;
+	}
 	if (r->hdr.version >= 3 && pt_logm_restart(r))
 		r->last_good_ts = 0;
 	else
@@ -1078,9 +1082,11 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
-void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
+int pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 {
 	const struct logr_last *l = &r->last;
+	if (!l->ctx)
+		return EINVAL;
 	pid_t pid = (pid_t)ld32(l->ctx);
 	memset(ext, 0, sizeof *ext);
 	ext->posixtrace_tid = (pid_t)ld32(l->ctx + 4);
@@ -1092,6 +1098,7 @@ void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 	ext->posixtrace_ns_pid = e ? e->ns_pid : 0;
 	ext->posixtrace_ns_tid = e && ext->posixtrace_tid ? e->ns_tid : 0;
 	ext->posixtrace_pidns = e ? e->ns : 0;
+	return 0;
 }
 
 /* pt_logr_next_posix without a source in front: a version 2 block, or the
@@ -1100,21 +1107,42 @@ void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 __attribute__((noinline)) static int next_posix_other(struct pt_logr *r,
                                                       struct posix_trace_event_info *info,
                                                       void *data, size_t num_bytes,
-                                                      size_t *data_len)
+                                                      size_t *data_len, int *unavailable)
 {
 	struct out o = {NULL, info, &r->last};
-	if (likely(take_event(r, &o, data, num_bytes, data_len)))
-		return 1;
-	return next_slow(r, &o, data, num_bytes, data_len);
+	int got = take_event(r, &o, data, num_bytes, data_len) ||
+	          next_slow(r, &o, data, num_bytes, data_len);
+	*unavailable = !got;
+	return got;
 }
 
-int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
-                       size_t num_bytes, size_t *data_len)
+/* The front source's event when its data takes a call to copy. */
+__attribute__((noinline)) static int next_posix_long(struct pt_logr *r,
+                                                     struct posix_trace_event_info *info,
+                                                     void *data, size_t num_bytes,
+                                                     size_t *data_len, int *unavailable)
 {
-	if (unlikely(r->m.cur == NULL))
-		return next_posix_other(r, info, data, num_bytes, data_len);
 	struct out o = {NULL, info, &r->last};
+	*unavailable = 0;
 	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
+}
+
+/* The front source's event with data of a few moves is the path without
+ * a call that returns (no register saved): every other case jumps out. */
+int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
+                       size_t num_bytes, size_t *data_len, int *unavailable)
+{
+	struct src *s = r->m.cur;
+	if (!info)
+		__builtin_unreachable(); /* checked by posix_trace_getnext_event */
+	if (unlikely(s == NULL))
+		return next_posix_other(r, info, data, num_bytes, data_len, unavailable);
+	uint32_t len = pt_rec_len(ld64(s->p));
+	if (unlikely(!copy_is_short(len < num_bytes ? len : num_bytes)))
+		return next_posix_long(r, info, data, num_bytes, data_len, unavailable);
+	struct out o = {NULL, info, &r->last};
+	*unavailable = 0;
+	return take_head(r, s, &o, data, num_bytes, data_len);
 }
 
 /* ---- accessors ----------------------------------------------------------- */

@@ -44,14 +44,18 @@ PT_LOG_HIDDEN int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void 
                                size_t num_bytes, size_t *data_len);
 
 /* pt_logr_next for posix_trace_getnext_event: the event into *info; its
- * writer's context is kept for pt_logr_event_ext. */
+ * writer's context is kept for pt_logr_event_ext.  *unavailable is set as
+ * posix_trace_getnext_event's (0: an event, 1: the end), so that its caller
+ * has nothing left to do but leave the handle. */
 PT_LOG_HIDDEN int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
-                                     void *data, size_t num_bytes, size_t *data_len);
+                                     void *data, size_t num_bytes, size_t *data_len,
+                                     int *unavailable);
 /* The extension of the event pt_logr_next_posix gave last: its kernel
  * thread id, thread name and CPU, and the writer's own ids from the PIDS
  * table (docs/LOG-FORMAT.md), zeros for a writer it does not name.  Built
- * when it is asked for, so that reading events costs nothing more. */
-PT_LOG_HIDDEN void pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext);
+ * when it is asked for, so that reading events costs nothing more.
+ * EINVAL when no event was given since the log was opened. */
+PT_LOG_HIDDEN int pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext);
 
 /* Back to the first event. */
 PT_LOG_HIDDEN void pt_logr_rewind(struct pt_logr *r);

@@ -52,6 +52,7 @@ enum { S_STAGES, S_KEEPER };
  */
 struct src {
 	const unsigned char *p, *end;
+	uintptr_t stage_end;        /* STAGES: end; KEEPER: 0 (the front's one test) */
 	uint64_t head;
 	uint64_t base;              /* STAGES: the raw base; KEEPER: the current time */
 	uint64_t pc;                /* the address a same-address event repeats */
@@ -158,6 +159,7 @@ struct pt_logm {
 	struct src *cur;          /* in front and ahead of the runner-up: no heap work */
 	uint64_t limit;           /* the runner-up's head ... */
 	int tie_first;            /* ... and whether cur goes first at an equal time */
+	uint32_t run_slot;        /* where the runner-up is: heap[1] or heap[2], 0 elsewhere */
 	int root_moved;           /* the heap's root delivered and moved on */
 	struct drain dr[2];
 	uint32_t old;
@@ -201,10 +203,17 @@ struct logr_meta {
 };
 
 /* The writer's context of the event pt_logr_next_posix gave last (32
- * bytes of struct pt_log_ctx, its name not yet terminated) and its CPU. */
+ * bytes of struct pt_log_ctx, its name not yet terminated; NULL before the
+ * first) and its CPU.  ctx points where the event's record found it (a
+ * section's OWNER, a KEEPER context, the version 2 table), which stays
+ * until the next read; a rewind, which may let windows go, copies it into
+ * kept first.  The second: the time's seconds, kept for the next event
+ * (sec_ns = sec * 10^9: an event in the same second needs no division). */
 struct logr_last {
-	unsigned char ctx[32];
+	const unsigned char *ctx;
 	uint32_t cpu;
+	unsigned char kept[32];
+	uint64_t sec_ns, sec;
 };
 
 /* The reader: the log's header and status, and one part per concern. */
@@ -250,6 +259,21 @@ struct out {
 	struct logr_last *last;
 };
 
+/* ts as seconds and nanoseconds; the second of the event before is
+ * reused while the events stay in it. */
+__attribute__((always_inline)) static inline void split_time(struct logr_last *l, uint64_t ts,
+                                                             struct timespec *out)
+{
+	uint64_t in_sec = ts - l->sec_ns;
+	if (unlikely(in_sec >= 1000000000u)) {
+		l->sec = ts / 1000000000u;
+		l->sec_ns = l->sec * 1000000000u;
+		in_sec = ts - l->sec_ns;
+	}
+	out->tv_sec = (time_t)l->sec;
+	out->tv_nsec = (long)in_sec;
+}
+
 /* Fills the output from the event's parts; ctx is the 32 bytes of a
  * struct pt_log_ctx, its name not yet terminated.  Field by field: the
  * stores match the loads that follow them. */
@@ -265,14 +289,13 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 		i->posix_pid = (pid_t)ld32(ctx);
 		i->posix_thread_id = (pthread_t)ld64(ctx + 8);
 		i->posix_prog_address = (void *)(uintptr_t)pc;
-		i->posix_timestamp.tv_sec = (time_t)(ts / 1000000000u);
-		i->posix_timestamp.tv_nsec = (long)(ts % 1000000000u);
+		split_time(o->last, ts, &i->posix_timestamp);
 		i->posix_truncation_status = n < len               ? POSIX_TRACE_TRUNCATED_READ
 		                             : (w0 >> 63)          ? POSIX_TRACE_TRUNCATED_RECORD
 		                                                   : POSIX_TRACE_NOT_TRUNCATED;
 		/* The context as it is: the extension is made of it when
 		 * asked for (pt_logr_event_ext). */
-		memcpy(o->last->ctx, ctx, sizeof o->last->ctx);
+		o->last->ctx = ctx;
 		o->last->cpu = cpu;
 	} else {
 		struct pt_log_event *e = o->ev;
@@ -291,11 +314,23 @@ __attribute__((always_inline)) static inline void emit(const struct out *o, uint
 	}
 }
 
+/* Whether copy_out copies n bytes without a call. */
+static inline int copy_is_short(size_t n)
+{
+	return n == 0 || (n >= 4 && n <= 32);
+}
+
 /* Copies exactly n bytes; short lengths with a few overlapping moves
  * rather than a call. */
 static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t n)
 {
-	if (n >= 8 && n <= 16) {
+	if (n > 16 && n <= 32) {
+		unsigned char a[16], b[16];
+		memcpy(a, src, 16);
+		memcpy(b, src + n - 16, 16);
+		memcpy(dst, a, 16);
+		memcpy(dst + n - 16, b, 16);
+	} else if (n >= 8 && n <= 16) {
 		uint64_t a = ld64(src), b = ld64(src + n - 8);
 		memcpy(dst, &a, 8);
 		memcpy(dst + n - 8, &b, 8);
@@ -343,9 +378,12 @@ PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *dat
                                size_t num_bytes, size_t *data_len);
 PT_LOG_HIDDEN uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw);
 /* The source in front passed the runner-up and has events left: the heap
- * is put right and the new root comes to the front at once. */
-PT_LOG_HIDDEN void pt_logm_switch(struct pt_logm *m);
-PT_LOG_HIDDEN void pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
+ * is put right and the new root comes to the front at once.  Returns 1
+ * (the event delivered), so that the per-event path ends in a jump. */
+PT_LOG_HIDDEN int pt_logm_switch(struct pt_logm *m);
+/* The source in front delivered the event of time ts and its next record
+ * is not a plain event of its section: 1, as pt_logm_switch. */
+PT_LOG_HIDDEN int pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
 
 /* The calibration of raw: pt_log_cal_apply's value, which inside the
  * fast range is the segment's line without its clamps. */
@@ -355,6 +393,25 @@ __attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, 
 		return pt_logm_stage_time_slow(s, raw);
 	return s->seg.real +
 	       (uint64_t)(((unsigned __int128)(raw - s->seg.raw) * s->seg.mult) >> PT_LOG_CAL_SHIFT);
+}
+
+/* s, in front, has delivered the event of time ts and moved on to p: its
+ * next event's time, and whether it is still ahead of the runner-up.
+ * The ways out to the merge are calls in tail position.  Returns 1. */
+__attribute__((always_inline)) static inline int front_next(struct pt_logm *m, struct src *s,
+                                                            const unsigned char *p, uint64_t ts)
+{
+	if (likely((uintptr_t)p < s->stage_end)) {
+		uint64_t w1 = ld64(p);
+		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
+			uint64_t t = stage_time(s, s->base + pt_rec_delta(w1));
+			s->head = t;
+			if (likely(t < m->limit || (t == m->limit && m->tie_first)))
+				return 1;
+			return pt_logm_switch(m);
+		}
+	}
+	return pt_logm_src_moved(m, s, ts);
 }
 
 /* Delivers the event at s->p (s the root), then moves s on; s stays in
@@ -379,19 +436,7 @@ __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, st
 	/* The drain was read and checked long before its merge reaches this
 	 * source: the lines ahead are far from the core by then. */
 	__builtin_prefetch((const void *)((uintptr_t)p + PREFETCH_AHEAD)); /* no pointer past the end */
-	if (likely(s->kind == S_STAGES && p < s->end)) {
-		uint64_t w1 = ld64(p);
-		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
-			uint64_t t = stage_time(s, s->base + pt_rec_delta(w1));
-			s->head = t;
-			if (likely(t < r->m.limit || (t == r->m.limit && r->m.tie_first)))
-				return 1;
-			pt_logm_switch(&r->m);
-			return 1;
-		}
-	}
-	pt_logm_src_moved(&r->m, s, ts);
-	return 1;
+	return front_next(&r->m, s, p, ts);
 }
 
 #endif
