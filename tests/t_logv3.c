@@ -1772,8 +1772,9 @@ START_TEST(one_lane_first_drain_of_64_sections)
 }
 END_TEST
 
-/* Rewind gives the same sequence again, ERROR and RESUME included. */
-START_TEST(rewind_gives_the_same_sequence)
+/* A log of two writers' stages with a damaged stage (ERROR), the keeper's
+ * own context and a RESUME between them: what the rewind tests read. */
+static int log_with_error_and_resume(void)
 {
 	int fd = new_file();
 	struct v3 g;
@@ -1787,6 +1788,13 @@ START_TEST(rewind_gives_the_same_sequence)
 	v3_seal_at(&g, T0 + 5);
 	stage_block(&g, 2, 1, 2, b, 2);
 	v3_end(&g);
+	return fd;
+}
+
+/* Rewind gives the same sequence again, ERROR and RESUME included. */
+START_TEST(rewind_gives_the_same_sequence)
+{
+	int fd = log_with_error_and_resume();
 	trace_id_t trid;
 	ck_assert_ok(posix_trace_open(fd, &trid));
 	struct posix_trace_event_info first[16], again[16];
@@ -1832,18 +1840,7 @@ END_TEST
  * ERROR among them: their contexts are the reader's own). */
 START_TEST(extension_kept_across_rewind)
 {
-	int fd = new_file();
-	struct v3 g;
-	const uint32_t a[] = {30, 40}, b[] = {10, 35};
-	v3_begin(&g, fd, 3, PT_LOG_LINEAR, 0);
-	stage_block(&g, 1, 0, 0, a, 2);
-	damaged_stages(&g, D_FIRST_NOT_OWNER);
-	v3_keeper(&g, 2);
-	v3_context(&g, 0, &ctx_ctl, 0);
-	v3_resume(&g, 0);
-	v3_seal_at(&g, T0 + 5);
-	stage_block(&g, 2, 1, 2, b, 2);
-	v3_end(&g);
+	int fd = log_with_error_and_resume();
 	trace_id_t trid;
 	struct posixtrace_event_ext before, after;
 	ck_assert_ok(posix_trace_open(fd, &trid));

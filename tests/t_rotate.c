@@ -173,20 +173,26 @@ static struct file_read read_file(unsigned number)
 	return r;
 }
 
-static trace_id_t create_rotated(int stream_policy, uint32_t max_files)
+/* A stream of STREAM_SIZE and the policy, logged as d says (in dir_fd). */
+static trace_id_t create_in_dir(int stream_policy, struct posixtrace_logdir d)
 {
 	trace_attr_t attr;
 	trace_id_t trid;
 	ck_assert_ok(posix_trace_attr_init(&attr));
 	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, stream_policy));
 	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE));
-	struct posixtrace_logdir d = {.posixtrace_dirfd = dir_fd,
-	                              .posixtrace_mode = 0640,
-	                              .posixtrace_file_size = FILE_SIZE,
-	                              .posixtrace_max_files = max_files};
+	d.posixtrace_dirfd = dir_fd;
 	ck_assert_ok(posixtrace_create_withlogdir(0, &attr, &d, &trid));
 	ck_assert_ok(posix_trace_attr_destroy(&attr));
 	return trid;
+}
+
+static trace_id_t create_rotated(int stream_policy, uint32_t max_files)
+{
+	return create_in_dir(stream_policy, (struct posixtrace_logdir){
+	                                        .posixtrace_mode = 0640,
+	                                        .posixtrace_file_size = FILE_SIZE,
+	                                        .posixtrace_max_files = max_files});
 }
 
 /* A flush carried out (flushes in a row would be one drain). */
@@ -333,18 +339,10 @@ END_TEST
  * far larger than what is posted, 1 s. */
 static trace_id_t create_aged(int stream_policy)
 {
-	trace_attr_t attr;
-	trace_id_t trid;
-	ck_assert_ok(posix_trace_attr_init(&attr));
-	ck_assert_ok(posix_trace_attr_setstreamfullpolicy(&attr, stream_policy));
-	ck_assert_ok(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE));
-	struct posixtrace_logdir d = {.posixtrace_dirfd = dir_fd,
-	                              .posixtrace_mode = 0600,
-	                              .posixtrace_file_size = 64u << 20,
-	                              .posixtrace_file_seconds = 1};
-	ck_assert_ok(posixtrace_create_withlogdir(0, &attr, &d, &trid));
-	ck_assert_ok(posix_trace_attr_destroy(&attr));
-	return trid;
+	return create_in_dir(stream_policy, (struct posixtrace_logdir){
+	                                        .posixtrace_mode = 0600,
+	                                        .posixtrace_file_size = 64u << 20,
+	                                        .posixtrace_file_seconds = 1});
 }
 
 /* Waits (10 s at most) until file number `number` exists and the file
