@@ -582,11 +582,10 @@ static void say_cpu(struct pt_wlane *w, uint32_t cpu, uint32_t keep, uint32_t ch
  * lane's previous owner, or it runs on another CPU than the chunk's
  * records last said.  0: the event is lost. */
 __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt_attached *a,
-                                                   const struct pt_map *m, uint64_t *event_time,
+                                                   const struct pt_map *m, uint64_t now,
                                                    uint32_t size, uintptr_t pc, uint32_t cpu)
 {
 	struct pt_thread *t = pt_self;
-	uint64_t now = *event_time;
 	if (w->gen != a->gen) {
 		/* A level of its own for a signal handler (record_nested). */
 		int nested = w < t->lanes || w >= t->lanes + PT_MAX_STREAMS;
@@ -595,12 +594,6 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 			return 0;
 		}
 		pt_wlane_bind(w, a->gen);
-		/* The time again, now that the lane is this thread's: the lane
-		 * may be one another thread gave back after posting later than
-		 * the time taken before the claim (a thread preempted in
-		 * between), and a lane's times never go back (CONFORMANCE.md,
-		 * "Clock and order"). */
-		now = *event_time = pt_clock_raw(a->clock);
 	}
 	uint32_t meta = 0, owner = w->chunk && w->limit == 0;
 	if (owner)
@@ -702,7 +695,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	uint32_t cpu = pt_cpu_now();
 	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
 	                now - w->base > PT_REC_DELTA_MAX || cpu != w->cpu) &&
-	    !prepare(w, a, m, &now, size, pc, cpu))
+	    !prepare(w, a, m, now, size, pc, cpu))
 		return now;
 	unsigned char *p = w->chunk + pt_wlane_end(w);
 	/* The same call site as the last event: no second word.  Without a
