@@ -582,10 +582,12 @@ static void say_cpu(struct pt_wlane *w, uint32_t cpu, uint32_t keep, uint32_t ch
  * lane's previous owner, or it runs on another CPU than the chunk's
  * records last said.  0: the event is lost. */
 __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt_attached *a,
-                                                   const struct pt_map *m, uint64_t now,
-                                                   uint32_t size, uintptr_t pc, uint32_t cpu)
+                                                   const struct pt_map *m, uint64_t *event_time,
+                                                   int time_shared, uint32_t size, uintptr_t pc,
+                                                   uint32_t cpu)
 {
 	struct pt_thread *t = pt_self;
+	uint64_t now = *event_time;
 	if (w->gen != a->gen) {
 		/* A level of its own for a signal handler (record_nested). */
 		int nested = w < t->lanes || w >= t->lanes + PT_MAX_STREAMS;
@@ -594,6 +596,14 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 			return 0;
 		}
 		pt_wlane_bind(w, a->gen);
+		/* The time again, now that the lane is this thread's: the lane
+		 * may be one another thread gave back after posting later than
+		 * the time taken before the claim (a thread preempted in
+		 * between), and a lane's times never go back (CONFORMANCE.md,
+		 * "Clock and order").  Not a time an earlier stream of the same
+		 * event recorded: one event has one time in every stream. */
+		if (!time_shared)
+			now = *event_time = pt_clock_raw(a->clock);
 	}
 	uint32_t meta = 0, owner = w->chunk && w->limit == 0;
 	if (owner)
@@ -682,7 +692,7 @@ static inline __attribute__((always_inline)) uint64_t record_clock(uint32_t kind
  * the time it was given, which the next stream of the same clock reuses. */
 static inline __attribute__((always_inline)) uint64_t append_record(
     struct pt_wlane *w, struct pt_attached *a, const struct pt_map *m, trace_event_id_t id,
-    const void *data, size_t len, uintptr_t pc, uint64_t now, int fenced)
+    const void *data, size_t len, uintptr_t pc, uint64_t now, int fenced, int time_shared)
 {
 	if (!now)
 		now = record_clock(a->clock);
@@ -695,7 +705,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 	uint32_t cpu = pt_cpu_now();
 	if (PT_UNLIKELY(w->gen != a->gen || pt_wlane_end(w) + size > w->limit ||
 	                now - w->base > PT_REC_DELTA_MAX || cpu != w->cpu) &&
-	    !prepare(w, a, m, now, size, pc, cpu))
+	    !prepare(w, a, m, &now, time_shared, size, pc, cpu))
 		return now;
 	unsigned char *p = w->chunk + pt_wlane_end(w);
 	/* The same call site as the last event: no second word.  Without a
@@ -790,7 +800,7 @@ static void record_slots(struct pt_thread *t, struct pt_wlane *lanes, trace_even
 			continue;
 		if (now_clock != m->clock)
 			now = 0;
-		now = append_record(&lanes[slot], a, m, id, data, len, pc, now, fenced);
+		now = append_record(&lanes[slot], a, m, id, data, len, pc, now, fenced, now != 0);
 		now_clock = m->clock;
 		if (PT_UNLIKELY(pt_watched(h, id) && pt_triggers(h, id)))
 			trigger_fire(pt_hdr(m), id, pc);
@@ -946,7 +956,7 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, stru
 	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	if (a->traced)
-		append_record(w, a, m, id, data, len, pc, 0, 0);
+		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
@@ -965,7 +975,7 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
 	if (pt_filtered(h, id)) {
 		pt_filter_publish(slot);
 	} else if (a->traced) {
-		append_record(w, a, m, id, data, len, pc, 0, 0);
+		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
 	}
@@ -985,7 +995,7 @@ __attribute__((noinline, cold)) static void prepare_and_leave(struct pt_wlane *w
 	int slot = (int)(w - t->lanes);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	append_record(w, a, m, id, data, len, pc, now, 0);
+	append_record(w, a, m, id, data, len, pc, now, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 

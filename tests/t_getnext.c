@@ -145,6 +145,36 @@ START_TEST(events_of_several_threads_come_out_merged_by_timestamp)
 }
 END_TEST
 
+/* A lane given back by a thread that ends is taken by the next thread
+ * that posts: that thread's first event must not be older than the last
+ * event the lane holds.  It was, when the thread read the time, was
+ * preempted, and claimed the lane only after another thread had posted
+ * into it and ended (one lane for four threads, the fourth's events,
+ * then the first's first event 500 ns before them).  Rounds of four
+ * short-lived writers (more threads than CPUs), all events read back:
+ * timestamps never go back. */
+START_TEST(a_lane_taken_over_never_goes_back_in_time)
+{
+	enum { ROUNDS = 300, THREADS = 4, EVENTS = 10 };
+	trace_id_t trid = started_stream(POSIX_TRACE_LOOP, 8u << 20);
+	trace_event_id_t id = pt_event_id("takeover");
+	for (uint32_t round = 0; round < ROUNDS; round++) {
+		struct pt_writer arg[THREADS];
+		for (uint32_t t = 0; t < THREADS; t++)
+			arg[t] = (struct pt_writer){.id = id, .thread = t, .count = EVENTS, .post = post_pair};
+		pt_run_writers(arg, THREADS);
+	}
+	size_t n = 0;
+	struct pt_ev *r = pt_drain_all(trid, &n);
+	ck_assert_uint_eq(n, ROUNDS * THREADS * EVENTS);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_msg(pt_ts_le(&r[i - 1].info.posix_timestamp, &r[i].info.posix_timestamp),
+		              "event %zu of %zu is older than the one before it", i, n);
+	free(r);
+	ck_assert_ok(posix_trace_shutdown(trid));
+}
+END_TEST
+
 /* ---- trygetnext -------------------------------------------------------- */
 
 START_TEST(trygetnext_on_empty_running_stream_returns_unavailable)
@@ -903,6 +933,7 @@ int main(void)
 	tcase_add_test(tc, getnext_reports_available_events_oldest_first_without_blocking);
 	tcase_add_test(tc, timedgetnext_reports_available_events_oldest_first);
 	tcase_add_test(tc, events_of_several_threads_come_out_merged_by_timestamp);
+	tcase_add_test(tc, a_lane_taken_over_never_goes_back_in_time);
 
 	tc = pt_tcase(s, "trygetnext");
 	tcase_add_test(tc, trygetnext_on_empty_running_stream_returns_unavailable);
