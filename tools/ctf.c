@@ -72,10 +72,13 @@ struct ctf_writer {
 	size_t last_stream;
 	uint64_t shared_threads;     /* events of threads past them */
 	uint64_t raised;             /* events written later than their time */
-	/* event classes used: by log (of several), then id; a class's id is
-	 * the log's number x MAX_EVENT_IDS + the event's id */
-	bool *used;
-	size_t nused;
+	/* Event classes, numbered in the order of their first event so that
+	 * the first COMPACT_CLASSES have the compact header: class_of[type x
+	 * SHAPES + shape] is a class's id + 1 (0: none yet), a type being the
+	 * log's number x MAX_EVENT_IDS + the event's id. */
+	uint32_t *class_of;
+	size_t ntypes;
+	uint32_t nclasses;
 	uint32_t host; /* several hosts: the one this trace holds */
 	/* The log's total loss, shared out over its OVERFLOW events: both
 	 * counted by a first pass, made only for a log that has an OVERFLOW
@@ -89,32 +92,42 @@ struct ctf_writer {
 /* write_event() met an OVERFLOW before the loss was counted. */
 #define NEEDS_COUNT 1
 
-/* The event header (LTTng's "compact" header, byte aligned): a 16-bit
- * class id and the low 32 bits of the time, or, after the id 65535
- * ("extended"), a 32-bit class id and the whole time.  A reader adds the
- * 32 bits to the stream's clock, the previous event's time or the
- * packet's timestamp_begin, counting one wrap when they are below its low
- * bits: exact while the time moved by less than 2^32 ns since. */
-#define HEADER_COMPACT_SIZE (2 + 4)
-#define HEADER_EXTENDED_SIZE (2 + 4 + 8)
-#define HEADER_EXTENDED 65535u
-#define COMPACT_TIME_SPAN (1ull << 32)
+/* The event header (LTTng's "compact" header): a 5-bit class id and the
+ * low 27 bits of the time in one 32-bit word, or, after the id 31
+ * ("extended") and 3 bits of padding, a 32-bit class id and the whole
+ * time.  A reader adds the 27 bits to the stream's clock, the previous
+ * event's time or the packet's timestamp_begin, counting one wrap when
+ * they are below its low bits: exact while the time moved by less than
+ * 2^27 ns since.  Bit fields fill a byte from its least significant bit
+ * in a little-endian trace, from its most significant in a big-endian
+ * one (CTF 1.8, 4.1.5). */
+#define HEADER_COMPACT_SIZE 4
+#define HEADER_EXTENDED_SIZE (1 + 4 + 8)
+#define COMPACT_CLASSES 31u
+#define HEADER_EXTENDED 31u
+#define COMPACT_TIME_SPAN (1ull << 27)
+#define BIG_ENDIAN_TRACE (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 
-/* Two classes per event type, with the same name and fields: the narrow
- * one (the type's own id) for an event whose values fit it, the wide one
- * (WIDE_CLASS + the id) for the others.  Narrow: tid and prog_address in
- * 48 bits, data_len and time_raised in 8; wide: 64, 32 and 64.  Both
- * print the same values. */
-#define WIDE_CLASS 65536u
+/* Four classes per event type, with the same name and printing the same
+ * fields, in the shape of an event's values: narrow (pid in 24 bits, tid
+ * and prog_address in 48, truncation and data_len in one byte, 2 and 6
+ * bits, time_raised in 8) or wide (32, 64, 8 and 32, 64 bits); with
+ * strings (text, site, source, inlined: NUL-terminated) or plain (no
+ * text and no site: the four are empty arrays of UTF-8, which print as
+ * "" and take no byte). */
+#define SHAPE_WIDE 1u
+#define SHAPE_STRINGS 2u
+#define SHAPES 4u
 #define NARROW_VALUE_MAX ((1ull << 48) - 1)
-#define NARROW_COUNT_MAX 255u
+#define NARROW_PID_MIN (-(1 << 23))
+#define NARROW_PID_MAX ((1 << 23) - 1)
+#define NARROW_LEN_MAX 63u
+#define NARROW_RAISED_MAX 255u
 
 /* The fields before the data: the context's cpu_id, pid, tid,
  * prog_address, truncation, data_len; after it the text's, site's,
  * source's and inlined's NULs at least, and time_raised. */
-#define NARROW_FIXED_SIZE (4 + 4 + 6 + 6 + 1 + 1)
 #define WIDE_FIXED_SIZE (4 + 4 + 8 + 8 + 1 + 4)
-#define NARROW_TAIL_SIZE 1
 #define WIDE_TAIL_SIZE 8
 
 /* Room for n more bytes in the stream's packet.  A packet is written once
@@ -340,24 +353,52 @@ static inline unsigned char *put_u48(unsigned char *p, uint64_t v)
 
 static inline bool fits_narrow(const struct trace_event *ev, uint64_t raised)
 {
-	return (unsigned long)ev->info.posix_thread_id <= NARROW_VALUE_MAX &&
+	return ev->info.posix_pid >= NARROW_PID_MIN && ev->info.posix_pid <= NARROW_PID_MAX &&
+	       (unsigned long)ev->info.posix_thread_id <= NARROW_VALUE_MAX &&
 	       (uintptr_t)ev->info.posix_prog_address <= NARROW_VALUE_MAX &&
-	       ev->len <= NARROW_COUNT_MAX && raised <= NARROW_COUNT_MAX;
+	       (unsigned)ev->info.posix_truncation_status <= 2 && ev->len <= NARROW_LEN_MAX &&
+	       raised <= NARROW_RAISED_MAX;
+}
+
+/* A new class for a type in a shape: the next id. */
+static uint32_t new_class(struct ctf_writer *w, uint32_t type, unsigned shape)
+{
+	w->class_of[(size_t)type * SHAPES + shape] = ++w->nclasses;
+	return w->nclasses - 1;
+}
+
+/* The id of the class of a type in a shape, numbered at its first use. */
+static inline uint32_t class_id(struct ctf_writer *w, uint32_t type, unsigned shape)
+{
+	uint32_t known = w->class_of[(size_t)type * SHAPES + shape];
+	return known ? known - 1 : new_class(w, type, shape);
 }
 
 /* The header of an event of class id at ts, the stream's clock at ref
  * (ts >= ref). */
 static inline unsigned char *put_header(unsigned char *p, uint32_t id, uint64_t ts, uint64_t ref)
 {
-	if (id < HEADER_EXTENDED && ts - ref < COMPACT_TIME_SPAN) {
-		PUT_VALUE(p, uint16_t, id);
-		PUT_VALUE(p, uint32_t, ts);
+	if (id < COMPACT_CLASSES && ts - ref < COMPACT_TIME_SPAN) {
+		uint32_t low = (uint32_t)ts & (uint32_t)(COMPACT_TIME_SPAN - 1);
+		PUT_VALUE(p, uint32_t, BIG_ENDIAN_TRACE ? id << 27 | low : id | low << 5);
 		return p;
 	}
-	PUT_VALUE(p, uint16_t, HEADER_EXTENDED);
+	PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? HEADER_EXTENDED << 3 : HEADER_EXTENDED);
 	PUT_VALUE(p, uint32_t, id);
 	PUT_VALUE(p, uint64_t, ts);
 	return p;
+}
+
+/* A 24-bit signed field (a narrow pid). */
+static inline unsigned char *put_i24(unsigned char *p, int32_t v)
+{
+	uint32_t u = (uint32_t)v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	memcpy(p, (const unsigned char *)&u + 1, 3);
+#else
+	memcpy(p, &u, 3);
+#endif
+	return p + 3;
 }
 
 /* The fields from pid to data_len, in the class's widths. */
@@ -365,12 +406,12 @@ static inline unsigned char *put_ids(unsigned char *p, const struct trace_event 
 {
 	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
 	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
-	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	unsigned trunc = (unsigned)ev->info.posix_truncation_status;
 	if (narrow) {
-		p = put_u48(put_u48(p, thread), address);
-		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
-		PUT_VALUE(p, uint8_t, ev->len);
+		p = put_u48(put_u48(put_i24(p, ev->info.posix_pid), thread), address);
+		PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? trunc << 6 | ev->len : trunc | ev->len << 2);
 	} else {
+		PUT_VALUE(p, int32_t, ev->info.posix_pid);
 		PUT_VALUE(p, uint64_t, thread);
 		PUT_VALUE(p, uint64_t, address);
 		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
@@ -416,32 +457,33 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	unsigned char *p = payload_room(s, HEADER_EXTENDED_SIZE + WIDE_FIXED_SIZE + ev->len + text +
 	                                       1 + where + source + inlined + WIDE_TAIL_SIZE);
 	unsigned char *start = p;
-	uint32_t type = (uint16_t)(ev->source * MAX_EVENT_IDS + ev->info.posix_event_id);
-	bool narrow = fits_narrow(ev, raised);
-	p = put_header(p, narrow ? type : WIDE_CLASS + type, ts, clock);
+	uint32_t type = ev->source * MAX_EVENT_IDS + (ev->info.posix_event_id % MAX_EVENT_IDS);
+	bool narrow = fits_narrow(ev, raised), strings = text || c;
+	p = put_header(p, class_id(w, type, (narrow ? 0 : SHAPE_WIDE) | (strings ? SHAPE_STRINGS : 0)),
+	               ts, clock);
 	PUT_VALUE(p, int32_t, ev->cpu);
 	p = put_ids(p, ev, narrow);
 	put_data(p, ev->data, ev->len);
-	if (text)
-		memcpy(p + ev->len, ev->data, text);
-	p += ev->len + text;
-	*p++ = '\0'; /* the text's NUL */
-	if (c) {
-		memcpy(p, c->where_esc, where);
-		memcpy(p + where, c->source_esc, source);
-		memcpy(p + where + source, c->inlined_esc, inlined);
-		p += where + source + inlined;
-	} else {
-		memset(p, 0, 3); /* no site: three empty strings */
-		p += 3;
+	p += ev->len;
+	if (strings) {
+		memcpy(p, ev->data, text);
+		p += text;
+		*p++ = '\0'; /* the text's NUL */
+		if (c) {
+			memcpy(p, c->where_esc, where);
+			memcpy(p + where, c->source_esc, source);
+			memcpy(p + where + source, c->inlined_esc, inlined);
+			p += where + source + inlined;
+		} else {
+			memset(p, 0, 3); /* no site: three empty strings */
+			p += 3;
+		}
 	}
 	if (narrow)
 		PUT_VALUE(p, uint8_t, raised);
 	else
 		PUT_VALUE(p, uint64_t, raised);
 	s->len += (size_t)(p - start);
-	if (ev->info.posix_event_id < MAX_EVENT_IDS && ev->source * MAX_EVENT_IDS < w->nused)
-		w->used[ev->source * MAX_EVENT_IDS + ev->info.posix_event_id] = true;
 	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
 }
 
@@ -467,11 +509,15 @@ static const char metadata_types[] =
 	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
 	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 24; align = 8; signed = true; } := int24_t;\n"
+	"typealias integer { size = 8; align = 8; signed = false; encoding = UTF8; } := utf8_t;\n"
+	"typealias integer { size = 6; align = 1; signed = false; } := uint6_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64_hex_t;\n"
 	"typealias integer { size = 48; align = 8; signed = false; base = 16; } := uint48_hex_t;\n"
-	"typealias integer { size = 32; align = 8; signed = false;\n"
-	"                    map = clock.posixtrace.value; } := uint32_clock_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false;\n"
+	"                    map = clock.posixtrace.value; } := uint27_clock_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false;\n"
 	"                    map = clock.posixtrace.value; } := uint64_clock_t;\n\n";
 
@@ -514,11 +560,11 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
 	      /* see HEADER_EXTENDED */
 	      "\tevent.header := struct {\n"
-	      "\t\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+	      "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	      "\t\tvariant <id> {\n"
-	      "\t\t\tstruct { uint32_clock_t timestamp; } compact;\n"
+	      "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 	      "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
-	      "\t\t} v;\n\t};\n"
+	      "\t\t} v;\n\t} align(8);\n"
 	      /* A stream is a thread's: the CPU changes from event to event
 	       * (-1: unknown). */
 	      "\tevent.context := struct {\n\t\tint32_t cpu_id;\n\t};\n"
@@ -526,28 +572,46 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      out);
 }
 
-/* The class of an event type in the widths of an event's fields (see
- * WIDE_CLASS). */
-static void write_class(FILE *out, uint32_t id, const char *name, bool narrow)
+/* The class of an event type in a shape (see SHAPE_WIDE). */
+static void write_class(FILE *out, uint32_t id, const char *name, unsigned shape)
 {
+	bool wide = shape & SHAPE_WIDE;
+	const char *strings = shape & SHAPE_STRINGS
+	                              ? "\t\tstring text;\n\t\tstring site;\n\t\tstring source;\n"
+	                                "\t\tstring inlined;\n"
+	                              : "\t\tutf8_t text[0];\n\t\tutf8_t site[0];\n"
+	                                "\t\tutf8_t source[0];\n\t\tutf8_t inlined[0];\n";
 	fputs("event {\n\tname = ", out);
 	write_tsdl_string(out, name);
 	fprintf(out,
 	        ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-	        "\t\tint32_t pid;\n\t\t%s tid;\n\t\t%s prog_address;\n"
-	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
-	        "\t\t%s data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
-	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n"
+	        "\t\t%s pid;\n\t\t%s tid;\n\t\t%s prog_address;\n"
+	        "\t\tenum : %s { none = 0, record = 1, read = 2 } truncation;\n"
+	        "\t\t%s data_len;\n\t\tuint8_t data[data_len];\n%s"
 	        "\t\t%s time_raised;\n\t};\n"
 	        "};\n\n",
-	        id, narrow ? "uint48_hex_t" : "uint64_hex_t", narrow ? "uint48_hex_t" : "uint64_hex_t",
-	        narrow ? "uint8_t" : "uint32_t", narrow ? "uint8_t" : "uint64_t");
+	        id, wide ? "int32_t" : "int24_t", wide ? "uint64_hex_t" : "uint48_hex_t",
+	        wide ? "uint64_hex_t" : "uint48_hex_t",
+	        wide ? "uint8_t" : "integer { size = 2; align = 1; signed = false; }",
+	        wide ? "uint32_t" : "uint6_t", strings, wide ? "uint64_t" : "uint8_t");
 }
 
-static void write_event_class(FILE *out, uint32_t type, const char *name)
+static bool class_used(const struct ctf_writer *w, uint32_t type)
 {
-	write_class(out, type, name, true);
-	write_class(out, WIDE_CLASS + type, name, false);
+	const uint32_t *of = &w->class_of[(size_t)type * SHAPES];
+	return of[0] || of[1] || of[2] || of[3];
+}
+
+/* The classes of a type its events used; a type that has none (listed
+ * by the log, no event in the trace) has its general one. */
+static void write_event_classes(struct ctf_writer *w, FILE *out, uint32_t type, const char *name)
+{
+	const uint32_t *of = &w->class_of[(size_t)type * SHAPES];
+	if (!class_used(w, type))
+		class_id(w, type, SHAPE_WIDE | SHAPE_STRINGS);
+	for (unsigned shape = 0; shape < SHAPES; shape++)
+		if (of[shape])
+			write_class(out, of[shape] - 1, name, shape);
 }
 
 /* Event classes: every type the log names, and any other id it used. */
@@ -577,9 +641,9 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 			if (id < MAX_EVENT_IDS)
 				listed[id] = true;
 		for (id = 0; id < MAX_EVENT_IDS; id++)
-			if (listed[id] || w->used[src * MAX_EVENT_IDS + id])
-				write_event_class(out, (uint32_t)(src * MAX_EVENT_IDS + id),
-				                  name_cache_get(&one->names, id));
+			if (listed[id] || class_used(w, (uint32_t)(src * MAX_EVENT_IDS + id)))
+				write_event_classes(w, out, (uint32_t)(src * MAX_EVENT_IDS + id),
+				                    name_cache_get(&one->names, id));
 	}
 	if (fclose(out) != 0) {
 		error_msg("%s/metadata: %s", w->dir, strerror(errno));
@@ -668,7 +732,8 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 		}
 	}
 	free_streams(w);
-	memset(w->used, 0, w->nused * sizeof *w->used);
+	memset(w->class_of, 0, w->ntypes * SHAPES * sizeof *w->class_of);
+	w->nclasses = 0;
 	w->first_ns = w->last_ns = 0;
 	trace_log_rewind(log);
 	count_events(log, w);
@@ -684,9 +749,9 @@ static int convert_one(struct trace_log *log, const char *dir, bool force,
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
-	w.nused = trace_log_sources(log) * MAX_EVENT_IDS;
-	w.used = xmalloc(w.nused * sizeof *w.used);
-	memset(w.used, 0, w.nused * sizeof *w.used);
+	w.ntypes = trace_log_sources(log) * MAX_EVENT_IDS;
+	w.class_of = xmalloc(w.ntypes * SHAPES * sizeof *w.class_of);
+	memset(w.class_of, 0, w.ntypes * SHAPES * sizeof *w.class_of);
 	log->without_thread_names = true; /* CTF's tid is the pthread_t */
 	log->with_cpu = true;                /* the event context's cpu_id */
 	if (progress_wanted())
@@ -709,7 +774,7 @@ static int convert_one(struct trace_log *log, const char *dir, bool force,
 		note_msg("convert: %llu events written later than their time, where times went back "
 		         "within a stream (field time_raised)", (unsigned long long)w.raised);
 	free_streams(&w);
-	free(w.used);
+	free(w.class_of);
 	close(w.dirfd);
 	return rc ? EXIT_FAIL : 0;
 }
