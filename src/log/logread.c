@@ -1093,6 +1093,34 @@ int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void *data, size_t 
 	return next_slow(r, &o, data, num_bytes, data_len);
 }
 
+size_t pt_logr_next_batch(struct pt_logr *r, struct posixtrace_batch_event *evs, size_t max,
+                          unsigned char *buf, size_t bufsize, size_t num_bytes)
+{
+	const struct logr_last *l = &r->last;
+	unsigned char *at = buf; /* NULL only with bufsize 0: no byte is copied */
+	size_t n = 0, left = bufsize;
+	for (; n < max && left >= num_bytes; n++) {
+		struct posixtrace_batch_event *e = &evs[n];
+		int unavailable;
+		size_t len;
+		pt_logr_next_posix(r, &e->posixtrace_info, at, num_bytes, &len, &unavailable);
+		if (unavailable)
+			break;
+		e->posixtrace_data = at;
+		e->posixtrace_data_len = len;
+		if (len) {
+			at += len;
+			left -= len;
+		}
+		/* what pt_logr_event_ext would say of it */
+		e->posixtrace_tid = l->ctx ? (pid_t)ld32(l->ctx + 4) : 0;
+		e->posixtrace_cpu_valid = l->ctx && l->cpu != PT_LOG_CPU_NONE;
+		e->posixtrace_cpu = e->posixtrace_cpu_valid ? l->cpu : 0;
+		e->posixtrace_reserved = 0;
+	}
+	return n;
+}
+
 int pt_logr_event_ext(struct pt_logr *r, struct posixtrace_event_ext *ext)
 {
 	const struct logr_last *l = &r->last;
