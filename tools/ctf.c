@@ -340,22 +340,24 @@ static inline void put_data(unsigned char *p, const unsigned char *d, size_t n)
 }
 
 /* A 48-bit field: the value's low six bytes in the trace's (the host's)
- * byte order. */
+ * byte order.  Little-endian: one 8-byte store, whose last two bytes the
+ * next field overwrites (payload_room leaves room past every event). */
 static inline unsigned char *put_u48(unsigned char *p, uint64_t v)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	memcpy(p, (const unsigned char *)&v + 2, 6);
 #else
-	memcpy(p, &v, 6);
+	memcpy(p, &v, 8);
 #endif
 	return p + 6;
 }
 
 static inline bool fits_narrow(const struct trace_event *ev, uint64_t raised)
 {
-	return ev->info.posix_pid >= NARROW_PID_MIN && ev->info.posix_pid <= NARROW_PID_MAX &&
-	       (unsigned long)ev->info.posix_thread_id <= NARROW_VALUE_MAX &&
-	       (uintptr_t)ev->info.posix_prog_address <= NARROW_VALUE_MAX &&
+	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
+	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
+	uint32_t pid = (uint32_t)ev->info.posix_pid - (uint32_t)NARROW_PID_MIN;
+	return ((thread | address) >> 48) == 0 && pid <= (uint32_t)(NARROW_PID_MAX - NARROW_PID_MIN) &&
 	       (unsigned)ev->info.posix_truncation_status <= 2 && ev->len <= NARROW_LEN_MAX &&
 	       raised <= NARROW_RAISED_MAX;
 }
@@ -389,14 +391,14 @@ static inline unsigned char *put_header(unsigned char *p, uint32_t id, uint64_t 
 	return p;
 }
 
-/* A 24-bit signed field (a narrow pid). */
+/* A 24-bit signed field (a narrow pid), as put_u48 writes. */
 static inline unsigned char *put_i24(unsigned char *p, int32_t v)
 {
 	uint32_t u = (uint32_t)v;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	memcpy(p, (const unsigned char *)&u + 1, 3);
 #else
-	memcpy(p, &u, 3);
+	memcpy(p, &u, 4);
 #endif
 	return p + 3;
 }
@@ -452,8 +454,12 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	const struct call_site *c = site_of(w->sites, ev);
 	/* Bytes of a file: escaped, as dump prints them, for whoever prints
 	 * the trace (babeltrace2 writes strings to the terminal as they are). */
-	size_t where = c ? strlen(c->where_esc) + 1 : 1, source = c ? strlen(c->source_esc) + 1 : 1;
-	size_t inlined = c ? strlen(c->inlined_esc) + 1 : 1;
+	size_t where = 1, source = 1, inlined = 1;
+	if (c) {
+		where = strlen(c->where_esc) + 1;
+		source = strlen(c->source_esc) + 1;
+		inlined = strlen(c->inlined_esc) + 1;
+	}
 	unsigned char *p = payload_room(s, HEADER_EXTENDED_SIZE + WIDE_FIXED_SIZE + ev->len + text +
 	                                       1 + where + source + inlined + WIDE_TAIL_SIZE);
 	unsigned char *start = p;
@@ -754,6 +760,7 @@ static int convert_one(struct trace_log *log, const char *dir, bool force,
 	memset(w.class_of, 0, w.ntypes * SHAPES * sizeof *w.class_of);
 	log->without_thread_names = true; /* CTF's tid is the pthread_t */
 	log->with_cpu = true;                /* the event context's cpu_id */
+	log->read_ahead = true;              /* no comm, nothing asked of the last event */
 	if (progress_wanted())
 		count_events(log, &w); /* the line shows the total */
 	progress_init(&pr, "converting", w.events);
