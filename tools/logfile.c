@@ -455,12 +455,14 @@ int trace_log_skim(struct trace_log *log, struct trace_event *ev)
 }
 
 /* The events read ahead and their data.  The buffer holds 16 events of
- * the log's max-data-size at least, 64 KiB at least (READ_AHEAD_EVENTS
- * of 256 bytes): the library takes an event while a whole one fits. */
+ * the log's max-data-size, 64 KiB at least (READ_AHEAD_EVENTS of 256
+ * bytes): the library takes an event while a whole one fits.  A log whose
+ * max-data-size is over READ_AHEAD_MAX_DATA is read an event at a time;
+ * a later file of a rotated log that has one gets a buffer of one event. */
 #define READ_AHEAD_EVENTS 256
 #define READ_AHEAD_MIN_EVENTS 16
 #define READ_AHEAD_MIN_ROOM (64u << 10)
-#define READ_AHEAD_MAX_DATA (16u << 10) /* a larger max-data-size reads one by one */
+#define READ_AHEAD_MAX_DATA (16u << 10)
 struct read_ahead {
 	struct posixtrace_batch_event evs[READ_AHEAD_EVENTS];
 	size_t count, next;
@@ -468,12 +470,24 @@ struct read_ahead {
 	unsigned char buf[];
 };
 
+/* The buffer for events of max_data bytes at most. */
+static size_t read_ahead_room(size_t max_data)
+{
+	size_t room = max_data <= READ_AHEAD_MAX_DATA ? READ_AHEAD_MIN_EVENTS * max_data : max_data;
+	return room < READ_AHEAD_MIN_ROOM ? READ_AHEAD_MIN_ROOM : room;
+}
+
 /* The next events into log->ahead, from the next file of a rotated log
- * when one ends: 1, 0 at the end, -1 (said) on an error. */
+ * when one ends (whose max-data-size may be larger): 1, 0 at the end, -1
+ * (said) on an error. */
 static __attribute__((noinline)) int read_ahead_fill(struct trace_log *log)
 {
-	struct read_ahead *a = log->ahead;
 	for (;;) {
+		struct read_ahead *a = log->ahead;
+		if (a->bufsize < read_ahead_room(log->bufsize)) {
+			a = log->ahead = xrealloc(a, sizeof *a + read_ahead_room(log->bufsize));
+			a->bufsize = read_ahead_room(log->bufsize);
+		}
 		int err = posixtrace_getnext_events(log->trid, a->evs, READ_AHEAD_EVENTS, a->buf,
 		                                    a->bufsize, log->bufsize, &a->count);
 		a->next = 0;
@@ -497,6 +511,7 @@ static inline int read_event_ahead(struct trace_log *log, struct trace_event *ev
 		int rc = read_ahead_fill(log);
 		if (rc <= 0)
 			return rc;
+		a = log->ahead;
 	}
 	const struct posixtrace_batch_event *e = &a->evs[a->next++];
 	ev->info = e->posixtrace_info;
@@ -524,9 +539,7 @@ static __attribute__((noinline)) bool start_reading_ahead(struct trace_log *log)
 	if (!log->read_ahead || !log->without_thread_names || !log->with_cpu ||
 	    filter_needs_tid(log) || log->bufsize > READ_AHEAD_MAX_DATA)
 		return false;
-	size_t room = READ_AHEAD_MIN_EVENTS * log->bufsize;
-	if (room < READ_AHEAD_MIN_ROOM)
-		room = READ_AHEAD_MIN_ROOM;
+	size_t room = read_ahead_room(log->bufsize);
 	log->ahead = xmalloc(sizeof *log->ahead + room);
 	log->ahead->bufsize = room;
 	log->ahead->count = log->ahead->next = 0;
