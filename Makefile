@@ -147,7 +147,7 @@ $(BUILD)/tests/%: tests/%.c tests/harness.h $(HARNESS) $(BUILD)/libposixtrace.so
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS) -o $@ $(APP_LINK) $(CHECK_LIBS)
 
 $(BUILD)/tests/t_signal $(BUILD)/tests/t_sigjump: tests/sigtest.h
-$(BUILD)/tests/t_log $(BUILD)/tests/t_loghost $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images $(BUILD)/tests/t_logsize: tests/logtest.h
+$(BUILD)/tests/t_log $(BUILD)/tests/t_getnext_events $(BUILD)/tests/t_loghost $(BUILD)/tests/t_logdamage $(BUILD)/tests/t_logsec $(BUILD)/tests/t_trigger $(BUILD)/tests/t_images $(BUILD)/tests/t_logsize: tests/logtest.h
 $(BUILD)/tests/t_loghost: tests/logv3.h
 
 # t_logv3 also calls the log reader's own functions (its drain bound): it

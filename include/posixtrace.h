@@ -69,6 +69,36 @@ __PT_SAME_NAME_BEGIN
 int posixtrace_event_ext(trace_id_t trid, struct posixtrace_event_ext *ext);
 __PT_SAME_NAME_END
 
+/* One event of posixtrace_getnext_events(). */
+struct posixtrace_batch_event {
+	/* What posix_trace_getnext_event() gives for it. */
+	struct posix_trace_event_info posixtrace_info;
+	/* Its data: posixtrace_data_len bytes at posixtrace_data, inside the
+	 * caller's buffer (NULL when the buffer is). */
+	const void *posixtrace_data;
+	size_t posixtrace_data_len;
+	/* As struct posixtrace_event_ext's. */
+	pid_t posixtrace_tid;
+	uint32_t posixtrace_cpu;
+	uint32_t posixtrace_cpu_valid;
+	uint32_t posixtrace_reserved; /* 0 */
+};
+
+/* Up to max events of trid in one call, in the order and with the values
+ * that as many posix_trace_getnext_event() calls (a pre-recorded stream) or
+ * posix_trace_trygetnext_event() calls (an active stream) would give, each
+ * with its kernel thread id and CPU; it never waits.  Each event's data,
+ * at most num_bytes of it (the rest as posix_trace_getnext_event
+ * truncates), is copied into buf after the previous event's; an event is
+ * taken only while num_bytes of buf remain.  *count: how many (0: the end
+ * of a log, or no event in an active stream now).  posixtrace_event_ext()
+ * then describes the last of them.
+ * EINVAL: trid is not a trace stream identifier or is an active stream
+ * with a log, evs or count is NULL, max is 0, buf is NULL and bufsize is
+ * not 0, or num_bytes is larger than bufsize.  Since 0.4. */
+int posixtrace_getnext_events(trace_id_t trid, struct posixtrace_batch_event *evs, size_t max,
+                              void *buf, size_t bufsize, size_t num_bytes, size_t *count);
+
 /* What a pre-recorded stream's log says about itself, as read so far. */
 struct posixtrace_log_info {
 	uint32_t posixtrace_version;        /* log format version */

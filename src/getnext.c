@@ -274,3 +274,62 @@ int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info 
 		return 0;
 	return get_event(trid, ev, data, num_bytes, data_len, unavailable, GET_TRY, NULL, pc);
 }
+
+/* posixtrace_getnext_events through the lock: a log not yet biased to
+ * this thread, or an active stream (trygetnext's events, no wait). */
+static __attribute__((noinline)) int batch_locked(trace_id_t trid,
+                                                  struct posixtrace_batch_event *evs, size_t max,
+                                                  unsigned char *buf, size_t bufsize,
+                                                  size_t num_bytes, size_t *count, uintptr_t pc)
+{
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE | PT_H_LOG);
+	if (!h)
+		return EINVAL;
+	int rc = 0;
+	size_t n = 0, used = 0;
+	if (h->kind == PT_H_LOG) {
+		n = pt_logr_next_batch(h->log->r, evs, max, buf, bufsize, num_bytes);
+		pt_handle_bias(h, trid);
+	} else if (h->has_log || h->dying) {
+		rc = EINVAL; /* as getnext: the keeper reads a stream with a log */
+	} else {
+		while (n < max && bufsize - used >= num_bytes) {
+			struct posixtrace_batch_event *e = &evs[n];
+			unsigned char *at = buf ? buf + used : NULL;
+			if (!take(h, &e->posixtrace_info, at, num_bytes, &e->posixtrace_data_len, pc))
+				break;
+			e->posixtrace_data = at;
+			used += e->posixtrace_data_len;
+			e->posixtrace_tid = h->ext.posixtrace_tid;
+			e->posixtrace_cpu = h->ext.posixtrace_cpu;
+			e->posixtrace_cpu_valid = h->ext.posixtrace_cpu_valid;
+			e->posixtrace_reserved = 0;
+			n++;
+		}
+	}
+	pt_handle_put(h);
+	*count = n;
+	return rc;
+}
+
+/* A log biased to this thread takes its events in one enter of the
+ * handle: what posix_trace_getnext_event pays per event is paid once. */
+int posixtrace_getnext_events(trace_id_t trid, struct posixtrace_batch_event *evs, size_t max,
+                              void *buf, size_t bufsize, size_t num_bytes, size_t *count)
+{
+	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+	if (!evs || !count || !max || (!buf && bufsize) || num_bytes > bufsize)
+		return EINVAL;
+	*count = 0;
+	struct pt_thread *t = pt_thread_peek();
+	struct pt_handle *h = pt_handle_enter_biased(trid, t);
+	if (PT_LIKELY(h != NULL)) {
+		if (PT_LIKELY(h->kind == PT_H_LOG)) {
+			*count = pt_logr_next_batch(h->log->r, evs, max, buf, bufsize, num_bytes);
+			pt_handle_leave_biased(t);
+			return 0;
+		}
+		pt_handle_leave_biased(t);
+	}
+	return batch_locked(trid, evs, max, buf, bufsize, num_bytes, count, pc);
+}

@@ -2,8 +2,11 @@
 /*
  * CTF 1.8 output: DIR/metadata (TSDL text) and DIR/stream_N (binary packets).
  *
- * Every field is byte aligned and in the host's byte order, so events are
- * written with memcpy and no padding.  The clock counts nanoseconds since
+ * Every field is in the host's byte order and byte aligned but for the
+ * bit fields of the event header and of the narrow classes (see
+ * HEADER_EXTENDED and SHAPE_WIDE), so events are written with stores and
+ * no padding between fields; a full packet is padded to the file's next
+ * 64 KiB (see FILE_ALIGN).  The clock counts nanoseconds since
  * the Epoch, the log's own time scale, so babeltrace2 --clock-seconds shows
  * the absolute times `posixtrace dump` shows.  Trace event type ids are the
  * CTF event class ids.  Lost events become the packet context's
@@ -34,7 +37,18 @@
 
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE (4 + 4 + 8 + 6 * 8)
-#define PACKET_PAYLOAD_MAX (64u << 10) /* a new packet after this many bytes */
+/* A full packet ends where the file reaches a multiple of FILE_ALIGN,
+ * padded (packet_size past content_size) by what is left, at most
+ * PAD_MAX bytes: the kernel then fills whole large folios of the page
+ * cache instead of clearing the part of one that a write stops in (a
+ * 164 MB file in 65,600-byte writes took 59-66 ms of CPU here, in 65,536-
+ * byte ones 39-45).  A packet holds at least PACKET_MIN_ROOM bytes of
+ * events, so about 64 KiB; the event that crosses the boundary starts
+ * the next packet. */
+#define FILE_ALIGN (64u << 10)
+#define PACKET_MIN_ROOM 4096u
+#define PAD_MAX 4096u
+#define PACKET_PAYLOAD_MAX (FILE_ALIGN + PACKET_MIN_ROOM) /* a packet's room at most */
 #define PACKET_ROOM (PACKET_PAYLOAD_MAX + 4096) /* a packet and an ordinary event */
 
 /* One CTF stream per writer thread (pid, pthread_t): the log's per-thread
@@ -46,13 +60,15 @@
  * raised to the stream's last time and marked (time_raised), never given a
  * stream of its own.  The streams are bounded whatever the log: at most
  * CTF_STREAMS_MAX (and one for losses no OVERFLOW reported), each holding
- * one packet of PACKET_PAYLOAD_MAX bytes and one event. */
+ * one packet of PACKET_PAYLOAD_MAX bytes at most and one event. */
 #define CTF_STREAMS_MAX 256
 
 struct ctf_stream {
 	uint64_t instance_id;
 	unsigned char *payload;
 	size_t len, cap;
+	size_t room;         /* the packet is full past this many bytes */
+	uint64_t file_bytes; /* written to the stream's file */
 	uint64_t ts_begin, ts_end, seq, discarded, packets_written;
 };
 
@@ -72,10 +88,13 @@ struct ctf_writer {
 	size_t last_stream;
 	uint64_t shared_threads;     /* events of threads past them */
 	uint64_t raised;             /* events written later than their time */
-	/* event classes used: by log (of several), then id; a class's id is
-	 * the log's number x MAX_EVENT_IDS + the event's id */
-	bool *used;
-	size_t nused;
+	/* Event classes, numbered in the order of their first event so that
+	 * the first COMPACT_CLASSES have the compact header: class_of[type x
+	 * SHAPES + shape] is a class's id + 1 (0: none yet), a type being the
+	 * log's number x MAX_EVENT_IDS + the event's id. */
+	uint32_t *class_of;
+	size_t ntypes;
+	uint32_t nclasses;
 	uint32_t host; /* several hosts: the one this trace holds */
 	/* The log's total loss, shared out over its OVERFLOW events: both
 	 * counted by a first pass, made only for a log that has an OVERFLOW
@@ -89,38 +108,48 @@ struct ctf_writer {
 /* write_event() met an OVERFLOW before the loss was counted. */
 #define NEEDS_COUNT 1
 
-/* The event header (LTTng's "compact" header, byte aligned): a 16-bit
- * class id and the low 32 bits of the time, or, after the id 65535
- * ("extended"), a 32-bit class id and the whole time.  A reader adds the
- * 32 bits to the stream's clock, the previous event's time or the
- * packet's timestamp_begin, counting one wrap when they are below its low
- * bits: exact while the time moved by less than 2^32 ns since. */
-#define HEADER_COMPACT_SIZE (2 + 4)
-#define HEADER_EXTENDED_SIZE (2 + 4 + 8)
-#define HEADER_EXTENDED 65535u
-#define COMPACT_TIME_SPAN (1ull << 32)
+/* The event header (LTTng's "compact" header): a 5-bit class id and the
+ * low 27 bits of the time in one 32-bit word, or, after the id 31
+ * ("extended") and 3 bits of padding, a 32-bit class id and the whole
+ * time.  A reader adds the 27 bits to the stream's clock, the previous
+ * event's time or the packet's timestamp_begin, counting one wrap when
+ * they are below its low bits: exact while the time moved by less than
+ * 2^27 ns since.  Bit fields fill a byte from its least significant bit
+ * in a little-endian trace, from its most significant in a big-endian
+ * one (CTF 1.8, 4.1.5). */
+#define HEADER_COMPACT_SIZE 4
+#define HEADER_EXTENDED_SIZE (1 + 4 + 8)
+#define COMPACT_CLASSES 31u
+#define HEADER_EXTENDED 31u
+#define COMPACT_TIME_SPAN (1ull << 27)
+#define BIG_ENDIAN_TRACE (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 
-/* Two classes per event type, with the same name and fields: the narrow
- * one (the type's own id) for an event whose values fit it, the wide one
- * (WIDE_CLASS + the id) for the others.  Narrow: tid and prog_address in
- * 48 bits, data_len and time_raised in 8; wide: 64, 32 and 64.  Both
- * print the same values. */
-#define WIDE_CLASS 65536u
+/* Four classes per event type, with the same name and printing the same
+ * fields, in the shape of an event's values: narrow (pid in 24 bits, tid
+ * and prog_address in 48, truncation and data_len in one byte, 2 and 6
+ * bits, time_raised in 8) or wide (32, 64, 8 and 32, 64 bits); with
+ * strings (text, site, source, inlined: NUL-terminated) or plain (no
+ * text and no site: the four are empty arrays of UTF-8, which print as
+ * "" and take no byte). */
+#define SHAPE_WIDE 1u
+#define SHAPE_STRINGS 2u
+#define SHAPES 4u
 #define NARROW_VALUE_MAX ((1ull << 48) - 1)
-#define NARROW_COUNT_MAX 255u
+#define NARROW_PID_MIN (-(1 << 23))
+#define NARROW_PID_MAX ((1 << 23) - 1)
+#define NARROW_LEN_MAX 63u
+#define NARROW_RAISED_MAX 255u
 
 /* The fields before the data: the context's cpu_id, pid, tid,
  * prog_address, truncation, data_len; after it the text's, site's,
  * source's and inlined's NULs at least, and time_raised. */
-#define NARROW_FIXED_SIZE (4 + 4 + 6 + 6 + 1 + 1)
 #define WIDE_FIXED_SIZE (4 + 4 + 8 + 8 + 1 + 4)
-#define NARROW_TAIL_SIZE 1
 #define WIDE_TAIL_SIZE 8
 
 /* Room for n more bytes in the stream's packet.  A packet is written once
- * it holds PACKET_PAYLOAD_MAX bytes, so the buffer holds that and one
- * event: it grows past it only for an event larger than any before, and
- * is given back once that packet is written. */
+ * it holds its room (PACKET_PAYLOAD_MAX bytes at most), so the buffer
+ * holds that and one event: it grows past it only for an event larger
+ * than any before, and is given back once that packet is written. */
 static unsigned char *payload_room(struct ctf_stream *s, size_t n)
 {
 	if (s->len + n > s->cap) {
@@ -204,52 +233,111 @@ static int stream_file(struct ctf_writer *w, struct ctf_stream *s, const char *n
 	return fd;
 }
 
+/* The payload that ends a packet at the file's next FILE_ALIGN boundary
+ * but one that leaves less than PACKET_MIN_ROOM. */
+static size_t packet_room(uint64_t file_bytes)
+{
+	uint64_t end = file_bytes + PACKET_HEADER_SIZE + PACKET_MIN_ROOM;
+	end = (end + FILE_ALIGN - 1) / FILE_ALIGN * FILE_ALIGN;
+	return (size_t)(end - file_bytes - PACKET_HEADER_SIZE);
+}
+
+static const unsigned char padding[PAD_MAX];
+
 /* Packets are appended to the stream's file as they fill, so only one
- * packet per stream is held in memory. */
-static int write_packet(struct ctf_writer *w, struct ctf_stream *s, uint64_t discarded)
+ * packet per stream is held in memory.  A full one (align) is padded to
+ * the next FILE_ALIGN boundary when that takes at most PAD_MAX bytes. */
+static int write_packet(struct ctf_writer *w, struct ctf_stream *s, uint64_t discarded,
+                        bool align)
 {
 	char name[64];
-	uint64_t bits = (uint64_t)(PACKET_HEADER_SIZE + s->len) * 8;
+	uint64_t content = PACKET_HEADER_SIZE + (uint64_t)s->len;
+	uint64_t pad = align ? (FILE_ALIGN - (s->file_bytes + content) % FILE_ALIGN) % FILE_ALIGN : 0;
+	if (pad > PAD_MAX)
+		pad = 0;
 	uint32_t header[2] = {CTF_MAGIC, 0};
 	uint64_t instance = s->instance_id;
-	uint64_t context[6] = {s->ts_begin, s->ts_end, bits, bits, s->seq++, discarded};
-	struct iovec iov[4] = {{header, sizeof header}, {&instance, sizeof instance},
-	                       {context, sizeof context}, {s->payload, s->len}};
+	uint64_t context[6] = {s->ts_begin, s->ts_end, content * 8, (content + pad) * 8, s->seq++,
+	                       discarded};
+	struct iovec iov[5] = {{header, sizeof header}, {&instance, sizeof instance},
+	                       {context, sizeof context}};
+	int n = 3;
+	if (s->len)
+		iov[n++] = (struct iovec){s->payload, s->len};
+	if (pad)
+		iov[n++] = (struct iovec){(void *)padding, (size_t)pad};
 	stream_name(s->instance_id, name, sizeof name);
 	int fd = stream_file(w, s, name);
 	if (fd < 0)
 		return -1;
 	s->packets_written++;
-	if (!write_all(fd, iov, s->len ? 4 : 3)) {
+	if (!write_all(fd, iov, n)) {
 		report_file_error(w, s->instance_id, errno);
 		return -1;
 	}
+	s->file_bytes += content + pad;
+	s->room = packet_room(s->file_bytes);
 	s->len = 0;
 	s->ts_begin = s->ts_end;
-	if (s->cap > PACKET_ROOM) {
-		free(s->payload);
-		s->payload = NULL;
-		s->cap = 0;
-	}
 	return 0;
+}
+
+/* The payload buffer back to its ordinary size once an event larger
+ * than any before has been written: keep bytes of it. */
+static void shrink_payload(struct ctf_stream *s, size_t keep)
+{
+	if (s->cap <= PACKET_ROOM || keep > PACKET_ROOM)
+		return;
+	unsigned char *small = xmalloc(PACKET_ROOM);
+	memcpy(small, s->payload, keep);
+	free(s->payload);
+	s->payload = small;
+	s->cap = PACKET_ROOM;
 }
 
 /* babeltrace2 reports the growth of events_discarded between packets; a
  * stream whose first packet would already count losses starts with an
  * empty packet counting none, so the count shows. */
-static int flush_packet(struct ctf_writer *w, struct ctf_stream *s)
+static int flush_packet(struct ctf_writer *w, struct ctf_stream *s, bool align)
 {
 	if (s->seq == 0 && s->discarded) {
 		size_t len = s->len;
 		s->len = 0;
 		uint64_t end = s->ts_end;
 		s->ts_end = s->ts_begin;
-		if (write_packet(w, s, 0))
+		if (write_packet(w, s, 0, false))
 			return -1;
 		s->len = len;
 		s->ts_end = end;
 	}
-	return write_packet(w, s, s->discarded);
+	return write_packet(w, s, s->discarded, align);
+}
+
+/* The event of size bytes just put at the end of the packet went past its
+ * room: the packet ends before it (at the time of the event before,
+ * before), and it starts the next, whose timestamp_begin is that time,
+ * the clock its header was written against.  An event alone in its packet
+ * makes a packet of its own. */
+static __attribute__((noinline)) int packet_full(struct ctf_writer *w, struct ctf_stream *s,
+                                                 size_t size, uint64_t before)
+{
+	if (s->len == size) {
+		if (flush_packet(w, s, true) != 0)
+			return -1;
+		shrink_payload(s, 0);
+		return 0;
+	}
+	size_t at = s->len - size;
+	uint64_t ts = s->ts_end;
+	s->len = at;
+	s->ts_end = before;
+	if (flush_packet(w, s, true) != 0)
+		return -1;
+	memmove(s->payload, s->payload + at, size);
+	s->len = size;
+	s->ts_end = ts;
+	shrink_payload(s, size);
+	return 0;
 }
 
 static struct ctf_stream *new_stream(struct ctf_writer *w)
@@ -261,6 +349,7 @@ static struct ctf_stream *new_stream(struct ctf_writer *w)
 	struct ctf_stream *s = &w->streams[w->nstreams];
 	memset(s, 0, sizeof *s);
 	s->instance_id = w->nstreams++;
+	s->room = packet_room(0);
 	return s;
 }
 
@@ -327,37 +416,67 @@ static inline void put_data(unsigned char *p, const unsigned char *d, size_t n)
 }
 
 /* A 48-bit field: the value's low six bytes in the trace's (the host's)
- * byte order. */
+ * byte order.  Little-endian: one 8-byte store, whose last two bytes the
+ * next field overwrites (payload_room leaves room past every event). */
 static inline unsigned char *put_u48(unsigned char *p, uint64_t v)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	memcpy(p, (const unsigned char *)&v + 2, 6);
 #else
-	memcpy(p, &v, 6);
+	memcpy(p, &v, 8);
 #endif
 	return p + 6;
 }
 
 static inline bool fits_narrow(const struct trace_event *ev, uint64_t raised)
 {
-	return (unsigned long)ev->info.posix_thread_id <= NARROW_VALUE_MAX &&
-	       (uintptr_t)ev->info.posix_prog_address <= NARROW_VALUE_MAX &&
-	       ev->len <= NARROW_COUNT_MAX && raised <= NARROW_COUNT_MAX;
+	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
+	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
+	uint32_t pid = (uint32_t)ev->info.posix_pid - (uint32_t)NARROW_PID_MIN;
+	return ((thread | address) >> 48) == 0 && pid <= (uint32_t)(NARROW_PID_MAX - NARROW_PID_MIN) &&
+	       (unsigned)ev->info.posix_truncation_status <= 2 && ev->len <= NARROW_LEN_MAX &&
+	       raised <= NARROW_RAISED_MAX;
+}
+
+/* A new class for a type in a shape: the next id. */
+static uint32_t new_class(struct ctf_writer *w, uint32_t type, unsigned shape)
+{
+	w->class_of[(size_t)type * SHAPES + shape] = ++w->nclasses;
+	return w->nclasses - 1;
+}
+
+/* The id of the class of a type in a shape, numbered at its first use. */
+static inline uint32_t class_id(struct ctf_writer *w, uint32_t type, unsigned shape)
+{
+	uint32_t known = w->class_of[(size_t)type * SHAPES + shape];
+	return known ? known - 1 : new_class(w, type, shape);
 }
 
 /* The header of an event of class id at ts, the stream's clock at ref
  * (ts >= ref). */
 static inline unsigned char *put_header(unsigned char *p, uint32_t id, uint64_t ts, uint64_t ref)
 {
-	if (id < HEADER_EXTENDED && ts - ref < COMPACT_TIME_SPAN) {
-		PUT_VALUE(p, uint16_t, id);
-		PUT_VALUE(p, uint32_t, ts);
+	if (id < COMPACT_CLASSES && ts - ref < COMPACT_TIME_SPAN) {
+		uint32_t low = (uint32_t)ts & (uint32_t)(COMPACT_TIME_SPAN - 1);
+		PUT_VALUE(p, uint32_t, BIG_ENDIAN_TRACE ? id << 27 | low : id | low << 5);
 		return p;
 	}
-	PUT_VALUE(p, uint16_t, HEADER_EXTENDED);
+	PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? HEADER_EXTENDED << 3 : HEADER_EXTENDED);
 	PUT_VALUE(p, uint32_t, id);
 	PUT_VALUE(p, uint64_t, ts);
 	return p;
+}
+
+/* A 24-bit signed field (a narrow pid), as put_u48 writes. */
+static inline unsigned char *put_i24(unsigned char *p, int32_t v)
+{
+	uint32_t u = (uint32_t)v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	memcpy(p, (const unsigned char *)&u + 1, 3);
+#else
+	memcpy(p, &u, 4);
+#endif
+	return p + 3;
 }
 
 /* The fields from pid to data_len, in the class's widths. */
@@ -365,12 +484,12 @@ static inline unsigned char *put_ids(unsigned char *p, const struct trace_event 
 {
 	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
 	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
-	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	unsigned trunc = (unsigned)ev->info.posix_truncation_status;
 	if (narrow) {
-		p = put_u48(put_u48(p, thread), address);
-		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
-		PUT_VALUE(p, uint8_t, ev->len);
+		p = put_u48(put_u48(put_i24(p, ev->info.posix_pid), thread), address);
+		PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? trunc << 6 | ev->len : trunc | ev->len << 2);
 	} else {
+		PUT_VALUE(p, int32_t, ev->info.posix_pid);
 		PUT_VALUE(p, uint64_t, thread);
 		PUT_VALUE(p, uint64_t, address);
 		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
@@ -397,8 +516,9 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	}
 	if (ev->info.posix_event_id == POSIX_TRACE_OVERFLOW) {
 		/* the loss is counted in the packet that starts with it */
-		if (s->len && flush_packet(w, s))
+		if (s->len && flush_packet(w, s, false))
 			return -1;
+		shrink_payload(s, 0);
 		s->discarded += loss_of_next_overflow(w);
 	}
 	/* the reader's clock: the packet's timestamp_begin for its first
@@ -411,38 +531,43 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 	const struct call_site *c = site_of(w->sites, ev);
 	/* Bytes of a file: escaped, as dump prints them, for whoever prints
 	 * the trace (babeltrace2 writes strings to the terminal as they are). */
-	size_t where = c ? strlen(c->where_esc) + 1 : 1, source = c ? strlen(c->source_esc) + 1 : 1;
-	size_t inlined = c ? strlen(c->inlined_esc) + 1 : 1;
+	size_t where = 1, source = 1, inlined = 1;
+	if (c) {
+		where = strlen(c->where_esc) + 1;
+		source = strlen(c->source_esc) + 1;
+		inlined = strlen(c->inlined_esc) + 1;
+	}
 	unsigned char *p = payload_room(s, HEADER_EXTENDED_SIZE + WIDE_FIXED_SIZE + ev->len + text +
 	                                       1 + where + source + inlined + WIDE_TAIL_SIZE);
 	unsigned char *start = p;
-	uint32_t type = (uint16_t)(ev->source * MAX_EVENT_IDS + ev->info.posix_event_id);
-	bool narrow = fits_narrow(ev, raised);
-	p = put_header(p, narrow ? type : WIDE_CLASS + type, ts, clock);
+	uint32_t type = ev->source * MAX_EVENT_IDS + (ev->info.posix_event_id % MAX_EVENT_IDS);
+	bool narrow = fits_narrow(ev, raised), strings = text || c;
+	p = put_header(p, class_id(w, type, (narrow ? 0 : SHAPE_WIDE) | (strings ? SHAPE_STRINGS : 0)),
+	               ts, clock);
 	PUT_VALUE(p, int32_t, ev->cpu);
 	p = put_ids(p, ev, narrow);
 	put_data(p, ev->data, ev->len);
-	if (text)
-		memcpy(p + ev->len, ev->data, text);
-	p += ev->len + text;
-	*p++ = '\0'; /* the text's NUL */
-	if (c) {
-		memcpy(p, c->where_esc, where);
-		memcpy(p + where, c->source_esc, source);
-		memcpy(p + where + source, c->inlined_esc, inlined);
-		p += where + source + inlined;
-	} else {
-		memset(p, 0, 3); /* no site: three empty strings */
-		p += 3;
+	p += ev->len;
+	if (strings) {
+		memcpy(p, ev->data, text);
+		p += text;
+		*p++ = '\0'; /* the text's NUL */
+		if (c) {
+			memcpy(p, c->where_esc, where);
+			memcpy(p + where, c->source_esc, source);
+			memcpy(p + where + source, c->inlined_esc, inlined);
+			p += where + source + inlined;
+		} else {
+			memset(p, 0, 3); /* no site: three empty strings */
+			p += 3;
+		}
 	}
 	if (narrow)
 		PUT_VALUE(p, uint8_t, raised);
 	else
 		PUT_VALUE(p, uint64_t, raised);
 	s->len += (size_t)(p - start);
-	if (ev->info.posix_event_id < MAX_EVENT_IDS && ev->source * MAX_EVENT_IDS < w->nused)
-		w->used[ev->source * MAX_EVENT_IDS + ev->info.posix_event_id] = true;
-	return s->len >= PACKET_PAYLOAD_MAX ? flush_packet(w, s) : 0;
+	return s->len > s->room ? packet_full(w, s, (size_t)(p - start), clock) : 0;
 }
 
 /* A TSDL string literal of a name as dump prints it (escape_text: valid
@@ -467,11 +592,15 @@ static const char metadata_types[] =
 	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
 	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 24; align = 8; signed = true; } := int24_t;\n"
+	"typealias integer { size = 8; align = 8; signed = false; encoding = UTF8; } := utf8_t;\n"
+	"typealias integer { size = 6; align = 1; signed = false; } := uint6_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64_hex_t;\n"
 	"typealias integer { size = 48; align = 8; signed = false; base = 16; } := uint48_hex_t;\n"
-	"typealias integer { size = 32; align = 8; signed = false;\n"
-	"                    map = clock.posixtrace.value; } := uint32_clock_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false;\n"
+	"                    map = clock.posixtrace.value; } := uint27_clock_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false;\n"
 	"                    map = clock.posixtrace.value; } := uint64_clock_t;\n\n";
 
@@ -514,11 +643,11 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
 	      /* see HEADER_EXTENDED */
 	      "\tevent.header := struct {\n"
-	      "\t\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+	      "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	      "\t\tvariant <id> {\n"
-	      "\t\t\tstruct { uint32_clock_t timestamp; } compact;\n"
+	      "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 	      "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
-	      "\t\t} v;\n\t};\n"
+	      "\t\t} v;\n\t} align(8);\n"
 	      /* A stream is a thread's: the CPU changes from event to event
 	       * (-1: unknown). */
 	      "\tevent.context := struct {\n\t\tint32_t cpu_id;\n\t};\n"
@@ -526,28 +655,46 @@ static void write_metadata_head(FILE *out, struct trace_log *log, uint32_t host)
 	      out);
 }
 
-/* The class of an event type in the widths of an event's fields (see
- * WIDE_CLASS). */
-static void write_class(FILE *out, uint32_t id, const char *name, bool narrow)
+/* The class of an event type in a shape (see SHAPE_WIDE). */
+static void write_class(FILE *out, uint32_t id, const char *name, unsigned shape)
 {
+	bool wide = shape & SHAPE_WIDE;
+	const char *strings = shape & SHAPE_STRINGS
+	                              ? "\t\tstring text;\n\t\tstring site;\n\t\tstring source;\n"
+	                                "\t\tstring inlined;\n"
+	                              : "\t\tutf8_t text[0];\n\t\tutf8_t site[0];\n"
+	                                "\t\tutf8_t source[0];\n\t\tutf8_t inlined[0];\n";
 	fputs("event {\n\tname = ", out);
 	write_tsdl_string(out, name);
 	fprintf(out,
 	        ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-	        "\t\tint32_t pid;\n\t\t%s tid;\n\t\t%s prog_address;\n"
-	        "\t\tenum : uint8_t { none = 0, record = 1, read = 2 } truncation;\n"
-	        "\t\t%s data_len;\n\t\tuint8_t data[data_len];\n\t\tstring text;\n"
-	        "\t\tstring site;\n\t\tstring source;\n\t\tstring inlined;\n"
+	        "\t\t%s pid;\n\t\t%s tid;\n\t\t%s prog_address;\n"
+	        "\t\tenum : %s { none = 0, record = 1, read = 2 } truncation;\n"
+	        "\t\t%s data_len;\n\t\tuint8_t data[data_len];\n%s"
 	        "\t\t%s time_raised;\n\t};\n"
 	        "};\n\n",
-	        id, narrow ? "uint48_hex_t" : "uint64_hex_t", narrow ? "uint48_hex_t" : "uint64_hex_t",
-	        narrow ? "uint8_t" : "uint32_t", narrow ? "uint8_t" : "uint64_t");
+	        id, wide ? "int32_t" : "int24_t", wide ? "uint64_hex_t" : "uint48_hex_t",
+	        wide ? "uint64_hex_t" : "uint48_hex_t",
+	        wide ? "uint8_t" : "integer { size = 2; align = 1; signed = false; }",
+	        wide ? "uint32_t" : "uint6_t", strings, wide ? "uint64_t" : "uint8_t");
 }
 
-static void write_event_class(FILE *out, uint32_t type, const char *name)
+static bool class_used(const struct ctf_writer *w, uint32_t type)
 {
-	write_class(out, type, name, true);
-	write_class(out, WIDE_CLASS + type, name, false);
+	const uint32_t *of = &w->class_of[(size_t)type * SHAPES];
+	return of[0] || of[1] || of[2] || of[3];
+}
+
+/* The classes of a type its events used; a type that has none (listed
+ * by the log, no event in the trace) has its general one. */
+static void write_event_classes(struct ctf_writer *w, FILE *out, uint32_t type, const char *name)
+{
+	const uint32_t *of = &w->class_of[(size_t)type * SHAPES];
+	if (!class_used(w, type))
+		class_id(w, type, SHAPE_WIDE | SHAPE_STRINGS);
+	for (unsigned shape = 0; shape < SHAPES; shape++)
+		if (of[shape])
+			write_class(out, of[shape] - 1, name, shape);
 }
 
 /* Event classes: every type the log names, and any other id it used. */
@@ -577,9 +724,9 @@ static int write_metadata(struct ctf_writer *w, struct trace_log *log)
 			if (id < MAX_EVENT_IDS)
 				listed[id] = true;
 		for (id = 0; id < MAX_EVENT_IDS; id++)
-			if (listed[id] || w->used[src * MAX_EVENT_IDS + id])
-				write_event_class(out, (uint32_t)(src * MAX_EVENT_IDS + id),
-				                  name_cache_get(&one->names, id));
+			if (listed[id] || class_used(w, (uint32_t)(src * MAX_EVENT_IDS + id)))
+				write_event_classes(w, out, (uint32_t)(src * MAX_EVENT_IDS + id),
+				                    name_cache_get(&one->names, id));
 	}
 	if (fclose(out) != 0) {
 		error_msg("%s/metadata: %s", w->dir, strerror(errno));
@@ -617,7 +764,7 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 	if (rc < 0)
 		return -1;
 	for (size_t i = 0; i < w->nstreams; i++)
-		if (w->streams[i].len && flush_packet(w, &w->streams[i]))
+		if (w->streams[i].len && flush_packet(w, &w->streams[i], false))
 			return -1;
 	if (close_stream_file(w) != 0)
 		return -1;
@@ -635,10 +782,10 @@ static int write_unreported_loss(struct ctf_writer *w)
 		return 0;
 	struct ctf_stream *s = new_stream(w);
 	s->ts_begin = s->ts_end = w->first_ns;
-	if (write_packet(w, s, 0))
+	if (write_packet(w, s, 0, false))
 		return -1;
 	s->ts_end = w->last_ns;
-	return write_packet(w, s, w->lost_total);
+	return write_packet(w, s, w->lost_total, false);
 }
 
 static void free_streams(struct ctf_writer *w)
@@ -668,7 +815,8 @@ static int write_counted(struct ctf_writer *w, struct trace_log *log, struct pro
 		}
 	}
 	free_streams(w);
-	memset(w->used, 0, w->nused * sizeof *w->used);
+	memset(w->class_of, 0, w->ntypes * SHAPES * sizeof *w->class_of);
+	w->nclasses = 0;
 	w->first_ns = w->last_ns = 0;
 	trace_log_rewind(log);
 	count_events(log, w);
@@ -684,11 +832,12 @@ static int convert_one(struct trace_log *log, const char *dir, bool force,
 	w.dirfd = create_output_dir(dir, force, is_ctf_file);
 	if (w.dirfd < 0)
 		return EXIT_FAIL;
-	w.nused = trace_log_sources(log) * MAX_EVENT_IDS;
-	w.used = xmalloc(w.nused * sizeof *w.used);
-	memset(w.used, 0, w.nused * sizeof *w.used);
+	w.ntypes = trace_log_sources(log) * MAX_EVENT_IDS;
+	w.class_of = xmalloc(w.ntypes * SHAPES * sizeof *w.class_of);
+	memset(w.class_of, 0, w.ntypes * SHAPES * sizeof *w.class_of);
 	log->without_thread_names = true; /* CTF's tid is the pthread_t */
 	log->with_cpu = true;                /* the event context's cpu_id */
+	log->read_ahead = true;              /* no comm, nothing asked of the last event */
 	if (progress_wanted())
 		count_events(log, &w); /* the line shows the total */
 	progress_init(&pr, "converting", w.events);
@@ -709,7 +858,7 @@ static int convert_one(struct trace_log *log, const char *dir, bool force,
 		note_msg("convert: %llu events written later than their time, where times went back "
 		         "within a stream (field time_raised)", (unsigned long long)w.raised);
 	free_streams(&w);
-	free(w.used);
+	free(w.class_of);
 	close(w.dirfd);
 	return rc ? EXIT_FAIL : 0;
 }

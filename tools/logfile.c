@@ -454,6 +454,98 @@ int trace_log_skim(struct trace_log *log, struct trace_event *ev)
 	return rc;
 }
 
+/* The events read ahead and their data.  The buffer holds 16 events of
+ * the log's max-data-size, 64 KiB at least (READ_AHEAD_EVENTS of 256
+ * bytes): the library takes an event while a whole one fits.  A log whose
+ * max-data-size is over READ_AHEAD_MAX_DATA is read an event at a time;
+ * a later file of a rotated log that has one gets a buffer of one event. */
+#define READ_AHEAD_EVENTS 256
+#define READ_AHEAD_MIN_EVENTS 16
+#define READ_AHEAD_MIN_ROOM (64u << 10)
+#define READ_AHEAD_MAX_DATA (16u << 10)
+struct read_ahead {
+	struct posixtrace_batch_event evs[READ_AHEAD_EVENTS];
+	size_t count, next;
+	size_t bufsize;
+	unsigned char buf[];
+};
+
+/* The buffer for events of max_data bytes at most. */
+static size_t read_ahead_room(size_t max_data)
+{
+	size_t room = max_data <= READ_AHEAD_MAX_DATA ? READ_AHEAD_MIN_EVENTS * max_data : max_data;
+	return room < READ_AHEAD_MIN_ROOM ? READ_AHEAD_MIN_ROOM : room;
+}
+
+/* The next events into log->ahead, from the next file of a rotated log
+ * when one ends (whose max-data-size may be larger): 1, 0 at the end, -1
+ * (said) on an error. */
+static __attribute__((noinline)) int read_ahead_fill(struct trace_log *log)
+{
+	for (;;) {
+		struct read_ahead *a = log->ahead;
+		if (a->bufsize < read_ahead_room(log->bufsize)) {
+			a = log->ahead = xrealloc(a, sizeof *a + read_ahead_room(log->bufsize));
+			a->bufsize = read_ahead_room(log->bufsize);
+		}
+		int err = posixtrace_getnext_events(log->trid, a->evs, READ_AHEAD_EVENTS, a->buf,
+		                                    a->bufsize, log->bufsize, &a->count);
+		a->next = 0;
+		if (err) {
+			a->count = 0;
+			error_msg("%s: reading events: %s", log->label, strerror(err));
+			return -1;
+		}
+		if (a->count)
+			return 1;
+		if (!next_rotated(log))
+			return 0;
+	}
+}
+
+/* read_event and read_thread, from the events read ahead. */
+static inline int read_event_ahead(struct trace_log *log, struct trace_event *ev)
+{
+	struct read_ahead *a = log->ahead;
+	if (__builtin_expect(a->next == a->count, 0)) {
+		int rc = read_ahead_fill(log);
+		if (rc <= 0)
+			return rc;
+		a = log->ahead;
+	}
+	const struct posixtrace_batch_event *e = &a->evs[a->next++];
+	ev->info = e->posixtrace_info;
+	ev->data = (unsigned char *)(uintptr_t)e->posixtrace_data;
+	ev->len = e->posixtrace_data_len;
+	ev->name = name_cache_get(&log->names, ev->info.posix_event_id);
+	ev->source = ev->host = 0;
+	ev->shift_ns = 0;
+	ev->comm[0] = '\0';
+	ev->tid = 0;
+	ev->cpu = -1;
+	if ((!ev->info.posix_pid && !ev->info.posix_thread_id) || log->cpu_records) {
+		ev->tid = e->posixtrace_tid;
+		if (e->posixtrace_cpu_valid && e->posixtrace_cpu <= INT32_MAX)
+			ev->cpu = (int32_t)e->posixtrace_cpu;
+	}
+	return 1;
+}
+
+/* Reading ahead gives what read_event and read_thread give a caller that
+ * wants no names (but a system event's comm): log->ahead is set when it
+ * may, at the first read. */
+static __attribute__((noinline)) bool start_reading_ahead(struct trace_log *log)
+{
+	if (!log->read_ahead || !log->without_thread_names || !log->with_cpu ||
+	    filter_needs_tid(log) || log->bufsize > READ_AHEAD_MAX_DATA)
+		return false;
+	size_t room = read_ahead_room(log->bufsize);
+	log->ahead = xmalloc(sizeof *log->ahead + room);
+	log->ahead->bufsize = room;
+	log->ahead->count = log->ahead->next = 0;
+	return true;
+}
+
 int trace_log_next(struct trace_log *log, struct trace_event *ev)
 {
 	if (log->set) {
@@ -465,11 +557,20 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 		} while (filtered_out(log, ev));
 		return 1;
 	}
+	bool ahead = log->ahead || (log->read_ahead && start_reading_ahead(log));
 	do {
-		int rc = read_event(log, ev);
-		if (rc <= 0)
-			return rc;
-		read_thread(log, ev, !log->without_thread_names || filter_needs_tid(log), log->with_cpu);
+		int rc;
+		if (ahead) {
+			rc = read_event_ahead(log, ev);
+			if (rc <= 0)
+				return rc;
+		} else {
+			rc = read_event(log, ev);
+			if (rc <= 0)
+				return rc;
+			read_thread(log, ev, !log->without_thread_names || filter_needs_tid(log),
+			            log->with_cpu);
+		}
 		if (is_damage_marker(ev)) {
 			log->damage_reports++;
 			log->events_after_damage = 0;
@@ -483,6 +584,8 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 
 int trace_log_rewind(struct trace_log *log)
 {
+	if (log->ahead)
+		log->ahead->count = log->ahead->next = 0;
 	log->events_read = 0;
 	log->damage_reports = 0;
 	log->events_after_damage = 0;
@@ -628,6 +731,7 @@ void trace_log_close(struct trace_log *log)
 		free(log->files[i]);
 	free(log->files);
 	free(log->buf);
+	free(log->ahead);
 	free(log->hosts);
 	free(log);
 }

@@ -359,6 +359,12 @@ struct trace_log {
 	 * are then 0 and "", but for events with no pid and no pthread_t. */
 	bool without_thread_names;
 	bool with_cpu; /* read each event's CPU even without thread names */
+	/* Set by a caller that uses no comm and calls nothing about the last
+	 * event read (posixtrace_event_ext): a single log's events are then
+	 * read ahead, up to 256 a call (posixtrace_getnext_events), each with
+	 * its tid and CPU; comm stays "". */
+	bool read_ahead;
+	struct read_ahead *ahead; /* NULL until the first read ahead */
 	/* The file read may hold CPU records (format version 4 on, or not a
 	 * log): before, every event's CPU is unknown, and is not asked for. */
 	bool cpu_records;

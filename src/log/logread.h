@@ -50,6 +50,12 @@ PT_LOG_HIDDEN int pt_logr_next(struct pt_logr *r, struct pt_log_event *ev, void 
 PT_LOG_HIDDEN int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info,
                                      void *data, size_t num_bytes, size_t *data_len,
                                      int *unavailable);
+/* pt_logr_next_posix for up to max events, their data one after the
+ * other in buf while num_bytes of it remain, each with its thread id and
+ * CPU (posixtrace_getnext_events); how many. */
+PT_LOG_HIDDEN size_t pt_logr_next_batch(struct pt_logr *r, struct posixtrace_batch_event *evs,
+                                        size_t max, unsigned char *buf, size_t bufsize,
+                                        size_t num_bytes);
 /* The extension of the event pt_logr_next_posix gave last: its kernel
  * thread id, thread name and CPU, and the writer's own ids from the PIDS
  * table (docs/LOG-FORMAT.md), zeros for a writer it does not name.  Built
