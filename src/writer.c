@@ -1040,6 +1040,27 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
 		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
+/* A payload of at most PT_FAST_COPY_MAX bytes but not of 8 to 16 (the
+ * inline record's first test), by moves that may overlap. */
+static inline __attribute__((always_inline)) void copy_short(unsigned char *dst,
+                                                            const unsigned char *src, size_t len)
+{
+	if (len > 16) {
+		memcpy(dst, src, 16);
+		memcpy(dst + len - 16, src + len - 16, 16);
+	} else if (len >= 4) {
+		uint32_t x, y;
+		memcpy(&x, src, 4);
+		memcpy(&y, src + len - 4, 4);
+		memcpy(dst, &x, 4);
+		memcpy(dst + len - 4, &y, 4);
+	} else if (len) {
+		dst[0] = src[0];
+		dst[len / 2] = src[len / 2];
+		dst[len - 1] = src[len - 1];
+	}
+}
+
 /*
  * The record of the common case, inline and with no call but tail calls:
  * a payload the slot's fast_len admits (the TSC, no truncation) into a
@@ -1055,12 +1076,18 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
                                                              const void *data, size_t len,
                                                              uintptr_t pc)
 {
+	/* The lane is this stream's (slot reuse) first: a is not needed
+	 * after it, one register less kept through the record. */
+	if (PT_UNLIKELY(w->gen != a->gen)) {
+		prepare_and_leave(w, id, data, data ? len : 0, pc, record_clock(PT_CLOCK_TSC));
+		return;
+	}
 	uint64_t now = record_clock(PT_CLOCK_TSC);
 	/* NULL data: no payload, as in append_record. */
 	len = data ? len : 0;
 	uint32_t size = (uint32_t)pt_record_size(len), end = pt_wlane_end(w);
-	if (PT_UNLIKELY(w->gen != a->gen || end + size > w->limit ||
-	                now - w->base > PT_REC_DELTA_MAX || pt_cpu_now() != w->cpu)) {
+	if (PT_UNLIKELY(end + size > w->limit || now - w->base > PT_REC_DELTA_MAX ||
+	                pt_cpu_now() != w->cpu)) {
 		prepare_and_leave(w, id, data, len, pc, now);
 		return;
 	}
@@ -1075,16 +1102,19 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	/* The lane moves past the record only once its data are in: a copy
 	 * that faults, jumped out of by a handler (siglongjmp), leaves the
 	 * record out of what the next event commits, and its address out of
-	 * what the next record may leave out. */
-	if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
+	 * what the next record may leave out.  8 to 16 bytes (the common
+	 * payloads) first, in two moves that may overlap. */
+	if (PT_LIKELY(len - 8 <= 8)) {
+		uint64_t x, y;
+		memcpy(&x, data, 8);
+		memcpy(&y, (const unsigned char *)data + len - 8, 8);
+		memcpy(p, &x, 8);
+		memcpy(p + len - 8, &y, 8);
+	} else if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
 		copy_long_and_leave(w, p, data, len, size - skip, pc);
 		return;
-	}
-	if (len > 16) {
-		memcpy(p, data, 16);
-		memcpy(p + len - 16, (const unsigned char *)data + len - 16, 16);
 	} else {
-		copy_data(p, data, len);
+		copy_short(p, data, len);
 	}
 	pt_wlane_event_at(w, pc);
 	pt_wlane_put_event(w, size - skip);
@@ -1095,6 +1125,22 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	/* From the word: one register less kept through the record. */
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
+
+/* The slot of an armed word with one bit set. */
+static inline __attribute__((always_inline)) uint64_t armed_slot(uint64_t armed)
+{
+#if defined(__x86_64__)
+	/* __builtin_ctzll's int costs a sign extension before each use. */
+	uint64_t slot;
+	__asm__("bsfq %1, %0" : "=r"(slot) : "rm"(armed) : "cc");
+	return slot;
+#else
+	return (uint64_t)__builtin_ctzll(armed);
+#endif
+}
+
+_Static_assert(sizeof(struct pt_attached) % sizeof(struct pt_wlane) == 0,
+               "a slot's attached offset is a multiple of its lane's");
 
 /* The common case inline: one stream, running, this thread known.  cfa is
  * the frame of the function the event is posted through (its return
@@ -1118,26 +1164,33 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 #endif
 		return;
 	}
-	unsigned slot = (unsigned)__builtin_ctzll(armed);
-	struct pt_attached *a = &pt_proc.attached[slot];
-	struct pt_wlane *w = &t->lanes[slot];
-	/* Each address computed once (gcc would compute them again, in
-	 * other forms, for each use). */
-	__asm__("" : "+r"(a), "+r"(w));
+	/* One offset for both arrays: a lane's, times the ratio of sizes. */
+	uint64_t lane_off = armed_slot(armed) * sizeof(struct pt_wlane);
+	struct pt_wlane *w = (struct pt_wlane *)((char *)t->lanes + lane_off);
+	struct pt_attached *a = (struct pt_attached *)((char *)pt_proc.attached +
+	                                               lane_off * (sizeof(struct pt_attached) /
+	                                                           sizeof(struct pt_wlane)));
 	/* Pairs with the release store of map in pt_publish_map (process.h):
 	 * a->hdr and a->fast_len are the map's. */
 	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
 		struct pt_stream_hdr *h = a->hdr;
-		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
-			if (PT_UNLIKELY(pt_watched(h, id)))
+		/* Running and nothing watched: one load, one compare. */
+		if (PT_UNLIKELY(atomic_load_explicit(&h->state_watching, memory_order_relaxed) !=
+		                PT_ST_RUNNING_UNWATCHED)) {
+			if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING)
+				goto general;
+			if (pt_watched(h, id)) {
 				watched_and_leave(t, w, id, data, len, pc);
-			else if (PT_LIKELY(len < a->fast_len))
-				append_fast(t, w, a, h, id, data, len, pc);
-			else
-				append_and_leave(t, w, id, data, len, pc);
-			return;
+				return;
+			}
 		}
+		if (PT_LIKELY(len < a->fast_len))
+			append_fast(t, w, a, h, id, data, len, pc);
+		else
+			append_and_leave(t, w, id, data, len, pc);
+		return;
 	}
+general:
 	leave(t, seq);
 	record_general(id, data, len, pc, cfa);
 }
