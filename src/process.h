@@ -70,6 +70,12 @@ struct pt_process {
 	 * Outside one it holds pt_fork_word_value(): the recording path's one
 	 * test (== PT_FORK_WORD_FAST) also says writers need no fence. */
 	volatile uint64_t *fork_word;
+	/* The word beside the fork word (wiped with it): an armed word the
+	 * recording path found with one bit set while the fork word said
+	 * PT_FORK_WORD_FAST (record_general keeps it).  An armed word equal
+	 * to it takes the inline record with one compare; 0 (and where no
+	 * page is wiped on fork, always): none yet. */
+	_Atomic uint64_t *fast_armed;
 	/* Where, from the thread pointer, each thread's CPU number is (an
 	 * int32): the cpu_id of its rseq area, or a -1 of its own where glibc
 	 * registers none (pt_cpu_now, thread.h). */

@@ -918,6 +918,31 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
 
 #endif
 
+/* Keeps pt_proc.fast_armed: the armed word as it is now, if it has one
+ * bit set and the fork word says this is no fork child whose handler has
+ * not run (and writers need no fence).  The inline record then tests
+ * "armed == fast_armed" alone; an armed word that changed since, or a fork
+ * child's (the kernel wipes the word with the fork word), differs from it,
+ * and the event comes here again.  Threads race to store it: any value
+ * stored once met the test and stays true of that armed word (a process's
+ * fork word does not change outside a fork child).  Called inside an
+ * entry, so that a signal handler's event meanwhile is a nested one and
+ * does not take the inline record; a fork between the test and the store
+ * (a handler of this thread that forks with no fork handler) wiped the
+ * child's page before the store: the second test clears it there. */
+static void note_fast_armed(void)
+{
+	if (!pt_proc.wipe_on_fork)
+		return;
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed);
+	if (!armed || (armed & (armed - 1)) || *pt_proc.fork_word != PT_FORK_WORD_FAST)
+		return;
+	atomic_store_explicit(pt_proc.fast_armed, armed, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst); /* the store, then the second test */
+	if (*pt_proc.fork_word != PT_FORK_WORD_FAST)
+		atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
+}
+
 /* Every case: several streams, a stream handed over and not mapped yet, a
  * stream not running, a thread's first event, a fork child's first.  The
  * frame of the entry is posixtrace__event's (cfa, pc), as on the fast path. */
@@ -939,6 +964,7 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 #endif
 		return;
 	}
+	note_fast_armed();
 	record_slots(t, t->lanes, id, data, len, pc, fenced, 0);
 	leave(t, seq);
 }
@@ -1152,8 +1178,11 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
-	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) ||
-	                *pt_proc.fork_word != PT_FORK_WORD_FAST ||
+	/* One bit set and no fork child's first event, in one compare
+	 * (note_fast_armed); armed is 0 when a stream stopped since the
+	 * macro's test, and a fork child's fast_armed is 0 too. */
+	if (PT_UNLIKELY(!t || !armed ||
+	                armed != atomic_load_explicit(pt_proc.fast_armed, memory_order_relaxed) ||
 	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)) {
 		record_general(id, data, len, pc, cfa);
 		return;
