@@ -729,7 +729,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 		pt_full_fence();
 	else
 		atomic_signal_fence(memory_order_seq_cst);
-	struct pt_stream_hdr *h = a->hdr;
+	struct pt_stream_hdr *h = pt_hdr(m);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)))
 		pt_wake_readers(h);
 	return now;
@@ -969,6 +969,12 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	leave(t, seq);
 }
 
+/* In the functions below, entered from the inline record, the slot's map
+ * is loaded again: NULL when the slot was unpublished since the inline
+ * record found it (pt_detach_locked, which then waits for this entry to
+ * leave): the event is dropped as one posted after the detach, whose armed
+ * bit is already clear. */
+
 /* The general record of one slot (w, of the thread t), then the leave:
  * what the inline record does not take in an id the stream does not
  * watch (a payload past max-data-size, the clock that is not the TSC:
@@ -981,7 +987,7 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, stru
 {
 	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	if (a->traced)
+	if (PT_LIKELY(m != NULL) && a->traced)
 		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
@@ -997,10 +1003,10 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
 	int slot = (int)(w - t->lanes);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	struct pt_stream_hdr *h = pt_hdr(m);
-	if (pt_filtered(h, id)) {
+	struct pt_stream_hdr *h = m ? pt_hdr(m) : NULL;
+	if (h && pt_filtered(h, id)) {
 		pt_filter_publish(slot);
-	} else if (a->traced) {
+	} else if (h && a->traced) {
 		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
@@ -1021,7 +1027,8 @@ __attribute__((noinline, cold)) static void prepare_and_leave(struct pt_wlane *w
 	int slot = (int)(w - t->lanes);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	append_record(w, a, m, id, data, len, pc, now, 0, 0);
+	if (PT_LIKELY(m != NULL))
+		append_record(w, a, m, id, data, len, pc, now, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
@@ -1059,7 +1066,8 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
 	pt_wlane_event_at(w, pc);
 	pt_wlane_put_event(w, size);
 	struct pt_thread *t = pt_self;
-	struct pt_stream_hdr *h = pt_proc.attached[w - t->lanes].hdr;
+	struct pt_stream_hdr *h =
+		atomic_load_explicit(&pt_proc.attached[w - t->lanes].hdr, memory_order_relaxed);
 	if (PT_UNLIKELY(publish(w, h)))
 		wake_and_leave(t, h);
 	else
@@ -1120,11 +1128,12 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	unsigned char *p = w->chunk + end;
 	/* The same call site as the last event: no second word.  Without a
 	 * branch: the address is stored anyway, and the data go over it. */
-	uint32_t skip = (uint32_t)(pc == w->last_pc) * 8u; /* 8 bytes less */
-	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, 0) | (uint64_t)skip << 28;
+	uint64_t skip = (uint64_t)(pc == w->last_pc) * 8u; /* 8 bytes less */
+	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, 0) | skip << 28;
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &pc, 8);
-	p += PT_REC_HDR - skip;
+	/* The data at p + PT_REC_HDR: an offset of each move, no addition. */
+	p -= skip;
 	/* The lane moves past the record only once its data are in: a copy
 	 * that faults, jumped out of by a handler (siglongjmp), leaves the
 	 * record out of what the next event commits, and its address out of
@@ -1134,16 +1143,16 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 		uint64_t x, y;
 		memcpy(&x, data, 8);
 		memcpy(&y, (const unsigned char *)data + len - 8, 8);
-		memcpy(p, &x, 8);
-		memcpy(p + len - 8, &y, 8);
+		memcpy(p + PT_REC_HDR, &x, 8);
+		memcpy(p + PT_REC_HDR + len - 8, &y, 8);
 	} else if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
-		copy_long_and_leave(w, p, data, len, size - skip, pc);
+		copy_long_and_leave(w, p + PT_REC_HDR, data, len, size - (uint32_t)skip, pc);
 		return;
 	} else {
-		copy_short(p, data, len);
+		copy_short(p + PT_REC_HDR, data, len);
 	}
 	pt_wlane_event_at(w, pc);
-	pt_wlane_put_event(w, size - skip);
+	pt_wlane_put_event(w, size - (uint32_t)skip);
 	if (PT_UNLIKELY(publish(w, h))) {
 		wake_and_leave(t, h);
 		return;
@@ -1199,29 +1208,27 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	struct pt_attached *a = (struct pt_attached *)((char *)pt_proc.attached +
 	                                               lane_off * (sizeof(struct pt_attached) /
 	                                                           sizeof(struct pt_wlane)));
-	/* Pairs with the release store of map in pt_publish_map (process.h):
-	 * a->hdr and a->fast_len are the map's. */
-	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
-		struct pt_stream_hdr *h = a->hdr;
-		/* Running and nothing watched: one load, one compare. */
-		if (PT_UNLIKELY(atomic_load_explicit(&h->state_watching, memory_order_relaxed) !=
-		                PT_ST_RUNNING_UNWATCHED)) {
-			if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING)
-				goto general;
-			if (pt_watched(h, id)) {
-				watched_and_leave(t, w, id, data, len, pc);
-				return;
-			}
+	/* Pairs with the release store of hdr in pt_publish_map (process.h):
+	 * a->fast_len and a->gen are the map's.  A slot not mapped has
+	 * pt_unmapped_hdr, which is not running: no test of map here. */
+	struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
+	/* Running and nothing watched: one load, one compare. */
+	if (PT_UNLIKELY(atomic_load_explicit(&h->state_watching, memory_order_relaxed) !=
+	                PT_ST_RUNNING_UNWATCHED)) {
+		if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
+			leave(t, seq);
+			record_general(id, data, len, pc, cfa);
+			return;
 		}
-		if (PT_LIKELY(len < a->fast_len))
-			append_fast(t, w, a, h, id, data, len, pc);
-		else
-			append_and_leave(t, w, id, data, len, pc);
-		return;
+		if (pt_watched(h, id)) {
+			watched_and_leave(t, w, id, data, len, pc);
+			return;
+		}
 	}
-general:
-	leave(t, seq);
-	record_general(id, data, len, pc, cfa);
+	if (PT_LIKELY(len < a->fast_len))
+		append_fast(t, w, a, h, id, data, len, pc);
+	else
+		append_and_leave(t, w, id, data, len, pc);
 }
 
 /* The function itself (the header's macro calls posixtrace__event() only
