@@ -1111,7 +1111,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	pt_forget_other_threads();
 	/* The controller's own streams and block are not the keeper's. */
 	for (int i = 0; i < PT_MAX_STREAMS; i++)
-		atomic_store_explicit(&pt_proc.attached[i].map, NULL, memory_order_relaxed);
+		pt_unpublish_map(&pt_proc.attached[i], memory_order_relaxed);
 	pt_set_pcb(&pt_proc.pcb_fallback);
 	k->data = malloc(k->h->src.map.max_data + PT_CTL_DATA_MAX);
 	int resumed = 1;

@@ -202,6 +202,12 @@ _Static_assert(sizeof(struct pt_lane) == 64, "lane");
 
 /* stream states (hdr->state) */
 enum { PT_ST_SUSPENDED = 0, PT_ST_RUNNING = 1, PT_ST_FULL = 2, PT_ST_DEAD = 3 };
+/* state_watching of a running stream that watches no id. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PT_ST_RUNNING_UNWATCHED ((uint64_t)PT_ST_RUNNING)
+#else
+#define PT_ST_RUNNING_UNWATCHED ((uint64_t)PT_ST_RUNNING << 32)
+#endif
 /* clocks of raw timestamps */
 enum { PT_CLOCK_MONO = 1, PT_CLOCK_TSC = 2 };
 
@@ -244,12 +250,21 @@ struct pt_stream_hdr {
 	uint64_t base_real_ns;   /* ... and CLOCK_REALTIME at the same instant */
 	struct pt_attr attr;
 
-	/* Read by every writer per event; written only by control calls. */
-	_Alignas(128) _Atomic uint32_t state;
-	/* Set once a filter or a trigger is (pt_watch_store), never cleared:
-	 * while it is 0, no id is watched, and the recording path tests it
-	 * on state's line instead of the id's watch word. */
-	_Atomic uint32_t watching;
+	/* Read by every writer per event; written only by control calls.
+	 * The recording path reads state and watching as one word
+	 * (state_watching == PT_ST_RUNNING_UNWATCHED: running, nothing
+	 * watched), each is written alone. */
+	_Alignas(128) union {
+		struct {
+			_Atomic uint32_t state;
+			/* Set once a filter or a trigger is (pt_watch_store),
+			 * never cleared: while it is 0, no id is watched, and
+			 * the recording path tests it with state instead of the
+			 * id's watch word. */
+			_Atomic uint32_t watching;
+		};
+		_Atomic uint64_t state_watching;
+	};
 	/* filter | trigger: the one word per id the recording path tests
 	 * once watching is set; only an id whose bit is set looks at the two
 	 * apart. */
@@ -329,6 +344,11 @@ struct pt_stream_hdr {
 
 	_Alignas(64) _Atomic uint8_t name_valid[TRACE_USER_EVENT_MAX];
 };
+_Static_assert(offsetof(struct pt_stream_hdr, watching) ==
+                       offsetof(struct pt_stream_hdr, state) + 4 &&
+               offsetof(struct pt_stream_hdr, state_watching) ==
+                       offsetof(struct pt_stream_hdr, state),
+               "state and watching are one word");
 
 /* ---- the process control block ------------------------------------------
  * Every process that loads the library makes one (a sealed memfd).  It holds

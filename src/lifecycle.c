@@ -74,7 +74,7 @@ static int sort_streams_for_child(void)
 		if (m == &a->own)
 			pt_stream_unmap(&a->own);
 		pt_slot_forget_exec_token(i);
-		atomic_store_explicit(&a->map, NULL, memory_order_relaxed);
+		pt_unpublish_map(a, memory_order_relaxed);
 	}
 	return kept;
 }

@@ -31,6 +31,8 @@
 #endif
 
 static uint64_t not_forked = 2; /* pt_fork_word_value() once it is known */
+static _Atomic uint64_t no_fast_armed; /* 0: matches no armed word */
+struct pt_stream_hdr pt_unmapped_hdr;
 
 /* Set while this thread forks a keeper (keepctl.c): the fork handlers and
  * exit() in the child know they are in a keeper. */
@@ -39,6 +41,7 @@ __thread int pt_forking_keeper;
 struct pt_process pt_proc = {
     .pcb = &pt_proc.pcb_fallback,
     .fork_word = (volatile uint64_t *)&not_forked,
+    .fast_armed = &no_fast_armed,
     .pcb_fd = -1,
     .reg = &pt_proc.reg_fallback,
     .reg_fd = -1,
@@ -163,6 +166,7 @@ static void make_fork_word(void)
 	}
 	*p = pt_fork_word_value();
 	pt_proc.fork_word = p;
+	pt_proc.fast_armed = (_Atomic uint64_t *)(p + 1);
 	pt_proc.wipe_on_fork = 1;
 }
 
@@ -212,8 +216,10 @@ void pt_proc_setup(void)
 	pt_proc.reg_fallback.magic = PT_REGISTRY_MAGIC;
 	pt_proc.reg_fallback.size = sizeof pt_proc.reg_fallback;
 	atomic_init(&pt_proc.reg_fallback.next_name, 1);
-	for (int i = 0; i < PT_MAX_STREAMS; i++)
+	for (int i = 0; i < PT_MAX_STREAMS; i++) {
 		pt_proc.attached[i].exec_token = -1;
+		atomic_init(&pt_proc.attached[i].hdr, &pt_unmapped_hdr);
+	}
 	register_membarrier();
 	not_forked = pt_fork_word_value();
 	make_fork_word();

@@ -17,8 +17,12 @@ struct pt_attached {
 	 * every slot, and a slot's index is a shift. */
 	_Alignas(64) _Atomic(struct pt_map *) map; /* NULL when the slot is free */
 	/* Copies of what the recording path reads of the map, on the same
-	 * line as map; written before map is published. */
-	struct pt_stream_hdr *hdr;
+	 * line as map; written before map is published.  hdr is published
+	 * too (pt_publish_map), and while map is NULL it is
+	 * &pt_unmapped_hdr, a header that says SUSPENDED: the inline record
+	 * loads hdr alone and its state test sends an unmapped slot to the
+	 * general path. */
+	_Atomic(struct pt_stream_hdr *) hdr;
 	uint32_t clock;
 	uint32_t max_data;
 	uint64_t gen;                 /* changes each time the slot is reused */
@@ -70,6 +74,12 @@ struct pt_process {
 	 * Outside one it holds pt_fork_word_value(): the recording path's one
 	 * test (== PT_FORK_WORD_FAST) also says writers need no fence. */
 	volatile uint64_t *fork_word;
+	/* The word beside the fork word (wiped with it): an armed word the
+	 * recording path found with one bit set while the fork word said
+	 * PT_FORK_WORD_FAST (record_general keeps it).  An armed word equal
+	 * to it takes the inline record with one compare; 0 (and where no
+	 * page is wiped on fork, always): none yet. */
+	_Atomic uint64_t *fast_armed;
 	/* Where, from the thread pointer, each thread's CPU number is (an
 	 * int32): the cpu_id of its rseq area, or a -1 of its own where glibc
 	 * registers none (pt_cpu_now, thread.h). */
@@ -154,16 +164,28 @@ static inline uint32_t pt_fast_len(int traced, uint32_t clock, uint32_t max_data
 	(void)traced, (void)clock, (void)max_data;
 	return 0;
 }
+/* The header of no stream (zero: SUSPENDED, nothing watched, no
+ * waiters): a slot's hdr while its map is NULL. */
+extern struct pt_stream_hdr pt_unmapped_hdr;
 /* Publishes m in a slot: the copies the recording path reads, then map
- * (release: pairs with the acquire loads of map in record, record_general
- * and pt_release_lanes, writer.c). */
+ * and hdr (release: pair with the acquire loads of map in record_general
+ * and pt_release_lanes and of hdr in record, writer.c). */
 static inline void pt_publish_map(struct pt_attached *a, struct pt_map *m)
 {
-	a->hdr = (struct pt_stream_hdr *)m->base;
 	a->clock = m->clock;
 	a->max_data = m->max_data;
 	a->fast_len = pt_fast_len(a->traced, m->clock, m->max_data);
 	atomic_store_explicit(&a->map, m, memory_order_release);
+	atomic_store_explicit(&a->hdr, (struct pt_stream_hdr *)m->base, memory_order_release);
+}
+/* Unpublishes a slot's map (the grace period that follows is the
+ * caller's, as for map: an inline record that still found the real hdr
+ * is inside its entry, and the functions it may go on to load map again
+ * and drop the event when it is NULL, writer.c). */
+static inline void pt_unpublish_map(struct pt_attached *a, memory_order order)
+{
+	atomic_store_explicit(&a->hdr, &pt_unmapped_hdr, memory_order_relaxed);
+	atomic_store_explicit(&a->map, NULL, order);
 }
 void pt_arm(int slot, int on);
 /* Whether a lane's owner (token, and the pid namespace it was written

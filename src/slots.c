@@ -105,7 +105,7 @@ void pt_detach_locked(int slot)
 	pt_arm(slot, 0);
 	/* Nothing is published with NULL (relaxed would do): the grace period is
 	 * pt_barrier_locked's, paired with enter() and leave() (writer.c). */
-	atomic_store_explicit(&a->map, NULL, memory_order_release);
+	pt_unpublish_map(a, memory_order_release);
 	pt_filter_follow();
 	pt_barrier_locked();
 	if (m == &a->own)

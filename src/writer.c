@@ -729,7 +729,7 @@ static inline __attribute__((always_inline)) uint64_t append_record(
 		pt_full_fence();
 	else
 		atomic_signal_fence(memory_order_seq_cst);
-	struct pt_stream_hdr *h = a->hdr;
+	struct pt_stream_hdr *h = pt_hdr(m);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)))
 		pt_wake_readers(h);
 	return now;
@@ -918,6 +918,31 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
 
 #endif
 
+/* Keeps pt_proc.fast_armed: the armed word as it is now, if it has one
+ * bit set and the fork word says this is no fork child whose handler has
+ * not run (and writers need no fence).  The inline record then tests
+ * "armed == fast_armed" alone; an armed word that changed since, or a fork
+ * child's (the kernel wipes the word with the fork word), differs from it,
+ * and the event comes here again.  Threads race to store it: any value
+ * stored once met the test and stays true of that armed word (a process's
+ * fork word does not change outside a fork child).  Called inside an
+ * entry, so that a signal handler's event meanwhile is a nested one and
+ * does not take the inline record; a fork between the test and the store
+ * (a handler of this thread that forks with no fork handler) wiped the
+ * child's page before the store: the second test clears it there. */
+static void note_fast_armed(void)
+{
+	if (!pt_proc.wipe_on_fork)
+		return;
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed);
+	if (!armed || (armed & (armed - 1)) || *pt_proc.fork_word != PT_FORK_WORD_FAST)
+		return;
+	atomic_store_explicit(pt_proc.fast_armed, armed, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst); /* the store, then the second test */
+	if (*pt_proc.fork_word != PT_FORK_WORD_FAST)
+		atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
+}
+
 /* Every case: several streams, a stream handed over and not mapped yet, a
  * stream not running, a thread's first event, a fork child's first.  The
  * frame of the entry is posixtrace__event's (cfa, pc), as on the fast path. */
@@ -939,9 +964,16 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 #endif
 		return;
 	}
+	note_fast_armed();
 	record_slots(t, t->lanes, id, data, len, pc, fenced, 0);
 	leave(t, seq);
 }
+
+/* In the functions below, entered from the inline record, the slot's map
+ * is loaded again: NULL when the slot was unpublished since the inline
+ * record found it (pt_detach_locked, which then waits for this entry to
+ * leave): the event is dropped as one posted after the detach, whose armed
+ * bit is already clear. */
 
 /* The general record of one slot (w, of the thread t), then the leave:
  * what the inline record does not take in an id the stream does not
@@ -955,7 +987,7 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, stru
 {
 	struct pt_attached *a = &pt_proc.attached[w - t->lanes];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	if (a->traced)
+	if (PT_LIKELY(m != NULL) && a->traced)
 		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
@@ -971,10 +1003,10 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
 	int slot = (int)(w - t->lanes);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	struct pt_stream_hdr *h = pt_hdr(m);
-	if (pt_filtered(h, id)) {
+	struct pt_stream_hdr *h = m ? pt_hdr(m) : NULL;
+	if (h && pt_filtered(h, id)) {
 		pt_filter_publish(slot);
-	} else if (a->traced) {
+	} else if (h && a->traced) {
 		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
@@ -995,7 +1027,8 @@ __attribute__((noinline, cold)) static void prepare_and_leave(struct pt_wlane *w
 	int slot = (int)(w - t->lanes);
 	struct pt_attached *a = &pt_proc.attached[slot];
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
-	append_record(w, a, m, id, data, len, pc, now, 0, 0);
+	if (PT_LIKELY(m != NULL))
+		append_record(w, a, m, id, data, len, pc, now, 0, 0);
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
@@ -1033,11 +1066,33 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
 	pt_wlane_event_at(w, pc);
 	pt_wlane_put_event(w, size);
 	struct pt_thread *t = pt_self;
-	struct pt_stream_hdr *h = pt_proc.attached[w - t->lanes].hdr;
+	struct pt_stream_hdr *h =
+		atomic_load_explicit(&pt_proc.attached[w - t->lanes].hdr, memory_order_relaxed);
 	if (PT_UNLIKELY(publish(w, h)))
 		wake_and_leave(t, h);
 	else
 		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+}
+
+/* A payload of at most PT_FAST_COPY_MAX bytes but not of 8 to 16 (the
+ * inline record's first test), by moves that may overlap. */
+static inline __attribute__((always_inline)) void copy_short(unsigned char *dst,
+                                                            const unsigned char *src, size_t len)
+{
+	if (len > 16) {
+		memcpy(dst, src, 16);
+		memcpy(dst + len - 16, src + len - 16, 16);
+	} else if (len >= 4) {
+		uint32_t x, y;
+		memcpy(&x, src, 4);
+		memcpy(&y, src + len - 4, 4);
+		memcpy(dst, &x, 4);
+		memcpy(dst + len - 4, &y, 4);
+	} else if (len) {
+		dst[0] = src[0];
+		dst[len / 2] = src[len / 2];
+		dst[len - 1] = src[len - 1];
+	}
 }
 
 /*
@@ -1055,39 +1110,49 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
                                                              const void *data, size_t len,
                                                              uintptr_t pc)
 {
+	/* The lane is this stream's (slot reuse) first: a is not needed
+	 * after it, one register less kept through the record. */
+	if (PT_UNLIKELY(w->gen != a->gen)) {
+		prepare_and_leave(w, id, data, data ? len : 0, pc, record_clock(PT_CLOCK_TSC));
+		return;
+	}
 	uint64_t now = record_clock(PT_CLOCK_TSC);
 	/* NULL data: no payload, as in append_record. */
 	len = data ? len : 0;
 	uint32_t size = (uint32_t)pt_record_size(len), end = pt_wlane_end(w);
-	if (PT_UNLIKELY(w->gen != a->gen || end + size > w->limit ||
-	                now - w->base > PT_REC_DELTA_MAX || pt_cpu_now() != w->cpu)) {
+	if (PT_UNLIKELY(end + size > w->limit || now - w->base > PT_REC_DELTA_MAX ||
+	                pt_cpu_now() != w->cpu)) {
 		prepare_and_leave(w, id, data, len, pc, now);
 		return;
 	}
 	unsigned char *p = w->chunk + end;
 	/* The same call site as the last event: no second word.  Without a
 	 * branch: the address is stored anyway, and the data go over it. */
-	uint32_t skip = (uint32_t)(pc == w->last_pc) * 8u; /* 8 bytes less */
-	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, 0) | (uint64_t)skip << 28;
+	uint64_t skip = (uint64_t)(pc == w->last_pc) * 8u; /* 8 bytes less */
+	uint64_t w0 = pt_rec_word0(now - w->base, id, (uint32_t)len, 0) | skip << 28;
 	memcpy(p, &w0, 8);
 	memcpy(p + 8, &pc, 8);
-	p += PT_REC_HDR - skip;
+	/* The data at p + PT_REC_HDR: an offset of each move, no addition. */
+	p -= skip;
 	/* The lane moves past the record only once its data are in: a copy
 	 * that faults, jumped out of by a handler (siglongjmp), leaves the
 	 * record out of what the next event commits, and its address out of
-	 * what the next record may leave out. */
-	if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
-		copy_long_and_leave(w, p, data, len, size - skip, pc);
+	 * what the next record may leave out.  8 to 16 bytes (the common
+	 * payloads) first, in two moves that may overlap. */
+	if (PT_LIKELY(len - 8 <= 8)) {
+		uint64_t x, y;
+		memcpy(&x, data, 8);
+		memcpy(&y, (const unsigned char *)data + len - 8, 8);
+		memcpy(p + PT_REC_HDR, &x, 8);
+		memcpy(p + PT_REC_HDR + len - 8, &y, 8);
+	} else if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
+		copy_long_and_leave(w, p + PT_REC_HDR, data, len, size - (uint32_t)skip, pc);
 		return;
-	}
-	if (len > 16) {
-		memcpy(p, data, 16);
-		memcpy(p + len - 16, (const unsigned char *)data + len - 16, 16);
 	} else {
-		copy_data(p, data, len);
+		copy_short(p + PT_REC_HDR, data, len);
 	}
 	pt_wlane_event_at(w, pc);
-	pt_wlane_put_event(w, size - skip);
+	pt_wlane_put_event(w, size - (uint32_t)skip);
 	if (PT_UNLIKELY(publish(w, h))) {
 		wake_and_leave(t, h);
 		return;
@@ -1095,6 +1160,22 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	/* From the word: one register less kept through the record. */
 	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
+
+/* The slot of an armed word with one bit set. */
+static inline __attribute__((always_inline)) uint64_t armed_slot(uint64_t armed)
+{
+#if defined(__x86_64__)
+	/* __builtin_ctzll's int costs a sign extension before each use. */
+	uint64_t slot;
+	__asm__("bsfq %1, %0" : "=r"(slot) : "rm"(armed) : "cc");
+	return slot;
+#else
+	return (uint64_t)__builtin_ctzll(armed);
+#endif
+}
+
+_Static_assert(sizeof(struct pt_attached) % sizeof(struct pt_wlane) == 0,
+               "a slot's attached offset is a multiple of its lane's");
 
 /* The common case inline: one stream, running, this thread known.  cfa is
  * the frame of the function the event is posted through (its return
@@ -1106,8 +1187,11 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c). */
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
-	if (PT_UNLIKELY(!t || !armed || (armed & (armed - 1)) ||
-	                *pt_proc.fork_word != PT_FORK_WORD_FAST ||
+	/* One bit set and no fork child's first event, in one compare
+	 * (note_fast_armed); armed is 0 when a stream stopped since the
+	 * macro's test, and a fork child's fast_armed is 0 too. */
+	if (PT_UNLIKELY(!t || !armed ||
+	                armed != atomic_load_explicit(pt_proc.fast_armed, memory_order_relaxed) ||
 	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)) {
 		record_general(id, data, len, pc, cfa);
 		return;
@@ -1118,28 +1202,33 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 #endif
 		return;
 	}
-	unsigned slot = (unsigned)__builtin_ctzll(armed);
-	struct pt_attached *a = &pt_proc.attached[slot];
-	struct pt_wlane *w = &t->lanes[slot];
-	/* Each address computed once (gcc would compute them again, in
-	 * other forms, for each use). */
-	__asm__("" : "+r"(a), "+r"(w));
-	/* Pairs with the release store of map in pt_publish_map (process.h):
-	 * a->hdr and a->fast_len are the map's. */
-	if (PT_LIKELY(atomic_load_explicit(&a->map, memory_order_acquire) != NULL)) {
-		struct pt_stream_hdr *h = a->hdr;
-		if (PT_LIKELY(atomic_load_explicit(&h->state, memory_order_relaxed) == PT_ST_RUNNING)) {
-			if (PT_UNLIKELY(pt_watched(h, id)))
-				watched_and_leave(t, w, id, data, len, pc);
-			else if (PT_LIKELY(len < a->fast_len))
-				append_fast(t, w, a, h, id, data, len, pc);
-			else
-				append_and_leave(t, w, id, data, len, pc);
+	/* One offset for both arrays: a lane's, times the ratio of sizes. */
+	uint64_t lane_off = armed_slot(armed) * sizeof(struct pt_wlane);
+	struct pt_wlane *w = (struct pt_wlane *)((char *)t->lanes + lane_off);
+	struct pt_attached *a = (struct pt_attached *)((char *)pt_proc.attached +
+	                                               lane_off * (sizeof(struct pt_attached) /
+	                                                           sizeof(struct pt_wlane)));
+	/* Pairs with the release store of hdr in pt_publish_map (process.h):
+	 * a->fast_len and a->gen are the map's.  A slot not mapped has
+	 * pt_unmapped_hdr, which is not running: no test of map here. */
+	struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
+	/* Running and nothing watched: one load, one compare. */
+	if (PT_UNLIKELY(atomic_load_explicit(&h->state_watching, memory_order_relaxed) !=
+	                PT_ST_RUNNING_UNWATCHED)) {
+		if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
+			leave(t, seq);
+			record_general(id, data, len, pc, cfa);
+			return;
+		}
+		if (pt_watched(h, id)) {
+			watched_and_leave(t, w, id, data, len, pc);
 			return;
 		}
 	}
-	leave(t, seq);
-	record_general(id, data, len, pc, cfa);
+	if (PT_LIKELY(len < a->fast_len))
+		append_fast(t, w, a, h, id, data, len, pc);
+	else
+		append_and_leave(t, w, id, data, len, pc);
 }
 
 /* The function itself (the header's macro calls posixtrace__event() only
