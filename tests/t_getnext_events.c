@@ -17,6 +17,7 @@
 #include "logtest.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -310,9 +311,26 @@ static void two_active_streams(trace_id_t *a, trace_id_t *b)
 	ck_assert_ok(posix_trace_start(*b));
 }
 
+/* The writers on one CPU: each stream reads the CPU when the event is
+ * posted to it, and a thread that moved between the two posts (it did
+ * under TSan) would give the streams two CPUs for one event. */
+static void stay_on_one_cpu(void)
+{
+	cpu_set_t allowed, one;
+	ck_assert_int_eq(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+}
+
 START_TEST(active_stream_batches_give_what_trygetnext_gives)
 {
 	trace_id_t one, batch;
+	stay_on_one_cpu();
 	two_active_streams(&one, &batch);
 	pthread_t th[WRITERS];
 	for (uint32_t w = 0; w < WRITERS; w++)
