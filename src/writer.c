@@ -642,21 +642,25 @@ __attribute__((noinline, cold)) static int prepare(struct pt_wlane *w, struct pt
 	return 1;
 }
 
-/* Copies event data; short payloads with a few overlapping word moves
- * instead of a call (the record's data area is padded to 8 bytes). */
-static inline void copy_data(unsigned char *dst, const unsigned char *src, size_t len)
+/* 8 to 16 bytes (the common payloads) in two moves that may overlap. */
+static inline __attribute__((always_inline)) void copy_8_to_16(unsigned char *dst,
+                                                              const void *src, size_t len)
 {
-	if (len > 32) {
-		memcpy(dst, src, len);
-	} else if (len > 16) {
+	uint64_t x, y;
+	memcpy(&x, src, 8);
+	memcpy(&y, (const unsigned char *)src + len - 8, 8);
+	memcpy(dst, &x, 8);
+	memcpy(dst + len - 8, &y, 8);
+}
+
+/* A payload of at most PT_FAST_COPY_MAX bytes but not of 8 to 16 (the
+ * inline record's first test), by moves that may overlap. */
+static inline __attribute__((always_inline)) void copy_short(unsigned char *dst,
+                                                            const unsigned char *src, size_t len)
+{
+	if (len > 16) {
 		memcpy(dst, src, 16);
 		memcpy(dst + len - 16, src + len - 16, 16);
-	} else if (len >= 8) {
-		uint64_t x, y;
-		memcpy(&x, src, 8);
-		memcpy(&y, src + len - 8, 8);
-		memcpy(dst, &x, 8);
-		memcpy(dst + len - 8, &y, 8);
 	} else if (len >= 4) {
 		uint32_t x, y;
 		memcpy(&x, src, 4);
@@ -668,6 +672,18 @@ static inline void copy_data(unsigned char *dst, const unsigned char *src, size_
 		dst[len / 2] = src[len / 2];
 		dst[len - 1] = src[len - 1];
 	}
+}
+
+/* Copies event data; short payloads with a few overlapping word moves
+ * instead of a call (the record's data area is padded to 8 bytes). */
+static inline void copy_data(unsigned char *dst, const unsigned char *src, size_t len)
+{
+	if (len > 32)
+		memcpy(dst, src, len);
+	else if (len - 8 <= 8)
+		copy_8_to_16(dst, src, len);
+	else
+		copy_short(dst, src, len);
 }
 
 /* The clock that is not the TSC, out of line: its call and its timespec
@@ -1074,27 +1090,6 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
 		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
 }
 
-/* A payload of at most PT_FAST_COPY_MAX bytes but not of 8 to 16 (the
- * inline record's first test), by moves that may overlap. */
-static inline __attribute__((always_inline)) void copy_short(unsigned char *dst,
-                                                            const unsigned char *src, size_t len)
-{
-	if (len > 16) {
-		memcpy(dst, src, 16);
-		memcpy(dst + len - 16, src + len - 16, 16);
-	} else if (len >= 4) {
-		uint32_t x, y;
-		memcpy(&x, src, 4);
-		memcpy(&y, src + len - 4, 4);
-		memcpy(dst, &x, 4);
-		memcpy(dst + len - 4, &y, 4);
-	} else if (len) {
-		dst[0] = src[0];
-		dst[len / 2] = src[len / 2];
-		dst[len - 1] = src[len - 1];
-	}
-}
-
 /*
  * The record of the common case, inline and with no call but tail calls:
  * a payload the slot's fast_len admits (the TSC, no truncation) into a
@@ -1140,11 +1135,7 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 	 * what the next record may leave out.  8 to 16 bytes (the common
 	 * payloads) first, in two moves that may overlap. */
 	if (PT_LIKELY(len - 8 <= 8)) {
-		uint64_t x, y;
-		memcpy(&x, data, 8);
-		memcpy(&y, (const unsigned char *)data + len - 8, 8);
-		memcpy(p + PT_REC_HDR, &x, 8);
-		memcpy(p + PT_REC_HDR + len - 8, &y, 8);
+		copy_8_to_16(p + PT_REC_HDR, data, len);
 	} else if (PT_UNLIKELY(len > PT_FAST_COPY_MAX)) {
 		copy_long_and_leave(w, p + PT_REC_HDR, data, len, size - (uint32_t)skip, pc);
 		return;
