@@ -58,6 +58,7 @@ static void post_all(trace_event_id_t id)
 struct verdict {
 	uint32_t seen, outside;
 	int64_t worst;           /* ns beyond the bracket, the largest */
+	unsigned char got[NEVENTS];
 };
 
 /* Checks one event of type `id` against its bracket. */
@@ -84,11 +85,31 @@ static void judge(struct verdict *v, trace_event_id_t id,
 		v->worst = off;
 	if (off > BOUND_NS)
 		v->outside++;
+	v->got[i] = 1;
 	v->seen++;
 }
 
 /* Reads with trygetnext until `want` events of `id` were judged or the
  * stream stays empty for 5 s. */
+/* Reading gave up: which events did not come, and what the stream says
+ * of losses, for whoever reads the failure. */
+static void say_what_is_missing(trace_id_t trid, const struct verdict *v)
+{
+	uint32_t first = NEVENTS, last = 0, runs = 0;
+	for (uint32_t i = 0; i < NEVENTS; i++)
+		if (!v->got[i]) {
+			runs += i == 0 || v->got[i - 1];
+			first = i < first ? i : first;
+			last = i;
+		}
+	struct posix_trace_status_info st = {0};
+	int err = posix_trace_get_status(trid, &st);
+	fprintf(stderr, "t_clock: %u events missing, %u to %u in %u runs; status %d: "
+	        "running %d, full %d, overrun %d, lost %llu\n", NEVENTS - v->seen, first, last,
+	        runs, err, st.posix_stream_status, st.posix_stream_full_status,
+	        st.posix_stream_overrun_status, err ? 0ull : st.posixtrace_lost_events);
+}
+
 static void read_until(trace_id_t trid, trace_event_id_t id, uint32_t want, struct verdict *v)
 {
 	struct posix_trace_event_info ev;
@@ -106,6 +127,8 @@ static void read_until(trace_id_t trid, trace_event_id_t id, uint32_t want, stru
 		idle_ms = 0;
 		judge(v, id, &ev, data, len);
 	}
+	if (v->seen < want)
+		say_what_is_missing(trid, v);
 }
 
 static void report(const char *what, const struct verdict *v)
