@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "attr.h"
 #include "clock.h"
@@ -38,9 +39,19 @@ static int read_attr(const trace_attr_t *attr, struct pt_attr *a)
 /* Another process (found and allowed by pt_remote_open): if it has loaded
  * the library it gets the stream now, else its keeper offers it when it
  * does. */
+/* A child forked a moment ago holds its parent's block until its fork
+ * handler has made its own (the parent may call create before the child
+ * first runs): create waits for that block, a millisecond at a time and
+ * at most FORK_HANDLER_WAIT_NS, rather than leave what the child posts
+ * meanwhile untraced until the keeper's next look (half a second). */
+#define FORK_HANDLER_WAIT_NS 1000000000ull
 static int hand_over(struct pt_handle *h)
 {
-	int err = pt_remote_hand_over(&h->target, &h->src.map, 0);
+	uint64_t until = pt_mono_ns() + FORK_HANDLER_WAIT_NS;
+	int err;
+	while ((err = pt_remote_hand_over(&h->target, &h->src.map, 0)) == ENOENT &&
+	       pt_remote_fork_pending(&h->target) && pt_mono_ns() < until)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	return err == ENOENT ? 0 : err;
 }
 

@@ -85,6 +85,7 @@ struct block_search {
 	uint64_t ino;
 	uid_t owner;
 	gid_t owner_gid;
+	int foreign;             /* a well-formed block naming another process */
 };
 
 /* One control block of the target's, pulled and checked on a copy: 1 when
@@ -108,6 +109,9 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 		struct pt_pcb id;
 		memcpy(&id, pcb, offsetof(struct pt_pcb, armed));
 		struct stat st;
+		if (!pt_pcb_validate(&id, b->own, b->start) && id.magic == PT_PCB_MAGIC &&
+		    id.version == PT_LAYOUT_VERSION && id.size == sizeof id)
+			b->foreign = 1;
 		if (pt_pcb_validate(&id, b->own, b->start) && fstat(fd, &st) == 0) {
 			b->pcb = pcb;
 			b->ino = (uint64_t)st.st_ino;
@@ -127,8 +131,9 @@ static int check_block(int num, enum pt_memfd_kind kind, void *arg)
 static int find_block_fd(struct pt_remote *r, struct pt_pcb **out)
 {
 	struct block_search b = {r->pid, pt_pid_in_own_ns(r->pid), r->pidfd, r->start, ENOENT, NULL,
-	                         0, 0, 0};
+	                         0, 0, 0, 0};
 	int walk = pt_each_memfd(r->pid, check_block, &b);
+	r->foreign_block = b.err == ENOENT && b.foreign;
 	if (walk)
 		return walk == ENOENT ? ESRCH : EPERM;
 	if (!b.err) {
@@ -260,6 +265,31 @@ static void pull_registry(struct pt_remote *r)
 		r->reg_fd = fd;
 	else
 		close(fd);
+}
+
+/* The same file as the program of /proc/PID/exe. */
+static int same_program(pid_t pid, const struct stat *as)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	return stat(path, &st) == 0 && st.st_dev == as->st_dev && st.st_ino == as->st_ino;
+}
+
+int pt_remote_fork_pending(const struct pt_remote *r)
+{
+	char path[64];
+	struct stat exe;
+	pid_t parent = 0;
+	if (!pt_proc_stat(r->pid, &parent) || parent <= 0)
+		return 0;
+	/* No block at all: the child's handler may be between closing the
+	 * inherited block and making its own, when its parent is this process
+	 * (which has the library). */
+	if (!r->foreign_block && parent != pt_proc.pid)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)r->pid);
+	return stat(path, &exe) == 0 && same_program(parent, &exe) && pt_remote_alive(r);
 }
 
 int pt_remote_reach(struct pt_remote *r)

@@ -22,6 +22,7 @@ struct pt_remote {
 	int tx;                /* its channel's sending end */
 	struct pt_registry *reg; /* its name registry (untrusted), or NULL */
 	int reg_fd;            /* its descriptor (the rendezvous hands it on) */
+	int foreign_block;     /* the last look found blocks of other processes only */
 	int slot;              /* the slot offered, -1 none */
 	uint32_t gen;
 };
@@ -30,6 +31,12 @@ struct pt_remote {
 int pt_remote_open(pid_t pid, struct pt_remote *r);
 /* Its block and channel: ENOENT when it has not loaded the library. */
 int pt_remote_reach(struct pt_remote *r);
+/* Whether the target looks like a child forked a moment ago from a
+ * program with the library, whose fork handler has not made its own block
+ * yet: it runs the program its parent runs, and the last pt_remote_reach
+ * found only a block of another process (its parent's, inherited) or its
+ * parent is this process. */
+int pt_remote_fork_pending(const struct pt_remote *r);
 /* Whether an offer made to the block reached still waits there while the
  * target no longer holds that block: a target that changed user and then
  * exec'd cannot open the block it made before (token.h) and makes

@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1053,6 +1054,81 @@ START_TEST(controller_reads_every_event_of_target_that_exited)
 }
 END_TEST
 
+/* A controller that forks a child and creates a stream for it at once
+ * (the child waits on a pipe, then posts and exits) records every event the
+ * child posts after the start: create may run before the child's fork
+ * handler has made the child's own control block, and must not leave the
+ * child untraced until the keeper's next look.  Rounds, since whether the
+ * child ran first is the scheduler's. */
+START_TEST(child_forked_just_before_create_is_traced_from_its_first_event)
+{
+	enum { ROUNDS = 30, COUNT = 100 };
+	static struct pt_ev got[COUNT + 1];
+	for (int round = 0; round < ROUNDS; round++) {
+		int gate[2];
+		ck_assert_int_eq(pipe(gate), 0);
+		pid_t child = pt_fork();
+		if (child == 0) {
+			char c;
+			trace_event_id_t id;
+			if (read(gate[0], &c, 1) != 1 || posix_trace_eventid_open("xproc.forked", &id))
+				_exit(2);
+			for (uint64_t i = 0; i < COUNT; i++)
+				posix_trace_event(id, &i, sizeof i);
+			_exit(0);
+		}
+		trace_id_t trid;
+		ck_assert_ok(posix_trace_create(child, NULL, &trid));
+		ck_assert_ok(posix_trace_start(trid));
+		ck_assert_int_eq(write(gate[1], "g", 1), 1);
+		int status = pt_wait_exit(child, 5000);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		int n = pt_drain_user(trid, got, COUNT + 1);
+		ck_assert_msg(n == COUNT, "round %d: %d of %d events", round, n, COUNT);
+		for (int i = 0; i < n; i++)
+			ck_assert_uint_eq(seq_of(&got[i]), (uint64_t)i);
+		ck_assert_ok(posix_trace_shutdown(trid));
+		close(gate[0]);
+		close(gate[1]);
+	}
+	finish();
+}
+END_TEST
+
+/* A target that holds its parent's control block and never makes its own
+ * (a child of a raw clone runs no fork handler, here until it exits) makes
+ * posix_trace_create wait at most its bound (a second), not forever: create
+ * succeeds and the stream works.  The limit below is only a hang's. */
+START_TEST(target_that_never_makes_its_block_delays_create_boundedly)
+{
+	int gate[2];
+	ck_assert_int_eq(pipe(gate), 0);
+	pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		char c;
+		long got = syscall(SYS_read, gate[0], &c, 1);
+		syscall(SYS_exit, got == 1 ? 0 : 2);
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	trace_id_t trid;
+	ck_assert_ok(posix_trace_create(child, NULL, &trid));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("t_xproc: create waited %.3f s for a block never made\n", waited);
+	ck_assert_msg(waited < 10.0, "create waited %.3f s", waited);
+	ck_assert_ok(posix_trace_start(trid));
+	ck_assert_int_eq(write(gate[1], "g", 1), 1);
+	int status = pt_wait_exit(child, 5000);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	close(gate[0]);
+	close(gate[1]);
+	finish();
+}
+END_TEST
+
 START_TEST(controller_reads_whole_events_of_target_killed_mid_run)
 {
 	struct helper h = start_traced(1, "-d", "0", "-P", "32", NULL);
@@ -1212,6 +1288,8 @@ int main(void)
 	tcase_add_loop_test(tc, controller_death_removes_stream_and_target_runs_on, CTL_EXITS,
 	                    CTL_KILLED + 1);
 	tcase_add_test(tc, controller_reads_every_event_of_target_that_exited);
+	tcase_add_test(tc, child_forked_just_before_create_is_traced_from_its_first_event);
+	tcase_add_test(tc, target_that_never_makes_its_block_delays_create_boundedly);
 	tcase_add_test(tc, controller_reads_whole_events_of_target_killed_mid_run);
 	tcase_add_test(tc, events_after_target_exec_arrive_with_same_pid_and_ids);
 
