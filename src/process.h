@@ -23,16 +23,17 @@ struct pt_attached {
 	 * loads hdr alone and its state test sends an unmapped slot to the
 	 * general path. */
 	_Atomic(struct pt_stream_hdr *) hdr;
+	/* Payloads shorter than this take the recording path's inline record
+	 * (writer.c, append_fast): what clock, max_data and traced allow, in
+	 * one compare (with the length's width: no load into a register
+	 * first); 0: none does. */
+	uint64_t fast_len;
 	uint32_t clock;
 	uint32_t max_data;
 	uint64_t gen;                 /* changes each time the slot is reused */
 	uint32_t offer_gen;           /* pcb slot gen this mapping came from */
 	int traced;                   /* this process records into it */
 	uint32_t names_synced;        /* registry entries copied into the stream */
-	/* Payloads shorter than this take the recording path's inline record
-	 * (writer.c, append_fast): what clock, max_data and traced allow, in
-	 * one compare; 0: none does. */
-	uint32_t fast_len;
 	struct pt_map own;            /* storage for a stream this process joined */
 	/* The token by which the stream crosses this process's exec and goes
 	 * to the children it starts by exec (token.h); -1 for none. */
@@ -155,11 +156,11 @@ void pt_set_pcb(struct pt_pcb *pcb);
  * longer than PT_FAST_COPY_MAX are copied by a call, the others with a
  * few word moves. */
 #define PT_FAST_COPY_MAX 32u
-static inline uint32_t pt_fast_len(int traced, uint32_t clock, uint32_t max_data)
+static inline uint64_t pt_fast_len(int traced, uint32_t clock, uint32_t max_data)
 {
 #if defined(__x86_64__)
 	if (traced && clock == PT_CLOCK_TSC)
-		return max_data + 1;
+		return (uint64_t)max_data + 1;
 #endif
 	(void)traced, (void)clock, (void)max_data;
 	return 0;

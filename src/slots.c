@@ -108,6 +108,11 @@ void pt_detach_locked(int slot)
 	pt_unpublish_map(a, memory_order_release);
 	pt_filter_follow();
 	pt_barrier_locked();
+	/* No thread writes the slot's lanes now, nor before the slot is
+	 * published again (its release store of hdr, which a writer loads with
+	 * acquire order, orders these stores before that writer's loads). */
+	for (struct pt_thread *t = pt_proc.threads; t; t = t->next)
+		pt_wlane_stale(&t->lanes[slot]);
 	if (m == &a->own)
 		pt_stream_unmap(&a->own);
 	pt_slot_forget_exec_token(slot);

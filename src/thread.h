@@ -56,6 +56,19 @@ static inline void pt_wlane_claimed(struct pt_wlane *w, uint32_t lane)
 /* Tied to a slot's stream (its pt_attached.gen), or to none (0). */
 static inline void pt_wlane_bind(struct pt_wlane *w, uint64_t gen) { w->gen = gen; }
 
+/* The slot's stream is gone (pt_detach_locked, after its grace period; a
+ * fork child's lanes): no room, so that the lane's next event goes to
+ * prepare(), which finds gen another stream's.  The inline record tests
+ * limit alone: a lane whose limit is not 0 is the slot's stream's. */
+static inline void pt_wlane_stale(struct pt_wlane *w) { w->limit = 0; }
+
+/* Tied to no stream (given back, or a fork child's). */
+static inline void pt_wlane_unbind(struct pt_wlane *w)
+{
+	pt_wlane_bind(w, 0);
+	pt_wlane_stale(w);
+}
+
 /* The chunk the lane's previous owner left open, at its commit word; meta:
  * its bytes of OWNER and TIME records.  An OWNER record comes first. */
 static inline void pt_wlane_continue(struct pt_wlane *w, unsigned char *chunk, uint64_t commit,

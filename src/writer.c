@@ -130,6 +130,110 @@ static inline __attribute__((always_inline)) void leave(struct pt_thread *t, uin
 	atomic_store_explicit(&t->cs_seq, seq + 2, memory_order_release);
 }
 
+/*
+ * The inline record's words, tested and moved in memory.  gcc loads an
+ * atomic into a register before it compares it or adds to it: on x86-64
+ * a compare with a memory operand is the same relaxed load, and an add to
+ * memory the same load and store (a plain store is a release there).  An
+ * add that is not locked is enough for cs_seq: the thread alone writes it,
+ * and a signal handler runs between two instructions.  ThreadSanitizer
+ * sees no access inside an asm: there, and elsewhere than x86-64, the C11
+ * operations.
+ */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#define PT_WORD_ASM 1
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#undef PT_WORD_ASM
+#endif
+#endif
+#endif
+
+/* Whether the word differs from v (relaxed). */
+static inline __attribute__((always_inline)) int word_differs(const _Atomic uint64_t *p, uint64_t v)
+{
+#ifdef PT_WORD_ASM
+	int differs;
+	__asm__ volatile("cmpq %2, %1" : "=@ccne"(differs) : "m"(*(const uint64_t *)p), "er"(v));
+	return differs;
+#else
+	return atomic_load_explicit(p, memory_order_relaxed) != v;
+#endif
+}
+
+/* Whether the 32-bit word is not 0 (relaxed). */
+static inline __attribute__((always_inline)) int word32_set(const _Atomic uint32_t *p)
+{
+#ifdef PT_WORD_ASM
+	int set;
+	__asm__ volatile("cmpl $0, %1" : "=@ccne"(set) : "m"(*(const uint32_t *)p));
+	return set;
+#else
+	return atomic_load_explicit(p, memory_order_relaxed) != 0;
+#endif
+}
+
+/* Whether cs_seq is odd (relaxed). */
+static inline __attribute__((always_inline)) int seq_odd(const _Atomic uint64_t *p)
+{
+#ifdef PT_WORD_ASM
+	int odd;
+	__asm__ volatile("testb $1, %1" : "=@ccnz"(odd) : "m"(*(const uint64_t *)p));
+	return odd;
+#else
+	return (atomic_load_explicit(p, memory_order_relaxed) & 1) != 0;
+#endif
+}
+
+/* cs_seq one further, by the thread that owns it: inside (odd) after
+ * outside, outside after inside, with release order (see leave).  The
+ * memory clobber keeps the compiler's stores on their side of it. */
+static inline __attribute__((always_inline)) void seq_step(_Atomic uint64_t *p)
+{
+#ifdef PT_WORD_ASM
+	__asm__ volatile("addq $1, %0" : "+m"(*(uint64_t *)p) : : "cc", "memory");
+#else
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + 1,
+	                      memory_order_release);
+#endif
+}
+
+/* enter() for the inline record, with membarrier(2) (no fence) and no
+ * value kept: cs_seq tested and moved in memory.  After the stores a
+ * cs_seq still odd is the one stored: a signal handler that ran in
+ * between and took the thread over (enter_anew) left it even, one that
+ * recorded in a nested level left it as it found it. */
+static inline __attribute__((always_inline)) int enter_inline(struct pt_thread *t, uintptr_t cfa,
+                                                              uintptr_t ra)
+{
+#ifndef POSIXTRACE_NO_NESTING
+	for (;;) {
+#endif
+		if (seq_odd(&t->cs_seq))
+			return 0;
+		seq_step(&t->cs_seq);
+#ifndef POSIXTRACE_NO_NESTING
+		atomic_store_explicit(&t->top.cfa, cfa, memory_order_relaxed);
+		atomic_store_explicit(&t->top.ra, ra, memory_order_relaxed);
+#else
+		(void)cfa, (void)ra;
+#endif
+		atomic_signal_fence(memory_order_seq_cst);
+#ifdef POSIXTRACE_NO_NESTING
+		return 1;
+#else
+		if (PT_LIKELY(seq_odd(&t->cs_seq)))
+			return 1;
+	}
+#endif
+}
+
+/* leave() from inside an entry, cs_seq not kept: odd to the next even. */
+static inline __attribute__((always_inline)) void leave_inline(struct pt_thread *t)
+{
+	seq_step(&t->cs_seq);
+}
+
 /* Pairs with the acquire load of keeper_wake in keeper_loop (keeper.c):
  * a keeper that sees the new count sees what the caller wrote before. */
 static void wake_keeper(struct pt_stream_hdr *h)
@@ -538,8 +642,16 @@ static int describes_images(const struct pt_thread *t, const struct pt_wlane *w,
 void pt_images_recheck(void)
 {
 	struct pt_thread *t = pt_thread_peek();
-	uint64_t gen = 0;
-	for (int i = 0; t && i < PT_MAX_STREAMS; i++) {
+	uint64_t gen = 0, seq;
+	/* Inside an entry, as an event: a stream detached meanwhile is not
+	 * unmapped under the loads below, and its lanes' limit is not written
+	 * here and by pt_detach_locked at once (its grace period waits).  Not
+	 * inside one already (a signal handler's call, an entry jumped out of):
+	 * the hint is skipped. */
+	if (!t || !enter(t, &seq, !pt_proc.use_membarrier, (uintptr_t)__builtin_dwarf_cfa(),
+	                 (uintptr_t)__builtin_return_address(0)))
+		return;
+	for (int i = 0; i < PT_MAX_STREAMS; i++) {
 		struct pt_attached *a = &pt_proc.attached[i];
 		struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 		struct pt_wlane *w = &t->lanes[i];
@@ -552,6 +664,7 @@ void pt_images_recheck(void)
 		    !atomic_load_explicit(&a->images_whole, memory_order_relaxed))
 			w->limit = 0; /* the OWNER record again, then the set (prepare) */
 	}
+	leave(t, seq);
 }
 
 /* Whether the chunk's records must say the thread's CPU anew: it
@@ -1005,7 +1118,7 @@ __attribute__((noinline)) static void append_and_leave(struct pt_thread *t, stru
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	if (PT_LIKELY(m != NULL) && a->traced)
 		append_record(w, a, m, id, data, len, pc, 0, 0, 0);
-	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+	leave_inline(t);
 }
 
 /* The same for an id the stream watches (filter | trigger): recorded
@@ -1027,7 +1140,7 @@ __attribute__((noinline, cold)) static void watched_and_leave(struct pt_thread *
 		if (pt_triggers(h, id))
 			trigger_fire(h, id, pc);
 	}
-	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+	leave_inline(t);
 }
 
 /* The inline record's lane must be prepared first (a chunk to start or
@@ -1045,7 +1158,7 @@ __attribute__((noinline, cold)) static void prepare_and_leave(struct pt_wlane *w
 	const struct pt_map *m = atomic_load_explicit(&a->map, memory_order_relaxed);
 	if (PT_LIKELY(m != NULL))
 		append_record(w, a, m, id, data, len, pc, now, 0, 0);
-	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+	leave_inline(t);
 }
 
 /* A reader sleeps on the stream: woken, then the leave. */
@@ -1053,7 +1166,7 @@ __attribute__((noinline, cold)) static void wake_and_leave(struct pt_thread *t,
                                                            struct pt_stream_hdr *h)
 {
 	pt_wake_readers(h);
-	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+	leave_inline(t);
 }
 
 /* The inline record's end: published, then the readers that sleep on
@@ -1068,7 +1181,7 @@ static inline __attribute__((always_inline)) int publish(const struct pt_wlane *
 	atomic_store_explicit(&((struct pt_chunk *)w->chunk)->commit, w->commit,
 	                      memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&h->waiters, memory_order_relaxed) != 0;
+	return word32_set(&h->waiters);
 }
 
 /* The inline record of a payload longer than its word moves take: the
@@ -1087,7 +1200,7 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
 	if (PT_UNLIKELY(publish(w, h)))
 		wake_and_leave(t, h);
 	else
-		leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+		leave_inline(t);
 }
 
 /*
@@ -1099,18 +1212,13 @@ __attribute__((noinline)) static void copy_long_and_leave(struct pt_wlane *w, un
  */
 static inline __attribute__((always_inline)) void append_fast(struct pt_thread *t,
                                                              struct pt_wlane *w,
-                                                             const struct pt_attached *a,
                                                              struct pt_stream_hdr *h,
                                                              trace_event_id_t id,
                                                              const void *data, size_t len,
                                                              uintptr_t pc)
 {
-	/* The lane is this stream's (slot reuse) first: a is not needed
-	 * after it, one register less kept through the record. */
-	if (PT_UNLIKELY(w->gen != a->gen)) {
-		prepare_and_leave(w, id, data, data ? len : 0, pc, record_clock(PT_CLOCK_TSC));
-		return;
-	}
+	/* No test of the lane's gen: a lane of another stream (the slot
+	 * reused) has no room (pt_wlane_stale), and prepare() claims one. */
 	uint64_t now = record_clock(PT_CLOCK_TSC);
 	/* NULL data: no payload, as in append_record. */
 	len = data ? len : 0;
@@ -1148,8 +1256,7 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
 		wake_and_leave(t, h);
 		return;
 	}
-	/* From the word: one register less kept through the record. */
-	leave(t, atomic_load_explicit(&t->cs_seq, memory_order_relaxed) - 1);
+	leave_inline(t);
 }
 
 /* The slot of an armed word with one bit set. */
@@ -1177,17 +1284,16 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	struct pt_thread *t = pt_self;
 	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
 	 * pt_remote_arm (remote.c). */
-	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire), seq;
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
 	/* One bit set and no fork child's first event, in one compare
 	 * (note_fast_armed); armed is 0 when a stream stopped since the
 	 * macro's test, and a fork child's fast_armed is 0 too. */
-	if (PT_UNLIKELY(!t || !armed ||
-	                armed != atomic_load_explicit(pt_proc.fast_armed, memory_order_relaxed) ||
+	if (PT_UNLIKELY(!t || !armed || word_differs(pt_proc.fast_armed, armed) ||
 	                id - PT_USER_FIRST >= PT_NEVENT_IDS - PT_USER_FIRST)) {
 		record_general(id, data, len, pc, cfa);
 		return;
 	}
-	if (!enter(t, &seq, 0, cfa, pc)) {
+	if (!enter_inline(t, cfa, pc)) {
 #ifndef POSIXTRACE_NO_NESTING
 		record_nested(id, data, len, pc, cfa, pc);
 #endif
@@ -1204,10 +1310,9 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	 * pt_unmapped_hdr, which is not running: no test of map here. */
 	struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
 	/* Running and nothing watched: one load, one compare. */
-	if (PT_UNLIKELY(atomic_load_explicit(&h->state_watching, memory_order_relaxed) !=
-	                PT_ST_RUNNING_UNWATCHED)) {
+	if (PT_UNLIKELY(word_differs(&h->state_watching, PT_ST_RUNNING_UNWATCHED))) {
 		if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
-			leave(t, seq);
+			leave_inline(t);
 			record_general(id, data, len, pc, cfa);
 			return;
 		}
@@ -1217,7 +1322,7 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 		}
 	}
 	if (PT_LIKELY(len < a->fast_len))
-		append_fast(t, w, a, h, id, data, len, pc);
+		append_fast(t, w, h, id, data, len, pc);
 	else
 		append_and_leave(t, w, id, data, len, pc);
 }
@@ -1246,7 +1351,12 @@ static void release_level(struct pt_wlane *w, int s)
 	struct pt_map *m = atomic_load_explicit(&a->map, memory_order_acquire);
 	if (m && w->gen == a->gen && a->traced)
 		pt_lane_release(w, m);
-	pt_wlane_bind(w, 0);
+	/* A slot with no map has its lanes' limit 0 already (pt_detach_locked,
+	 * which may be storing it now: not stored here then). */
+	if (m)
+		pt_wlane_unbind(w);
+	else
+		pt_wlane_bind(w, 0);
 }
 
 /* Gives back the thread's lanes, of every level, in one slot (or all,
@@ -1318,9 +1428,9 @@ void pt_forget_other_threads(void)
 		atomic_store_explicit(&me->cs_seq, 0, memory_order_relaxed);
 		atomic_store_explicit(&me->depth, 0, memory_order_relaxed);
 		for (int s = 0; s < PT_MAX_STREAMS; s++) {
-			pt_wlane_bind(&me->lanes[s], 0);
+			pt_wlane_unbind(&me->lanes[s]);
 			for (int d = 0; d < PT_NEST_MAX; d++)
-				pt_wlane_bind(&me->nest[d][s], 0);
+				pt_wlane_unbind(&me->nest[d][s]);
 		}
 	}
 }

@@ -16,6 +16,7 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -274,6 +275,69 @@ START_TEST(create_at_limit_succeeds_after_one_shutdown)
 	ck_assert_ok(posix_trace_shutdown(trid[10]));
 	ck_assert_ok(posix_trace_create(0, NULL, &extra));
 	ck_assert_err(posix_trace_create(0, NULL, &trid[10]), EAGAIN);
+}
+END_TEST
+
+/* The writers of the slot-reuse case: each round, 100 events whose data
+ * say the round and their rank, posted when told to. */
+struct reuse_writer {
+	trace_event_id_t id;
+	sem_t go, done;
+};
+
+static void post_round(trace_event_id_t id, uint64_t base)
+{
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t v = base + i;
+		posix_trace_event(id, &v, sizeof v);
+	}
+}
+
+static void *reuse_thread(void *arg)
+{
+	struct reuse_writer *w = arg;
+	for (uint64_t round = 0; round < 2; round++) {
+		sem_wait(&w->go);
+		post_round(w->id, round * 1000 + 500);
+		sem_post(&w->done);
+	}
+	return NULL;
+}
+
+/* A thread that recorded into a stream records into the next stream its
+ * process creates in the same slot (the lowest free one, which the
+ * shutdown freed): the calling thread's 100 events and those of a thread
+ * that lived through the shutdown are all in the new stream, in order.
+ * The recording path tests no lane generation: this holds only because
+ * the shutdown leaves every thread's lane in that slot without room. */
+START_TEST(threads_record_into_a_new_stream_in_a_reused_slot)
+{
+	struct reuse_writer w = {.id = user_id("stream_slot_reuse")};
+	pthread_t th;
+	ck_assert_int_eq(sem_init(&w.go, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&w.done, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, reuse_thread, &w), 0);
+	for (uint64_t round = 0; round < 2; round++) {
+		trace_id_t trid = pt_create_default();
+		ck_assert_ok(posix_trace_start(trid));
+		post_round(w.id, round * 1000);
+		sem_post(&w.go);
+		sem_wait(&w.done);
+		int n = pt_drain_user(trid, got, MAX_EVENTS);
+		ck_assert_int_eq(n, 200);
+		uint64_t next_mine = round * 1000, next_its = round * 1000 + 500;
+		for (int i = 0; i < n; i++) {
+			uint64_t v;
+			ck_assert_uint_eq(got[i].len, sizeof v);
+			memcpy(&v, got[i].data, sizeof v);
+			int mine = pthread_equal(got[i].info.posix_thread_id, pthread_self());
+			ck_assert_uint_eq(v, mine ? next_mine++ : next_its++);
+		}
+		ck_assert_uint_eq(next_mine, round * 1000 + 100);
+		ck_assert_uint_eq(next_its, round * 1000 + 600);
+		ck_assert_ok(posix_trace_shutdown(trid));
+	}
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
 }
 END_TEST
 
@@ -1027,6 +1091,7 @@ int main(void)
 	tcase_add_test(tc, create_pid_zero_traces_caller);
 	tcase_add_test(tc, create_own_pid_traces_caller);
 	tcase_add_test(tc, create_two_streams_gives_distinct_trids);
+	tcase_add_test(tc, threads_record_into_a_new_stream_in_a_reused_slot);
 	tcase_add_test(tc, create_reaped_child_pid_is_esrch);
 	tcase_add_test(tc, create_negative_pid_is_esrch);
 	tcase_add_test(tc, create_parent_pid_succeeds);
