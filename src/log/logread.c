@@ -1166,22 +1166,56 @@ __attribute__((noinline)) static int next_posix_long(struct pt_logr *r,
 	return take_head(r, r->m.cur, &o, data, num_bytes, data_len);
 }
 
+__attribute__((noinline)) int pt_logr_front_slow(struct pt_logm *m, struct src *s, uint64_t raw)
+{
+	uint64_t t = pt_logm_stage_time_slow(s, raw);
+	s->head = t;
+	if (t < m->limit || (t == m->limit && m->tie_first))
+		return 1;
+	return pt_logm_switch(m);
+}
+
 /* The front source's event with data of a few moves is the path without
- * a call that returns (no register saved): every other case jumps out. */
+ * a call that returns: every other case jumps out.  take_head's work in
+ * an order where each value is used soon after it is loaded (the caller's
+ * outputs first, the source's state last), so that the path needs no
+ * register that a caller saves. */
 int pt_logr_next_posix(struct pt_logr *r, struct posix_trace_event_info *info, void *data,
                        size_t num_bytes, size_t *data_len, int *unavailable)
 {
+	*unavailable = 0; /* the other ways set it again */
 	struct src *s = r->m.cur;
-	if (!info)
-		__builtin_unreachable(); /* checked by posix_trace_getnext_event */
 	if (unlikely(s == NULL))
 		return next_posix_other(r, info, data, num_bytes, data_len, unavailable);
-	uint32_t len = pt_rec_len(ld64(s->p));
-	if (unlikely(!copy_is_short(len < num_bytes ? len : num_bytes)))
+	const unsigned char *p = s->p;
+	uint64_t w0 = ld64(p);
+	uint32_t len = pt_rec_len(w0);
+	size_t n = len < num_bytes ? len : num_bytes;
+	if (unlikely(!copy_is_short(n)))
 		return next_posix_long(r, info, data, num_bytes, data_len, unavailable);
-	struct out o = {NULL, info, &r->last};
-	*unavailable = 0;
-	return take_head(r, s, &o, data, num_bytes, data_len);
+	*data_len = n;
+	info->posix_truncation_status = num_bytes < len ? POSIX_TRACE_TRUNCATED_READ : (int)(w0 >> 63);
+	info->posix_event_id = pt_rec_id(w0);
+	uint32_t hdr = pt_rec_hdr(w0);
+	const unsigned char *at = p + hdr;
+	p = at + pt_log_pad8(len);
+	if (hdr == PT_REC_HDR)
+		s->pc = ld64(at - PT_REC_HDR_MIN);
+	info->posix_prog_address = (void *)(uintptr_t)s->pc;
+	copy_short(data, at, n);
+	const unsigned char *ctx = s->ctx;
+	info->posix_pid = (pid_t)ld32(ctx);
+	info->posix_thread_id = (pthread_t)ld64(ctx + 8);
+	r->last.ctx = ctx;
+	r->last.cpu = s->cpu;
+	uint64_t ts = s->head;
+	r->last_good_ts = ts;
+	split_time(&r->last, ts, &info->posix_timestamp);
+	s->p = p;
+	/* The drain was read and checked long before its merge reaches this
+	 * source: the lines ahead are far from the core by then. */
+	__builtin_prefetch((const void *)((uintptr_t)p + PREFETCH_AHEAD)); /* no pointer past the end */
+	return front_next(&r->m, s, p, ts);
 }
 
 /* ---- accessors ----------------------------------------------------------- */
