@@ -101,6 +101,19 @@ static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data, i
 	uint32_t off = 0, shape_size = 0;
 	while (off < len) {
 		uint32_t left = len - off;
+		/* Four at a time: what four turns of the test below would
+		 * find, with one branch. */
+		if (likely(left >= 4 * (uint64_t)shape_size)) {
+			const unsigned char *q = p + off;
+			uint64_t differ = ((ld64(q) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + shape_size) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + 2 * shape_size) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + 3 * shape_size) & REC_SHAPE) ^ shape);
+			if (likely(!differ)) {
+				off += 4 * shape_size;
+				continue;
+			}
+		}
 		uint64_t w0 = ld64(p + off); /* len and off are multiples of 8 */
 		if (likely((w0 & REC_SHAPE) == shape && shape_size <= left)) {
 			off += shape_size;
