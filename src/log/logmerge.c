@@ -605,6 +605,22 @@ static void set_limit(struct pt_logm *m, const struct src *s)
 	m->run_slot = slot;
 }
 
+/* pt_logm_switch in a larger heap: the root sifted down.  Apart, so that
+ * the swap of two or three sources saves no register. */
+__attribute__((noinline)) static int switch_by_sift(struct pt_logm *m)
+{
+	sift_down(m, 0);
+	reach(m);
+	struct src *s = m->heap[0];
+	if (s->resume || m->resume_pending) {
+		m->cur = NULL;
+		return 1;
+	}
+	set_limit(m, s);
+	m->cur = s;
+	return 1;
+}
+
 /* What the next pt_logm_next would do after take_head's source passed the
  * runner-up, done at once, so that the next event is taken in front again
  * (the sources of two writers' lanes interleave event by event): no
@@ -642,16 +658,7 @@ __attribute__((noinline)) int pt_logm_switch(struct pt_logm *m)
 		m->cur = o;
 		return 1;
 	}
-	sift_down(m, 0);
-	reach(m);
-	s = m->heap[0];
-	if (s->resume || m->resume_pending) {
-		m->cur = NULL;
-		return 1;
-	}
-	set_limit(m, s);
-	m->cur = s;
-	return 1;
+	return switch_by_sift(m);
 }
 
 /* s delivered the event of time ts and its next record is not a plain
