@@ -1037,7 +1037,7 @@ static int make_big_log(uint32_t n, size_t len)
  * whole), and their count. */
 static uint64_t hash_of_log(int fd, uint64_t *count)
 {
-	static unsigned char data[LT_DATA_BUF];
+	unsigned char data[LT_DATA_BUF];
 	trace_id_t trid = open_log(fd);
 	uint64_t h = 1469598103934665603ull, n = 0;
 	for (;;) {
@@ -1103,6 +1103,40 @@ START_TEST(windows_of_a_closed_reader_carry_nothing_into_the_next)
 	ck_assert_uint_gt(n, 10000);
 	ck_assert_uint_eq(n, fresh[1]);
 	ck_assert_uint_eq(h, fresh[0]);
+}
+END_TEST
+
+struct reread {
+	int fd;
+	uint64_t hash[4], count[4];
+};
+
+static void *reread_main(void *arg)
+{
+	struct reread *r = arg;
+	for (int i = 0; i < 4; i++)
+		r->hash[i] = hash_of_log(r->fd, &r->count[i]);
+	return NULL;
+}
+
+/* Two threads that open, read and close logs at once take and leave the
+ * kept windows concurrently: each read of a log gives the same events as
+ * that thread's first read of it. */
+START_TEST(threads_reading_at_once_share_the_kept_windows)
+{
+	struct reread r[2] = {{.fd = make_big_log(60000, 100)}, {.fd = make_big_log(90000, 40)}};
+	pthread_t th[2];
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(pthread_create(&th[k], NULL, reread_main, &r[k]), 0);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(pthread_join(th[k], NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_gt(r[k].count[0], 60000);
+		for (int i = 1; i < 4; i++) {
+			ck_assert_uint_eq(r[k].count[i], r[k].count[0]);
+			ck_assert_uint_eq(r[k].hash[i], r[k].hash[0]);
+		}
+	}
 }
 END_TEST
 
@@ -2176,6 +2210,7 @@ int main(void)
 	tc = pt_tcase(s, "windows");
 	tcase_add_test(tc, windows_of_a_closed_reader_carry_nothing_into_the_next);
 	tcase_add_test(tc, next_reader_reuses_the_windows_of_a_closed_one);
+	tcase_add_test(tc, threads_reading_at_once_share_the_kept_windows);
 
 	tc = pt_tcase(s, "log_policy");
 	tcase_add_test(tc, until_full_log_ends_with_automatic_stop);
