@@ -109,8 +109,9 @@ static inline void pt_handle_leave_biased(struct pt_thread *t)
  * the two stores as well: a revoker that sees the odd value waits for the
  * next).  The owner marks itself inside (odd rd_seq), then checks the
  * bias; the bias is only ever t's after pt_handle_bias, under the lock of
- * an initialized table, and its release store orders that.  A bias matched with bias_trid means the identifier
- * was valid when biased and still is: release and every revoker clear it.
+ * an initialized table, and its release store orders that.  A bias
+ * matched with bias_trid means the identifier was valid when biased and
+ * still is: release and every revoker clear it.
  */
 static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 {

@@ -457,12 +457,11 @@ __attribute__((always_inline)) static inline int front_next(struct pt_logm *m, s
 }
 
 /* Delivers the event at s->p (s the root), then moves s on; s stays in
- * front, without heap work, while its next event is still ahead.  short:
- * the caller knows that the data takes copy_short (a constant). */
-__attribute__((always_inline)) static inline int take_head_as(struct pt_logr *r, struct src *s,
-                                                             const struct out *o, void *data,
-                                                             size_t num_bytes, size_t *data_len,
-                                                             int short_copy)
+ * front, without heap work, while its next event is still ahead
+ * (pt_logr_next_posix does the same for getnext's common case). */
+__attribute__((always_inline)) static inline int take_head(struct pt_logr *r, struct src *s,
+                                                          const struct out *o, void *data,
+                                                          size_t num_bytes, size_t *data_len)
 {
 	const unsigned char *p = s->p;
 	uint64_t w0 = ld64(p);
@@ -472,10 +471,7 @@ __attribute__((always_inline)) static inline int take_head_as(struct pt_logr *r,
 	if (hdr == PT_REC_HDR)
 		s->pc = ld64(p + 8);
 	emit(o, pt_rec_id(w0), w0, s->ctx, s->pc, ts, n, s->cpu);
-	if (short_copy)
-		copy_short(data, p + hdr, n);
-	else
-		copy_out(data, p + hdr, n);
+	copy_out(data, p + hdr, n);
 	*data_len = n;
 	r->last_good_ts = ts;
 	p += hdr + pt_log_pad8(len);
@@ -484,13 +480,6 @@ __attribute__((always_inline)) static inline int take_head_as(struct pt_logr *r,
 	 * source: the lines ahead are far from the core by then. */
 	__builtin_prefetch((const void *)((uintptr_t)p + PREFETCH_AHEAD)); /* no pointer past the end */
 	return front_next(&r->m, s, p, ts);
-}
-
-__attribute__((always_inline)) static inline int take_head(struct pt_logr *r, struct src *s,
-                                                          const struct out *o, void *data,
-                                                          size_t num_bytes, size_t *data_len)
-{
-	return take_head_as(r, s, o, data, num_bytes, data_len, 0);
 }
 
 #endif
