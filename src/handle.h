@@ -93,16 +93,25 @@ void pt_handle_bias(struct pt_handle *h, trace_id_t trid);
 _Static_assert(TRACE_SYS_MAX <= PT_TRID_SLOT_MASK, "a slot fits its bits of trace_id_t");
 extern struct pt_handle pt_handles[TRACE_SYS_MAX];
 
+/* Pairs with the acquire load of rd_seq in revoke_bias. */
+static inline void pt_handle_leave_biased(struct pt_thread *t)
+{
+	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
 /*
  * The handle of trid if it is biased to t, with t marked inside it until
  * pt_handle_leave_biased(t); else NULL.  Inside, t may use what the lock
  * guards: any other thread that takes the lock first waits for it to
  * leave (revoke_bias, handle.c).  Inline: a biased read is a few loads and
- * two stores to this thread's own line.  The owner marks itself inside
- * (odd rd_seq), then checks the bias; the bias is only ever t's after
- * pt_handle_bias, under the lock of an initialized table, and its release
- * store orders that.  A bias matched with bias_trid means the identifier
- * was valid when biased and still is: release and every revoker clear it.
+ * two stores to this thread's own line (a handle not biased to t costs
+ * the two stores as well: a revoker that sees the odd value waits for the
+ * next).  The owner marks itself inside (odd rd_seq), then checks the
+ * bias; the bias is only ever t's after pt_handle_bias, under the lock of
+ * an initialized table, and its release store orders that.  A bias
+ * matched with bias_trid means the identifier was valid when biased and
+ * still is: release and every revoker clear it.
  */
 static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct pt_thread *t)
 {
@@ -110,8 +119,6 @@ static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct p
 	if (!t || idx >= TRACE_SYS_MAX)
 		return NULL;
 	struct pt_handle *h = &pt_handles[idx];
-	if (atomic_load_explicit(&h->bias, memory_order_relaxed) != t)
-		return NULL;
 	uint64_t seq = atomic_load_explicit(&t->rd_seq, memory_order_relaxed);
 	atomic_store_explicit(&t->rd_seq, seq + 1, memory_order_relaxed);
 	/* Odd rd_seq, then bias: the barrier pairs with the membarrier in
@@ -120,16 +127,8 @@ static inline struct pt_handle *pt_handle_enter_biased(trace_id_t trid, struct p
 	if (PT_LIKELY(atomic_load_explicit(&h->bias, memory_order_acquire) == t &&
 	              atomic_load_explicit(&h->bias_trid, memory_order_relaxed) == trid))
 		return h;
-	/* Pairs with the acquire loads of rd_seq in revoke_bias. */
-	atomic_store_explicit(&t->rd_seq, seq + 2, memory_order_release);
+	pt_handle_leave_biased(t);
 	return NULL;
-}
-
-/* Pairs with the acquire load of rd_seq in revoke_bias. */
-static inline void pt_handle_leave_biased(struct pt_thread *t)
-{
-	atomic_store_explicit(&t->rd_seq, atomic_load_explicit(&t->rd_seq, memory_order_relaxed) + 1,
-	                      memory_order_release);
 }
 /* Takes h->lock as pt_handle_get does, revoking another thread's bias:
  * also for a thread that gave the lock up for a while (a reader's wait). */

@@ -101,6 +101,19 @@ static int section_ok(const unsigned char *p, uint32_t len, uint32_t max_data, i
 	uint32_t off = 0, shape_size = 0;
 	while (off < len) {
 		uint32_t left = len - off;
+		/* Four at a time: what four turns of the test below would
+		 * find, with one branch. */
+		if (likely(left >= 4 * (uint64_t)shape_size)) {
+			const unsigned char *q = p + off;
+			uint64_t differ = ((ld64(q) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + shape_size) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + 2 * shape_size) & REC_SHAPE) ^ shape) |
+			                  ((ld64(q + 3 * shape_size) & REC_SHAPE) ^ shape);
+			if (likely(!differ)) {
+				off += 4 * shape_size;
+				continue;
+			}
+		}
 		uint64_t w0 = ld64(p + off); /* len and off are multiples of 8 */
 		if (likely((w0 & REC_SHAPE) == shape && shape_size <= left)) {
 			off += shape_size;
@@ -592,6 +605,22 @@ static void set_limit(struct pt_logm *m, const struct src *s)
 	m->run_slot = slot;
 }
 
+/* pt_logm_switch in a larger heap: the root sifted down.  Apart, so that
+ * the swap of two or three sources saves no register. */
+__attribute__((noinline)) static int switch_by_sift(struct pt_logm *m)
+{
+	sift_down(m, 0);
+	reach(m);
+	struct src *s = m->heap[0];
+	if (s->resume || m->resume_pending) {
+		m->cur = NULL;
+		return 1;
+	}
+	set_limit(m, s);
+	m->cur = s;
+	return 1;
+}
+
 /* What the next pt_logm_next would do after take_head's source passed the
  * runner-up, done at once, so that the next event is taken in front again
  * (the sources of two writers' lanes interleave event by event): no
@@ -629,16 +658,7 @@ __attribute__((noinline)) int pt_logm_switch(struct pt_logm *m)
 		m->cur = o;
 		return 1;
 	}
-	sift_down(m, 0);
-	reach(m);
-	s = m->heap[0];
-	if (s->resume || m->resume_pending) {
-		m->cur = NULL;
-		return 1;
-	}
-	set_limit(m, s);
-	m->cur = s;
-	return 1;
+	return switch_by_sift(m);
 }
 
 /* s delivered the event of time ts and its next record is not a plain

@@ -320,6 +320,28 @@ static inline int copy_is_short(size_t n)
 	return n == 0 || (n >= 4 && n <= 32);
 }
 
+/* Copies n bytes, n of copy_is_short, with two overlapping moves; never
+ * a call, so that a path that copies this way saves no register. */
+__attribute__((always_inline)) static inline void copy_short(unsigned char *dst,
+                                                             const unsigned char *src, size_t n)
+{
+	if (n > 16) {
+		unsigned char a[16], b[16];
+		memcpy(a, src, 16);
+		memcpy(b, src + n - 16, 16);
+		memcpy(dst, a, 16);
+		memcpy(dst + n - 16, b, 16);
+	} else if (n >= 8) {
+		uint64_t a = ld64(src), b = ld64(src + n - 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n) {
+		uint32_t a = ld32(src), b = ld32(src + n - 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	}
+}
+
 /* Copies exactly n bytes; short lengths with a few overlapping moves
  * rather than a call. */
 static inline void copy_out(unsigned char *dst, const unsigned char *src, size_t n)
@@ -376,7 +398,6 @@ PT_LOG_HIDDEN int pt_logm_restart(struct pt_logr *r);
  * NULL): 1 and the event, or 0 at the end. */
 PT_LOG_HIDDEN int pt_logm_next(struct pt_logr *r, const struct out *o, void *data,
                                size_t num_bytes, size_t *data_len);
-PT_LOG_HIDDEN uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw);
 /* The source in front passed the runner-up and has events left: the heap
  * is put right and the new root comes to the front at once.  Returns 1
  * (the event delivered), so that the per-event path ends in a jump. */
@@ -384,27 +405,48 @@ PT_LOG_HIDDEN int pt_logm_switch(struct pt_logm *m);
 /* The source in front delivered the event of time ts and its next record
  * is not a plain event of its section: 1, as pt_logm_switch. */
 PT_LOG_HIDDEN int pt_logm_src_moved(struct pt_logm *m, struct src *s, uint64_t ts);
+PT_LOG_HIDDEN uint64_t pt_logm_stage_time_slow(struct src *s, uint64_t raw);
+/* The front source's next event is at raw, outside its segment's fast
+ * range (logread.c): its time the slow way, then as front_next: 1, as
+ * pt_logm_switch. */
+PT_LOG_HIDDEN int pt_logr_front_slow(struct pt_logm *m, struct src *s, uint64_t raw);
 
-/* The calibration of raw: pt_log_cal_apply's value, which inside the
- * fast range is the segment's line without its clamps. */
-__attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
+/* Whether raw is in s's fast range, where its time is fast_time's. */
+__attribute__((always_inline)) static inline int in_fast_range(const struct src *s, uint64_t raw)
 {
-	if (unlikely(raw < s->fast_lo || raw > s->fast_hi))
-		return pt_logm_stage_time_slow(s, raw);
+	return raw >= s->fast_lo && raw <= s->fast_hi;
+}
+
+/* The segment's line without its clamps: pt_log_cal_apply's value of a
+ * raw in the fast range. */
+__attribute__((always_inline)) static inline uint64_t fast_time(const struct src *s, uint64_t raw)
+{
 	return s->seg.real +
 	       (uint64_t)(((unsigned __int128)(raw - s->seg.raw) * s->seg.mult) >> PT_LOG_CAL_SHIFT);
 }
 
+/* The calibration of raw: pt_log_cal_apply's value. */
+__attribute__((always_inline)) static inline uint64_t stage_time(struct src *s, uint64_t raw)
+{
+	if (unlikely(!in_fast_range(s, raw)))
+		return pt_logm_stage_time_slow(s, raw);
+	return fast_time(s, raw);
+}
+
 /* s, in front, has delivered the event of time ts and moved on to p: its
  * next event's time, and whether it is still ahead of the runner-up.
- * The ways out to the merge are calls in tail position.  Returns 1. */
+ * Every way out but the common one is a call in tail position, so that
+ * the per-event path saves no register.  Returns 1. */
 __attribute__((always_inline)) static inline int front_next(struct pt_logm *m, struct src *s,
                                                             const unsigned char *p, uint64_t ts)
 {
 	if (likely((uintptr_t)p < s->stage_end)) {
 		uint64_t w1 = ld64(p);
 		if (likely(pt_rec_id(w1) >= PT_LOG_USER_FIRST)) {
-			uint64_t t = stage_time(s, s->base + pt_rec_delta(w1));
+			uint64_t raw = s->base + pt_rec_delta(w1);
+			if (unlikely(!in_fast_range(s, raw)))
+				return pt_logr_front_slow(m, s, raw);
+			uint64_t t = fast_time(s, raw);
 			s->head = t;
 			if (likely(t < m->limit || (t == m->limit && m->tie_first)))
 				return 1;
@@ -415,7 +457,8 @@ __attribute__((always_inline)) static inline int front_next(struct pt_logm *m, s
 }
 
 /* Delivers the event at s->p (s the root), then moves s on; s stays in
- * front, without heap work, while its next event is still ahead. */
+ * front, without heap work, while its next event is still ahead
+ * (pt_logr_next_posix does the same for getnext's common case). */
 __attribute__((always_inline)) static inline int take_head(struct pt_logr *r, struct src *s,
                                                           const struct out *o, void *data,
                                                           size_t num_bytes, size_t *data_len)
