@@ -20,6 +20,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "channel.h"
 #include "join.h"
@@ -284,6 +285,30 @@ void pt_take_offers(int slot)
 	}
 	pt_drain_channel_locked();
 	settle_slot_locked(slot);
+	pthread_mutex_unlock(&pt_proc.lock);
+}
+
+/* The most a writer outside its entry waits for the lock to take the
+ * stream it was armed for: another thread maps it meanwhile (well under a
+ * millisecond), or a controller's call of this process holds the lock
+ * through a grace period (bounded by that of the slowest entry). */
+#define TAKE_OFFER_WAIT_SEC 1
+
+void pt_take_offers_waiting(uint64_t unmapped)
+{
+	if (pt_proc.chan_rx < 0)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TAKE_OFFER_WAIT_SEC;
+	/* EDEADLK: this thread holds it (a signal handler's event that
+	 * interrupted the library); ETIMEDOUT: the event goes on to
+	 * pt_take_offers and is counted lost if the slot is still unmapped. */
+	if (pthread_mutex_timedlock(&pt_proc.lock, &until) != 0)
+		return;
+	pt_drain_channel_locked();
+	for (; unmapped; unmapped &= unmapped - 1)
+		settle_slot_locked(__builtin_ctzll(unmapped));
 	pthread_mutex_unlock(&pt_proc.lock);
 }
 

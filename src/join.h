@@ -37,6 +37,9 @@ void pt_drain_channel_locked(void);
 void pt_drain_channel_for_rendezvous_locked(void);
 /* A writer found a slot armed for a stream it has not mapped. */
 void pt_take_offers(int slot);
+/* From a writer outside its entry: the offers of the armed slots in
+ * `unmapped` (a bit per slot) taken, waiting for the lock a while. */
+void pt_take_offers_waiting(uint64_t unmapped);
 void pt_take_offers_before_fork(void);
 /* A stream that was shut down is unmapped by the process that joined it. */
 void pt_drop_dead(int slot);

@@ -1107,7 +1107,7 @@ void pt_keeper_main(struct pt_handle *h, int sock, pid_t controller)
 	 * did not run the library's fork handler; its pidfd tells its exit
 	 * anyway.  A controller gone before this is no longer the parent. */
 	k->controller_pidfd = (int)syscall(SYS_pidfd_open, k->controller, 0);
-	pthread_mutex_init(&pt_proc.lock, NULL);
+	pt_proc_lock_init();
 	pt_forget_other_threads();
 	/* The controller's own streams and block are not the keeper's. */
 	for (int i = 0; i < PT_MAX_STREAMS; i++)

@@ -112,7 +112,7 @@ static void pt_fork_child(void)
 		return; /* the keeper sets itself up (keeper.c) */
 	if (pt_proc.wipe_on_fork && *pt_proc.fork_word)
 		return;
-	pthread_mutex_init(&pt_proc.lock, NULL);
+	pt_proc_lock_init();
 	pt_proc_identify();
 	int kept = sort_streams_for_child();
 	pt_filter_follow();

@@ -208,8 +208,22 @@ static void find_cpu_word(void)
 	pt_proc.cpu_off = (intptr_t)((char *)&pt_no_cpu - tp);
 }
 
+/* pt_proc.lock checks its owner: a thread that already holds it (a signal
+ * handler's event that interrupted the library in that thread) is refused
+ * with EDEADLK where a plain mutex would hang (pt_take_offers_waiting,
+ * join.c). */
+void pt_proc_lock_init(void)
+{
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&pt_proc.lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+}
+
 void pt_proc_setup(void)
 {
+	pt_proc_lock_init();
 	pt_proc_identify();
 	find_cpu_word();
 	pt_proc.pcb_fallback.magic = PT_PCB_MAGIC;

@@ -140,6 +140,7 @@ extern __thread int pt_forking_keeper;
 void pt_proc_identify(void);
 /* The process's own state before any stream (lifecycle.c calls it once). */
 void pt_proc_setup(void);
+void pt_proc_lock_init(void);
 /* Start time of a process (clock ticks since boot, /proc/PID/stat field
  * 22) and its parent: with the pid, it names a process across pid reuse. */
 uint64_t pt_proc_stat(pid_t pid, pid_t *ppid);

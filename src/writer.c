@@ -1072,6 +1072,23 @@ static void note_fast_armed(void)
 		atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
 }
 
+/* The slots armed for a stream this process has not mapped yet, a bit
+ * each. */
+static uint64_t armed_unmapped(void)
+{
+	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
+	 * pt_remote_arm (remote.c). */
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
+	uint64_t unmapped = 0;
+	for (; armed; armed &= armed - 1) {
+		int slot = __builtin_ctzll(armed);
+		/* Pairs with the release store in pt_publish_map (process.h). */
+		if (!atomic_load_explicit(&pt_proc.attached[slot].map, memory_order_acquire))
+			unmapped |= (uint64_t)1 << slot;
+	}
+	return unmapped;
+}
+
 /* Every case: several streams, a stream handed over and not mapped yet, a
  * stream not running, a thread's first event, a fork child's first.  The
  * frame of the entry is posixtrace__event's (cfa, pc), as on the fast path. */
@@ -1087,6 +1104,14 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 	int fenced = !pt_proc.use_membarrier;
 	if (PT_UNLIKELY(!t) && !(t = thread_register()))
 		return;
+	/* A stream armed and not mapped yet is taken before the entry: there a
+	 * thread may wait for the lock while another maps that very stream,
+	 * since no grace period waits for it; inside (record_slots), it waits
+	 * only a little and counts the event lost. */
+	uint64_t unmapped;
+	if (!(atomic_load_explicit(&t->cs_seq, memory_order_relaxed) & 1) &&
+	    (unmapped = armed_unmapped()) != 0)
+		pt_take_offers_waiting(unmapped);
 	if (!enter(t, &seq, fenced, cfa, pc)) {
 #ifndef POSIXTRACE_NO_NESTING
 		record_nested(id, data, len, pc, cfa, pc);

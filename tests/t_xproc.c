@@ -393,6 +393,34 @@ START_TEST(events_from_several_helper_threads_keep_per_thread_order)
 }
 END_TEST
 
+/* Threads of a target that post their first events at once, just after a
+ * stream was offered to it, lose none: one thread maps the stream and the
+ * others wait for it, rather than give up after a few yields and count
+ * their events lost (POSIX_TRACE_OVERRUN on a stream with room for all). */
+START_TEST(threads_posting_their_first_events_at_once_lose_none)
+{
+	enum { ROUNDS = 20, THREADS = 16, COUNT = 2 };
+	static struct pt_ev got[THREADS * COUNT + 8];
+	for (int round = 0; round < ROUNDS; round++) {
+		struct helper h = start_traced(1, "-t", "16", "-c", "2", "-d", "0", "-B", NULL);
+		trace_id_t trid = create_started_for(h.pid);
+		go(&h);
+		int status = pt_wait_exit(h.pid, 5000);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		int n = pt_drain_user(trid, got, THREADS * COUNT + 8);
+		struct posix_trace_status_info st;
+		ck_assert_ok(posix_trace_get_status(trid, &st));
+		ck_assert_msg(n == THREADS * COUNT && st.posix_stream_overrun_status == POSIX_TRACE_NO_OVERRUN,
+		              "round %d: %d of %d events, overrun status %d", round, n,
+		              THREADS * COUNT, st.posix_stream_overrun_status);
+		ck_assert_ok(posix_trace_shutdown(trid));
+		close(h.go);
+		close(h.ready);
+	}
+	finish();
+}
+END_TEST
+
 /* ---- names ---------------------------------------------------------------------- */
 
 START_TEST(name_registered_before_create_is_listed)
@@ -1254,6 +1282,7 @@ int main(void)
 	tcase_add_test(tc, start_event_of_remote_stream_is_the_controllers);
 	tcase_add_test(tc, helper_events_have_the_ids_of_their_names);
 	tcase_add_test(tc, events_from_several_helper_threads_keep_per_thread_order);
+	tcase_add_test(tc, threads_posting_their_first_events_at_once_lose_none);
 
 	tc = pt_tcase_fixture(s, "names", setup, NULL);
 	tcase_add_test(tc, name_registered_before_create_is_listed);

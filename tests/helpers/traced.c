@@ -14,6 +14,7 @@
  *   -P BYTES    padding bytes after the sequence number (default 0, max 256)
  *   -l NAME -L N  register NAME only after N events; it then joins the cycle
  *   -t THREADS  post from THREADS threads (each counts its own sequence)
+ *   -B          the threads post their first events at once (a barrier)
  *   -r FD       write "ready <pthread_self>\n" to FD (default: to stdout)
  *   -g FD       before posting, wait until a byte can be read from FD
  *   -s SEED     every 16 events, scribble random bytes (seeded) over every
@@ -47,6 +48,8 @@ static long count, delay_us = 1000, pad;
 static uint64_t base;
 static unsigned seed;
 static int scribble;
+static int start_together;
+static pthread_barrier_t start_line;
 
 static void add_name(const char *name)
 {
@@ -100,6 +103,8 @@ static void *post_events(void *arg)
 	(void)arg;
 	unsigned char data[8 + 256];
 	unsigned rnd = seed;
+	if (start_together)
+		pthread_barrier_wait(&start_line);
 	for (long k = 0; count == 0 || k < count; k++) {
 		if (k == late_after && late_name) {
 			pthread_mutex_lock(&ids_lock);
@@ -124,7 +129,7 @@ static void *post_events(void *arg)
 int main(int argc, char **argv)
 {
 	int ready_fd = 1, go_fd = -1, threads = 1, exec_after = 0, opt;
-	while ((opt = getopt(argc, argv, "n:c:d:b:P:l:L:t:r:g:s:x")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:d:b:P:l:L:t:r:g:s:xB")) != -1) {
 		switch (opt) {
 		case 'n': add_name(optarg); break;
 		case 'c': count = atol(optarg); break;
@@ -138,6 +143,7 @@ int main(int argc, char **argv)
 		case 'g': go_fd = atoi(optarg); break;
 		case 's': seed = (unsigned)atol(optarg); scribble = 1; break;
 		case 'x': exec_after = 1; break;
+		case 'B': start_together = 1; break;
 		default: return 2;
 		}
 	}
@@ -154,6 +160,8 @@ int main(int argc, char **argv)
 			return 4;
 	}
 	pthread_t tids[MAX_THREADS];
+	if (start_together)
+		pthread_barrier_init(&start_line, NULL, (unsigned)threads);
 	for (int i = 1; i < threads; i++)
 		pthread_create(&tids[i], NULL, post_events, NULL);
 	post_events(NULL);
