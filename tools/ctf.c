@@ -479,22 +479,28 @@ static inline unsigned char *put_i24(unsigned char *p, int32_t v)
 	return p + 3;
 }
 
+/* The fields from pid to data_len of a narrow class. */
+static inline unsigned char *put_narrow_ids(unsigned char *p, pid_t pid, uint64_t thread,
+                                            uint64_t address, unsigned trunc, size_t len)
+{
+	p = put_u48(put_u48(put_i24(p, pid), thread), address);
+	PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? trunc << 6 | len : trunc | len << 2);
+	return p;
+}
+
 /* The fields from pid to data_len, in the class's widths. */
 static inline unsigned char *put_ids(unsigned char *p, const struct trace_event *ev, bool narrow)
 {
 	uint64_t thread = (unsigned long)ev->info.posix_thread_id;
 	uint64_t address = (uintptr_t)ev->info.posix_prog_address;
 	unsigned trunc = (unsigned)ev->info.posix_truncation_status;
-	if (narrow) {
-		p = put_u48(put_u48(put_i24(p, ev->info.posix_pid), thread), address);
-		PUT_VALUE(p, uint8_t, BIG_ENDIAN_TRACE ? trunc << 6 | ev->len : trunc | ev->len << 2);
-	} else {
-		PUT_VALUE(p, int32_t, ev->info.posix_pid);
-		PUT_VALUE(p, uint64_t, thread);
-		PUT_VALUE(p, uint64_t, address);
-		PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
-		PUT_VALUE(p, uint32_t, ev->len);
-	}
+	if (narrow)
+		return put_narrow_ids(p, ev->info.posix_pid, thread, address, trunc, ev->len);
+	PUT_VALUE(p, int32_t, ev->info.posix_pid);
+	PUT_VALUE(p, uint64_t, thread);
+	PUT_VALUE(p, uint64_t, address);
+	PUT_VALUE(p, uint8_t, ev->info.posix_truncation_status);
+	PUT_VALUE(p, uint32_t, ev->len);
 	return p;
 }
 
@@ -568,6 +574,77 @@ static int write_event(struct ctf_writer *w, const struct trace_event *ev)
 		PUT_VALUE(p, uint64_t, raised);
 	s->len += (size_t)(p - start);
 	return s->len > s->room ? packet_full(w, s, (size_t)(p - start), clock) : 0;
+}
+
+/* The size of an event of a narrow plain class with a compact header. */
+#define COMMON_EVENT_SIZE(len) (HEADER_COMPACT_SIZE + 4 + 3 + 6 + 6 + 1 + (len) + 1)
+
+/* The events read ahead that take the common way, from the first, written
+ * as write_event writes them: a user event of the thread of the last event
+ * written (its stream's clock then that event's time), not before it and
+ * less than COMPACT_TIME_SPAN after it, in its packet's room, its values
+ * narrow, no text and no site, its type's narrow plain class known and
+ * compact.  How many were written: the next one is write_event's.  What
+ * holds for the whole run (the thread, the stream, the site table's
+ * answer) is tested once and kept in locals: the stores into the packet
+ * would otherwise have every field of w and s read again an event. */
+static size_t write_common_run(struct ctf_writer *w, const struct posixtrace_batch_event *e,
+                               size_t n, bool cpu_records)
+{
+	if (!w->last_valid || (w->sites->no_images == false && w->sites->off == false))
+		return 0;
+	struct ctf_stream *s = &w->streams[w->last_stream];
+	pid_t pid = w->last_pid;
+	uint64_t thread = w->last_thread;
+	if ((s->len == 0 && s->seq == 0) || s->cap < PACKET_ROOM || thread >> 48 ||
+	    (uint32_t)pid - (uint32_t)NARROW_PID_MIN > (uint32_t)(NARROW_PID_MAX - NARROW_PID_MIN))
+		return 0;
+	bool cpu_known = (!pid && !thread) || cpu_records; /* as read_event_ahead */
+	bool count_asked = !w->sites->off; /* site_of counts an event with an address */
+	const uint32_t *class_of = w->class_of;
+	unsigned char *payload = s->payload;
+	size_t room = s->room, len = s->len, i;
+	uint64_t clock = s->ts_end, first = w->first_ns, last = w->last_ns, asked = 0;
+	for (i = 0; i < n; i++, e++) {
+		const struct posix_trace_event_info *info = &e->posixtrace_info;
+		trace_event_id_t id = info->posix_event_id;
+		uint64_t ts = ts_ns(&info->posix_timestamp);
+		uint64_t address = (uintptr_t)info->posix_prog_address;
+		unsigned trunc = (unsigned)info->posix_truncation_status;
+		size_t dlen = e->posixtrace_data_len;
+		/* ts - clock wraps when ts is before clock */
+		if (info->posix_pid != pid || (unsigned long)info->posix_thread_id != thread ||
+		    id - (POSIX_TRACE_ERROR + 1) >= MAX_EVENT_IDS - (POSIX_TRACE_ERROR + 1) ||
+		    ts - clock >= COMPACT_TIME_SPAN || address >> 48 || trunc > 2 ||
+		    dlen > NARROW_LEN_MAX || len + COMMON_EVENT_SIZE(dlen) > room)
+			break;
+		uint32_t known = class_of[(size_t)id * SHAPES]; /* narrow, plain: shape 0 */
+		const unsigned char *data = e->posixtrace_data;
+		if (known - 1 >= COMPACT_CLASSES || text_length(data, dlen))
+			break;
+		int32_t cpu = -1;
+		if (cpu_known && e->posixtrace_cpu_valid && e->posixtrace_cpu <= INT32_MAX)
+			cpu = (int32_t)e->posixtrace_cpu;
+		unsigned char *p = put_header(payload + len, known - 1, ts, clock);
+		PUT_VALUE(p, int32_t, cpu);
+		p = put_narrow_ids(p, pid, thread, address, trunc, dlen);
+		put_data(p, data, dlen);
+		p[dlen] = 0; /* time_raised */
+		len += COMMON_EVENT_SIZE(dlen);
+		asked += count_asked && address;
+		if ((info->posix_timestamp.tv_sec || info->posix_timestamp.tv_nsec) &&
+		    (first == 0 || ts < first))
+			first = ts;
+		if (ts > last)
+			last = ts;
+		clock = ts;
+	}
+	s->len = len;
+	s->ts_end = clock;
+	w->first_ns = first;
+	w->last_ns = last;
+	w->sites->asked += asked;
+	return i;
 }
 
 /* A TSDL string literal of a name as dump prints it (escape_text: valid
@@ -754,7 +831,21 @@ static int write_streams(struct ctf_writer *w, struct trace_log *log, struct pro
 {
 	struct trace_event ev;
 	int rc;
-	while ((rc = trace_log_next(log, &ev)) > 0) {
+	for (;;) {
+		/* the progress line counts every event: then one at a time */
+		const struct posixtrace_batch_event *evs;
+		size_t n;
+		rc = pr->enabled ? TRACE_LOG_NOT_AHEAD : trace_log_ahead(log, &evs, &n);
+		if (rc == 1) {
+			size_t k = write_common_run(w, evs, n, log->cpu_records);
+			trace_log_took(log, k);
+			if (k == n)
+				continue;
+		} else if (rc != TRACE_LOG_NOT_AHEAD) {
+			break;
+		}
+		if ((rc = trace_log_next(log, &ev)) <= 0)
+			break;
 		int written = write_event(w, &ev);
 		if (written)
 			return written;

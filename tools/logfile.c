@@ -582,6 +582,30 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev)
 	return 1;
 }
 
+int trace_log_ahead(struct trace_log *log, const struct posixtrace_batch_event **evs, size_t *n)
+{
+	if (log->set || log->filter || !(log->ahead || (log->read_ahead && start_reading_ahead(log))))
+		return TRACE_LOG_NOT_AHEAD;
+	struct read_ahead *a = log->ahead;
+	if (a->next == a->count) {
+		int rc = read_ahead_fill(log);
+		if (rc <= 0)
+			return rc;
+		a = log->ahead;
+	}
+	*evs = &a->evs[a->next];
+	*n = a->count - a->next;
+	return 1;
+}
+
+void trace_log_took(struct trace_log *log, size_t k)
+{
+	log->ahead->next += k;
+	log->events_read += k;
+	if (log->damage_reports)
+		log->events_after_damage += k;
+}
+
 int trace_log_rewind(struct trace_log *log)
 {
 	if (log->ahead)

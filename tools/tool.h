@@ -397,6 +397,18 @@ int trace_log_next(struct trace_log *log, struct trace_event *ev); /* 1, 0 at en
  * no thread name, and the kernel thread id only for an event with no pid
  * and no pthread_t (what event_has_thread() needs); damage is not counted. */
 int trace_log_skim(struct trace_log *log, struct trace_event *ev);
+/* For a caller that takes the events read ahead as the library gave them
+ * (convert --to ctf): those not yet given, a batch read if none is left:
+ * 1 (*evs, *n of them, at least one), 0 at the end, -1 (said) on an
+ * error, TRACE_LOG_NOT_AHEAD when the log's events are not read ahead
+ * (several logs, a filter, a caller that did not set read_ahead, large
+ * events: trace_log_next then).  trace_log_took: the caller used the first
+ * k of them, none a damage marker (a POSIX_TRACE_ERROR); trace_log_next
+ * gives the next one.  The CPU, tid and comm of such an event are those
+ * read_ahead gives (see struct trace_log). */
+#define TRACE_LOG_NOT_AHEAD 2
+int trace_log_ahead(struct trace_log *log, const struct posixtrace_batch_event **evs, size_t *n);
+void trace_log_took(struct trace_log *log, size_t k);
 int trace_log_rewind(struct trace_log *log);
 void trace_log_close(struct trace_log *log);
 bool trace_log_lost(struct trace_log *log, uint64_t *lost);
