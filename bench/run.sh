@@ -815,7 +815,7 @@ base_pair() {
 # cache and buffers in pages never touched since (a host fault each) and
 # the second in the pages the first had just freed, so the order of the
 # pair, not the command, decided a good part of the ratio (PERFORMANCE.md,
-# "`convert --to ctf`, the pair's order and the fast path").
+# "`convert --to ctf`, the pair's order and the common event").
 base_tool_pair() {
 	bt_key=$1
 	bt_name=$2
