@@ -369,10 +369,12 @@ int pt_pidmap_translate(struct pt_pidmap *m, uint64_t ns, struct pt_owner *who,
 	}
 	if (!p || !p->pid)
 		return -1;
-	int first = !p->used;
-	p->used = 1;
-	if (pair)
+	int first = 0;
+	if (pair) {
+		first = !p->used;
+		p->used = 1;
 		*pair = *p;
+	}
 	who->pid = p->pid;
 	if (who->tid > 0)
 		who->tid = p->tid;

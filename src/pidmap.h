@@ -65,7 +65,9 @@ void pt_pidmap_free(struct pt_pidmap *m); /* the scan under way closed too */
  * written over who->pid and who->tid; *pair (when not NULL) gets the
  * translation.  0 when the namespace is the reader's own or unknown (who
  * unchanged), 1 when translated (2 the first time this translation is
- * used), -1 when the writer was not found, or not yet: who unchanged.
+ * given to a pair: pair NULL only learns it, so that what is given first
+ * after pt_pidmap_unuse is still 2), -1 when the writer was not found, or
+ * not yet: who unchanged.
  * Bounded (docs/SECURITY.md): a process not seen before waits for the next
  * scan of /proc, which answers every miss at once; a scan begins when a
  * token allows (a burst of PT_PIDMAP_SCAN_BURST, then one every

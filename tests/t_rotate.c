@@ -525,7 +525,10 @@ struct ns_writer {
 };
 
 /* In its own pid namespace (pid 1 there): a burst of events for each byte
- * read, a byte back after each; ends at end of file. */
+ * read, a byte back after each; ends at end of file.  After its first
+ * event it waits for a few of the keeper's ticks, which look at the lanes'
+ * writers (keeper.c, tick): a look then must not stand for the ids the
+ * file has not been given yet (before, the first file had none of them). */
 static void ns_writer_main(int go, int done)
 {
 	trace_event_id_t id;
@@ -534,8 +537,11 @@ static void ns_writer_main(int go, int done)
 	struct ns_payload pl = {0, (int32_t)gettid()};
 	char c;
 	while (read(go, &c, 1) == 1) {
-		for (unsigned i = 0; i < PER_BURST; i++, pl.seq++)
+		for (unsigned i = 0; i < PER_BURST; i++, pl.seq++) {
 			posix_trace_event(id, &pl, sizeof pl);
+			if (pl.seq == 0)
+				pt_sleep_ms(350);
+		}
 		if (write(done, "d", 1) != 1)
 			_exit(3);
 	}
