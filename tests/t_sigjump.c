@@ -23,7 +23,8 @@ static long page_size;
  * (after that handler posted an event of its own, nested), else by the
  * SIGSEGV handler of its next event, whose data it makes unreadable. */
 static sigjmp_buf jump_env;
-static volatile sig_atomic_t jump_in_post, fault_next, jumper_parked;
+static volatile sig_atomic_t jump_in_post, fault_next;
+static atomic_int jumper_parked; /* written by the jumper, read by the test's thread */
 static unsigned char *bad_page;
 static atomic_uint jumps;
 static sem_t jumper_go;
@@ -83,7 +84,7 @@ static void *jumper(void *arg)
 	fault_next = 1;
 	jumper_post(); /* returns only if the event was dropped before its data were read */
 parked:
-	jumper_parked = 1;
+	atomic_store(&jumper_parked, 1);
 	while (sem_wait(&jumper_go) != 0)
 		;
 	return NULL;
@@ -114,7 +115,7 @@ START_TEST(siglongjmp_out_of_posix_trace_event)
 	set_timer(ITIMER_REAL, 100);
 	pt_sleep_ms(seconds * 1000);
 	atomic_store(&loop_stop, 1);
-	while (!jumper_parked)
+	while (!atomic_load(&jumper_parked))
 		pt_sleep_ms(1);
 	set_timer(ITIMER_REAL, 0);
 	ck_assert_ok(posix_trace_stop(trid));
