@@ -228,9 +228,11 @@ void posix_trace_event(trace_event_id_t, const void *__PT_RESTRICT, size_t);
 /* posix_trace_event() is also a macro (XSH 2.1.1 allows it): when no stream
  * traces the process it costs the caller one load and a branch, without a
  * call.  The word is the library's, set before any stream can trace the
- * process; posixtrace__event() is posix_trace_event() less that test.
+ * process; posixtrace__event_armed() is posix_trace_event() less that test,
+ * given the word the macro loaded (posixtrace__event(), which loads it
+ * again, is what binaries built against 0.2 and 0.3 call).
  * The macro evaluates each argument exactly once, traced or not, and calls
- * posixtrace__event() from the caller's own code at every optimisation
+ * posixtrace__event_armed() from the caller's own code at every optimisation
  * level, so that the return address the library records is the call site's
  * (posix_prog_address); the empty asm after the call keeps it from
  * becoming a tail call, whose return address would be the caller's
@@ -247,11 +249,14 @@ extern const volatile unsigned long long *posixtrace__armed;
 extern volatile unsigned long long posixtrace__filter_for;
 extern const volatile unsigned long long *posixtrace__filter;
 void posixtrace__event(trace_event_id_t, const void *, size_t);
+void posixtrace__event_armed(trace_event_id_t, const void *, size_t, unsigned long long);
 #if !defined(POSIXTRACE_NO_INLINE) && defined(__GNUC__)
-/* Relaxed atomic loads: the library changes both the pointer and the word
- * while other threads run (a plain load is a data race in C11 terms). */
+/* Atomic loads: the library changes both the pointer and the word while
+ * other threads run (a plain load is a data race in C11 terms).  The word
+ * with acquire, as the library would load it: posixtrace__event_armed()
+ * trusts the caller's load (a plain load on x86-64). */
 #define __PT_ARMED() __atomic_load_n(__atomic_load_n(&posixtrace__armed, __ATOMIC_RELAXED), \
-                                     __ATOMIC_RELAXED)
+                                     __ATOMIC_ACQUIRE)
 #define __PT_FILTERED(id) ((unsigned)(id) < 1024u && \
 	((__atomic_load_n(&__atomic_load_n(&posixtrace__filter, __ATOMIC_RELAXED)[(unsigned)(id) / 64u], \
 	                  __ATOMIC_RELAXED) >> ((unsigned)(id) % 64u)) & 1u))
@@ -263,7 +268,7 @@ void posixtrace__event(trace_event_id_t, const void *, size_t);
 	if (__builtin_expect(__pt_ev_armed != 0, 0) && \
 	    (__pt_ev_armed != __atomic_load_n(&posixtrace__filter_for, __ATOMIC_ACQUIRE) || \
 	     !__PT_FILTERED(__pt_ev_id))) { \
-		posixtrace__event(__pt_ev_id, __pt_ev_data, __pt_ev_len); \
+		posixtrace__event_armed(__pt_ev_id, __pt_ev_data, __pt_ev_len, __pt_ev_armed); \
 		__asm__ __volatile__(""); \
 	} \
 	(void)0; \

@@ -1304,12 +1304,10 @@ _Static_assert(sizeof(struct pt_attached) % sizeof(struct pt_wlane) == 0,
  * the frame of the function the event is posted through (its return
  * address is pc). */
 static inline __attribute__((always_inline)) void record(trace_event_id_t id, const void *data,
-                                                         size_t len, uintptr_t pc, uintptr_t cfa)
+                                                         size_t len, uintptr_t pc, uintptr_t cfa,
+                                                         uint64_t armed)
 {
 	struct pt_thread *t = pt_self;
-	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
-	 * pt_remote_arm (remote.c). */
-	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
 	/* One bit set and no fork child's first event, in one compare
 	 * (note_fast_armed); armed is 0 when a stream stopped since the
 	 * macro's test, and a fork child's fast_armed is 0 too. */
@@ -1356,16 +1354,35 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
  * once a stream may be running). */
 void(posix_trace_event)(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	if (PT_LIKELY(atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed) == 0))
+	/* Pairs with the release RMWs of armed in pt_arm (process.c) and
+	 * pt_remote_arm (remote.c). */
+	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire);
+	if (PT_LIKELY(armed == 0))
 		return;
 	record(id, data, len, (uintptr_t)__builtin_return_address(0),
-	       (uintptr_t)__builtin_dwarf_cfa());
+	       (uintptr_t)__builtin_dwarf_cfa(), armed);
 }
 
+/* What binaries built against 0.2 and 0.3 call from the macro. */
 void posixtrace__event(trace_event_id_t id, const void *data, size_t len)
 {
+	/* As in posix_trace_event. */
 	record(id, data, len, (uintptr_t)__builtin_return_address(0),
-	       (uintptr_t)__builtin_dwarf_cfa());
+	       (uintptr_t)__builtin_dwarf_cfa(),
+	       atomic_load_explicit(&pt_proc.pcb->armed, memory_order_acquire));
+}
+
+/* The macro's call (0.4 on): armed is the word as the macro loaded it,
+ * with acquire (the same load as posix_trace_event's), which spares the
+ * event a second look.  An armed word that changed since is the one an
+ * event posted a moment earlier would have seen: the slot's map, hdr and
+ * state are read inside the entry, as they are after the library's own
+ * load. */
+void posixtrace__event_armed(trace_event_id_t id, const void *data, size_t len,
+                             unsigned long long armed)
+{
+	record(id, data, len, (uintptr_t)__builtin_return_address(0),
+	       (uintptr_t)__builtin_dwarf_cfa(), armed);
 }
 
 /* Gives back one level's lane in one slot. */

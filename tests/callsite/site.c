@@ -4,7 +4,8 @@
  * address in the program from which the trace event was generated") is the
  * address of each call of posix_trace_event(), inside the calling function and
  * distinct per call site, whether the call is the header's macro,
- * (posix_trace_event)(...) or a call through the function's address; and the
+ * (posix_trace_event)(...), a call through the function's address or the
+ * macro of a binary built against 0.2 or 0.3 (posixtrace__event); and the
  * macro evaluates each argument exactly once (XSH 2.1.1, "Use of Functions":
  * a macro must evaluate each argument once) with no stream, with a stream
  * created but not started and with one running.
@@ -25,7 +26,7 @@
 
 typedef void (*event_fn)(trace_event_id_t, const void *, size_t);
 
-enum { SITE_ONE = 1, SITE_TWO_A, SITE_TWO_B, SITE_PAREN, SITE_PTR, NSITES = SITE_PTR };
+enum { SITE_ONE = 1, SITE_TWO_A, SITE_TWO_B, SITE_PAREN, SITE_PTR, SITE_OLD, NSITES = SITE_OLD };
 
 static trace_event_id_t ev;
 static int payload;
@@ -72,12 +73,26 @@ NOINLINE void site_ptr(void)
 	payload = 0;
 }
 
+/* What the macro of 0.2 and 0.3 compiled to: the armed word tested, then
+ * posixtrace__event(), which loads the word again. */
+NOINLINE void site_old(void)
+{
+	payload = SITE_OLD;
+	trace_event_id_t id = next_id();
+	const void *data = next_data();
+	size_t len = next_len();
+	if (__atomic_load_n(posixtrace__armed, __ATOMIC_RELAXED) != 0)
+		posixtrace__event(id, data, len);
+	payload = 0;
+}
+
 static void post_all(void)
 {
 	site_one();
 	site_two();
 	site_paren();
 	site_ptr();
+	site_old();
 }
 
 /* Each argument of the 5 calls evaluated once per round. */
@@ -97,6 +112,7 @@ static uintptr_t fn_addr(int site)
 	case SITE_ONE: return (uintptr_t)&site_one;
 	case SITE_TWO_A: case SITE_TWO_B: return (uintptr_t)&site_two;
 	case SITE_PAREN: return (uintptr_t)&site_paren;
+	case SITE_OLD: return (uintptr_t)&site_old;
 	default: return (uintptr_t)&site_ptr;
 	}
 }
