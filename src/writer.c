@@ -198,13 +198,33 @@ static inline __attribute__((always_inline)) void seq_step(_Atomic uint64_t *p)
 #endif
 }
 
+/* The TSC, read where it is written: an asm volatile stays after the one
+ * before it (seq_step), where a builtin could be moved. */
+static inline __attribute__((always_inline)) uint64_t tsc_here(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
 /* enter() for the inline record, with membarrier(2) (no fence) and no
  * value kept: cs_seq tested and moved in memory.  After the stores a
  * cs_seq still odd is the one stored: a signal handler that ran in
  * between and took the thread over (enter_anew) left it even, one that
- * recorded in a nested level left it as it found it. */
+ * recorded in a nested level left it as it found it.
+ * The event's time (the TSC, x86-64) is read here, once cs_seq is odd and
+ * before the stores and the loads of the record: a handler that records
+ * after it records in a nested level, so no later time precedes it in the
+ * thread's lane; one that took the thread over sends the loop round, and
+ * the time is read again.  Read before the stores and loads, the TSC's
+ * latency overlaps them (0.4-0.5 ns an event here, docs/PERFORMANCE.md).
+ * Only slots whose stream is timed with the TSC come here (note_fast_armed). */
 static inline __attribute__((always_inline)) int enter_inline(struct pt_thread *t, uintptr_t cfa,
-                                                              uintptr_t ra)
+                                                              uintptr_t ra, uint64_t *now)
 {
 #ifndef POSIXTRACE_NO_NESTING
 	for (;;) {
@@ -212,6 +232,7 @@ static inline __attribute__((always_inline)) int enter_inline(struct pt_thread *
 		if (seq_odd(&t->cs_seq))
 			return 0;
 		seq_step(&t->cs_seq);
+		*now = tsc_here();
 #ifndef POSIXTRACE_NO_NESTING
 		atomic_store_explicit(&t->top.cfa, cfa, memory_order_relaxed);
 		atomic_store_explicit(&t->top.ra, ra, memory_order_relaxed);
@@ -1052,7 +1073,9 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
  * not run (and writers need no fence).  The inline record then tests
  * "armed == fast_armed" alone; an armed word that changed since, or a fork
  * child's (the kernel wipes the word with the fork word), differs from it,
- * and the event comes here again.  Threads race to store it: any value
+ * and the event comes here again.  Only a slot mapped, recorded into and
+ * timed with the TSC (its fast_len) is noted: the inline entry reads the
+ * TSC.  Threads race to store it: any value
  * stored once met the test and stays true of that armed word (a process's
  * fork word does not change outside a fork child).  Called inside an
  * entry, so that a signal handler's event meanwhile is a nested one and
@@ -1065,6 +1088,11 @@ static void note_fast_armed(void)
 		return;
 	uint64_t armed = atomic_load_explicit(&pt_proc.pcb->armed, memory_order_relaxed);
 	if (!armed || (armed & (armed - 1)) || *pt_proc.fork_word != PT_FORK_WORD_FAST)
+		return;
+	/* A slot whose stream the inline record may record (the TSC, which
+	 * its entry reads); a stream of another clock later in the same slot
+	 * pays one TSC read it does not use, and goes on to append_and_leave. */
+	if (!pt_proc.attached[__builtin_ctzll(armed)].fast_len)
 		return;
 	atomic_store_explicit(pt_proc.fast_armed, armed, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst); /* the store, then the second test */
@@ -1240,11 +1268,14 @@ static inline __attribute__((always_inline)) void append_fast(struct pt_thread *
                                                              struct pt_stream_hdr *h,
                                                              trace_event_id_t id,
                                                              const void *data, size_t len,
-                                                             uintptr_t pc)
+                                                             uintptr_t pc, uint64_t now)
 {
 	/* No test of the lane's gen: a lane of another stream (the slot
-	 * reused) has no room (pt_wlane_stale), and prepare() claims one. */
-	uint64_t now = record_clock(PT_CLOCK_TSC);
+	 * reused) has no room (pt_wlane_stale), and prepare() claims one.
+	 * now: the TSC as the entry read it (enter_inline). */
+#if !defined(__x86_64__)
+	now = record_clock(PT_CLOCK_TSC); /* not reached: no fast_len there */
+#endif
 	/* NULL data: no payload, as in append_record. */
 	len = data ? len : 0;
 	uint32_t size = (uint32_t)pt_record_size(len), end = pt_wlane_end(w);
@@ -1316,7 +1347,8 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 		record_general(id, data, len, pc, cfa);
 		return;
 	}
-	if (!enter_inline(t, cfa, pc)) {
+	uint64_t now;
+	if (!enter_inline(t, cfa, pc, &now)) {
 #ifndef POSIXTRACE_NO_NESTING
 		record_nested(id, data, len, pc, cfa, pc);
 #endif
@@ -1332,7 +1364,10 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 	 * a->fast_len and a->gen are the map's.  A slot not mapped has
 	 * pt_unmapped_hdr, which is not running: no test of map here. */
 	struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
-	/* Running and nothing watched: one load, one compare. */
+	/* Running and nothing watched: one load, one compare.  The time was
+	 * read before this look: an event recorded has a time from before the
+	 * stream was last seen running (a stop after the look has a later
+	 * STOP). */
 	if (PT_UNLIKELY(word_differs(&h->state_watching, PT_ST_RUNNING_UNWATCHED))) {
 		if (atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
 			leave_inline(t);
@@ -1345,7 +1380,7 @@ static inline __attribute__((always_inline)) void record(trace_event_id_t id, co
 		}
 	}
 	if (PT_LIKELY(len < a->fast_len))
-		append_fast(t, w, h, id, data, len, pc);
+		append_fast(t, w, h, id, data, len, pc, now);
 	else
 		append_and_leave(t, w, id, data, len, pc);
 }
