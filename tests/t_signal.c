@@ -5,7 +5,9 @@
  * handler that interrupted posix_trace_event() of the same thread is
  * recorded like any other, at its time; nesting deeper than the library
  * keeps (four levels inside the outermost) loses the event, counted and
- * reported with POSIX_TRACE_OVERFLOW.  A handler that siglongjmp()s out of
+ * reported with POSIX_TRACE_OVERFLOW.  Read back after the stop, the events
+ * come oldest first: a handler's event never puts a later time before an
+ * earlier one in its thread's lane (CONFORMANCE.md, "Clock and order").  A handler that siglongjmp()s out of
  * posix_trace_event() is t_sigjump's.
  */
 #include <sys/mman.h>
@@ -22,6 +24,8 @@ struct tally {
 	uint32_t out_of_order; /* loop writers' events not in posting order */
 	uint32_t torn;         /* length or check wrong */
 	uint32_t overflows;    /* POSIX_TRACE_OVERFLOW events */
+	uint32_t time_back;    /* events older than the one read before them */
+	struct timespec last;  /* the time of the event read last */
 	unsigned char *seen;   /* handler writer: sequence numbers read */
 	uint32_t seen_max, seen_twice;
 };
@@ -31,6 +35,8 @@ static void tally_event(struct tally *t, const struct pt_ev *e)
 	struct pt_payload p;
 	if (e->info.posix_event_id == POSIX_TRACE_OVERFLOW)
 		t->overflows++;
+	t->time_back += !pt_ts_le(&t->last, &e->info.posix_timestamp);
+	t->last = e->info.posix_timestamp;
 	if (!pt_is_user(e))
 		return;
 	if (!payload_of(e, &p)) {
@@ -147,6 +153,7 @@ static void handler_run(int which, long usec, long ms, uint32_t *nested)
 	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_uint_eq(t.torn, 0);
 	ck_assert_uint_eq(t.out_of_order, 0);
+	ck_assert_uint_eq(t.time_back, 0);
 	ck_assert_uint_eq(t.count[0], posted[0]);
 	ck_assert_uint_eq(t.count[1], posted[1]);
 	ck_assert_msg(t.count[HANDLER_WRITER] == handlers,
