@@ -40,10 +40,11 @@ CPPFLAGS  += -DPOSIXTRACE_NO_NESTING
 endif
 # Intel cores with the JCC erratum's microcode (Skylake to Cascade Lake)
 # keep out of their decoded-instruction cache every 32-byte window that a
-# jump crosses or ends on; the event path, short compares and jumps end to
-# end, ran 0.5-0.8 ns slower for it (docs/PERFORMANCE.md).  The assembler
-# pads jumps off those boundaries: gcc passes it the option, clang takes
-# it itself; elsewhere (another architecture, an old assembler) neither.
+# jump crosses or ends on.  The event path is short compares and jumps end
+# to end: with the jumps padded off those boundaries it ran 0.5-0.8 ns
+# faster on the project's bench machine (docs/PERFORMANCE.md).  gcc passes
+# the option to the assembler, clang takes it itself; elsewhere (another
+# architecture, an old assembler) neither.
 JCC_FLAG := $(firstword $(foreach f,-Wa$(comma)-mbranches-within-32B-boundaries \
                                     -mbranches-within-32B-boundaries, \
               $(shell printf 'int x;' | $(CC) $(f) -x c -c - -o /dev/null 2>/dev/null && echo $(f))))

@@ -1073,9 +1073,10 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
  * not run (and writers need no fence).  The inline record then tests
  * "armed == fast_armed" alone; an armed word that changed since, or a fork
  * child's (the kernel wipes the word with the fork word), differs from it,
- * and the event comes here again.  Only a slot mapped, recorded into and
- * timed with the TSC (its fast_len) is noted: the inline entry reads the
- * TSC.  Threads race to store it: any value
+ * and the event comes here again.  Only a slot mapped, recorded into,
+ * timed with the TSC (its fast_len) and running is noted: the inline entry
+ * reads the TSC before it looks at the state.  0 is stored otherwise: it
+ * matches no armed word.  Threads race to store it: any value
  * stored once met the test and stays true of that armed word (a process's
  * fork word does not change outside a fork child).  Called inside an
  * entry, so that a signal handler's event meanwhile is a nested one and
@@ -1090,10 +1091,17 @@ static void note_fast_armed(void)
 	if (!armed || (armed & (armed - 1)) || *pt_proc.fork_word != PT_FORK_WORD_FAST)
 		return;
 	/* A slot whose stream the inline record may record (the TSC, which
-	 * its entry reads); a stream of another clock later in the same slot
-	 * pays one TSC read it does not use, and goes on to append_and_leave. */
-	if (!pt_proc.attached[__builtin_ctzll(armed)].fast_len)
+	 * its entry reads) and that runs: events into a stream that filled
+	 * (UNTIL_FULL, FLUSH) come here, counted lost, with no TSC read,
+	 * until it runs again.  A stream of another clock later in the same
+	 * slot pays one TSC read it does not use, and goes on to
+	 * append_and_leave.  Inside the entry: the slot's hdr stays mapped. */
+	const struct pt_attached *a = &pt_proc.attached[__builtin_ctzll(armed)];
+	const struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
+	if (!a->fast_len || atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
+		atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
 		return;
+	}
 	atomic_store_explicit(pt_proc.fast_armed, armed, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst); /* the store, then the second test */
 	if (*pt_proc.fork_word != PT_FORK_WORD_FAST)
