@@ -1078,7 +1078,8 @@ __attribute__((noinline, cold)) static void record_nested(trace_event_id_t id, c
  * reads the TSC before it looks at the state.  0 is stored otherwise: it
  * matches no armed word.  Threads race to store it: any value
  * stored once met the test and stays true of that armed word (a process's
- * fork word does not change outside a fork child).  Called inside an
+ * fork word does not change outside a fork child; that the stream runs is
+ * only a hint, the inline record looks at the state itself).  Called inside an
  * entry, so that a signal handler's event meanwhile is a nested one and
  * does not take the inline record; a fork between the test and the store
  * (a handler of this thread that forks with no fork handler) wiped the

@@ -7,8 +7,8 @@
  * keeps (four levels inside the outermost) loses the event, counted and
  * reported with POSIX_TRACE_OVERFLOW.  Read back after the stop, the events
  * come oldest first: a handler's event never puts a later time before an
- * earlier one in its thread's lane (CONFORMANCE.md, "Clock and order").  A handler that siglongjmp()s out of
- * posix_trace_event() is t_sigjump's.
+ * earlier one in its thread's lane (CONFORMANCE.md, "Clock and order").
+ * A handler that siglongjmp()s out of posix_trace_event() is t_sigjump's.
  */
 #include <sys/mman.h>
 #include "sigtest.h"

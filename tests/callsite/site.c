@@ -95,7 +95,7 @@ static void post_all(void)
 	site_old();
 }
 
-/* Each argument of the 5 calls evaluated once per round. */
+/* Each argument of the NSITES calls evaluated once per round. */
 static void check_counts(const char *state, int rounds)
 {
 	char what[96];
