@@ -895,13 +895,17 @@ __attribute__((cold, noinline)) static void not_running(struct pt_wlane *w, int 
                                                        int nested)
 {
 	struct pt_stream_hdr *h = pt_hdr(m);
+	/* overrun looked at before it is set: the threads that lose events
+	 * in a full stream need not take its line in turn.  A status read
+	 * that clears it between the look and the count still reports the
+	 * loss, by the count (active_status, query.c). */
+	if (state == PT_ST_FULL && !atomic_load_explicit(&h->overrun, memory_order_relaxed))
+		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	if (state == PT_ST_FULL && w->gen == a->gen && w->lane < m->max_lanes) {
 		_Atomic uint64_t *lost = &pt_lane_at(m, w->lane)->lost;
-		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 		atomic_store_explicit(lost, atomic_load_explicit(lost, memory_order_relaxed) + 1,
 		                      memory_order_relaxed);
 	} else if (state == PT_ST_FULL) {
-		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->lost_total, 1, memory_order_relaxed);
 	} else if (state == PT_ST_DEAD && !nested) {
 		pt_drop_dead(slot);
@@ -1100,7 +1104,10 @@ static void note_fast_armed(void)
 	const struct pt_attached *a = &pt_proc.attached[__builtin_ctzll(armed)];
 	const struct pt_stream_hdr *h = atomic_load_explicit(&a->hdr, memory_order_acquire);
 	if (!a->fast_len || atomic_load_explicit(&h->state, memory_order_relaxed) != PT_ST_RUNNING) {
-		atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
+		/* Looked at first: threads that lose events in a full stream
+		 * all come here, and need not take the line in turn. */
+		if (atomic_load_explicit(pt_proc.fast_armed, memory_order_relaxed) != 0)
+			atomic_store_explicit(pt_proc.fast_armed, 0, memory_order_relaxed);
 		return;
 	}
 	atomic_store_explicit(pt_proc.fast_armed, armed, memory_order_relaxed);
