@@ -752,9 +752,13 @@ static int flush_asked_by(struct keeper *k, pid_t pid, uint64_t pc)
 	    atomic_load_explicit(&k->shdr->state, memory_order_relaxed) != PT_ST_FULL)
 		return 0;
 	/* A request number only (active_status compares it with flush_done):
-	 * relaxed would do. */
-	uint32_t req = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel) + 1;
-	flush(k, &who, req, 0);
+	 * relaxed would do.  Every request counted before this one is done
+	 * once this flush is (its number is larger); a posix_trace_flush among
+	 * them waits for its data written, so the flush writes them then.
+	 * flush_done is this process's own word. */
+	uint32_t prev = atomic_fetch_add_explicit(&k->ctl->flush_req, 1, memory_order_acq_rel);
+	int waited_for = prev != atomic_load_explicit(&k->ctl->flush_done, memory_order_relaxed);
+	flush(k, &who, prev + 1, waited_for);
 	return 1;
 }
 
