@@ -253,6 +253,10 @@ int main(void)
 {
 	Suite *s = suite_create("signal");
 	TCase *tc = pt_tcase(s, "handlers");
+	/* Each test is ten runs that post and read back up to 2 M events:
+	 * about 18 s on a quiet 2-CPU machine, past PT_TEST_TIMEOUT beside
+	 * the rest of make check (Check's multiplier still applies). */
+	tcase_set_timeout(tc, 3 * PT_TEST_TIMEOUT);
 	tcase_add_test(tc, handlers_at_10khz_lose_nothing);
 	tcase_add_test(tc, handlers_at_50khz_lose_nothing);
 	tc = pt_tcase(s, "nesting");
