@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -1070,6 +1071,113 @@ START_TEST(output_queues_share_a_budget)
 }
 END_TEST
 
+/*
+ * A log file keeps at most the writeback bound (64 MiB, logio.c) of its
+ * pages in the page cache once they are on disk: a keeper that writes
+ * gigabytes does not push the machine's working set out, and its next
+ * writes reuse the pages it dropped (DESIGN.md, "The keeper's output
+ * queue").  A FLUSH stream posted into flat out until the log passes 320
+ * MiB, then shut down: the pages of the log still resident (mincore) stay
+ * under 64 MiB and the last writes' slack, and the log reads back whole.
+ * On tmpfs (no disk under the page cache) the file goes to /var/tmp.
+ */
+#define CACHE_LOG_MIB 320
+#define CACHE_KEPT_MIB 96 /* 64 MiB behind the end, and the last jobs */
+
+static int log_on_disk(char *path, size_t cap)
+{
+	struct statfs fs;
+	snprintf(path, cap, "%s/cache.log", dir);
+	if (statfs(dir, &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */)
+		snprintf(path, cap, "/var/tmp/pt-keeper-cache.%d.log", (int)getpid());
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
+static long resident_mib(int fd)
+{
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ((size_t)st.st_size + page - 1) / page;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	unsigned char *vec = malloc(pages);
+	ck_assert_ptr_nonnull(vec);
+	ck_assert_int_eq(mincore(m, (size_t)st.st_size, vec), 0);
+	size_t in = 0;
+	for (size_t i = 0; i < pages; i++)
+		in += vec[i] & 1u;
+	free(vec);
+	munmap(m, (size_t)st.st_size);
+	return (long)(in * page / (size_t)MIB);
+}
+
+START_TEST(log_leaves_the_page_cache_once_on_disk)
+{
+	/* The size cap: the keeper inherits it, and a runaway gets EFBIG. */
+	struct rlimit fsz = {(rlim_t)2 * CACHE_LOG_MIB * MIB, (rlim_t)2 * CACHE_LOG_MIB * MIB};
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &fsz), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	char path[256];
+	int fd = log_on_disk(path, sizeof path);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	trace_attr_t attr;
+	trace_id_t trid;
+	trace_event_id_t id;
+	ck_assert_int_eq(posix_trace_attr_init(&attr), 0);
+	ck_assert_int_eq(posix_trace_attr_setstreamsize(&attr, 4 * MIB), 0);
+	ck_assert_int_eq(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH), 0);
+	ck_assert_int_eq(posix_trace_attr_setmaxdatasize(&attr, 1024), 0);
+	ck_assert_int_eq(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND), 0);
+	ck_assert_int_eq(posix_trace_create_withlog(0, &attr, fd, &trid), 0);
+	posix_trace_attr_destroy(&attr);
+	ck_assert_int_eq(posix_trace_eventid_open("cache.fill", &id), 0);
+	ck_assert_int_eq(posix_trace_start(trid), 0);
+	static char data[1000];
+	struct stat st = {0};
+	uint64_t posted = 0;
+	for (int rounds = 0; st.st_size < (off_t)CACHE_LOG_MIB * MIB && rounds < 200000; rounds++) {
+		for (int i = 0; i < 1000; i++)
+			posix_trace_event(id, data, sizeof data);
+		posted += 1000;
+		ck_assert_int_eq(fstat(fd, &st), 0);
+	}
+	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	long kept = resident_mib(fd);
+	fprintf(stderr, "log_leaves_the_page_cache_once_on_disk: %lld MiB written, %ld MiB of it "
+	        "in the page cache (at most %d wanted)\n", (long long)(st.st_size / MIB), kept,
+	        CACHE_KEPT_MIB);
+	ck_assert_msg(st.st_size >= (off_t)CACHE_LOG_MIB * MIB, "the log reached %lld bytes only",
+	              (long long)st.st_size);
+	ck_assert_msg(kept <= CACHE_KEPT_MIB, "%ld MiB of a %lld MiB log stay in the page cache",
+	              kept, (long long)(st.st_size / MIB));
+	/* What left the cache reads back from the disk, every event whole. */
+	trace_id_t rd;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(posix_trace_open(fd, &rd), 0);
+	struct posix_trace_event_info ev;
+	char buf[1024];
+	size_t len;
+	int unavailable;
+	uint64_t read_back = 0;
+	for (;;) {
+		ck_assert_int_eq(posix_trace_getnext_event(rd, &ev, buf, sizeof buf, &len, &unavailable), 0);
+		if (unavailable)
+			break;
+		if (ev.posix_event_id == id) {
+			ck_assert_uint_eq(len, sizeof data);
+			read_back++;
+		}
+	}
+	ck_assert_int_eq(posix_trace_close(rd), 0);
+	ck_assert_msg(read_back > (uint64_t)CACHE_LOG_MIB * MIB / 1024 && read_back <= posted,
+	              "%llu events read back of %llu posted", (unsigned long long)read_back,
+	              (unsigned long long)posted);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keeper");
@@ -1089,5 +1197,6 @@ int main(void)
 	TCase *queue_tc = pt_tcase_fixture(s, "queue", setup, teardown);
 	tcase_set_timeout(queue_tc, 60);
 	tcase_add_test(queue_tc, output_queues_share_a_budget);
+	tcase_add_test(queue_tc, log_leaves_the_page_cache_once_on_disk);
 	return pt_run_scratch(s, "pt-keeper");
 }

@@ -128,8 +128,14 @@ static int write_ring(const struct pt_logw *w, const struct pt_logw_job *j)
 /* A linear log on a file keeps at most DIRTY_MAX bytes not yet on disk:
  * writeback of each write starts at once, and a write waits for the data
  * DIRTY_MAX behind it.  The keeper then writes at the disk's rate, not
- * the page cache's, and the end's fdatasync has little left to do. */
+ * the page cache's, and the end's fdatasync has little left to do.
+ * What is on disk then leaves the page cache: a log of gigabytes does not
+ * push the machine's working set out, and the next writes take pages just
+ * freed instead of fresh ones (on a VM whose host backs guest memory
+ * lazily, a fresh page cost more than its copy: 0.37 against 2.1 GB/s,
+ * docs/PERFORMANCE.md). */
 #define DIRTY_MAX (64ull << 20)
+#define DROP_ALIGN (2ull << 20)
 
 static void bound_dirty(struct pt_logw *w, const struct pt_logw_job *j)
 {
@@ -145,6 +151,11 @@ static void bound_dirty(struct pt_logw *w, const struct pt_logw_job *j)
 	sync_file_range(w->fd, (off_t)w->written_back, (off_t)(to - w->written_back),
 	                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
 	                    SYNC_FILE_RANGE_WAIT_AFTER);
+	/* Advice only: a page still dirty (rewritten meanwhile) stays.  From
+	 * the large folio that held the last range's end (up to 2 MiB), which
+	 * that range did not cover whole, so stayed. */
+	uint64_t from = w->written_back & ~(DROP_ALIGN - 1);
+	(void)posix_fadvise(w->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
 	w->written_back = to;
 }
 
