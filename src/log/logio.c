@@ -153,8 +153,11 @@ static void bound_dirty(struct pt_logw *w, const struct pt_logw_job *j)
 	                    SYNC_FILE_RANGE_WAIT_AFTER);
 	/* Advice only: a page still dirty (rewritten meanwhile) stays.  From
 	 * the large folio that held the last range's end (up to 2 MiB), which
-	 * that range did not cover whole, so stayed. */
+	 * that range did not cover whole, so stayed; never the header's page,
+	 * which is rewritten in place. */
 	uint64_t from = w->written_back & ~(DROP_ALIGN - 1);
+	if (from < w->data_off)
+		from = w->data_off;
 	(void)posix_fadvise(w->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
 	w->written_back = to;
 }
