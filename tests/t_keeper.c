@@ -1079,13 +1079,18 @@ END_TEST
  * pages in the page cache once they are on disk: a keeper that writes
  * gigabytes does not push the machine's working set out, and its next
  * writes reuse the pages it dropped (DESIGN.md, "A log's pages leave the
- * page cache once on disk").  A FLUSH stream posted into flat out until the log passes 320
- * MiB, then shut down: the pages of the log still resident (mincore) stay
- * under 64 MiB and the last writes' slack, and the log reads back whole.
- * On tmpfs (no disk under the page cache) the file goes to /var/tmp.
+ * page cache once on disk").  A FLUSH stream posted into flat out until
+ * its log passes a size, then shut down: the pages of the log still
+ * resident (mincore) stay under 64 MiB and the last writes' slack, and
+ * the log reads back whole.  Crossed with what else moves a linear log's
+ * end: log-full-policy APPEND and UNTIL_FULL (the log fills and the
+ * stream stops), and posix_trace_clear (the log cut back to its header,
+ * then written again).  On tmpfs (no disk under the page cache) the file
+ * goes to /var/tmp.
  */
 #define CACHE_LOG_MIB 320
 #define CACHE_KEPT_MIB 96 /* 64 MiB behind the end, and the last jobs */
+#define CACHE_EVENT_LEN 1000u
 
 static int log_on_disk(char *path, size_t cap)
 {
@@ -1117,7 +1122,53 @@ static long resident_mib(int fd)
 	return (long)(in * page / (size_t)MIB);
 }
 
-START_TEST(log_leaves_the_page_cache_once_on_disk)
+/* Posts until the log reaches mib MiB or, UNTIL_FULL, the stream stops
+ * (the log full); a bound on the rounds all the same.  The events posted. */
+static uint64_t fill_log(trace_id_t trid, trace_event_id_t id, int fd, long mib)
+{
+	static char data[CACHE_EVENT_LEN];
+	struct stat st = {0};
+	struct posix_trace_status_info status;
+	uint64_t posted = 0;
+	for (int rounds = 0; st.st_size < (off_t)(mib * MIB) && rounds < 200000; rounds++) {
+		for (int i = 0; i < 1000; i++)
+			posix_trace_event(id, data, sizeof data);
+		posted += 1000;
+		ck_assert_int_eq(fstat(fd, &st), 0);
+		ck_assert_int_eq(posix_trace_get_status(trid, &status), 0);
+		if (status.posix_log_full_status == POSIX_TRACE_FULL)
+			break;
+	}
+	return posted;
+}
+
+/* The user events of the log, each checked whole. */
+static uint64_t events_read_back(int fd, trace_event_id_t id)
+{
+	trace_id_t rd;
+	struct posix_trace_event_info ev;
+	char buf[CACHE_EVENT_LEN + 24];
+	size_t len;
+	int unavailable;
+	uint64_t n = 0;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(posix_trace_open(fd, &rd), 0);
+	for (;;) {
+		ck_assert_int_eq(posix_trace_getnext_event(rd, &ev, buf, sizeof buf, &len, &unavailable), 0);
+		if (unavailable)
+			break;
+		if (ev.posix_event_id == id) {
+			ck_assert_uint_eq(len, CACHE_EVENT_LEN);
+			n++;
+		}
+	}
+	ck_assert_int_eq(posix_trace_close(rd), 0);
+	return n;
+}
+
+/* log_mib: log-max-size (UNTIL_FULL); clear: posix_trace_clear when the
+ * log passes half of CACHE_LOG_MIB, then as much again. */
+static void cache_case(const char *what, int log_policy, long log_mib, int clear)
 {
 	/* The size cap: the keeper inherits it, and a runaway gets EFBIG. */
 	struct rlimit fsz = {(rlim_t)2 * CACHE_LOG_MIB * MIB, (rlim_t)2 * CACHE_LOG_MIB * MIB};
@@ -1133,57 +1184,56 @@ START_TEST(log_leaves_the_page_cache_once_on_disk)
 	ck_assert_int_eq(posix_trace_attr_setstreamsize(&attr, 4 * MIB), 0);
 	ck_assert_int_eq(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH), 0);
 	ck_assert_int_eq(posix_trace_attr_setmaxdatasize(&attr, 1024), 0);
-	ck_assert_int_eq(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND), 0);
+	ck_assert_int_eq(posix_trace_attr_setlogfullpolicy(&attr, log_policy), 0);
+	if (log_mib)
+		ck_assert_int_eq(posix_trace_attr_setlogsize(&attr, (size_t)log_mib * MIB), 0);
 	ck_assert_int_eq(posix_trace_create_withlog(0, &attr, fd, &trid), 0);
 	posix_trace_attr_destroy(&attr);
 	ck_assert_int_eq(posix_trace_eventid_open("cache.fill", &id), 0);
 	ck_assert_int_eq(posix_trace_start(trid), 0);
-	static char data[1000];
-	struct stat st = {0};
 	uint64_t posted = 0;
-	for (int rounds = 0; st.st_size < (off_t)CACHE_LOG_MIB * MIB && rounds < 200000; rounds++) {
-		for (int i = 0; i < 1000; i++)
-			posix_trace_event(id, data, sizeof data);
-		posted += 1000;
-		ck_assert_int_eq(fstat(fd, &st), 0);
+	if (clear) {
+		fill_log(trid, id, fd, CACHE_LOG_MIB / 2);
+		ck_assert_int_eq(posix_trace_clear(trid), 0);
+		/* Posting flat out, the clear may find the stream stopped at full,
+		 * waiting for the flush that restarts it; the clear keeps the
+		 * status (posix_trace_clear) and leaves no flush to do. */
+		struct posix_trace_status_info status;
+		ck_assert_int_eq(posix_trace_get_status(trid, &status), 0);
+		if (status.posix_stream_status == POSIX_TRACE_SUSPENDED)
+			ck_assert_int_eq(posix_trace_start(trid), 0);
+		posted = fill_log(trid, id, fd, CACHE_LOG_MIB / 2);
+	} else {
+		posted = fill_log(trid, id, fd, log_mib ? log_mib + 1 : CACHE_LOG_MIB);
 	}
 	ck_assert_int_eq(posix_trace_shutdown(trid), 0);
+	struct stat st;
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	long kept = resident_mib(fd);
-	fprintf(stderr, "log_leaves_the_page_cache_once_on_disk: %lld MiB written, %ld MiB of it "
-	        "in the page cache (at most %d wanted)\n", (long long)(st.st_size / MIB), kept,
-	        CACHE_KEPT_MIB);
-	ck_assert_msg(st.st_size >= (off_t)CACHE_LOG_MIB * MIB, "the log reached %lld bytes only",
-	              (long long)st.st_size);
-	ck_assert_msg(kept <= CACHE_KEPT_MIB, "%ld MiB of a %lld MiB log stay in the page cache",
-	              kept, (long long)(st.st_size / MIB));
-	/* What left the cache reads back from the disk, every event whole. */
-	trace_id_t rd;
-	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
-	ck_assert_int_eq(posix_trace_open(fd, &rd), 0);
-	struct posix_trace_event_info ev;
-	char buf[1024];
-	size_t len;
-	int unavailable;
-	uint64_t read_back = 0;
-	for (;;) {
-		ck_assert_int_eq(posix_trace_getnext_event(rd, &ev, buf, sizeof buf, &len, &unavailable), 0);
-		if (unavailable)
-			break;
-		if (ev.posix_event_id == id) {
-			ck_assert_uint_eq(len, sizeof data);
-			read_back++;
-		}
-	}
-	ck_assert_int_eq(posix_trace_close(rd), 0);
-	/* A record is the event's 16 bytes and its data: nine tenths of the
-	 * file at least are these events (the rest: blocks' headers, names). */
-	ck_assert_msg(read_back * (sizeof data + 16) >= (uint64_t)st.st_size / 10 * 9 &&
+	fprintf(stderr, "log_leaves_the_page_cache_once_on_disk, %s: %lld MiB written, %ld MiB of "
+	        "it in the page cache (at most %d wanted)\n", what, (long long)(st.st_size / MIB),
+	        kept, CACHE_KEPT_MIB);
+	ck_assert_msg(st.st_size >= (off_t)(CACHE_LOG_MIB / 2 * MIB), "%s: the log reached %lld bytes only",
+	              what, (long long)st.st_size);
+	ck_assert_msg(kept <= CACHE_KEPT_MIB, "%s: %ld MiB of a %lld MiB log stay in the page cache",
+	              what, kept, (long long)(st.st_size / MIB));
+	/* What left the cache reads back from the disk, every event whole.  A
+	 * record is the event's 16 bytes and its data: nine tenths of the file
+	 * at least are these events (the rest: blocks' headers, names). */
+	uint64_t read_back = events_read_back(fd, id);
+	ck_assert_msg(read_back * (CACHE_EVENT_LEN + 16) >= (uint64_t)st.st_size / 10 * 9 &&
 	                  read_back <= posted,
-	              "%llu events read back of %llu posted", (unsigned long long)read_back,
-	              (unsigned long long)posted);
+	              "%s: %llu events read back of %llu posted (since the clear)", what,
+	              (unsigned long long)read_back, (unsigned long long)posted);
 	close(fd);
 	unlink(path);
+}
+
+START_TEST(log_leaves_the_page_cache_once_on_disk)
+{
+	cache_case("APPEND", POSIX_TRACE_APPEND, 0, 0);
+	cache_case("UNTIL_FULL, 200 MiB", POSIX_TRACE_UNTIL_FULL, 200, 0);
+	cache_case("APPEND, cleared at 160 MiB", POSIX_TRACE_APPEND, 0, 1);
 }
 END_TEST
 
