@@ -219,25 +219,30 @@ static void target_arm(struct pt_handle *h, int on)
 		pt_arm(h->src.slot, on);
 }
 
-int posix_trace_start(trace_id_t trid)
+static void start_locked(struct pt_handle *h, const struct pt_caller *who)
 {
-	struct pt_caller who = pt_caller_here((uintptr_t)__builtin_return_address(0));
-	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
-	if (!h)
-		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	/* The state's value only (as in stop_locked): relaxed would do. */
 	if (atomic_load_explicit(&hdr->state, memory_order_acquire) == PT_ST_SUSPENDED) {
 		trace_event_set_t filter;
 		filter_snapshot(h, &filter);
 		pt_conv_sample(&h->src.rd.conv);
-		record(h, POSIX_TRACE_START, &filter, sizeof filter, &who);
+		record(h, POSIX_TRACE_START, &filter, sizeof filter, who);
 		/* Publishes nothing (writers load state relaxed and see it by the armed
 		 * bit's release in target_arm): relaxed would do. */
 		atomic_store_explicit(&hdr->state, PT_ST_RUNNING, memory_order_release);
 		h->running = 1;
 		target_arm(h, 1);
 	}
+}
+
+int posix_trace_start(trace_id_t trid)
+{
+	struct pt_caller who = pt_caller_here((uintptr_t)__builtin_return_address(0));
+	struct pt_handle *h = pt_handle_get(trid, PT_H_ACTIVE);
+	if (!h)
+		return EINVAL;
+	start_locked(h, &who);
 	pt_handle_put(h);
 	return 0;
 }
@@ -318,9 +323,12 @@ int posix_trace_clear(trace_id_t trid)
 		return EINVAL;
 	struct pt_stream_hdr *hdr = pt_hdr(&h->src.map);
 	uint32_t full = PT_ST_FULL;
-	/* The state's value only, as in stop_locked. */
-	atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_SUSPENDED,
-	                                        memory_order_acq_rel, memory_order_relaxed);
+	/* The state's value only, as in stop_locked.  Suspended while its
+	 * events go, so that no reader or keeper restarts it with an
+	 * OVERFLOW and a STOP for events that are lost. */
+	int was_full = atomic_compare_exchange_strong_explicit(&hdr->state, &full, PT_ST_SUSPENDED,
+	                                                       memory_order_acq_rel,
+	                                                       memory_order_relaxed);
 	/* The keeper reads a stream with a log: it drops what is there. */
 	if (h->has_log)
 		pt_keeper_command(h, PT_CMD_CLEAR, &who);
@@ -335,6 +343,13 @@ int posix_trace_clear(trace_id_t trid)
 	atomic_store_explicit(&hdr->overrun, 0, memory_order_relaxed);
 	atomic_store_explicit(&hdr->full, 0, memory_order_relaxed);
 	h->lost_seen = pt_handle_lost(h);
+	/* A stream stopped because it was full is empty now, and the trace
+	 * system restarts a full stream once it is empty, its START first
+	 * (posix_trace_attr_getstreamfullpolicy, POSIX_TRACE_UNTIL_FULL;
+	 * FLUSH is the same): "remains suspended" is for a stream stopped
+	 * by posix_trace_stop, which a full one was not. */
+	if (was_full)
+		start_locked(h, &who);
 	pt_handle_put(h);
 	return 0; /* the page lists EINVAL only: a keeper that died was replaced */
 }

@@ -1547,6 +1547,69 @@ START_TEST(clear_makes_full_log_not_full)
 }
 END_TEST
 
+/* posix_trace_clear of a stream stopped because it was full, with a log
+ * of each policy (and a small one): emptied, the stream runs again
+ * (posix_trace_attr_getstreamfullpolicy: the trace system restarts a
+ * full stream once it is empty; FLUSH is UNTIL_FULL flushed regularly),
+ * and the log holds what was recorded after the clear, a START at most
+ * before it (posix_trace_clear: the log's first event after the clear is
+ * the stream's).  A FLUSH stream fills while its keeper is stopped; once
+ * continued, the keeper may restart it before the clear does: either way
+ * the stream runs after the clear. */
+static void clear_full_stream(int stream_policy, int log_policy, size_t log_size)
+{
+	int fd = lt_new_log_file();
+	trace_id_t trid = create_log(fd, log_policy, log_size, stream_policy, 64u << 10);
+	trace_event_id_t id = user_id("clear_full_stream");
+	ck_assert_ok(posix_trace_start(trid));
+	pid_t keeper = 0;
+	if (stream_policy == POSIX_TRACE_FLUSH) {
+		/* the keeper names itself once started */
+		for (int i = 0; i < 1000 && pt_procs_named(getpid(), "posixtrace-keep", &keeper) != 1; i++)
+			usleep(2000);
+		ck_assert_int_gt(keeper, 0);
+		ck_assert_int_eq(kill(keeper, SIGSTOP), 0);
+	}
+	uint32_t seq = 0;
+	int full = 0;
+	while (!full && seq < 100000) {
+		record_n(id, seq, 8, 1000);
+		seq += 8;
+		full = pt_status(trid).posix_stream_full_status == POSIX_TRACE_FULL;
+	}
+	if (keeper)
+		ck_assert_int_eq(kill(keeper, SIGCONT), 0);
+	ck_assert_msg(full, "the stream never filled");
+	ck_assert_ok(posix_trace_clear(trid));
+	struct posix_trace_status_info st = pt_status(trid);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+	record_n(id, 100000, 10, 40);
+	ck_assert_ok(posix_trace_shutdown(trid));
+	trace_id_t log = open_log(fd);
+	struct lt_evlist l = read_all(log);
+	ck_assert_uint_ge(l.n, 11);
+	size_t first = l.ev[0].info.posix_event_id == POSIX_TRACE_START ? 1 : 0;
+	ck_assert(lt_is_tagged(&l.ev[first]));
+	ck_assert_uint_eq(lt_tag_of(&l.ev[first]).seq, 100000);
+	assert_seqs_contiguous(&l, 100000, 100009);
+	assert_closed_intact(log);
+}
+
+START_TEST(clear_restarts_full_stream_with_log)
+{
+	static const int streams[] = {POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_FLUSH};
+	static const int logs[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND};
+	for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+		for (size_t j = 0; j < sizeof logs / sizeof logs[0]; j++) {
+			clear_full_stream(streams[i], logs[j], 0);
+			if (logs[j] != POSIX_TRACE_APPEND)
+				clear_full_stream(streams[i], logs[j], 200u << 10);
+		}
+	}
+}
+END_TEST
+
 START_TEST(clear_keeps_names_in_the_log)
 {
 	int fd = lt_new_log_file();
@@ -2235,6 +2298,7 @@ int main(void)
 	tcase_add_test(tc, clear_on_loop_log_drops_earlier_events);
 	tcase_add_test(tc, clear_makes_full_log_not_full);
 	tcase_add_test(tc, clear_keeps_names_in_the_log);
+	tcase_add_test(tc, clear_restarts_full_stream_with_log);
 
 	tc = pt_tcase(s, "flush_policy");
 	tcase_add_test(tc, flush_policy_small_stream_loses_nothing_at_moderate_rate);

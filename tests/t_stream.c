@@ -984,6 +984,58 @@ START_TEST(clear_makes_full_stream_not_full)
 }
 END_TEST
 
+/* posix_trace_attr_getstreamfullpolicy, POSIX_TRACE_UNTIL_FULL: the
+ * trace system restarts a full stream once it is empty, a START first.
+ * A clear empties it: it runs again, and what is read after is that START
+ * with the filter the clear emptied, then the next event; nothing of the
+ * events the clear dropped (no OVERFLOW, no automatic STOP). */
+START_TEST(clear_restarts_stream_stopped_because_full)
+{
+	trace_event_id_t id = user_id("clear_restarts");
+	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
+	trace_event_set_t some;
+	ck_assert_ok(posix_trace_eventset_empty(&some));
+	ck_assert_ok(posix_trace_eventset_add(POSIX_TRACE_FILTER, &some));
+	ck_assert_ok(posix_trace_set_filter(trid, &some, POSIX_TRACE_SET_EVENTSET));
+	ck_assert_ok(posix_trace_start(trid));
+	struct posix_trace_status_info st = fill_until_full(trid, id);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	ck_assert_ok(posix_trace_clear(trid));
+	st = pt_status(trid);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
+	posix_trace_event(id, "new", 3);
+	int n = pt_drain(trid, got, MAX_EVENTS);
+	ck_assert_int_eq(n, 2);
+	ck_assert_uint_eq(got[0].info.posix_event_id, POSIX_TRACE_START);
+	trace_event_set_t empty;
+	ck_assert_ok(posix_trace_eventset_empty(&empty));
+	ck_assert_uint_eq(got[0].len, sizeof empty);
+	ck_assert_mem_eq(got[0].data, &empty, sizeof empty);
+	ck_assert_uint_eq(got[1].info.posix_event_id, id);
+	ck_assert_mem_eq(got[1].data, "new", 3);
+}
+END_TEST
+
+/* A stream full and then stopped by hand (which changes nothing of a full
+ * stream, posix_trace_stop) is restarted by the clear all the same; one
+ * stopped by hand before it filled stays stopped (the case above it). */
+START_TEST(clear_restarts_full_stream_stop_left_alone)
+{
+	trace_event_id_t id = user_id("clear_full_stop");
+	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
+	ck_assert_ok(posix_trace_start(trid));
+	(void)fill_until_full(trid, id);
+	ck_assert_ok(posix_trace_stop(trid));
+	ck_assert_int_eq(pt_status(trid).posix_stream_full_status, POSIX_TRACE_FULL);
+	ck_assert_ok(posix_trace_clear(trid));
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_RUNNING);
+	ck_assert_ok(posix_trace_stop(trid));
+	ck_assert_ok(posix_trace_clear(trid));
+	ck_assert_int_eq(pt_status(trid).posix_stream_status, POSIX_TRACE_SUSPENDED);
+}
+END_TEST
+
 START_TEST(clear_resets_overrun_status)
 {
 	trace_event_id_t id = user_id("clear_overrun");
@@ -1161,6 +1213,8 @@ int main(void)
 	tcase_add_test(tc, clear_keeps_event_names);
 	tcase_add_test(tc, clear_makes_full_stream_not_full);
 	tcase_add_test(tc, clear_resets_overrun_status);
+	tcase_add_test(tc, clear_restarts_stream_stopped_because_full);
+	tcase_add_test(tc, clear_restarts_full_stream_stop_left_alone);
 
 	tc = pt_tcase(s, "shutdown");
 	tcase_add_test(tc, shutdown_suspended_stream_succeeds);
