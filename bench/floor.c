@@ -22,11 +22,23 @@
  *   floor [SCALE [FILTER]]  one repetition of every row whose key contains
  *                           FILTER; SCALE multiplies the iteration counts
  *   floor clock             which clock a recorder uses here (below)
+ *   floor readlog LOG EVENTS [PASSES]
+ *                           the least a reader of a log in the page cache
+ *                           does: the file read in 2 MiB windows with pread
+ *                           into one buffer (huge-page advised, as the
+ *                           library's), once with nothing more and once with
+ *                           a CRC-32C over every byte, the check each block
+ *                           needs (x86-64: the crc32 instruction, three
+ *                           independent chains over thirds of each 64 KiB,
+ *                           not combined); EVENTS (the log's, as the reader
+ *                           counts them) turns the time into events per
+ *                           second.  The median of PASSES [3] after an
+ *                           untimed one, on the calling CPU.
  *
  * Output, one line per row (parsed by bench/run.sh):
  *   ROW|<key>|<name>|<ns>|<ns>|<ns>|ns/ev|<note>|0
  * (ns per event or per clock read; one repetition, so median = min = max)
- * and for `floor clock`:
+ * (readlog: M events/s) and for `floor clock`:
  *   CLOCK|tsc|<why>   or   CLOCK|clock_gettime|<why>
  * "tsc" when the kernel's clocksource is tsc and the TSC is invariant
  * (CPUID 0x80000007, EDX bit 8): then raw TSC timestamps are as good as the
@@ -43,6 +55,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -377,11 +391,117 @@ static const struct row rows[] = {
 #endif
 };
 
+/* ------------------------------------------------------------------ */
+/* the log read's floor                                                */
+
+#define READ_WINDOW (2u << 20)
+#define CRC_CHUNK (64u << 10)
+
+#if HAVE_TSC
+/* The crc32 instruction's throughput: three chains, so that its latency
+ * is hidden; the chains are not combined (a few dozen instructions a
+ * chunk). */
+__attribute__((target("sse4.2"))) static uint64_t crc_chains(const unsigned char *p, size_t n)
+{
+	size_t third = n / 24 * 8;
+	const unsigned char *q = p + third, *r = q + third;
+	unsigned long long a = ~0ull, b = ~0ull, c = ~0ull;
+	for (size_t i = 0; i < third; i += 8) {
+		uint64_t x, y, z;
+		memcpy(&x, p + i, 8);
+		memcpy(&y, q + i, 8);
+		memcpy(&z, r + i, 8);
+		a = __builtin_ia32_crc32di(a, x);
+		b = __builtin_ia32_crc32di(b, y);
+		c = __builtin_ia32_crc32di(c, z);
+	}
+	for (size_t i = 3 * third; i < n; i++)
+		a = __builtin_ia32_crc32qi((unsigned)a, p[i]);
+	return a ^ b ^ c;
+}
+#endif
+
+/* One pass over the log: ns for the whole file. */
+static uint64_t read_pass(const char *path, unsigned char *buf, int crc)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail(path, errno);
+	uint64_t sum = 0, off = 0, t0 = mono_ns();
+	for (;;) {
+		ssize_t got = pread(fd, buf, READ_WINDOW, (off_t)off);
+		if (got < 0)
+			fail("pread", errno);
+		if (got == 0)
+			break;
+#if HAVE_TSC
+		for (size_t at = 0; crc && at < (size_t)got; at += CRC_CHUNK)
+			sum += crc_chains(buf + at, (size_t)got - at < CRC_CHUNK ? (size_t)got - at : CRC_CHUNK);
+#endif
+		off += (uint64_t)got;
+	}
+	uint64_t t1 = mono_ns();
+	sink += sum + off;
+	close(fd);
+	return t1 - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double read_median(const char *path, unsigned char *buf, int crc, int passes)
+{
+	uint64_t ns[16];
+	read_pass(path, buf, crc); /* untimed: the page cache and the buffer warm */
+	for (int i = 0; i < passes; i++)
+		ns[i] = read_pass(path, buf, crc);
+	qsort(ns, (size_t)passes, sizeof ns[0], cmp_u64);
+	return (double)ns[passes / 2];
+}
+
+static int read_floor(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: floor readlog LOG EVENTS [PASSES]\n");
+		return 2;
+	}
+	double events = atof(argv[3]);
+	int passes = argc > 4 ? atoi(argv[4]) : 3;
+	if (events <= 0 || passes < 1 || passes > 16) {
+		fprintf(stderr, "floor readlog: EVENTS > 0, PASSES 1 to 16\n");
+		return 2;
+	}
+	unsigned char *buf = aligned_alloc(READ_WINDOW, READ_WINDOW);
+	if (!buf)
+		fail("aligned_alloc", ENOMEM);
+	madvise(buf, READ_WINDOW, MADV_HUGEPAGE); /* advice: no error to act on */
+	memset(buf, 0, READ_WINDOW);
+	double ns = read_median(argv[2], buf, 0, passes);
+	printf("ROW|fl_logpread|floor: log read, pread of 2 MiB windows|%.2f|%.2f|%.2f|Mev/s|"
+	       "%.2f ns an event|%.0f\n", events * 1e3 / ns, events * 1e3 / ns, events * 1e3 / ns,
+	       ns / events, events);
+#if HAVE_TSC
+	if (__builtin_cpu_supports("sse4.2")) {
+		ns = read_median(argv[2], buf, 1, passes);
+		printf("ROW|fl_logread|floor: log read, pread of 2 MiB windows + CRC-32C|%.2f|%.2f|%.2f|"
+		       "Mev/s|%.2f ns an event|%.0f\n", events * 1e3 / ns, events * 1e3 / ns,
+		       events * 1e3 / ns, ns / events, events);
+	}
+#endif
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	choose_loop_clock();
 	if (argc > 1 && !strcmp(argv[1], "clock"))
 		return print_clock();
+	if (argc > 1 && !strcmp(argv[1], "readlog"))
+		return read_floor(argc, argv);
 	if (argc > 1)
 		scale = atof(argv[1]);
 	if (argc > 2)

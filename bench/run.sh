@@ -846,6 +846,13 @@ baseline_pairs() {
 	fi
 	if [ -n "$BASE_RD_DIR" ] && [ "$HAVE_LOG" = 1 ]; then
 		base_pair b_logr "$BIN/bench_log" "$BASE_RD_DIR/bench_log" "$1" read "$PAIR_LOG" 3
+		# the same log's floor, next to the pair: its events as the
+		# reader just counted them
+		FL_EVENTS=$(sed -n 's/^ROW|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|\([0-9.]*\)$/\1/p' "$WORK/out" | head -1)
+		if [ "$HAVE_FLOOR" = 1 ] && [ -n "$FL_EVENTS" ]; then
+			run "floor readlog" $ON_CPU1 "$BIN/floor" readlog "$PAIR_LOG" "$FL_EVENTS" 3 &&
+				collect floor <"$WORK/out"
+		fi
 		if [ "$HAVE_TOOL" = 1 ]; then
 			base_tool_pair b_dump "posixtrace dump --no-symbols LOG" "$1" dump --no-symbols "$PAIR_LOG"
 			base_tool_pair b_ctf "posixtrace convert --to ctf LOG DIR" "$1" convert --to ctf "$PAIR_LOG" @OUT@
@@ -1115,6 +1122,12 @@ else
 fi
 target "log read, tree / $BASE_READ (x)" "$(pair_median b_logr_tree b_logr_base ratio)" ">=" 3 \
 	"$(why "$(get b_logr_base)" "$(pair_spread b_logr_tree b_logr_base ratio); medians $(get b_logr_tree) / $(get b_logr_base) M events/s" "$NO_BASE_RD")"
+if [ -n "$(get fl_logread)" ]; then
+	FL_RD=$(get fl_logread)
+	FL_3X=$([ -n "$(get b_logr_base)" ] && calc "printf \"3 x $BASE_READ is %.1f M events/s, %.2f of the floor's rate\", 3 * $(get b_logr_base), 3 * $(get b_logr_base) / $FL_RD")
+	reported "  the log read's floor: pread / pread + CRC-32C (M events/s)" \
+		"$(get fl_logpread) / $FL_RD (medians, $(calc "printf \"%.2f\", 1e3 / $FL_RD") ns an event with the CRC); tree / floor per pair $(pair_median b_logr_tree fl_logread ratio) ($(pair_spread b_logr_tree fl_logread ratio)); ${FL_3X:-no baseline sample}"
+fi
 target "dump --no-symbols, tree / $BASE_READ (x)" "$(pair_median b_dump_tree b_dump_base ratio)" ">=" 1.6 \
 	"$(why "$(get b_dump_base)" "$(pair_spread b_dump_tree b_dump_base ratio); medians $(get b_dump_tree) / $(get b_dump_base) M events/s" "${BASE_RD_MSG:-${TOOL_MSG:-no baseline sample}}")"
 target "convert --to ctf, tree / $BASE_READ (x)" "$(pair_median b_ctf_tree b_ctf_base ratio)" ">=" 1.6 \
