@@ -407,7 +407,12 @@ static int stage_more(struct pt_reader *rd, const struct pt_map *m, struct pt_cu
 	if (want > cur->stage_cap)
 		want = cur->stage_cap;
 	/* The cursor's chunk; off <= end <= chunk_size (chunk_end, resync). */
-	pt_racy_copy(cur->stage, (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off, want);
+	const unsigned char *from = (const unsigned char *)pt_chunk_at(m, cur->chunk) + cur->off;
+	pt_racy_copy(cur->stage, from, want);
+	/* An analyzer's lines only: the keeper drains slower with them
+	 * demoted (PERFORMANCE.md, "The reader demotes what it copied"). */
+	if (!(how & LOOK_STAGE))
+		pt_demote_read(from, want);
 	uint32_t cut = 0;
 	if (how & LOOK_STAGE) {
 		/* Handed out whole: the one pass cuts it and learns what the

@@ -54,6 +54,27 @@ __attribute__((no_sanitize("thread"))) static inline void pt_racy_copy(void *dst
 static inline void pt_racy_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 #endif
 
+/*
+ * Lines a reader has copied out of a chunk, pushed out of its core's
+ * caches into the shared one (CLDEMOTE, a hint: a no-op where the CPU
+ * lacks it).  The writer comes back to them once the stream wraps (LOOP)
+ * or once the chunk is free again: a line another core holds must first
+ * be taken from it, which a writer pays for in every line of its event
+ * path while a live analyzer or the keeper reads behind it (PERFORMANCE.md,
+ * "The reader demotes what it copied").  Costs the reader one instruction
+ * a line.
+ */
+static inline void pt_demote_read(const void *p, size_t n)
+{
+#if defined(__x86_64__)
+	for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64)
+		__asm__ volatile("cldemote %0" : : "m"(*(const char *)a));
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
 enum pt_rec_kind { PT_RK_BAD = 0, PT_RK_EVENT, PT_RK_TIME, PT_RK_OWNER, PT_RK_IMAGE, PT_RK_CPU };
 
 struct pt_rec {
