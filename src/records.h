@@ -57,12 +57,12 @@ static inline void pt_racy_copy(void *dst, const void *src, size_t n) { memcpy(d
 /*
  * Lines a reader has copied out of a chunk, pushed out of its core's
  * caches into the shared one (CLDEMOTE, a hint: a no-op where the CPU
- * lacks it).  The writer comes back to them once the stream wraps (LOOP)
- * or once the chunk is free again: a line another core holds must first
- * be taken from it, which a writer pays for in every line of its event
- * path while a live analyzer or the keeper reads behind it (PERFORMANCE.md,
- * "The reader demotes what it copied").  Costs the reader one instruction
- * a line.
+ * lacks it; its encoding is a hint NOP on older ones).  The writer comes
+ * back to them once the stream wraps (LOOP) or once the chunk is free
+ * again: a line another core holds must first be taken from it, which a
+ * writer pays for in every line of its event path while a live analyzer
+ * reads behind it (PERFORMANCE.md, "The reader demotes what it copied").
+ * Costs the reader one instruction a line.
  */
 static inline void pt_demote_read(const void *p, size_t n)
 {
