@@ -62,6 +62,16 @@ static struct posix_trace_status_info fill_until_full(trace_id_t trid, trace_eve
 	return none;
 }
 
+/* A small UNTIL_FULL stream, started and recorded into until it is full. */
+static trace_id_t full_until_full_stream(trace_event_id_t id)
+{
+	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
+	ck_assert_ok(posix_trace_start(trid));
+	struct posix_trace_status_info st = fill_until_full(trid, id);
+	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+	return trid;
+}
+
 /* Every function that takes a trid answers EINVAL for this one. */
 static void assert_trid_rejected(trace_id_t trid)
 {
@@ -975,10 +985,7 @@ END_TEST
 
 START_TEST(clear_makes_full_stream_not_full)
 {
-	trace_event_id_t id = user_id("clear_full");
-	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
-	ck_assert_ok(posix_trace_start(trid));
-	(void)fill_until_full(trid, id);
+	trace_id_t trid = full_until_full_stream(user_id("clear_full"));
 	ck_assert_ok(posix_trace_clear(trid));
 	ck_assert_int_eq(pt_status(trid).posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 }
@@ -992,16 +999,13 @@ END_TEST
 START_TEST(clear_restarts_stream_stopped_because_full)
 {
 	trace_event_id_t id = user_id("clear_restarts");
-	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
+	trace_id_t trid = full_until_full_stream(id);
 	trace_event_set_t some;
 	ck_assert_ok(posix_trace_eventset_empty(&some));
 	ck_assert_ok(posix_trace_eventset_add(POSIX_TRACE_FILTER, &some));
 	ck_assert_ok(posix_trace_set_filter(trid, &some, POSIX_TRACE_SET_EVENTSET));
-	ck_assert_ok(posix_trace_start(trid));
-	struct posix_trace_status_info st = fill_until_full(trid, id);
-	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
 	ck_assert_ok(posix_trace_clear(trid));
-	st = pt_status(trid);
+	struct posix_trace_status_info st = pt_status(trid);
 	ck_assert_int_eq(st.posix_stream_status, POSIX_TRACE_RUNNING);
 	ck_assert_int_eq(st.posix_stream_full_status, POSIX_TRACE_NOT_FULL);
 	posix_trace_event(id, "new", 3);
@@ -1022,10 +1026,7 @@ END_TEST
  * stopped by hand before it filled stays stopped (the case above it). */
 START_TEST(clear_restarts_full_stream_stop_left_alone)
 {
-	trace_event_id_t id = user_id("clear_full_stop");
-	trace_id_t trid = create_small(POSIX_TRACE_UNTIL_FULL);
-	ck_assert_ok(posix_trace_start(trid));
-	(void)fill_until_full(trid, id);
+	trace_id_t trid = full_until_full_stream(user_id("clear_full_stop"));
 	ck_assert_ok(posix_trace_stop(trid));
 	ck_assert_int_eq(pt_status(trid).posix_stream_full_status, POSIX_TRACE_FULL);
 	ck_assert_ok(posix_trace_clear(trid));
