@@ -67,6 +67,29 @@ static struct pt_calpoint take_point(uint32_t kind)
 	return best;
 }
 
+/* Tries at a stream's base pair. */
+#define PAIR_TRIES 8
+
+/* The realtime clock read between two monotonic reads, the narrowest of a
+ * few tries, placed at their middle.  Read one after the other, the second
+ * clock would be late by the first's call: hundreds of ns when its lines
+ * are cold on a busy machine, more if the thread is preempted between
+ * them, and every event read back as CLOCK_REALTIME as late (t_clock). */
+void pt_clock_pair(uint64_t *mono, uint64_t *real)
+{
+	uint64_t width = UINT64_MAX;
+	for (int i = 0; i < PAIR_TRIES; i++) {
+		uint64_t before = pt_mono_ns();
+		uint64_t r = pt_real_ns();
+		uint64_t after = pt_mono_ns();
+		if (after >= before && after - before < width) {
+			width = after - before;
+			*mono = before + width / 2;
+			*real = r;
+		}
+	}
+}
+
 void pt_conv_init(struct pt_clockconv *c, uint32_t kind)
 {
 	memset(c, 0, sizeof *c);

@@ -73,6 +73,10 @@ struct pt_clockconv {
 
 #define PT_CONV_SHIFT 40
 
+/* CLOCK_MONOTONIC and CLOCK_REALTIME at one instant (a stream's base:
+ * every time read back as CLOCK_REALTIME is placed by it). */
+void pt_clock_pair(uint64_t *mono, uint64_t *real);
+
 void pt_conv_init(struct pt_clockconv *c, uint32_t kind);
 void pt_conv_sample(struct pt_clockconv *c);
 uint64_t pt_conv_mono(struct pt_clockconv *c, uint64_t raw);

@@ -183,8 +183,7 @@ static void header_init(struct pt_stream_hdr *h, const struct pt_attr *a, const 
 	h->clock = pt_clock_choose();
 	h->event_room = a->stream_size;
 	h->attr = *a;
-	h->base_mono_ns = pt_mono_ns();
-	h->base_real_ns = pt_real_ns();
+	pt_clock_pair(&h->base_mono_ns, &h->base_real_ns);
 	h->attr.create_sec = (int64_t)(h->base_real_ns / 1000000000u);
 	h->attr.create_nsec = (int64_t)(h->base_real_ns % 1000000000u);
 	atomic_init(&h->state, PT_ST_SUSPENDED);
